@@ -1,0 +1,20 @@
+/**
+ * The store file's schema versions and the steps between them.
+ *
+ * When a change to any slice's persisted shape would make an older file load wrongly, raise
+ * {@link CURRENT_SCHEMA_VERSION} by one and append the step that turns the old data into the new.
+ */
+
+/** One step of the store file's schema, from version `from` to `from + 1`. */
+export interface Migration {
+  /** The schema version this step reads. */
+  from: number;
+  /** Returns the file's `slices` for version `from + 1`. */
+  migrate(slices: Record<string, unknown>): Record<string, unknown>;
+}
+
+/** The schema version this build writes. */
+export const CURRENT_SCHEMA_VERSION = 1;
+
+/** Every step up to {@link CURRENT_SCHEMA_VERSION}, oldest first. */
+export const MIGRATIONS: readonly Migration[] = [];

@@ -1,0 +1,325 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { AtomicJsonFile } from '../../../lib/store/atomic-json-file.js';
+import { CURRENT_SCHEMA_VERSION, Store, type PersistedSlice } from '../../../lib/store/store.js';
+import { captureLogger, deferred, makeTempDir, problems, readStoreFile, writeStoreFile } from './fixtures/temp-store.js';
+
+/** A slice whose snapshot() counts calls: one call is one write. */
+function countingSlice(key: string, value: () => unknown = () => ({ key })) {
+  const slice = {
+    key,
+    snapshots: 0,
+    restored: [] as unknown[],
+    snapshot() {
+      slice.snapshots++;
+      return value();
+    },
+    restore(data: unknown) {
+      slice.restored.push(data);
+    },
+  };
+  return slice;
+}
+
+async function loadedStore(filePath: string, debounceMs = 20) {
+  const capture = captureLogger();
+  const store = new Store({ path: filePath, logger: capture.logger, debounceMs });
+  await store.load();
+  return { store, ...capture };
+}
+
+t.test('round trip: what one store saves, a new store on the same path restores', async (t) => {
+  const file = path.join(makeTempDir(t), 'nested', 'data', 'store.json');
+  const tokens = { alice: { scopes: ['read'], created: '2026-11-21T12:00:00.000Z' } };
+  const stats = { joins: 3, peak: 42 };
+
+  const { store: first } = await loadedStore(file);
+  t.equal(first.path, file);
+  const firstTokens = countingSlice('tokens', () => tokens);
+  first.register(firstTokens);
+  first.register(countingSlice('stats', () => stats));
+  first.markDirty();
+  await first.close();
+  t.same(firstTokens.restored, [], 'nothing to restore from a missing file');
+
+  const { store: second, lines } = await loadedStore(file);
+  const secondTokens = countingSlice('tokens');
+  const secondStats = countingSlice('stats');
+  const fresh = countingSlice('fresh');
+  second.register(secondTokens);
+  second.register(secondStats);
+  second.register(fresh);
+  t.same(secondTokens.restored, [tokens]);
+  t.same(secondStats.restored, [stats]);
+  t.same(fresh.restored, [], 'a key not in the file is not restored');
+  t.same(problems(lines), []);
+  await second.close();
+});
+
+t.test('the file is versioned, timestamped and pretty-printed', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await loadedStore(file);
+  store.register(countingSlice('users', () => ({ alice: { nick: 'alice' } })));
+  const before = Date.now();
+  store.markDirty();
+  await store.flush();
+
+  const text = fs.readFileSync(file, 'utf8');
+  const contents = readStoreFile(file);
+  t.same(Object.keys(contents), ['schema_version', 'saved_at', 'slices']);
+  t.equal(contents.schema_version, CURRENT_SCHEMA_VERSION);
+  t.equal(CURRENT_SCHEMA_VERSION, 1);
+  t.ok(Date.parse(contents.saved_at) >= before - 1, 'saved_at is the write time');
+  t.equal(new Date(contents.saved_at).toISOString(), contents.saved_at, 'saved_at is an ISO time');
+  t.same(contents.slices, { users: { alice: { nick: 'alice' } } });
+  t.equal(text, JSON.stringify(contents, null, 2) + '\n', 'two-space indentation');
+  t.same(
+    fs.readdirSync(path.dirname(file)).filter((name) => name !== 'store.json'),
+    [],
+    'no temp file left behind',
+  );
+  await store.close();
+});
+
+t.test('slices in the file that nobody registers are kept on write', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  writeStoreFile(file, { disabledPlugin: { kept: [1, 2, 3] }, users: { old: true } });
+  const { store } = await loadedStore(file);
+  const users = countingSlice('users', () => ({ new: true }));
+  store.register(users);
+  t.same(users.restored, [{ old: true }]);
+  store.markDirty();
+  await store.close();
+  t.same(readStoreFile(file).slices, { disabledPlugin: { kept: [1, 2, 3] }, users: { new: true } });
+});
+
+t.test('registering a key twice throws naming the key', async (t) => {
+  const { store } = await loadedStore(path.join(makeTempDir(t), 'store.json'));
+  store.register(countingSlice('tokens'));
+  t.throws(() => store.register(countingSlice('tokens')), /'tokens' is already registered/);
+  await store.close();
+});
+
+t.test('register, markDirty and a second load are refused at the wrong time', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { logger } = captureLogger();
+  const store = new Store({ path: file, logger });
+  t.throws(
+    () => store.register(countingSlice('tokens')),
+    /'tokens' was registered before .*store\.json was loaded; await store\.load\(\) first/,
+  );
+  t.throws(() => store.markDirty(), /before the store .*store\.json was loaded/);
+  await store.load();
+  await t.rejects(store.load(), /load\(\) was called twice/);
+  await store.close();
+  t.notOk(fs.existsSync(file), 'nothing was written');
+});
+
+t.test('bad options are refused by name', async (t) => {
+  const { logger } = captureLogger();
+  t.throws(() => new Store({ path: 'x.json', logger, debounceMs: -1 }), /debounceMs must be .* got -1/);
+  t.throws(() => new Store({ path: 'x.json', logger, schemaVersion: 0 }), /schemaVersion must be an integer >= 1, got 0/);
+});
+
+t.test('a restore() that throws is reported with the slice and file', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  writeStoreFile(file, { tokens: 'not what the slice expects' });
+  const { store } = await loadedStore(file);
+  const broken: PersistedSlice<{ list: string[] }> = {
+    key: 'tokens',
+    snapshot: () => ({ list: [] }),
+    restore: (data) => {
+      if (!Array.isArray(data.list)) throw new Error('list is missing');
+    },
+  };
+  t.throws(() => store.register(broken), /slice 'tokens' could not restore its data from .*store\.json: list is missing/);
+  await store.close();
+});
+
+t.test('100 changes within the debounce window make one write', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await loadedStore(file, 20);
+  const written = deferred();
+  let value = 0;
+  const slice = countingSlice('counter', () => {
+    written.resolve();
+    return { value };
+  });
+  store.register(slice);
+  for (let i = 0; i < 100; i++) {
+    value = i;
+    store.markDirty();
+  }
+  t.equal(slice.snapshots, 0, 'nothing is written synchronously');
+  await written.promise; // the debounce timer fired on its own
+  await store.flush();
+  t.equal(slice.snapshots, 1, 'exactly one write');
+  t.same(readStoreFile(file).slices, { counter: { value: 99 } }, 'the write has the latest data');
+  await store.close();
+  t.equal(slice.snapshots, 1, 'close has nothing left to write');
+});
+
+t.test('flush writes pending changes now, and nothing when clean', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await loadedStore(file, 60_000);
+  const slice = countingSlice('counter');
+  store.register(slice);
+  await store.flush();
+  t.equal(slice.snapshots, 0, 'clean: no write');
+  t.notOk(fs.existsSync(file));
+  store.markDirty();
+  await store.flush();
+  t.equal(slice.snapshots, 1, 'pending change written without waiting for the debounce');
+  t.ok(fs.existsSync(file));
+  await store.close();
+  t.equal(slice.snapshots, 1);
+});
+
+/**
+ * Hold every file write at a gate until the test opens it, counting how many are in flight
+ * at once, and note what was on disk as each write began.
+ */
+function gatedWrites(t: { teardown(fn: () => void): void }, file: string) {
+  const original = AtomicJsonFile.prototype.write;
+  const state = { inFlight: 0, mostInFlight: 0, gate: deferred() };
+  AtomicJsonFile.prototype.write = async function (this: AtomicJsonFile, data: unknown) {
+    state.inFlight++;
+    state.mostInFlight = Math.max(state.mostInFlight, state.inFlight);
+    try {
+      await state.gate.promise;
+      await original.call(this, data);
+    } finally {
+      state.inFlight--;
+    }
+  };
+  t.teardown(() => {
+    AtomicJsonFile.prototype.write = original;
+  });
+
+  const firstStarted = deferred();
+  const secondStarted = deferred();
+  const onDiskAtStart: (number | 'missing')[] = [];
+  const slice = countingSlice('gated', () => {
+    onDiskAtStart.push(fs.existsSync(file) ? (readStoreFile(file).slices.gated as { write: number }).write : 'missing');
+    if (slice.snapshots === 1) firstStarted.resolve();
+    if (slice.snapshots === 2) secondStarted.resolve();
+    return { write: slice.snapshots };
+  });
+  return { state, slice, firstStarted: firstStarted.promise, secondStarted: secondStarted.promise, onDiskAtStart };
+}
+
+/** Resolves after every timer of `ms` or less that is already set has fired. */
+function afterTimersOf(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+t.test('one write in flight: changes during a write make exactly one more write after it', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await loadedStore(file, 1);
+  const gated = gatedWrites(t, file);
+  store.register(gated.slice);
+  store.markDirty();
+  await gated.firstStarted;
+  for (let i = 0; i < 10; i++) store.markDirty();
+  await afterTimersOf(1); // the debounce timer has fired while the first write is held
+  t.equal(gated.slice.snapshots, 1, 'no second write while the first is in flight');
+  gated.state.gate.resolve();
+  await gated.secondStarted; // by the debounce timer, not by flush
+  await store.flush();
+  t.equal(gated.slice.snapshots, 2, 'exactly one more write');
+  t.equal(gated.state.mostInFlight, 1, 'never two writes at once');
+  t.same(gated.onDiskAtStart, ['missing', 1], 'the second write began after the first was on disk');
+  t.equal((readStoreFile(file).slices.gated as { write: number }).write, 2);
+  await store.close();
+  t.equal(gated.slice.snapshots, 2);
+});
+
+t.test('flush during a write waits for it, then writes the newer changes', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await loadedStore(file, 60_000);
+  const gated = gatedWrites(t, file);
+  store.register(gated.slice);
+  store.markDirty();
+  const firstFlush = store.flush();
+  await gated.firstStarted;
+  store.markDirty();
+  const flushes = Promise.all([firstFlush, store.flush(), store.flush()]);
+  t.equal(gated.slice.snapshots, 1, 'the later flushes wait for the write in flight');
+  gated.state.gate.resolve();
+  await flushes;
+  t.equal(gated.slice.snapshots, 2);
+  t.equal(gated.state.mostInFlight, 1);
+  t.same(gated.onDiskAtStart, ['missing', 1]);
+  t.equal((readStoreFile(file).slices.gated as { write: number }).write, 2, 'flush resolved with the latest data on disk');
+  await store.close();
+});
+
+t.test('each write keeps the previous file as .bak', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const backup = `${file}.bak`;
+  const { store } = await loadedStore(file);
+  let version = 1;
+  store.register(countingSlice('data', () => ({ version })));
+  store.markDirty();
+  await store.flush();
+  t.notOk(fs.existsSync(backup), 'no previous file, no backup');
+  for (version = 2; version <= 4; version++) {
+    store.markDirty();
+    await store.flush();
+    t.same(readStoreFile(file).slices, { data: { version } });
+    t.same(readStoreFile(backup).slices, { data: { version: version - 1 } }, `after write ${version} the backup is write ${version - 1}`);
+  }
+  t.same(fs.readdirSync(path.dirname(file)).sort(), ['store.json', 'store.json.bak'], 'no temp files left behind');
+  await store.close();
+});
+
+t.test('close writes pending changes; markDirty after close is ignored with a debug line', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store, lines } = await loadedStore(file, 60_000);
+  const slice = countingSlice('data');
+  store.register(slice);
+  store.markDirty();
+  await store.close();
+  t.equal(slice.snapshots, 1, 'the pending change was written on close');
+  t.ok(fs.existsSync(file));
+  store.markDirty();
+  await store.flush();
+  t.equal(slice.snapshots, 1, 'no write after close');
+  t.match(
+    lines.filter((entry) => entry.level === 'debug').map((entry) => entry.line),
+    [/ignored a change after the store .*store\.json was closed/],
+  );
+});
+
+t.test('a failed write keeps the changes for the next flush', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await loadedStore(file, 60_000);
+  store.register(countingSlice('data', () => ({ saved: true })));
+  fs.mkdirSync(file); // a directory where the file should go: the write cannot replace it
+  store.markDirty();
+  await t.rejects(store.flush(), { message: /store\.json/ });
+  fs.rmdirSync(file);
+  await store.flush();
+  t.same(readStoreFile(file).slices, { data: { saved: true } }, 'the retry wrote the data');
+  t.notOk(fs.existsSync(`${file}.tmp`), 'the failed write left no temp file');
+  await store.close();
+});
+
+t.test('a failed debounced write is logged naming the file', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const capture = captureLogger();
+  const store = new Store({ path: file, logger: capture.logger, debounceMs: 1 });
+  await store.load();
+  const logged = deferred<string>();
+  capture.onLine = (entry) => {
+    if (entry.level === 'error') logged.resolve(entry.line);
+  };
+  store.register(countingSlice('data'));
+  fs.mkdirSync(file);
+  store.markDirty();
+  t.match(await logged.promise, /could not save the store .*store\.json: .*; retrying on the next change or at shutdown/);
+  fs.rmdirSync(file);
+  await store.close();
+  t.ok(fs.statSync(file).isFile(), 'close wrote the changes the failed write had');
+});
