@@ -1,0 +1,120 @@
+/**
+ * Leveled logging, one line per event, each line naming its source
+ * (`host`, `irc`, `http`, or a plugin's name).
+ *
+ * Secrets never reach the output: every configured password is registered with
+ * {@link Logger.addSecret} and masked wherever it appears, and anything shaped
+ * like an API token (`ntd_` + 43 base64url characters) is masked as well.
+ */
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Extra key/value pairs printed after the message as `key=value`. */
+export type LogFields = Record<string, string | number | boolean | null | undefined>;
+
+export interface Logger {
+  readonly source: string;
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+  /** A logger writing to the same sink with another source name. */
+  child(source: string): Logger;
+  /** Mask this value in every line any logger of this family writes from now on. */
+  addSecret(value: string | undefined | null): void;
+}
+
+/** Where finished lines go; tests pass an array's push. */
+export type LogSink = (line: string, level: LogLevel) => void;
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  sink?: LogSink;
+  /** Clock for the timestamp; tests pin it. */
+  now?: () => Date;
+}
+
+const TOKEN_PATTERN = /ntd_[A-Za-z0-9_-]{43}/g;
+const MASK = '[redacted]';
+
+/** Shared by a logger and its children: level, sink and the secrets to mask. */
+interface LogFamily {
+  threshold: number;
+  sink: LogSink;
+  now: () => Date;
+  secrets: Set<string>;
+}
+
+function defaultSink(line: string, level: LogLevel): void {
+  (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n');
+}
+
+function formatValue(value: string | number | boolean | null): string {
+  const text = String(value);
+  return /^[^\s"=]*$/.test(text) && text !== '' ? text : JSON.stringify(text);
+}
+
+/** Replace secrets and token-shaped strings, and keep the event on one line. */
+export function redact(text: string, secrets: Iterable<string>): string {
+  let result = text.replace(TOKEN_PATTERN, MASK);
+  for (const secret of secrets) {
+    if (secret.length > 0) result = result.split(secret).join(MASK);
+  }
+  return result.replace(/[\r\n]+/g, ' ');
+}
+
+class FamilyLogger implements Logger {
+  constructor(
+    private readonly family: LogFamily,
+    readonly source: string,
+  ) {}
+
+  debug(message: string, fields?: LogFields): void {
+    this.write('debug', message, fields);
+  }
+  info(message: string, fields?: LogFields): void {
+    this.write('info', message, fields);
+  }
+  warn(message: string, fields?: LogFields): void {
+    this.write('warn', message, fields);
+  }
+  error(message: string, fields?: LogFields): void {
+    this.write('error', message, fields);
+  }
+
+  child(source: string): Logger {
+    return new FamilyLogger(this.family, source);
+  }
+
+  addSecret(value: string | undefined | null): void {
+    if (value) this.family.secrets.add(value);
+  }
+
+  private write(level: LogLevel, message: string, fields?: LogFields): void {
+    if (LOG_LEVELS.indexOf(level) < this.family.threshold) return;
+    let line = `${this.family.now().toISOString()} ${level.toUpperCase().padEnd(5)} [${this.source}] ${message}`;
+    if (fields) {
+      for (const [key, value] of Object.entries(fields)) {
+        if (value !== undefined) line += ` ${key}=${formatValue(value)}`;
+      }
+    }
+    this.family.sink(redact(line, this.family.secrets), level);
+  }
+}
+
+export function createLogger(options: LoggerOptions = {}, source = 'host'): Logger {
+  const family: LogFamily = {
+    threshold: LOG_LEVELS.indexOf(options.level ?? 'info'),
+    sink: options.sink ?? defaultSink,
+    now: options.now ?? (() => new Date()),
+    secrets: new Set(),
+  };
+  return new FamilyLogger(family, source);
+}
+
+/** A message for any thrown value, without a stack. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
