@@ -1,0 +1,224 @@
+/**
+ * Commands over IRC. Plugins declare commands (name, usage, help, admin-only);
+ * the host dispatches private messages to the bot, answers HELP, and decides
+ * admin-only by the sender's NickServ account — never by nick.
+ */
+import type { Logger } from './logger.js';
+import { errorMessage } from './logger.js';
+import type { IrcMessage, IrcPort } from './irc/port.js';
+
+export interface CommandSender {
+  nick: string;
+  /** The NickServ account the sender is logged in to, null if none. */
+  account: string | null;
+  /** Whether the server marks the sender as an IRC operator (only looked up when a check needs it). */
+  isOperator?: boolean;
+}
+
+export interface CommandInvocation {
+  sender: CommandSender;
+  /** Words after the command name. */
+  args: string[];
+  /** The text after the command name, unsplit. */
+  text: string;
+  isAdmin: boolean;
+  /** Answer the sender (by NOTICE). */
+  reply(text: string): void;
+}
+
+export interface CommandDefinition {
+  /** One or more words, e.g. `HELP` or `TOKEN CREATE`; matched case-insensitively. */
+  name: string;
+  /** Arguments after the name, e.g. `<id> <endpoint>...`; empty string when there are none. */
+  usage: string;
+  /** One sentence or more on what it does. */
+  help: string;
+  /** Only administrators may run it. */
+  adminOnly?: boolean;
+  /** Only senders logged in to an account may run it. */
+  requiresAccount?: boolean;
+  handle(invocation: CommandInvocation): void | Promise<void>;
+}
+
+/** Decides whether an account (or sender) is an administrator beyond the configured list. */
+export type AdminCheck = (sender: CommandSender) => boolean | Promise<boolean>;
+
+interface RegisteredCommand {
+  plugin: string;
+  definition: CommandDefinition;
+  words: string[];
+}
+
+export class CommandRegistry {
+  private readonly commands: RegisteredCommand[] = [];
+  private readonly adminChecks: AdminCheck[] = [];
+
+  constructor(
+    private readonly irc: IrcPort,
+    private readonly admins: readonly string[],
+    private readonly logger: Logger,
+  ) {
+    this.register('host', {
+      name: 'HELP',
+      usage: '[command]',
+      help: 'Lists the commands you can use, or explains one command.',
+      handle: (invocation) => this.help(invocation),
+    });
+  }
+
+  /** Register a command; usage and help are required (checked here, at startup). */
+  register(plugin: string, definition: CommandDefinition): void {
+    const words = definition.name.trim().toUpperCase().split(/\s+/);
+    if (!definition.name.trim()) throw new Error(`plugin "${plugin}": a command needs a name`);
+    if (typeof definition.usage !== 'string')
+      throw new Error(`command "${definition.name}" of plugin "${plugin}" has no usage text`);
+    if (!definition.help?.trim())
+      throw new Error(`command "${definition.name}" of plugin "${plugin}" has no help text`);
+    const existing = this.commands.find((command) => command.words.join(' ') === words.join(' '));
+    if (existing) {
+      throw new Error(
+        `command "${definition.name}" of plugin "${plugin}" is already registered by plugin "${existing.plugin}"`,
+      );
+    }
+    this.commands.push({ plugin, definition, words });
+  }
+
+  addAdminCheck(check: AdminCheck): void {
+    this.adminChecks.push(check);
+  }
+
+  list(): readonly { plugin: string; definition: CommandDefinition }[] {
+    return this.commands;
+  }
+
+  /** The private message handler: find the command, check rights, run it. */
+  async dispatch(message: IrcMessage): Promise<void> {
+    if (message.command !== 'PRIVMSG' || !message.source) return;
+    const [target, text = ''] = message.params;
+    if (!target || this.irc.casefold(target) !== this.irc.casefold(this.irc.state.nick)) return;
+    if (text.startsWith('\x01')) return; // CTCP is not a command
+    const words = text.trim().split(/\s+/).filter(Boolean);
+    if (words.length === 0) return;
+    const nick = message.source.nick;
+    const reply = (line: string): void => this.irc.notice(nick, line);
+    const command = this.match(words);
+    if (!command) {
+      reply(`Unknown command "${words[0]}". Send HELP for the list of commands.`);
+      return;
+    }
+    const { definition, plugin } = command;
+    const args = words.slice(command.words.length);
+    const rest = text.trim().split(/\s+/).slice(command.words.length);
+    const sender: CommandSender = { nick, account: null };
+    if (definition.adminOnly || definition.requiresAccount || definition.name.toUpperCase() === 'HELP') {
+      sender.account = await this.accountOf(message);
+    }
+    const isAdmin = sender.account !== null && (await this.isAdmin(sender));
+    if ((definition.adminOnly || definition.requiresAccount) && sender.account === null) {
+      reply(
+        `You are not logged in. Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>), then try again.`,
+      );
+      return;
+    }
+    if (definition.adminOnly && !isAdmin) {
+      this.logger.warn('admin command refused', { command: definition.name, nick, account: sender.account });
+      reply(
+        `Permission denied: ${definition.name} is for administrators, and the account ${sender.account} is not one.`,
+      );
+      return;
+    }
+    try {
+      await definition.handle({ sender, args, text: rest.join(' '), isAdmin, reply });
+    } catch (error) {
+      this.logger.error(`command ${definition.name} of plugin ${plugin} threw`, { plugin, error: errorMessage(error) });
+      reply(`Sorry, ${definition.name} failed because of an internal error.`);
+    }
+  }
+
+  /** `administrator` means: logged in to an account listed in `admins`, or accepted by a plugin's check. */
+  async isAdmin(sender: CommandSender): Promise<boolean> {
+    if (sender.account === null) return false;
+    const account = this.irc.casefold(sender.account);
+    if (this.admins.some((admin) => this.irc.casefold(admin) === account)) return true;
+    for (const check of this.adminChecks) {
+      try {
+        if (await check(sender)) return true;
+      } catch (error) {
+        this.logger.error('admin check threw', { error: errorMessage(error) });
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The sender's account: the `account` tag when the server sends it (account-tag:
+   * no tag means not logged in), else WHOIS 330.
+   */
+  async accountOf(message: IrcMessage): Promise<string | null> {
+    if (message.tags.account !== undefined) return message.tags.account === '*' ? null : message.tags.account;
+    if (this.irc.state.caps.has('account-tag')) return null;
+    const nick = message.source!.nick;
+    try {
+      const lines = await this.irc.request({
+        send: ['WHOIS', nick],
+        reply: (line) => line.command === '330' && this.sameNick(line.params[1], nick),
+        end: (line) => (line.command === '318' || line.command === '401') && this.sameNick(line.params[1], nick),
+        timeoutMs: 10000,
+      });
+      return lines.find((line) => line.command === '330')?.params[2] ?? null;
+    } catch (error) {
+      this.logger.warn('WHOIS for the account failed', { nick, error: errorMessage(error) });
+      return null;
+    }
+  }
+
+  private sameNick(a: string | undefined, b: string): boolean {
+    return a !== undefined && this.irc.casefold(a) === this.irc.casefold(b);
+  }
+
+  private match(words: string[]): RegisteredCommand | undefined {
+    const upper = words.map((word) => word.toUpperCase());
+    let best: RegisteredCommand | undefined;
+    for (const command of this.commands) {
+      if (command.words.length > upper.length) continue;
+      if (command.words.every((word, index) => upper[index] === word)) {
+        if (!best || command.words.length > best.words.length) best = command;
+      }
+    }
+    return best;
+  }
+
+  private help(invocation: CommandInvocation): void {
+    const { args, reply, isAdmin } = invocation;
+    const visible = this.commands.filter((command) => isAdmin || !command.definition.adminOnly);
+    if (args.length === 0) {
+      reply(`Commands (send HELP <command> for details):`);
+      for (const { definition } of visible) {
+        const usage = definition.usage ? ` ${definition.usage}` : '';
+        reply(`  ${definition.name}${usage} — ${definition.help.split(/(?<=\.)\s/)[0]}`);
+      }
+      return;
+    }
+    const wanted = args.map((word) => word.toUpperCase());
+    const exact = this.commands.find((command) => command.words.join(' ') === wanted.join(' '));
+    const group = this.commands.filter(
+      (command) => command.words.length > wanted.length && wanted.every((word, index) => command.words[index] === word),
+    );
+    if (!exact && group.length === 0) {
+      reply(`There is no command "${args.join(' ')}". Send HELP for the list of commands.`);
+      return;
+    }
+    if (exact) {
+      const { definition } = exact;
+      reply(`Usage: ${definition.name}${definition.usage ? ' ' + definition.usage : ''}`);
+      reply(definition.help);
+      if (definition.adminOnly) reply('Only administrators may use this command.');
+    }
+    for (const { definition } of group) {
+      if (!isAdmin && definition.adminOnly) continue;
+      reply(
+        `  ${definition.name}${definition.usage ? ' ' + definition.usage : ''} — ${definition.help.split(/(?<=\.)\s/)[0]}`,
+      );
+    }
+  }
+}

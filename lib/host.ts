@@ -1,0 +1,305 @@
+/**
+ * The bot host: loads the configured plugins from one registry, checks their
+ * dependencies and config at boot, starts them in dependency order, wires the
+ * IRC transport, the model, the store and the HTTP server, and stops it all in
+ * reverse. A plugin's failing handler is logged with its name and never takes
+ * the host down.
+ */
+import { CommandRegistry } from './commands.js';
+import { checkSchema, type HostConfig } from './config.js';
+import { HttpServer } from './http/server.js';
+import type { RouteDefinition } from './http/types.js';
+import type { IrcEventName, IrcEvents, IrcPort, IrcTransport, Unsubscribe } from './irc/port.js';
+import { errorMessage, type Logger } from './logger.js';
+import { NetworkModel } from './model/network.js';
+import type { PluginContext, PluginDefinition, PluginStop } from './plugin.js';
+import { Store } from './store/store.js';
+
+export class HostError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'));
+    this.name = 'HostError';
+  }
+}
+
+export interface HostOptions {
+  config: HostConfig;
+  logger: Logger;
+  /** The plugin registry: every plugin the host can load. */
+  plugins: readonly PluginDefinition<never>[];
+  /** The IRC connection (an adapter); the host connects it unless it already is. */
+  transport: IrcTransport;
+  /** Clock for the model; tests pin it. */
+  clock?: () => Date;
+}
+
+interface RunningPlugin {
+  definition: PluginDefinition<never>;
+  stop: PluginStop | undefined;
+  cleanups: (() => void)[];
+}
+
+const ENABLED_SCHEMA = { type: 'boolean', default: true, description: 'Set to false to keep the plugin off.' };
+
+/** Plugins to run, in start order; throws HostError naming every problem. */
+export function resolvePlugins(
+  registry: readonly PluginDefinition<never>[],
+  pluginConfig: Record<string, Record<string, unknown>>,
+): { definition: PluginDefinition<never>; config: Record<string, unknown> }[] {
+  const problems: string[] = [];
+  const byName = new Map(registry.map((plugin) => [plugin.name, plugin]));
+  const enabled = new Map<string, Record<string, unknown>>();
+  for (const [name, slice] of Object.entries(pluginConfig)) {
+    const definition = byName.get(name);
+    if (!definition) {
+      problems.push(`config.plugins: no plugin named "${name}" (known: ${[...byName.keys()].join(', ')})`);
+      continue;
+    }
+    const schema = withEnabled(definition.configSchema);
+    const config = slice ?? {};
+    const found = checkSchema(schema, config, `config.plugins.${name}`);
+    problems.push(...found);
+    if (found.length === 0 && config.enabled !== false) enabled.set(name, config);
+  }
+  for (const name of enabled.keys()) {
+    for (const dependency of byName.get(name)!.dependencies ?? []) {
+      if (!byName.has(dependency))
+        problems.push(`The dependency "${dependency}" of plugin "${name}" is not registered`);
+      else if (!enabled.has(dependency)) {
+        problems.push(
+          `The dependency "${dependency}" of plugin "${name}" is not enabled: add "${dependency}": {} under config.plugins`,
+        );
+      }
+    }
+  }
+  if (problems.length > 0) throw new HostError(problems);
+
+  const order: string[] = [];
+  const visiting = new Set<string>();
+  const visit = (name: string, path: string[]): void => {
+    if (order.includes(name)) return;
+    if (visiting.has(name))
+      throw new HostError([`plugins depend on each other in a cycle: ${[...path, name].join(' → ')}`]);
+    visiting.add(name);
+    for (const dependency of byName.get(name)!.dependencies ?? []) visit(dependency, [...path, name]);
+    visiting.delete(name);
+    order.push(name);
+  };
+  // Registry order breaks ties, so the start order is stable.
+  for (const plugin of registry) if (enabled.has(plugin.name)) visit(plugin.name, []);
+  return order.map((name) => ({ definition: byName.get(name)!, config: enabled.get(name)! }));
+}
+
+function withEnabled(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = { ...((schema.properties as Record<string, unknown>) ?? {}), enabled: ENABLED_SCHEMA };
+  return { type: 'object', additionalProperties: false, ...schema, properties };
+}
+
+export class Host {
+  readonly model: NetworkModel;
+  readonly http: HttpServer;
+  readonly commands: CommandRegistry;
+  readonly store: Store;
+  readonly irc: IrcTransport;
+  private readonly logger: Logger;
+  private readonly running: RunningPlugin[] = [];
+  private readonly cleanups: (() => void)[] = [];
+  private stopping: Promise<void> | null = null;
+  private readonly persisted = new Set<string>();
+  private httpAddress: { url: string; port: number } | null = null;
+
+  constructor(private readonly options: HostOptions) {
+    const { config, logger } = options;
+    this.logger = logger;
+    logger.addSecret(config.irc.sasl?.password);
+    logger.addSecret(config.irc.oper?.password);
+    this.model = new NetworkModel(options.clock);
+    this.irc = options.transport;
+    this.http = new HttpServer({
+      host: config.http.host,
+      port: config.http.port,
+      bodyLimit: config.http.body_limit,
+      logger: logger.child('http'),
+    });
+    this.store = new Store({ path: config.store.path, logger: logger.child('store') });
+    this.commands = new CommandRegistry(this.irc, config.admins, logger.child('commands'));
+  }
+
+  /** The HTTP server's address once started. */
+  get url(): string | null {
+    return this.httpAddress?.url ?? null;
+  }
+
+  get httpPort(): number | null {
+    return this.httpAddress?.port ?? null;
+  }
+
+  /** Check the plugins, load the store, start plugins in order, listen, connect. */
+  async start(): Promise<void> {
+    const plan = resolvePlugins(this.options.plugins, this.options.config.plugins);
+    await this.store.load();
+    this.persistNewSlices();
+    this.wireCore();
+    for (const { definition, config } of plan) {
+      const running: RunningPlugin = { definition, stop: undefined, cleanups: [] };
+      const context = this.contextFor(definition.name, config, running);
+      try {
+        const stop = await definition.start(context as PluginContext<never>);
+        running.stop = typeof stop === 'function' ? stop : undefined;
+      } catch (error) {
+        for (const cleanup of running.cleanups) cleanup();
+        await this.stopPlugins();
+        throw new HostError([`plugin "${definition.name}" failed to start: ${errorMessage(error)}`]);
+      }
+      this.running.push(running);
+      this.persistNewSlices();
+      this.logger.info('plugin started', { plugin: definition.name });
+    }
+    const address = await this.http.listen();
+    this.httpAddress = address;
+    this.logger.info(`HTTP API listening on ${address.url}`, { url: address.url });
+    if (!this.irc.state.connected) this.irc.connect();
+  }
+
+  /** Stop plugins (reverse order), flush the store, QUIT, close HTTP. Safe to call twice. */
+  stop(reason = 'Shutting down'): Promise<void> {
+    this.stopping ??= this.shutdown(reason);
+    return this.stopping;
+  }
+
+  private async shutdown(reason: string): Promise<void> {
+    this.logger.info('stopping', { reason });
+    await this.stopPlugins();
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+    try {
+      await this.store.close();
+    } catch (error) {
+      this.logger.error('store flush failed', { error: errorMessage(error) });
+    }
+    await this.irc.quit(reason);
+    await this.http.close();
+    this.logger.info('stopped');
+  }
+
+  private async stopPlugins(): Promise<void> {
+    while (this.running.length > 0) {
+      const plugin = this.running.pop()!;
+      try {
+        await plugin.stop?.();
+      } catch (error) {
+        this.logger.error('plugin failed to stop cleanly', {
+          plugin: plugin.definition.name,
+          error: errorMessage(error),
+        });
+      }
+      for (const cleanup of plugin.cleanups) cleanup();
+      this.logger.info('plugin stopped', { plugin: plugin.definition.name });
+    }
+  }
+
+  private wireCore(): void {
+    const { irc, model } = this;
+    this.cleanups.push(
+      irc.on('ready', () => model.connectionOpened(irc.state.casemapping)),
+      irc.on('disconnected', () => model.connectionLost()),
+      irc.on('message', (message) => {
+        this.commands.dispatch(message).catch((error: unknown) => {
+          this.logger.error('command dispatch failed', { error: errorMessage(error) });
+        });
+      }),
+      model.on('change', (change) => {
+        if (this.persisted.has(change.slice)) this.store.markDirty();
+      }),
+    );
+  }
+
+  /** Hand every model slice that declares persistence (and is new) to the store. */
+  private persistNewSlices(): void {
+    for (const slice of this.model.slices()) {
+      if (!slice.persistence || this.persisted.has(slice.name)) continue;
+      this.persisted.add(slice.name);
+      const { persistence } = slice;
+      this.store.register({
+        key: slice.name,
+        snapshot: () => persistence.snapshot(),
+        restore: (data) => persistence.restore(data),
+      });
+    }
+  }
+
+  /** A plugin's handler failed: log it with the plugin's name and go on. */
+  private isolate<Args extends unknown[]>(
+    plugin: string,
+    what: string,
+    handler: (...args: Args) => unknown,
+  ): (...args: Args) => void {
+    return (...args: Args) => {
+      try {
+        const result = handler(...args);
+        if (result instanceof Promise) {
+          result.catch((error: unknown) => this.logger.error(`${what} failed`, { plugin, error: errorMessage(error) }));
+        }
+      } catch (error) {
+        this.logger.error(`${what} failed`, { plugin, error: errorMessage(error) });
+      }
+    };
+  }
+
+  private contextFor(name: string, config: Record<string, unknown>, running: RunningPlugin): PluginContext {
+    const logger = this.logger.child(name);
+    const { irc, http, commands, model } = this;
+    const track = (cleanup: () => void): void => {
+      running.cleanups.push(cleanup);
+    };
+    const pluginIrc: IrcPort = {
+      get state() {
+        return irc.state;
+      },
+      on: <E extends IrcEventName>(event: E, listener: (...args: IrcEvents[E]) => void): Unsubscribe => {
+        const unsubscribe = irc.on(event, this.isolate(name, `handler for IRC ${event}`, listener));
+        track(unsubscribe);
+        return unsubscribe;
+      },
+      send: (command, ...params) => irc.send(command, ...params),
+      privmsg: (target, text) => irc.privmsg(target, text),
+      notice: (target, text) => irc.notice(target, text),
+      ctcpRequest: (target, type, text) => irc.ctcpRequest(target, type, text),
+      ctcpReply: (target, type, text) => irc.ctcpReply(target, type, text),
+      request: (request) => irc.request(request),
+      casefold: (value) => irc.casefold(value),
+    };
+    return {
+      name,
+      config,
+      host: { admins: this.options.config.admins, nick: this.options.config.irc.nick },
+      logger,
+      model,
+      irc: pluginIrc,
+      http: {
+        route: (route: RouteDefinition) => http.route(name, route),
+        setGuard: (tier, guard) => http.setGuard(tier, guard),
+        addHook: (hook) => http.addHook(hook),
+        routes: () => http.routes(),
+      },
+      commands: {
+        register: (command) => commands.register(name, command),
+        addAdminCheck: (check) => commands.addAdminCheck(check),
+        isAdmin: (sender) => commands.isAdmin(sender),
+        accountOf: (message) => commands.accountOf(message),
+      },
+      timers: {
+        every: (ms, task) => {
+          const timer = setInterval(this.isolate(name, 'timer', task), ms);
+          track(() => clearInterval(timer));
+        },
+        after: (ms, task) => {
+          const timer = setTimeout(this.isolate(name, 'timer', task), ms);
+          track(() => clearTimeout(timer));
+        },
+      },
+      onModelChange: (listener) => {
+        track(model.on('change', this.isolate(name, 'model change handler', listener)));
+      },
+    };
+  }
+}

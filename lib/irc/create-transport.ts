@@ -1,0 +1,34 @@
+/** Builds the configured IRC adapter from the host config. */
+import type { HostConfig } from '../config.js';
+import type { Logger } from '../logger.js';
+import { IrcFrameworkTransport } from './irc-framework.js';
+import type { IrcTransport } from './port.js';
+import type { TransportOptions } from './transport.js';
+
+export function transportOptions(config: HostConfig, version: string): TransportOptions {
+  const { irc } = config;
+  return {
+    host: irc.host,
+    port: irc.port,
+    tls: irc.tls,
+    tlsVerify: irc.tls_verify,
+    nick: irc.nick,
+    username: irc.username,
+    realname: irc.realname,
+    sasl: irc.sasl,
+    oper: irc.oper,
+    pacing: { burst: irc.pacing.burst, intervalMs: irc.pacing.interval_ms },
+    reconnect: { minMs: irc.reconnect.min_ms, maxMs: irc.reconnect.max_ms },
+    version,
+  };
+}
+
+export function createTransport(config: HostConfig, logger: Logger, version: string): IrcTransport {
+  const options = transportOptions(config, version);
+  switch (config.irc.client) {
+    case 'irc-framework':
+      return new IrcFrameworkTransport(options, logger);
+    default:
+      throw new Error(`config.irc.client "${config.irc.client}" has no adapter in this version; use "irc-framework"`);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * The irc-framework adapter: the library opens the socket and does CAP
+ * negotiation and SASL PLAIN; everything it receives is handed over raw through
+ * its raw middleware (which sees every line, including WHOX replies whose token
+ * irc-framework does not know and would otherwise drop). Reconnecting is ours,
+ * not the library's, so the backoff is the same on every transport.
+ */
+import IrcFramework from 'irc-framework';
+import type { ParsedMessage } from 'irc-framework';
+import type { Logger } from '../logger.js';
+import type { IrcMessage } from './port.js';
+import { BaseTransport, type TransportOptions } from './transport.js';
+
+export function toIrcMessage(parsed: ParsedMessage): IrcMessage {
+  const time = parsed.tags.time ? new Date(parsed.tags.time) : new Date();
+  return {
+    command: parsed.command,
+    params: parsed.params,
+    source: parsed.prefix ? { nick: parsed.nick || parsed.prefix, ident: parsed.ident, host: parsed.hostname } : null,
+    tags: parsed.tags,
+    time: Number.isNaN(time.getTime()) ? new Date() : time,
+  };
+}
+
+export class IrcFrameworkTransport extends BaseTransport {
+  private client: IrcFramework.Client | null = null;
+  private closed: Promise<void> = Promise.resolve();
+
+  constructor(options: TransportOptions, logger: Logger) {
+    super(options, logger);
+  }
+
+  protected openConnection(): void {
+    this.client?.removeAllListeners();
+    const client = new IrcFramework.Client();
+    this.client = client;
+    let markClosed: () => void = () => undefined;
+    this.closed = new Promise((resolve) => (markClosed = resolve));
+    client.use((_client, raw) => {
+      raw.use((_command, message, _line, source, next) => {
+        if (source === this.client) this.handleMessage(toIrcMessage(message));
+        next();
+      });
+    });
+    client.on('socket connected', () => this.handleConnected());
+    client.on('socket error', (error) => this.logger.warn('socket error', { error: error.message }));
+    client.on('socket close', (error) => {
+      markClosed();
+      if (client === this.client) this.handleDisconnected(error ? error.message : 'connection closed');
+    });
+    const { options } = this;
+    client.connect({
+      host: options.host,
+      port: options.port,
+      tls: options.tls,
+      rejectUnauthorized: options.tlsVerify,
+      nick: options.nick,
+      username: options.username,
+      gecos: options.realname,
+      ...(options.sasl ? { account: { account: options.sasl.account, password: options.sasl.password } } : {}),
+      version: options.version,
+      auto_reconnect: false,
+      enable_chghost: true,
+      ping_interval: 30,
+      ping_timeout: 120,
+    });
+  }
+
+  protected writeLine(line: string): void {
+    if (this.client?.connected) this.client.raw(line);
+  }
+
+  protected async closeConnection(message: string): Promise<void> {
+    const closed = this.closed;
+    this.client?.quit(message);
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
+    await Promise.race([closed, timeout]);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The IRC transport port: the narrow, typed surface plugins use to talk to the
+ * network. Each client library (irc-framework, matrix-org-irc) gets one adapter
+ * implementing it; plugins never see the library.
+ */
+import type { Casemapping } from './casemapping.js';
+
+/** Where a line came from: a user (`nick!ident@host`) or a server (`nick` is its name). */
+export interface IrcSource {
+  nick: string;
+  ident: string;
+  host: string;
+}
+
+/** One parsed line from the server. */
+export interface IrcMessage {
+  /** Upper-case command word, or the three-digit numeric (`001`, `354`). */
+  command: string;
+  params: string[];
+  source: IrcSource | null;
+  /** IRCv3 message tags (`account`, `time`, ...), unescaped. */
+  tags: Readonly<Record<string, string>>;
+  /** The `server-time` tag when present, else the time the line was received. */
+  time: Date;
+}
+
+/** What the connection knows about itself, kept up to date from the server's lines. */
+export interface IrcSessionState {
+  readonly connected: boolean;
+  readonly registered: boolean;
+  /** The bot's current nick. */
+  readonly nick: string;
+  /** The account the bot is logged in to (RPL_LOGGEDIN 900), null if none. */
+  readonly account: string | null;
+  readonly isOperator: boolean;
+  /** The server the bot is connected to (from 001/004). */
+  readonly server: string;
+  /** ISUPPORT tokens (`CASEMAPPING` → `rfc1459`, `WHOX` → ``). */
+  readonly isupport: ReadonlyMap<string, string>;
+  /** IRCv3 capabilities that were acknowledged. */
+  readonly caps: ReadonlySet<string>;
+  readonly casemapping: Casemapping;
+  /** Member prefixes from ISUPPORT PREFIX, highest rank first: `[{mode: 'o', symbol: '@'}, ...]`. */
+  readonly prefixes: readonly { mode: string; symbol: string }[];
+}
+
+export interface IrcEvents {
+  /** Every line from the server, after the session state has been updated from it. */
+  message: [message: IrcMessage];
+  /** Registration finished, OPER and bot mode attempted: time to sync. Fires after every (re)connect. */
+  ready: [];
+  disconnected: [reason: string];
+}
+
+export type IrcEventName = keyof IrcEvents;
+export type Unsubscribe = () => void;
+
+export interface IrcRequest {
+  /** The line to send, as command and parameters. */
+  send: string[];
+  /** Lines that belong to the reply and are collected. */
+  reply: (message: IrcMessage) => boolean;
+  /** The line that ends the reply (collected too). */
+  end: (message: IrcMessage) => boolean;
+  /** Default 15000 ms. */
+  timeoutMs?: number;
+}
+
+export interface IrcPort {
+  readonly state: IrcSessionState;
+  on<E extends IrcEventName>(event: E, listener: (...args: IrcEvents[E]) => void): Unsubscribe;
+  /** Queue a line; the queue is paced so the bot is never disconnected for flooding. */
+  send(command: string, ...params: string[]): void;
+  privmsg(target: string, text: string): void;
+  notice(target: string, text: string): void;
+  /** `PRIVMSG target :\x01TYPE text\x01` */
+  ctcpRequest(target: string, type: string, text?: string): void;
+  /** `NOTICE target :\x01TYPE text\x01` */
+  ctcpReply(target: string, type: string, text: string): void;
+  /** Send a line and collect its reply up to the end line; rejects on timeout or disconnect. */
+  request(request: IrcRequest): Promise<IrcMessage[]>;
+  /** Fold a nick or channel with the network's CASEMAPPING. */
+  casefold(name: string): string;
+}
+
+/** What the host needs beyond the plugins' view: lifecycle. */
+export interface IrcTransport extends IrcPort {
+  connect(): void;
+  /** Send QUIT (unpaced), close the connection and stop reconnecting. */
+  quit(message: string): Promise<void>;
+}

@@ -1,0 +1,442 @@
+/**
+ * What every adapter shares: session state kept from the server's own lines,
+ * the paced send queue, request/reply collection, OPER and bot mode after
+ * registration, and reconnecting with exponential backoff and jitter.
+ * An adapter supplies only how to open a connection, write a line and close.
+ */
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../logger.js';
+import { errorMessage } from '../logger.js';
+import { casefold, parseCasemapping, type Casemapping } from './casemapping.js';
+import { Pacer } from './pacer.js';
+import type {
+  IrcEventName,
+  IrcEvents,
+  IrcMessage,
+  IrcRequest,
+  IrcSessionState,
+  IrcTransport,
+  Unsubscribe,
+} from './port.js';
+
+export interface TransportOptions {
+  host: string;
+  port: number;
+  tls: boolean;
+  tlsVerify: boolean;
+  nick: string;
+  username: string;
+  realname: string;
+  sasl?: { account: string; password: string } | undefined;
+  oper?: { name: string; password: string } | undefined;
+  pacing: { burst: number; intervalMs: number };
+  reconnect: { minMs: number; maxMs: number };
+  /** Answer to CTCP VERSION. */
+  version: string;
+}
+
+/** Longest text put in one PRIVMSG/NOTICE, in bytes, leaving room for the prefix. */
+const MAX_TEXT_BYTES = 400;
+
+class SessionState implements IrcSessionState {
+  connected = false;
+  registered = false;
+  nick: string;
+  account: string | null = null;
+  isOperator = false;
+  server = '';
+  isupport = new Map<string, string>();
+  caps = new Set<string>();
+  casemapping: Casemapping = 'rfc1459';
+  prefixes: { mode: string; symbol: string }[] = [
+    { mode: 'o', symbol: '@' },
+    { mode: 'v', symbol: '+' },
+  ];
+
+  constructor(nick: string) {
+    this.nick = nick;
+  }
+
+  reset(nick: string): void {
+    this.connected = false;
+    this.registered = false;
+    this.nick = nick;
+    this.account = null;
+    this.isOperator = false;
+    this.server = '';
+    this.isupport.clear();
+    this.caps.clear();
+  }
+}
+
+interface PendingRequest {
+  request: IrcRequest;
+  collected: IrcMessage[];
+  resolve: (lines: IrcMessage[]) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** `command p1 p2 :last param` with the last parameter protected when it needs to be. */
+export function formatLine(command: string, params: readonly string[]): string {
+  const parts = [command];
+  params.forEach((param, index) => {
+    const clean = param.replace(/[\r\n\0]/g, ' ');
+    const last = index === params.length - 1;
+    if (last && (clean === '' || clean.includes(' ') || clean.startsWith(':'))) parts.push(':' + clean);
+    else parts.push(clean);
+  });
+  return parts.join(' ');
+}
+
+/** Split text into pieces of at most `maxBytes` UTF-8 bytes, at spaces where possible. */
+export function splitText(text: string, maxBytes = MAX_TEXT_BYTES): string[] {
+  const pieces: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    let rest = line;
+    while (Buffer.byteLength(rest) > maxBytes) {
+      let cut = 0;
+      let bytes = 0;
+      for (const character of rest) {
+        const size = Buffer.byteLength(character);
+        if (bytes + size > maxBytes) break;
+        bytes += size;
+        cut += character.length;
+      }
+      const space = rest.lastIndexOf(' ', cut);
+      if (space > cut / 2) cut = space;
+      pieces.push(rest.slice(0, cut));
+      rest = rest.slice(cut).replace(/^ /, '');
+    }
+    if (rest.length > 0) pieces.push(rest);
+  }
+  return pieces;
+}
+
+export abstract class BaseTransport implements IrcTransport {
+  readonly state: SessionState;
+  protected readonly events = new EventEmitter();
+  private readonly pacer: Pacer;
+  private readonly pending: PendingRequest[] = [];
+  private reconnectAttempts = 0;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private quitting = false;
+  private readySent = false;
+  /** Counts connections, so a loop started for one connection ends with it. */
+  private connectionNumber = 0;
+
+  constructor(
+    protected readonly options: TransportOptions,
+    protected readonly logger: Logger,
+  ) {
+    this.state = new SessionState(options.nick);
+    this.pacer = new Pacer({
+      burst: options.pacing.burst,
+      intervalMs: options.pacing.intervalMs,
+      write: (line) => this.writeLine(line),
+    });
+    logger.addSecret(options.sasl?.password);
+    logger.addSecret(options.oper?.password);
+  }
+
+  /** Open the socket and register (NICK/USER/CAP/SASL) — the library does this part. */
+  protected abstract openConnection(): void;
+  /** Write one line now, unpaced. */
+  protected abstract writeLine(line: string): void;
+  /** Send QUIT and close; resolve when the socket is closed. */
+  protected abstract closeConnection(message: string): Promise<void>;
+
+  on<E extends IrcEventName>(event: E, listener: (...args: IrcEvents[E]) => void): Unsubscribe {
+    const untyped = listener as (...args: unknown[]) => void;
+    this.events.on(event, untyped);
+    return () => this.events.off(event, untyped);
+  }
+
+  connect(): void {
+    this.quitting = false;
+    this.logger.info('connecting', {
+      host: this.options.host,
+      port: this.options.port,
+      tls: this.options.tls,
+      nick: this.options.nick,
+    });
+    this.openConnection();
+  }
+
+  async quit(message: string): Promise<void> {
+    this.quitting = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    this.pacer.clear();
+    if (this.state.connected) await this.closeConnection(message);
+  }
+
+  send(command: string, ...params: string[]): void {
+    this.pacer.enqueue(formatLine(command, params));
+  }
+
+  privmsg(target: string, text: string): void {
+    for (const piece of splitText(text)) this.send('PRIVMSG', target, piece);
+  }
+
+  notice(target: string, text: string): void {
+    for (const piece of splitText(text)) this.send('NOTICE', target, piece);
+  }
+
+  ctcpRequest(target: string, type: string, text?: string): void {
+    this.send('PRIVMSG', target, `\x01${type}${text ? ' ' + text : ''}\x01`);
+  }
+
+  ctcpReply(target: string, type: string, text: string): void {
+    this.send('NOTICE', target, `\x01${type} ${text}\x01`);
+  }
+
+  request(request: IrcRequest): Promise<IrcMessage[]> {
+    return new Promise((resolve, reject) => {
+      if (!this.state.connected) {
+        reject(new Error(`not connected; cannot send ${request.send[0]}`));
+        return;
+      }
+      const timeoutMs = request.timeoutMs ?? 15000;
+      const pending: PendingRequest = {
+        request,
+        collected: [],
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.removePending(pending);
+          reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
+        }, timeoutMs),
+      };
+      this.pending.push(pending);
+      this.send(request.send[0]!, ...request.send.slice(1));
+    });
+  }
+
+  casefold(name: string): string {
+    return casefold(name, this.state.casemapping);
+  }
+
+  /** Adapters call this when the socket is open. */
+  protected handleConnected(): void {
+    this.connectionNumber++;
+    this.state.connected = true;
+    this.readySent = false;
+  }
+
+  /** Adapters call this for every line received. */
+  protected handleMessage(message: IrcMessage): void {
+    this.updateState(message);
+    this.emit('message', message);
+    for (const pending of [...this.pending]) {
+      const { request } = pending;
+      const isEnd = request.end(message);
+      if (isEnd || request.reply(message)) pending.collected.push(message);
+      if (isEnd) {
+        this.removePending(pending);
+        pending.resolve(pending.collected);
+      }
+    }
+  }
+
+  /** Adapters call this when the socket has closed, for whatever reason. */
+  protected handleDisconnected(reason: string): void {
+    const wasConnected = this.state.connected;
+    this.state.reset(this.options.nick);
+    this.pacer.clear();
+    for (const pending of this.pending.splice(0)) {
+      clearTimeout(pending.timer);
+      pending.reject(new Error(`disconnected before the reply to ${pending.request.send[0]}: ${reason}`));
+    }
+    if (wasConnected) {
+      this.logger.warn('disconnected', { reason });
+      this.emit('disconnected', reason);
+    }
+    if (!this.quitting) this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.reconnectTimer) return;
+    const { minMs, maxMs } = this.options.reconnect;
+    const ceiling = Math.min(maxMs, minMs * 2 ** Math.min(this.reconnectAttempts, 20));
+    // Full jitter: many bots dropped by one netsplit must not come back in step.
+    const wait = Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+    this.reconnectAttempts++;
+    this.logger.info('reconnecting', { attempt: this.reconnectAttempts, wait_ms: wait });
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      if (!this.quitting) this.openConnection();
+    }, wait);
+  }
+
+  private removePending(pending: PendingRequest): void {
+    clearTimeout(pending.timer);
+    const index = this.pending.indexOf(pending);
+    if (index >= 0) this.pending.splice(index, 1);
+  }
+
+  private emit<E extends IrcEventName>(event: E, ...args: IrcEvents[E]): void {
+    try {
+      this.events.emit(event, ...args);
+    } catch (error) {
+      // Listeners from plugins are wrapped by the host; this guards the transport's own loop.
+      this.logger.error(`listener for ${event} threw`, { error: errorMessage(error) });
+    }
+  }
+
+  private updateState(message: IrcMessage): void {
+    const { state } = this;
+    const { params } = message;
+    switch (message.command) {
+      case '001':
+        state.registered = true;
+        state.nick = params[0] ?? state.nick;
+        state.server = message.source?.nick ?? '';
+        this.reconnectAttempts = 0;
+        this.logger.info('registered', { nick: state.nick, server: state.server });
+        break;
+      case '005':
+        this.applyIsupport(params.slice(1, -1));
+        break;
+      case '376': // RPL_ENDOFMOTD
+      case '422': // ERR_NOMOTD
+        if (!this.readySent) {
+          this.readySent = true;
+          void this.afterRegistration();
+        }
+        break;
+      case '900': // RPL_LOGGEDIN
+        state.account = params[2] ?? null;
+        this.logger.info('logged in', { account: state.account });
+        break;
+      case '901': // RPL_LOGGEDOUT
+        state.account = null;
+        break;
+      case '904':
+      case '905':
+        this.logger.error('SASL login failed', { numeric: message.command, reply: params.at(-1) });
+        break;
+      case '381': // RPL_YOUREOPER
+        state.isOperator = true;
+        break;
+      case 'NICK':
+        if (message.source && this.casefold(message.source.nick) === this.casefold(state.nick)) {
+          state.nick = params[0] ?? state.nick;
+        }
+        break;
+      case 'MODE':
+        if (params[0] && this.casefold(params[0]) === this.casefold(state.nick)) this.applyUserModes(params[1] ?? '');
+        break;
+      case 'CAP':
+        this.applyCap(params[1] ?? '', params.at(-1) ?? '');
+        break;
+    }
+  }
+
+  private applyIsupport(tokens: string[]): void {
+    const { state } = this;
+    for (const token of tokens) {
+      if (token.startsWith('-')) {
+        state.isupport.delete(token.slice(1));
+        continue;
+      }
+      const equals = token.indexOf('=');
+      const key = equals < 0 ? token : token.slice(0, equals);
+      const value = equals < 0 ? '' : token.slice(equals + 1);
+      state.isupport.set(key, value);
+      if (key === 'CASEMAPPING') state.casemapping = parseCasemapping(value);
+      if (key === 'PREFIX') {
+        const match = /^\(([^)]*)\)(.*)$/.exec(value);
+        if (match && match[1]!.length === match[2]!.length) {
+          state.prefixes = [...match[1]!].map((mode, index) => ({ mode, symbol: match[2]![index]! }));
+        }
+      }
+    }
+  }
+
+  private applyUserModes(modes: string): void {
+    let adding = true;
+    for (const mode of modes) {
+      if (mode === '+' || mode === '-') adding = mode === '+';
+      else if (mode === 'o') this.state.isOperator = adding;
+    }
+  }
+
+  private applyCap(subcommand: string, list: string): void {
+    const names = list.split(' ').filter(Boolean);
+    if (subcommand === 'ACK') {
+      for (const name of names) {
+        if (name.startsWith('-')) this.state.caps.delete(name.slice(1));
+        else this.state.caps.add(name);
+      }
+    } else if (subcommand === 'DEL') {
+      for (const name of names) this.state.caps.delete(name);
+    }
+  }
+
+  /**
+   * SASL was configured but did not log us in (services were away, e.g. just
+   * after a netsplit): IDENTIFY to NickServ as soon as it is back online.
+   */
+  private async identifyWhenServicesReturn(): Promise<void> {
+    const { sasl } = this.options;
+    if (!sasl) return;
+    this.logger.warn('not logged in after registration; will IDENTIFY to NickServ when it is online', {
+      account: sasl.account,
+    });
+    const startedFor = this.connectionNumber;
+    for (
+      let attempt = 0;
+      this.state.connected && this.state.account === null && this.connectionNumber === startedFor;
+      attempt++
+    ) {
+      try {
+        const reply = await this.request({
+          send: ['ISON', 'NickServ'],
+          reply: () => false,
+          end: (message) => message.command === '303',
+          timeoutMs: 10000,
+        });
+        if (/\bNickServ\b/i.test(reply.at(-1)?.params.at(-1) ?? '')) {
+          this.send('PRIVMSG', 'NickServ', `IDENTIFY ${sasl.account} ${sasl.password}`);
+          await new Promise((resolve) => setTimeout(resolve, 5000));
+          continue;
+        }
+      } catch {
+        // disconnected or no answer: the loop condition decides
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** attempt, 30000)));
+    }
+  }
+
+  /** OPER if configured, bot mode if the server has one, then `ready`. */
+  private async afterRegistration(): Promise<void> {
+    const { oper } = this.options;
+    if (oper) {
+      try {
+        const reply = await this.request({
+          send: ['OPER', oper.name, oper.password],
+          reply: () => false,
+          end: (message) => ['381', '491', '464', '481'].includes(message.command),
+          timeoutMs: 10000,
+        });
+        const last = reply.at(-1)!;
+        if (last.command === '381') this.logger.info('opered up', { oper: oper.name });
+        else this.logger.error('OPER refused', { numeric: last.command, reply: last.params.at(-1) });
+      } catch (error) {
+        this.logger.error('OPER got no answer', { error: errorMessage(error) });
+      }
+    }
+    if (this.options.sasl && this.state.account === null) void this.identifyWhenServicesReturn();
+    const botMode = this.state.isupport.get('BOT');
+    if (botMode) this.send('MODE', this.state.nick, `+${botMode}`);
+    if (this.state.connected) {
+      this.logger.info('ready', {
+        account: this.state.account,
+        operator: this.state.isOperator,
+        caps: [...this.state.caps].sort().join(','),
+      });
+      this.emit('ready');
+    }
+  }
+}

@@ -1,0 +1,79 @@
+/** Channels the bot knows of, keyed by folded name. */
+import type { ModelSlice } from './slice.js';
+
+export interface Channel {
+  name: string;
+  /** User count as the network reports it (LIST), or the member count where the bot is in it. */
+  users: number;
+  topic: string;
+  topicSetBy: string | null;
+  topicSetAt: string | null;
+  createdAt: string | null;
+  /** Channel modes without parameters that carry secrets (no key). */
+  modes: string;
+  /** Secret (+s), private (+p), or only known to the bot as an operator: never public. */
+  hidden: boolean;
+  /** Whether the bot is in the channel (then members are live). */
+  joined: boolean;
+  /** Folded nick → member prefixes (`@`, `+`, `@+` with multi-prefix). */
+  members: Map<string, string>;
+}
+
+export type ChannelFields = Partial<Omit<Channel, 'name' | 'members'>>;
+
+export class ChannelsSlice implements ModelSlice {
+  readonly name = 'channels';
+  private readonly byName = new Map<string, Channel>();
+
+  constructor(private readonly fold: (name: string) => string) {}
+
+  get size(): number {
+    return this.byName.size;
+  }
+
+  get(name: string): Channel | undefined {
+    return this.byName.get(this.fold(name));
+  }
+
+  all(): IterableIterator<Channel> {
+    return this.byName.values();
+  }
+
+  /** @internal changed through NetworkModel, which emits the change */
+  upsert(name: string, fields: ChannelFields): Channel {
+    const key = this.fold(name);
+    let channel = this.byName.get(key);
+    if (!channel) {
+      channel = {
+        name,
+        users: 0,
+        topic: '',
+        topicSetBy: null,
+        topicSetAt: null,
+        createdAt: null,
+        modes: '',
+        hidden: false,
+        joined: false,
+        members: new Map(),
+      };
+      this.byName.set(key, channel);
+    }
+    for (const [field, value] of Object.entries(fields) as [keyof ChannelFields, never][]) {
+      if (value !== undefined) channel[field] = value;
+    }
+    return channel;
+  }
+
+  /** @internal */
+  delete(name: string): Channel | undefined {
+    const key = this.fold(name);
+    const channel = this.byName.get(key);
+    this.byName.delete(key);
+    return channel;
+  }
+
+  /** @internal */
+  clear(): void {
+    this.byName.clear();
+  }
+}

@@ -1,0 +1,66 @@
+/** Linked servers, keyed by lower-cased name (server names are hostnames). */
+import type { ModelSlice } from './slice.js';
+
+export interface Server {
+  name: string;
+  description: string;
+  hops: number;
+  /** null for the root of the tree. */
+  uplink: string | null;
+  users: number | null;
+  isServices: boolean;
+  latencyMs: number | null;
+  measuredAt: string | null;
+}
+
+export type ServerFields = Partial<Omit<Server, 'name'>>;
+
+export class ServersSlice implements ModelSlice {
+  readonly name = 'servers';
+  private readonly byName = new Map<string, Server>();
+
+  get size(): number {
+    return this.byName.size;
+  }
+
+  get(name: string): Server | undefined {
+    return this.byName.get(name.toLowerCase());
+  }
+
+  all(): IterableIterator<Server> {
+    return this.byName.values();
+  }
+
+  /** @internal changed through NetworkModel, which emits the change */
+  upsert(name: string, fields: ServerFields): Server {
+    const key = name.toLowerCase();
+    let server = this.byName.get(key);
+    if (!server) {
+      server = {
+        name,
+        description: '',
+        hops: 0,
+        uplink: null,
+        users: null,
+        isServices: false,
+        latencyMs: null,
+        measuredAt: null,
+      };
+      this.byName.set(key, server);
+    }
+    for (const [field, value] of Object.entries(fields) as [keyof ServerFields, never][]) {
+      if (value !== undefined) server[field] = value;
+    }
+    return server;
+  }
+
+  /** @internal */
+  delete(name: string): boolean {
+    return this.byName.delete(name.toLowerCase());
+  }
+
+  /** @internal */
+  clear(): void {
+    this.byName.clear();
+  }
+}

@@ -1,0 +1,142 @@
+import t from 'tap';
+import { CommandRegistry, type CommandDefinition } from '../../lib/commands.js';
+import { createLogger } from '../../lib/logger.js';
+import { FakeTransport } from '../support/fake-irc.js';
+
+function setup(admins = ['boss']) {
+  const irc = new FakeTransport();
+  irc.connect();
+  irc.register();
+  const logs: string[] = [];
+  const registry = new CommandRegistry(irc, admins, createLogger({ sink: (line) => logs.push(line) }));
+  const runs: string[] = [];
+  registry.register('test', {
+    name: 'PING ME',
+    usage: '<text>',
+    help: 'Echoes the text. Anyone may use it.',
+    handle: ({ text, reply }) => {
+      runs.push(`ping ${text}`);
+      reply(`pong ${text}`);
+    },
+  });
+  registry.register('test', {
+    name: 'SHUTDOWN',
+    usage: '',
+    help: 'Administrators only.',
+    adminOnly: true,
+    handle: ({ sender, reply }) => {
+      runs.push(`shutdown by ${sender.account}`);
+      reply('ok');
+    },
+  });
+  const notices = (nick: string) =>
+    irc.sent.filter((line) => line.startsWith(`NOTICE ${nick} `)).map((line) => line.slice(`NOTICE ${nick} :`.length));
+  return { irc, registry, runs, notices, logs };
+}
+
+async function deliver(setupResult: ReturnType<typeof setup>, line: string): Promise<void> {
+  const { irc, registry } = setupResult;
+  const message = (await new Promise((resolve) => {
+    const off = irc.on('message', (m) => {
+      off();
+      resolve(m);
+    });
+    irc.receive(line);
+  })) as Parameters<CommandRegistry['dispatch']>[0];
+  await registry.dispatch(message);
+}
+
+t.test('commands without usage or help text are refused at registration', async (t) => {
+  const { registry } = setup();
+  const base: CommandDefinition = { name: 'X', usage: '', help: 'Does x.', handle: () => undefined };
+  t.throws(() => registry.register('p', { ...base, help: ' ' }), {
+    message: /command "X" of plugin "p" has no help text/,
+  });
+  t.throws(() => registry.register('p', { ...base, usage: undefined as unknown as string }), {
+    message: /has no usage text/,
+  });
+  t.throws(() => registry.register('p', { ...base, name: 'ping me' }), {
+    message: /already registered by plugin "test"/,
+  });
+});
+
+t.test('a command runs with its arguments; the longest name wins', async (t) => {
+  const context = setup();
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :ping me hello there');
+  t.same(context.runs, ['ping hello there']);
+  t.same(context.notices('alice'), ['pong hello there']);
+});
+
+t.test('unknown commands and channel messages', async (t) => {
+  const context = setup();
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :frobnicate');
+  t.match(context.notices('alice')[0], /Unknown command "frobnicate"/);
+  await deliver(context, ':alice!a@h PRIVMSG #chan :ping me x');
+  t.same(context.runs, [], 'messages to channels are not commands');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :\x01VERSION\x01');
+  t.equal(context.notices('alice').length, 1, 'CTCP is not a command');
+});
+
+t.test('admin rights come from the account tag, never the nick', async (t) => {
+  const context = setup();
+  context.irc.receive(':irc.test CAP DataBot ACK :account-tag');
+  // The nick is the admin's account name, but no account tag: not logged in.
+  await deliver(context, ':boss!x@h PRIVMSG DataBot :SHUTDOWN');
+  t.match(context.notices('boss').at(-1), /not logged in/);
+  await deliver(context, '@account=mallory :boss!x@h PRIVMSG DataBot :SHUTDOWN');
+  t.match(context.notices('boss').at(-1), /Permission denied.*mallory/);
+  await deliver(context, '@account=Boss :someone!x@h PRIVMSG DataBot :SHUTDOWN');
+  t.same(context.runs, ['shutdown by Boss'], 'the admin account (any nick, any case) may');
+  t.ok(context.logs.some((line) => /admin command refused/.test(line)));
+});
+
+t.test('without account-tag the account comes from WHOIS 330', async (t) => {
+  const context = setup();
+  const { irc, registry } = context;
+  const message = await new Promise<Parameters<CommandRegistry['dispatch']>[0]>((resolve) => {
+    const off = irc.on('message', (m) => {
+      off();
+      resolve(m);
+    });
+    irc.receive(':boss!x@h PRIVMSG DataBot :SHUTDOWN');
+  });
+  const running = registry.dispatch(message);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.ok(irc.sent.includes('WHOIS boss'), 'asked WHOIS');
+  irc.receive(':irc.test 311 DataBot boss x h * :Boss', ':irc.test 330 DataBot boss boss :is logged in as');
+  irc.receive(':irc.test 318 DataBot boss :End of /WHOIS list.');
+  await running;
+  t.same(context.runs, ['shutdown by boss']);
+});
+
+t.test('HELP lists what the sender may use and explains one command', async (t) => {
+  const context = setup();
+  context.irc.receive(':irc.test CAP DataBot ACK :account-tag');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :HELP');
+  const list = context.notices('alice');
+  t.ok(list.some((line) => line.includes('PING ME <text>')));
+  t.notOk(
+    list.some((line) => line.includes('SHUTDOWN')),
+    'admin-only commands are hidden from non-admins',
+  );
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :HELP ping me');
+  t.ok(context.notices('alice').includes('Usage: PING ME <text>'));
+  await deliver(context, '@account=boss :b!x@h PRIVMSG DataBot :HELP');
+  t.ok(context.notices('b').some((line) => line.includes('SHUTDOWN')));
+});
+
+t.test('a handler that throws gets a polite reply and a log line', async (t) => {
+  const context = setup();
+  context.registry.register('flaky', {
+    name: 'BREAK',
+    usage: '',
+    help: 'Always fails.',
+    handle: () => {
+      throw new Error('kaboom');
+    },
+  });
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :break');
+  t.match(context.notices('alice').at(-1), /internal error/);
+  t.notMatch(context.notices('alice').at(-1), /kaboom/);
+  t.ok(context.logs.some((line) => line.includes('plugin=flaky') && line.includes('kaboom')));
+});

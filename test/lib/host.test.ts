@@ -1,0 +1,203 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { parseConfig } from '../../lib/config.js';
+import { Host, HostError, resolvePlugins } from '../../lib/host.js';
+import { createLogger } from '../../lib/logger.js';
+import type { ModelSlice } from '../../lib/model/slice.js';
+import { definePlugin, type PluginDefinition } from '../../lib/plugin.js';
+import { FakeTransport } from '../support/fake-irc.js';
+
+type AnyPlugin = PluginDefinition<never>;
+
+function plugin(name: string, dependencies: string[] = [], start: AnyPlugin['start'] = () => undefined): AnyPlugin {
+  return {
+    name,
+    description: `${name} plugin`,
+    dependencies,
+    configSchema: { type: 'object', properties: { level: { type: 'integer', minimum: 1, default: 3 } } },
+    start,
+  };
+}
+
+function setup(plugins: readonly AnyPlugin[], pluginConfig: Record<string, unknown>, admins: string[] = []) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'host-test-'));
+  const config = parseConfig(
+    JSON.stringify({
+      irc: { host: '127.0.0.1', nick: 'DataBot' },
+      http: { host: '127.0.0.1', port: 0 },
+      store: { path: path.join(dir, 'store.json') },
+      admins,
+      plugins: pluginConfig,
+    }),
+    'test',
+    {},
+  );
+  const logs: string[] = [];
+  const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
+  const transport = new FakeTransport();
+  const host = new Host({ config, logger, plugins, transport });
+  return { host, transport, logs, dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+t.test('plugins start in dependency order and stop in reverse', async (t) => {
+  const events: string[] = [];
+  const make = (name: string, dependencies: string[] = []) =>
+    plugin(name, dependencies, () => {
+      events.push(`start ${name}`);
+      return () => {
+        events.push(`stop ${name}`);
+      };
+    });
+  // Registered in an order that is not the dependency order.
+  const registry = [make('api', ['tokens', 'stats']), make('tokens', ['stats']), make('stats'), make('unused')];
+  const { host, cleanup } = setup(registry, { api: {}, tokens: {}, stats: {} });
+  t.teardown(cleanup);
+  await host.start();
+  t.same(events, ['start stats', 'start tokens', 'start api']);
+  await host.stop();
+  t.same(events.slice(3), ['stop api', 'stop tokens', 'stop stats']);
+});
+
+t.test('boot errors name the plugin and the key', async (t) => {
+  const registry = [plugin('stats'), plugin('api', ['stats']), plugin('tokens', ['ghost'])];
+  t.throws(() => resolvePlugins(registry, { api: {} }), {
+    message: /The dependency "stats" of plugin "api" is not enabled/,
+  });
+  t.throws(() => resolvePlugins(registry, { tokens: {} }), {
+    message: /The dependency "ghost" of plugin "tokens" is not registered/,
+  });
+  t.throws(() => resolvePlugins(registry, { stats: { level: 0 } }), {
+    message: /config\.plugins\.stats\.level must be .*1.*got 0/,
+  });
+  t.throws(() => resolvePlugins(registry, { stats: { levle: 2 } }), {
+    message: /config\.plugins\.stats: unknown key "levle"/,
+  });
+  t.throws(() => resolvePlugins(registry, { nope: {} }), {
+    message: /no plugin named "nope" \(known: stats, api, tokens\)/,
+  });
+  const cyclic = [plugin('a', ['b']), plugin('b', ['a'])];
+  t.throws(() => resolvePlugins(cyclic, { a: {}, b: {} }), { message: /cycle: a → b → a/ });
+  try {
+    resolvePlugins(registry, { stats: { level: 0 }, nope: {} });
+    t.fail('should throw');
+  } catch (error) {
+    t.ok(error instanceof HostError);
+    t.equal((error as HostError).problems.length, 2, 'every problem is reported at once');
+  }
+});
+
+t.test('defaults are filled and enabled: false turns a plugin off', async (t) => {
+  const plan = resolvePlugins([plugin('stats'), plugin('api')], { stats: {}, api: { enabled: false } });
+  t.same(
+    plan.map((entry) => entry.definition.name),
+    ['stats'],
+  );
+  t.equal(plan[0]!.config.level, 3, 'the schema default');
+});
+
+t.test('a throwing handler is logged with the plugin name and the host goes on', async (t) => {
+  const seen: string[] = [];
+  const faulty = definePlugin({
+    name: 'faulty',
+    description: 'throws everywhere',
+    configSchema: { type: 'object' },
+    start({ irc, onModelChange, timers }) {
+      irc.on('message', (message) => {
+        if (message.command === 'PRIVMSG') throw new Error('sync boom');
+      });
+      irc.on('message', async (message) => {
+        if (message.command === 'PRIVMSG') throw new Error('async boom');
+      });
+      onModelChange(() => {
+        throw new Error('model boom');
+      });
+      timers.after(1, () => {
+        throw new Error('timer boom');
+      });
+    },
+  }) as AnyPlugin;
+  const healthy = plugin('healthy', [], ({ irc }) => {
+    irc.on('message', (message) => seen.push(message.command));
+  });
+  const { host, transport, logs, cleanup } = setup([faulty, healthy], { faulty: {}, healthy: {} });
+  t.teardown(cleanup);
+  await host.start();
+  transport.register();
+  transport.receive(':alice!a@h PRIVMSG #chan :hello');
+  host.model.upsertUser('alice');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  t.ok(seen.includes('PRIVMSG'), 'the other plugin still got the message');
+  for (const what of ['sync boom', 'async boom', 'model boom', 'timer boom']) {
+    t.ok(
+      logs.some((line) => line.includes('ERROR') && line.includes('plugin=faulty') && line.includes(what)),
+      `logged: ${what}`,
+    );
+  }
+  transport.receive(':bob!b@h PRIVMSG #chan :again');
+  t.equal(seen.filter((command) => command === 'PRIVMSG').length, 2, 'still running');
+  await host.stop();
+});
+
+t.test('a plugin that fails to start stops the ones already started', async (t) => {
+  const events: string[] = [];
+  const first = plugin('first', [], () => () => {
+    events.push('stop first');
+  });
+  const broken = plugin('broken', ['first'], () => {
+    throw new Error('cannot start');
+  });
+  const { host, cleanup } = setup([first, broken], { first: {}, broken: {} });
+  t.teardown(cleanup);
+  await t.rejects(host.start(), { message: /plugin "broken" failed to start: cannot start/ });
+  t.same(events, ['stop first']);
+  await host.stop();
+});
+
+t.test('stop flushes persisting slices to the store and QUITs', async (t) => {
+  class CounterSlice implements ModelSlice {
+    readonly name = 'counter';
+    value = 0;
+    readonly persistence = {
+      snapshot: () => ({ value: this.value }),
+      restore: (data: unknown) => {
+        this.value = (data as { value: number }).value;
+      },
+    };
+  }
+  const counter = new CounterSlice();
+  const counting = plugin('counting', [], ({ model }) => {
+    model.addSlice(counter);
+    return undefined;
+  });
+  const { host, transport, dir, cleanup } = setup([counting], { counting: {} });
+  t.teardown(cleanup);
+  await host.start();
+  transport.register();
+  counter.value = 41;
+  host.model.changed({ slice: 'counter', kind: 'increment' });
+  counter.value = 42;
+  host.model.changed({ slice: 'counter', kind: 'increment' });
+  await host.stop('Bye now');
+  const file = JSON.parse(readFileSync(path.join(dir, 'store.json'), 'utf8')) as {
+    slices: { counter: { value: number } };
+  };
+  t.equal(file.slices.counter.value, 42, 'the last value is on disk');
+  t.ok(transport.sent.includes('QUIT :Bye now'), 'QUIT with the message');
+
+  // A new host restores it.
+  const again = new CounterSlice();
+  const restoring = plugin('counting', [], ({ model }) => {
+    model.addSlice(again);
+  });
+  const second = new Host({
+    config: host['options'].config,
+    logger: createLogger({ sink: () => undefined }),
+    plugins: [restoring],
+    transport: new FakeTransport(),
+  });
+  await second.start();
+  t.equal(again.value, 42, 'restored at start');
+  await second.stop();
+});

@@ -1,0 +1,138 @@
+import t from 'tap';
+import { casefold } from '../../../lib/irc/casemapping.js';
+import { Pacer } from '../../../lib/irc/pacer.js';
+import { formatLine, splitText } from '../../../lib/irc/transport.js';
+import { FakeTransport } from '../../support/fake-irc.js';
+
+t.test('formatLine protects the last parameter only when it must', async (t) => {
+  t.equal(formatLine('PRIVMSG', ['#chan', 'hello world']), 'PRIVMSG #chan :hello world');
+  t.equal(formatLine('JOIN', ['#a,#b']), 'JOIN #a,#b');
+  t.equal(formatLine('PRIVMSG', ['x', ':smile']), 'PRIVMSG x ::smile');
+  t.equal(formatLine('AWAY', ['']), 'AWAY :');
+  t.equal(formatLine('PRIVMSG', ['x', 'a\r\nQUIT']), 'PRIVMSG x :a  QUIT', 'no line breaks can be injected');
+});
+
+t.test('splitText keeps pieces under the byte limit, at spaces', async (t) => {
+  const text = 'word '.repeat(200).trim();
+  const pieces = splitText(text, 100);
+  t.ok(pieces.length > 1);
+  for (const piece of pieces) t.ok(Buffer.byteLength(piece) <= 100, `piece of ${Buffer.byteLength(piece)} bytes`);
+  t.equal(pieces.join(' '), text, 'nothing lost');
+  const wide = splitText('é'.repeat(300), 100);
+  for (const piece of wide) t.ok(Buffer.byteLength(piece) <= 100);
+  t.equal(wide.join(''), 'é'.repeat(300));
+});
+
+t.test('casefold follows CASEMAPPING', async (t) => {
+  t.equal(casefold('Nick[]\\~', 'rfc1459'), 'nick{}|^');
+  t.equal(casefold('Nick[]\\~', 'strict-rfc1459'), 'nick{}|~');
+  t.equal(casefold('a^', 'rfc1459'), casefold('A~', 'rfc1459'), '^ and ~ are one letter');
+  t.equal(casefold('Nick[]\\~', 'ascii'), 'nick[]\\~');
+});
+
+t.test('the pacer lets a burst through, then waits', async (t) => {
+  const now = 0;
+  const written: string[] = [];
+  const pacer = new Pacer({ burst: 3, intervalMs: 1000, write: (line) => written.push(line), now: () => now });
+  for (let index = 0; index < 6; index++) pacer.enqueue(`line ${index}`);
+  t.equal(written.length, 3, 'the burst');
+  t.equal(pacer.pending, 3, 'the rest waits');
+  pacer.clear();
+  t.equal(pacer.pending, 0, 'clear drops the queue');
+});
+
+t.test('the pacer drains on its timer, in order', async (t) => {
+  const written: string[] = [];
+  const pacer = new Pacer({ burst: 1, intervalMs: 20, write: (line) => written.push(line) });
+  const started = Date.now();
+  for (let index = 0; index < 4; index++) pacer.enqueue(`line ${index}`);
+  t.equal(written.length, 1);
+  await new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      if (written.length === 4) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 5);
+  });
+  t.ok(Date.now() - started >= 55, 'three more lines took at least three intervals');
+  t.same(written, ['line 0', 'line 1', 'line 2', 'line 3']);
+});
+
+t.test('session state comes from the server lines', async (t) => {
+  const irc = new FakeTransport();
+  irc.connect();
+  irc.register('DataBot', 'CASEMAPPING=ascii PREFIX=(ov)@+ WHOX BOT=B');
+  t.ok(irc.state.registered);
+  t.equal(irc.state.server, 'irc.test');
+  t.equal(irc.state.casemapping, 'ascii');
+  t.same(irc.state.prefixes, [
+    { mode: 'o', symbol: '@' },
+    { mode: 'v', symbol: '+' },
+  ]);
+  t.ok(irc.state.isupport.has('WHOX'));
+  irc.receive(':irc.test CAP DataBot ACK :account-tag multi-prefix');
+  t.ok(irc.state.caps.has('account-tag'));
+  irc.receive(':irc.test 900 DataBot DataBot!d@h databot :You are now logged in as databot');
+  t.equal(irc.state.account, 'databot');
+  irc.receive(':DataBot MODE DataBot :+o');
+  t.ok(irc.state.isOperator);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.ok(irc.sent.includes('MODE DataBot +B'), 'bot mode requested because ISUPPORT has BOT');
+  irc.receive(':DataBot!d@h NICK :DataBot2');
+  t.equal(irc.state.nick, 'DataBot2');
+});
+
+t.test('after registration: OPER, then ready', async (t) => {
+  const irc = new FakeTransport({ oper: { name: 'op', password: 'pw' } });
+  let ready = 0;
+  irc.on('ready', () => ready++);
+  irc.connect();
+  irc.register();
+  t.ok(irc.sent.includes('OPER op pw'));
+  t.equal(ready, 0, 'not ready before the OPER answer');
+  irc.receive(':irc.test 381 DataBot :You are now an IRC operator');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(ready, 1);
+  t.ok(irc.state.isOperator);
+});
+
+t.test('request collects the reply up to its end and rejects on disconnect', async (t) => {
+  const irc = new FakeTransport();
+  irc.connect();
+  irc.register();
+  const links = irc.request({
+    send: ['LINKS'],
+    reply: (message) => message.command === '364',
+    end: (message) => message.command === '365',
+  });
+  irc.receive(
+    ':irc.test 364 DataBot a.test a.test :0 A',
+    ':irc.test 372 DataBot :noise',
+    ':irc.test 365 DataBot * :End',
+  );
+  const lines = await links;
+  t.same(
+    lines.map((line) => line.command),
+    ['364', '365'],
+  );
+  const pending = irc.request({ send: ['LUSERS'], reply: () => true, end: (message) => message.command === '266' });
+  irc.drop('gone');
+  await t.rejects(pending, /disconnected/);
+});
+
+t.test('a dropped connection is reopened with backoff, not after quit', async (t) => {
+  const irc = new FakeTransport();
+  const disconnected: string[] = [];
+  irc.on('disconnected', (reason) => disconnected.push(reason));
+  irc.connect();
+  irc.register();
+  irc.drop('ping timeout');
+  t.same(disconnected, ['ping timeout']);
+  t.notOk(irc.state.registered, 'state is reset');
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  t.equal(irc.opened, 2, 'reconnected');
+  await irc.quit('bye');
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  t.equal(irc.opened, 2, 'no reconnect after quit');
+});

@@ -1,0 +1,63 @@
+/** The command line: config problems are reported by key and exit 2, before anything connects. */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+const main = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../lib/main.js');
+const dir = mkdtempSync(path.join(tmpdir(), 'main-test-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [main, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', ...env },
+    timeout: 20000,
+  });
+  return { code: result.status, stderr: result.stderr, stdout: result.stdout };
+}
+
+t.test('without a config path it prints the usage', async (t) => {
+  const result = run([]);
+  t.equal(result.code, 2);
+  t.match(result.stderr, /usage: irc-network-data --config <path>/);
+});
+
+t.test('every config problem is listed with its key path', async (t) => {
+  const file = path.join(dir, 'bad.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      irc: { host: '127.0.0.1', nick: 'Bot', port: 0, sasl: { account: 'Bot', password: 'hunter2-secret' } },
+      plugins: { stats: { refresh_seconds: 0 } },
+    }),
+  );
+  const result = run(['--config', file]);
+  t.equal(result.code, 2);
+  t.match(result.stderr, /config\.irc\.port must be an integer from 1 to 65535, got 0/);
+  t.notMatch(result.stderr + result.stdout, /hunter2-secret/, 'the password is never printed');
+});
+
+t.test('plugin config problems name the plugin and the key', async (t) => {
+  const file = path.join(dir, 'plugin.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      irc: { host: '127.0.0.1', nick: 'Bot', port: 1 },
+      http: { port: 0 },
+      store: { path: path.join(dir, 'store.json') },
+      plugins: { stats: { refresh_seconds: 0 } },
+    }),
+  );
+  const result = run([`--config=${file}`]);
+  t.equal(result.code, 2);
+  t.match(result.stderr + result.stdout, /config\.plugins\.stats\.refresh_seconds must be .*1.*got 0/);
+});
+
+t.test('IRC_DATA_CONFIG names the file too', async (t) => {
+  const result = run([], { IRC_DATA_CONFIG: path.join(dir, 'missing.json') });
+  t.equal(result.code, 2);
+  t.match(result.stderr, /missing\.json/);
+});

@@ -1,0 +1,66 @@
+/**
+ * A narrow declaration of the parts of irc-framework 4.14 this project calls.
+ * The library ships no types; everything not listed here is deliberately unused.
+ */
+declare module 'irc-framework' {
+  export interface ParsedMessage {
+    tags: Record<string, string>;
+    prefix: string;
+    nick: string;
+    ident: string;
+    hostname: string;
+    command: string;
+    params: string[];
+  }
+
+  export interface ClientOptions {
+    host: string;
+    port: number;
+    tls?: boolean;
+    rejectUnauthorized?: boolean;
+    nick: string;
+    username?: string;
+    gecos?: string;
+    /** SASL PLAIN credentials. */
+    account?: { account: string; password: string };
+    /** Automatic answer to CTCP VERSION; null turns it off. */
+    version?: string | null;
+    auto_reconnect?: boolean;
+    enable_chghost?: boolean;
+    ping_interval?: number;
+    ping_timeout?: number;
+    message_max_length?: number;
+  }
+
+  /** Parse one raw line (tags, prefix, command, params). */
+  export function ircLineParser(line: string): ParsedMessage;
+
+  type RawMiddleware = (
+    command: string,
+    message: ParsedMessage,
+    rawLine: string,
+    client: Client,
+    next: (error?: Error) => void,
+  ) => void;
+
+  interface MiddlewareHandler {
+    use(middleware: RawMiddleware): void;
+  }
+
+  export class Client {
+    constructor(options?: Partial<ClientOptions>);
+    readonly connected: boolean;
+    connect(options?: ClientOptions): void;
+    /** Write one raw line as is (a single string argument is not re-quoted). */
+    raw(line: string): void;
+    quit(message?: string): void;
+    requestCap(cap: string | string[]): void;
+    use(middleware: (client: Client, raw: MiddlewareHandler, parsed: MiddlewareHandler) => void): this;
+    on(event: 'socket close', listener: (error?: Error) => void): this;
+    on(event: 'socket error', listener: (error: Error) => void): this;
+    on(event: 'socket connected', listener: () => void): this;
+    on(event: string, listener: (...args: unknown[]) => void): this;
+    removeAllListeners(): this;
+    connection: { end(data?: string, hasQuitMessage?: boolean): void };
+  }
+}
