@@ -1,0 +1,135 @@
+/**
+ * The JSON body of a POST or PATCH: the media type is checked, the bytes are
+ * read within a limit, parsed, and checked against the route's schema.
+ */
+import type { IncomingMessage } from 'node:http';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { ApiError, type ErrorDetail } from './errors.js';
+import type { JsonSchema } from './types.js';
+
+/** The default body limit in bytes (16 KiB). */
+export const DEFAULT_BODY_LIMIT = 16 * 1024;
+
+/** Checks a parsed body; returns the problems, empty when the body is valid. */
+export type BodyValidator = (body: unknown) => ErrorDetail[];
+
+// `format` stays an annotation, as draft 2020-12 specifies: no format plugin is installed,
+// and strict mode would otherwise reject every schema that names one.
+const ajv = new Ajv2020({ allErrors: true, validateFormats: false });
+
+/** Compile a route's body schema once, at registration; a broken schema throws there. */
+export function compileBodySchema(schema: JsonSchema): BodyValidator {
+  const validate = ajv.compile(schema);
+  return (body) => (validate(body) ? [] : (validate.errors ?? []).map(toDetail));
+}
+
+function escapePointerToken(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** One ajv error as a detail whose field is the JSON pointer of the offending value. */
+function toDetail(error: ErrorObject): ErrorDetail {
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
+    return { field: `${error.instancePath}/${escapePointerToken(params.missingProperty)}`, message: 'is required' };
+  }
+  if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+    return {
+      field: `${error.instancePath}/${escapePointerToken(params.additionalProperty)}`,
+      message: 'is not allowed',
+    };
+  }
+  if (error.keyword === 'enum' && Array.isArray(params.allowedValues)) {
+    return {
+      field: error.instancePath,
+      message: `must be one of ${params.allowedValues.map((value) => JSON.stringify(value)).join(', ')}`,
+    };
+  }
+  return { field: error.instancePath, message: error.message ?? `fails the "${error.keyword}" rule` };
+}
+
+/** 415 unless the request says `Content-Type: application/json` (a UTF-8 charset parameter is fine). */
+export function checkJsonContentType(request: IncomingMessage): void {
+  const header = request.headers['content-type'] ?? '';
+  const [mediaType = '', ...parameters] = header.split(';').map((part) => part.trim().toLowerCase());
+  const charset = parameters
+    .find((parameter) => parameter.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
+  if (mediaType !== 'application/json' || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
+    throw new ApiError(
+      415,
+      'unsupported_media_type',
+      `The body must be sent as Content-Type: application/json (UTF-8), got ${header === '' ? 'no Content-Type' : JSON.stringify(header)}`,
+    );
+  }
+}
+
+function payloadTooLarge(limit: number): ApiError {
+  return new ApiError(413, 'payload_too_large', `The body exceeds the limit of ${limit} bytes`);
+}
+
+/** Raised when the client goes away before its body is complete; nobody is left to answer. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('The client closed the connection before the request body was complete');
+    this.name = 'ClientGoneError';
+  }
+}
+
+/**
+ * Read the body bytes, refusing (413) a declared Content-Length over the limit up front and a
+ * streamed body as soon as it passes the limit. Bytes past the limit are never kept: the
+ * rest of the upload is discarded so the connection stays usable for the next request.
+ */
+export function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(payloadTooLarge(limit));
+
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      outcome();
+    };
+    request.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      received += chunk.length;
+      if (received > limit) {
+        chunks.length = 0;
+        settle(() => reject(payloadTooLarge(limit)));
+      } else {
+        chunks.push(chunk);
+      }
+    });
+    request.once('end', () => settle(() => resolve(Buffer.concat(chunks))));
+    request.once('error', () => settle(() => reject(new ClientGoneError())));
+    request.once('close', () => settle(() => reject(new ClientGoneError())));
+  });
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Parse the bytes as JSON and check them against the route's validator; 400 invalid_body otherwise. */
+export function parseJsonBody(bytes: Buffer, validate: BodyValidator | undefined): unknown {
+  let body: unknown;
+  try {
+    body = JSON.parse(utf8.decode(bytes));
+  } catch {
+    // JSON.parse's message quotes the input, which may hold a password: keep it out of the answer.
+    throw new ApiError(
+      400,
+      'invalid_body',
+      bytes.length === 0 ? 'The body is empty; send a JSON document' : 'The body is not valid UTF-8 JSON',
+    );
+  }
+  const details = validate?.(body) ?? [];
+  if (details.length > 0) {
+    const summary = details.map((detail) => `${detail.field || '(the body)'} ${detail.message}`).join('; ');
+    throw new ApiError(400, 'invalid_body', `The body is invalid: ${summary}`, details);
+  }
+  return body;
+}

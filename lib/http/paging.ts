@@ -1,0 +1,141 @@
+/**
+ * DRF-style list pagination (`LimitOffsetPagination` with `SearchFilter` and
+ * `OrderingFilter`): `?limit=`, `?offset=`, `?search=`, `?ordering=`.
+ */
+import { invalidParameter } from './errors.js';
+import type { ApiRequest } from './types.js';
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+export interface PaginateOptions<T> {
+  /** The item fields `?ordering=` may name; each may be prefixed with `-` for descending order. */
+  orderingFields: string[];
+  /** The ordering when the request gives none, e.g. `name` or `-users`. */
+  defaultOrdering: string;
+  /** The text `?search=` looks in; without it the list refuses `?search=`. */
+  searchField?: (item: T) => string | string[];
+}
+
+/** The list envelope every list route answers. */
+export interface Page<T> {
+  count: number;
+  /** Path and query of the next page, or null on the last page. */
+  next: string | null;
+  /** Path and query of the previous page, or null on the first page. */
+  previous: string | null;
+  results: T[];
+}
+
+function integerParameter(query: URLSearchParams, name: string, fallback: number, min: number, max: number): number {
+  const text = query.get(name);
+  if (text === null || text === '') return fallback;
+  const value = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(value >= min && value <= max)) {
+    const range =
+      max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
+    throw invalidParameter(name, `must be ${range}; got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
+function typeRank(value: unknown): number {
+  if (typeof value === 'number') return 0;
+  if (typeof value === 'string') return 1;
+  if (typeof value === 'boolean') return 2;
+  return 3;
+}
+
+/** Ascending order of two non-null field values: numbers numerically, strings case-insensitively by code unit, then exactly. */
+function compareValues(left: unknown, right: unknown): number {
+  const rankDifference = typeRank(left) - typeRank(right);
+  if (rankDifference !== 0) return rankDifference;
+  if (typeof left === 'number' && typeof right === 'number') return left - right;
+  if (typeof left === 'string' && typeof right === 'string') {
+    // Code-unit comparison, so the order is the same under every locale.
+    const folded = compareCodeUnits(left.toLowerCase(), right.toLowerCase());
+    return folded !== 0 ? folded : compareCodeUnits(left, right);
+  }
+  if (typeof left === 'boolean' && typeof right === 'boolean') return Number(left) - Number(right);
+  return 0;
+}
+
+function compareCodeUnits(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+function fieldOf(item: unknown, field: string): unknown {
+  return typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined;
+}
+
+function parseOrdering(
+  ordering: string,
+  fields: readonly string[],
+): { field: string; descending: boolean } | undefined {
+  const descending = ordering.startsWith('-');
+  const field = descending ? ordering.slice(1) : ordering;
+  return fields.includes(field) ? { field, descending } : undefined;
+}
+
+/** The path (canonical, with its trailing slash) and the query with `limit` and `offset` replaced. */
+function pageLink(request: ApiRequest, limit: number, offset: number | undefined): string {
+  const query = new URLSearchParams(request.query);
+  query.set('limit', String(limit));
+  if (offset === undefined) query.delete('offset');
+  else query.set('offset', String(offset));
+  // Sorted like DRF's links, so one page always has one URL (and one cache entry).
+  query.sort();
+  const path = request.path.endsWith('/') ? request.path : `${request.path}/`;
+  return `${path}?${query.toString()}`;
+}
+
+/**
+ * Filter, order and slice a list as the request's query asks. Bad values throw
+ * 400 invalid_parameter naming the parameter and what it accepts. Ties keep the
+ * input order; null and missing values sort last in both directions.
+ */
+export function paginate<T>(request: ApiRequest, items: readonly T[], options: PaginateOptions<T>): Page<T> {
+  const { query } = request;
+  const limit = integerParameter(query, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
+  const offset = integerParameter(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+
+  const defaultOrdering = parseOrdering(options.defaultOrdering, options.orderingFields);
+  if (!defaultOrdering) {
+    throw new Error(
+      `paginate: defaultOrdering "${options.defaultOrdering}" is not one of the orderingFields (${options.orderingFields.join(', ')})`,
+    );
+  }
+  const orderingText = query.get('ordering') ?? '';
+  const ordering = orderingText === '' ? defaultOrdering : parseOrdering(orderingText, options.orderingFields);
+  if (!ordering) {
+    const allowed = [...options.orderingFields, ...options.orderingFields.map((field) => `-${field}`)];
+    throw invalidParameter('ordering', `must be one of ${allowed.join(', ')}; got ${JSON.stringify(orderingText)}`);
+  }
+
+  let selected = [...items];
+  const search = query.get('search') ?? '';
+  if (search !== '') {
+    const { searchField } = options;
+    if (!searchField) throw invalidParameter('search', 'this list cannot be searched');
+    const needle = search.toLowerCase();
+    selected = selected.filter((item) => {
+      const haystack = searchField(item);
+      return (Array.isArray(haystack) ? haystack : [haystack]).some((text) => text.toLowerCase().includes(needle));
+    });
+  }
+
+  const direction = ordering.descending ? -1 : 1;
+  selected.sort((left, right) => {
+    const leftValue = fieldOf(left, ordering.field);
+    const rightValue = fieldOf(right, ordering.field);
+    const leftMissing = leftValue === null || leftValue === undefined;
+    const rightMissing = rightValue === null || rightValue === undefined;
+    if (leftMissing || rightMissing) return Number(leftMissing) - Number(rightMissing);
+    return direction * compareValues(leftValue, rightValue);
+  });
+
+  const count = selected.length;
+  const next = offset + limit < count ? pageLink(request, limit, offset + limit) : null;
+  const previous = offset <= 0 ? null : pageLink(request, limit, offset - limit > 0 ? offset - limit : undefined);
+  return { count, next, previous, results: selected.slice(offset, offset + limit) };
+}

@@ -1,0 +1,57 @@
+/**
+ * The route table's types. A route is data: the server serves it, and the
+ * OpenAPI document is generated from the same definitions.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** Who may call a route: anyone, a token approved for the route's endpoint name, or a staff token. */
+export type Tier = 'public' | 'token' | 'staff';
+
+/** A JSON Schema object (draft 2020-12, as OpenAPI 3.1 uses). */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ApiRequest {
+  method: HttpMethod;
+  /** The request path without the query string, as received. */
+  path: string;
+  /** Path parameters, percent-decoded once (`%23chat` is `#chat`). */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** The client's address (the socket's remote address). */
+  ip: string;
+  /** The parsed JSON body of a POST or PATCH (already checked against `route.body` when given). */
+  body: unknown;
+  /** Set by the tier guard for token and staff routes: the token's id. */
+  tokenId?: string;
+}
+
+export interface ApiResponse {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface RouteDefinition {
+  method: HttpMethod;
+  /** polka pattern with a trailing slash, e.g. `/api/irc/channels/:name/`. */
+  path: string;
+  /** Stable endpoint name that an administrator grants (token tier), e.g. `irc.users`. */
+  name: string;
+  summary: string;
+  tier: Tier;
+  /** Seconds for `Cache-Control: public, max-age=<n>` on public GETs (default 10). */
+  maxAge?: number;
+  /** Schema of the JSON body (POST/PATCH); a body that fails it is `400 invalid_body`. */
+  body?: JsonSchema;
+  /** Schema of the 200 response body, for the OpenAPI document and response checks in tests. */
+  response?: JsonSchema;
+  /** Query parameters, for the OpenAPI document. */
+  queryParameters?: { name: string; description: string; schema: JsonSchema }[];
+  handler(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
+}
+
+/** Checks a request before a token or staff route's handler runs; throws an ApiError to refuse. */
+export type TierGuard = (request: ApiRequest, route: RouteDefinition) => void | Promise<void>;

@@ -1,0 +1,835 @@
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+import t, { type Test } from 'tap';
+import { ApiError } from '../../../lib/http/errors.js';
+import { HttpServer, type HttpServerOptions } from '../../../lib/http/server.js';
+import type { ApiRequest, RouteDefinition } from '../../../lib/http/types.js';
+import { createLogger } from '../../../lib/logger.js';
+
+/** A logger whose lines can be awaited, so no test sleeps waiting for the access log. */
+function captureLog() {
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    sink: (line) => {
+      lines.push(line);
+      for (const waiter of [...waiters]) {
+        if (waiter.pattern.test(line)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(line);
+        }
+      }
+    },
+  });
+  const waitForLine = (pattern: RegExp): Promise<string> => {
+    const found = lines.find((line) => pattern.test(line));
+    return found !== undefined ? Promise.resolve(found) : new Promise((resolve) => waiters.push({ pattern, resolve }));
+  };
+  return { logger, lines, waitForLine };
+}
+
+function route(definition: Partial<RouteDefinition> & Pick<RouteDefinition, 'path' | 'handler'>): RouteDefinition {
+  return { method: 'GET', name: 'test.route', summary: 'A test route', tier: 'public', ...definition };
+}
+
+async function start(t: Test, setup: (server: HttpServer) => void, options: Partial<HttpServerOptions> = {}) {
+  const log = captureLog();
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: log.logger, ...options });
+  setup(server);
+  const { url } = await server.listen();
+  t.teardown(() => server.close());
+  return { server, url, log };
+}
+
+/** A promise and the function that resolves it. */
+function gate<T = void>() {
+  let open!: (value: T) => void;
+  const opened = new Promise<T>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+async function errorOf(response: Response) {
+  const body = (await response.json()) as {
+    error: { status: number; code: string; message: string; details?: unknown };
+  };
+  return body.error;
+}
+
+const echoRoute = route({
+  path: '/api/irc/channels/:name/',
+  handler: (request) => ({ body: { name: request.params.name } }),
+});
+
+t.test('every answer is JSON and carries API-Version', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route('test', route({ path: '/api/ok/', handler: () => ({ body: { ok: true } }) }));
+    server.route(
+      'test',
+      route({
+        path: '/api/fail/',
+        handler: () => {
+          throw new ApiError(404, 'user_not_found', 'No user named bob');
+        },
+      }),
+    );
+  });
+  for (const [path, method, status] of [
+    ['/api/ok/', 'GET', 200],
+    ['/api/fail/', 'GET', 404],
+    ['/nowhere/', 'GET', 404],
+    ['/api/ok/', 'DELETE', 405],
+  ] as const) {
+    const response = await fetch(url + path, { method });
+    t.equal(response.status, status, `${method} ${path} status`);
+    t.equal(response.headers.get('content-type'), 'application/json; charset=utf-8', `${method} ${path} content type`);
+    t.equal(response.headers.get('api-version'), '1', `${method} ${path} API-Version`);
+    t.doesNotThrow(JSON.parse.bind(null, await response.text()), `${method} ${path} body is JSON`);
+  }
+});
+
+t.test('paths answer with and without the trailing slash', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route('test', route({ path: '/api/irc/stats/', handler: () => ({ body: { users: 3 } }) }));
+  });
+  for (const path of ['/api/irc/stats/', '/api/irc/stats']) {
+    const response = await fetch(url + path);
+    t.equal(response.status, 200, path);
+    t.same(await response.json(), { users: 3 }, path);
+  }
+});
+
+t.test('path parameters are percent-decoded exactly once', async (t) => {
+  const { url } = await start(t, (server) => server.route('test', echoRoute));
+  const cases: [string, string][] = [
+    ['/api/irc/channels/%23chat/', '#chat'],
+    ['/api/irc/channels/%23chat', '#chat'],
+    ['/api/irc/channels/%2523chat/', '%23chat'],
+    ['/api/irc/channels/caf%C3%A9/', 'café'],
+    ['/api/irc/channels/plain/', 'plain'],
+  ];
+  for (const [path, name] of cases) {
+    const response = await fetch(url + path);
+    t.equal(response.status, 200, path);
+    t.same(await response.json(), { name }, path);
+  }
+});
+
+t.test('a malformed percent escape is 400 invalid_parameter, not a 500', async (t) => {
+  const { url } = await start(t, (server) => server.route('test', echoRoute));
+  const response = await fetch(url + '/api/irc/channels/%E0%A4%A/');
+  t.equal(response.status, 400);
+  const error = await errorOf(response);
+  t.equal(error.code, 'invalid_parameter');
+  t.match(error.message, /^name: /);
+  t.same(error.details, [{ field: 'name', message: error.message.slice('name: '.length) }]);
+});
+
+t.test('unknown paths are 404 not_found; paths match case-sensitively', async (t) => {
+  const { url } = await start(t, (server) => server.route('test', echoRoute));
+  for (const path of ['/api/nowhere/', '/API/irc/channels/x/', '/api/irc/channels/', '/api/irc/channels/a/b/']) {
+    const response = await fetch(url + path);
+    t.equal(response.status, 404, path);
+    const error = await errorOf(response);
+    t.equal(error.code, 'not_found', path);
+    t.equal(error.status, 404, path);
+  }
+});
+
+t.test('another method on a known path is 405 with Allow', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route('test', route({ path: '/api/items/', handler: () => ({ body: [] }) }));
+    server.route('test', route({ method: 'POST', path: '/api/items/', handler: () => ({ status: 201, body: {} }) }));
+    server.route('test', route({ method: 'POST', path: '/api/check/', handler: () => ({ body: {} }) }));
+  });
+  let response = await fetch(url + '/api/items', { method: 'DELETE' });
+  t.equal(response.status, 405);
+  t.equal(response.headers.get('allow'), 'GET, HEAD, POST');
+  t.equal((await errorOf(response)).code, 'method_not_allowed');
+
+  response = await fetch(url + '/api/check/');
+  t.equal(response.status, 405);
+  t.equal(response.headers.get('allow'), 'POST');
+  t.equal((await errorOf(response)).code, 'method_not_allowed');
+
+  response = await fetch(url + '/api/check/', { method: 'HEAD' });
+  t.equal(response.status, 405, 'HEAD only works where GET does');
+  t.equal(response.headers.get('allow'), 'POST');
+});
+
+t.test('HEAD answers like GET without a body', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route(
+      'test',
+      route({
+        path: '/api/irc/stats/',
+        handler: () => ({ body: { users: 12, channels: 4 }, headers: { 'X-Extra': 'yes' } }),
+      }),
+    );
+  });
+  const get = await fetch(url + '/api/irc/stats/');
+  const getBody = await get.text();
+  const head = await fetch(url + '/api/irc/stats/', { method: 'HEAD' });
+  t.equal(head.status, get.status);
+  for (const name of ['content-type', 'content-length', 'etag', 'cache-control', 'api-version', 'x-extra']) {
+    t.equal(head.headers.get(name), get.headers.get(name), name);
+  }
+  t.equal(head.headers.get('content-length'), String(Buffer.byteLength(getBody)));
+  t.equal(await head.text(), '');
+
+  const missing = await fetch(url + '/api/nowhere/', { method: 'HEAD' });
+  t.equal(missing.status, 404);
+  t.equal(missing.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.equal(await missing.text(), '');
+});
+
+t.test('GET 200 carries a strong ETag of the body; If-None-Match answers 304', async (t) => {
+  let users = 1;
+  const { url } = await start(t, (server) => {
+    server.route('test', route({ path: '/api/irc/stats/', handler: () => ({ body: { users } }) }));
+    server.route('test', route({ method: 'POST', path: '/api/irc/stats/', handler: () => ({ body: { users } }) }));
+  });
+  const first = await fetch(url + '/api/irc/stats/');
+  const body = await first.text();
+  const etag = first.headers.get('etag') ?? '';
+  t.equal(
+    etag,
+    `"${createHash('sha256').update(body).digest('base64url')}"`,
+    'quoted SHA-256 of the body bytes, no W/',
+  );
+  t.equal((await fetch(url + '/api/irc/stats/')).headers.get('etag'), etag, 'same body, same tag');
+
+  for (const header of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
+    const response = await fetch(url + '/api/irc/stats/', { headers: { 'If-None-Match': header } });
+    t.equal(response.status, 304, `If-None-Match: ${header}`);
+    t.equal(response.headers.get('etag'), etag);
+    t.equal(response.headers.get('cache-control'), 'public, max-age=10');
+    t.equal(await response.text(), '');
+  }
+  const head = await fetch(url + '/api/irc/stats/', { method: 'HEAD', headers: { 'If-None-Match': etag } });
+  t.equal(head.status, 304, 'HEAD honours If-None-Match too');
+
+  const stale = await fetch(url + '/api/irc/stats/', { headers: { 'If-None-Match': '"not-it"' } });
+  t.equal(stale.status, 200);
+  await stale.text();
+
+  users = 2;
+  const changed = await fetch(url + '/api/irc/stats/', { headers: { 'If-None-Match': etag } });
+  t.equal(changed.status, 200, 'a changed body no longer matches');
+  t.not(changed.headers.get('etag'), etag);
+  t.same(await changed.json(), { users: 2 });
+
+  const post = await fetch(url + '/api/irc/stats/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{}',
+  });
+  t.equal(post.headers.get('etag'), null, 'only GET answers carry an ETag');
+  await post.text();
+});
+
+t.test(
+  'Cache-Control: public max-age on public GETs, private on token and staff routes, no-store on errors',
+  async (t) => {
+    const { url } = await start(t, (server) => {
+      server.route('test', route({ path: '/api/default/', handler: () => ({ body: {} }) }));
+      server.route('test', route({ path: '/api/long/', maxAge: 60, handler: () => ({ body: {} }) }));
+      server.route('test', route({ path: '/api/token/', tier: 'token', handler: () => ({ body: {} }) }));
+      server.route('test', route({ path: '/api/staff/', tier: 'staff', handler: () => ({ body: {} }) }));
+      server.route(
+        'test',
+        route({
+          path: '/api/broken/',
+          maxAge: 60,
+          handler: () => {
+            throw new ApiError(503, 'unavailable', 'Not synced yet');
+          },
+        }),
+      );
+      server.setGuard('token', () => {});
+      server.setGuard('staff', () => {});
+    });
+    const expected: [string, number, string][] = [
+      ['/api/default/', 200, 'public, max-age=10'],
+      ['/api/long/', 200, 'public, max-age=60'],
+      ['/api/token/', 200, 'private, no-store'],
+      ['/api/staff/', 200, 'private, no-store'],
+      ['/api/broken/', 503, 'no-store'],
+      ['/api/nowhere/', 404, 'no-store'],
+    ];
+    for (const [path, status, cacheControl] of expected) {
+      const response = await fetch(url + path);
+      t.equal(response.status, status, path);
+      t.equal(response.headers.get('cache-control'), cacheControl, path);
+      await response.text();
+    }
+  },
+);
+
+t.test('handler headers are added case-insensitively; Content-Type and API-Version stay', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route(
+      'test',
+      route({
+        path: '/api/custom/',
+        handler: () => ({
+          body: { ok: true },
+          headers: {
+            'cache-control': 'no-cache',
+            'content-type': 'text/plain',
+            'api-version': '2',
+            'Content-Length': '1',
+            'X-Extra': 'yes',
+          },
+        }),
+      }),
+    );
+  });
+  const response = await fetch(url + '/api/custom/');
+  t.equal(response.headers.get('cache-control'), 'no-cache', 'a handler may choose its caching');
+  t.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.equal(response.headers.get('api-version'), '1');
+  t.equal(response.headers.get('x-extra'), 'yes');
+  t.same(await response.json(), { ok: true }, 'Content-Length is the real one');
+});
+
+const credentialSchema = {
+  type: 'object',
+  required: ['nick', 'password'],
+  properties: { nick: { type: 'string' }, password: { type: 'string' } },
+  additionalProperties: false,
+};
+
+function bodyRoutes(server: HttpServer, seen: unknown[]) {
+  server.route(
+    'auth',
+    route({
+      method: 'POST',
+      path: '/api/check/',
+      body: credentialSchema,
+      handler: (request) => {
+        seen.push(request.body);
+        return { body: { ok: true } };
+      },
+    }),
+  );
+  server.route(
+    'auth',
+    route({
+      method: 'PATCH',
+      path: '/api/raw/',
+      handler: (request) => {
+        seen.push(request.body);
+        return { body: { ok: true } };
+      },
+    }),
+  );
+}
+
+t.test('a body over the limit is 413, judged by Content-Length before reading', async (t) => {
+  const seen: unknown[] = [];
+  const { url } = await start(t, (server) => bodyRoutes(server, seen));
+  const limit = 16 * 1024;
+  const fits = JSON.stringify({ filler: 'x'.repeat(limit - '{"filler":""}'.length) });
+  t.equal(Buffer.byteLength(fits), limit);
+  let response = await fetch(url + '/api/raw/', {
+    method: 'PATCH',
+    headers: { 'Content-Type': 'application/json' },
+    body: fits,
+  });
+  t.equal(response.status, 200, 'exactly the default limit (16 KiB) is accepted');
+  await response.text();
+
+  response = await fetch(url + '/api/raw/', {
+    method: 'PATCH',
+    headers: { 'Content-Type': 'application/json' },
+    body: fits + ' ',
+  });
+  t.equal(response.status, 413, 'one byte more is refused');
+  const error = await errorOf(response);
+  t.equal(error.code, 'payload_too_large');
+  t.match(error.message, /16384 bytes/);
+  t.equal(seen.length, 1, 'the handler saw only the body that fit');
+
+  const again = await fetch(url + '/api/raw/', {
+    method: 'PATCH',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"after":true}',
+  });
+  t.equal(again.status, 200, 'the server still answers after refusing a body');
+  await again.text();
+});
+
+t.test(
+  'a declared Content-Length over the limit is refused before any body arrives',
+  { timeout: 10_000 },
+  async (t) => {
+    const seen: unknown[] = [];
+    const { url } = await start(t, (server) => bodyRoutes(server, seen));
+    const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+    t.teardown(() => socket.destroy());
+    // Announce a megabyte, send one byte of it, and wait: the answer must not wait for the rest.
+    socket.write(
+      'PATCH /api/raw/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{',
+    );
+    let received = '';
+    await new Promise<void>((resolve) => {
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.toString('utf8');
+        if (received.includes('}}')) resolve();
+      });
+    });
+    t.match(received, /^HTTP\/1\.1 413 /);
+    t.match(received, /"code":"payload_too_large"/);
+    t.equal(seen.length, 0);
+  },
+);
+
+t.test('a streamed body is refused as soon as it passes the limit', { timeout: 10_000 }, async (t) => {
+  const seen: unknown[] = [];
+  const { url, log } = await start(t, (server) => bodyRoutes(server, seen), { bodyLimit: 1024 });
+  const uploadDone = gate();
+  let chunksSent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (chunksSent < 3) {
+        chunksSent++;
+        controller.enqueue(new TextEncoder().encode(' '.repeat(512)));
+      } else {
+        // Hold the upload open: the answer must come before the body ends.
+        await uploadDone.opened;
+        controller.close();
+      }
+    },
+  });
+  const response = await fetch(url + '/api/raw/', {
+    method: 'PATCH',
+    headers: { 'Content-Type': 'application/json' },
+    body,
+    duplex: 'half',
+  } as RequestInit);
+  t.equal(response.status, 413, 'answered while the client was still sending');
+  t.equal((await errorOf(response)).code, 'payload_too_large');
+  t.equal(seen.length, 0);
+  uploadDone.open();
+  await log.waitForLine(/PATCH \/api\/raw\/ status=413/);
+});
+
+t.test('POST and PATCH need Content-Type: application/json (415)', async (t) => {
+  const seen: unknown[] = [];
+  const { url } = await start(t, (server) => bodyRoutes(server, seen));
+  for (const contentType of [
+    undefined,
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/json; charset=latin1',
+  ]) {
+    const headers: Record<string, string> = contentType === undefined ? {} : { 'Content-Type': contentType };
+    // A Blob without a type makes fetch send no Content-Type at all.
+    const response = await fetch(url + '/api/raw/', { method: 'PATCH', headers, body: new Blob(['{"a":1}']) });
+    t.equal(response.status, 415, `Content-Type: ${contentType ?? '(none)'}`);
+    t.equal((await errorOf(response)).code, 'unsupported_media_type');
+  }
+  for (const contentType of [
+    'application/json',
+    'application/json; charset=utf-8',
+    'Application/JSON;charset="UTF-8"',
+  ]) {
+    const response = await fetch(url + '/api/raw/', {
+      method: 'PATCH',
+      headers: { 'Content-Type': contentType },
+      body: '{"a":1}',
+    });
+    t.equal(response.status, 200, `Content-Type: ${contentType}`);
+    await response.text();
+  }
+  t.same(seen, [{ a: 1 }, { a: 1 }, { a: 1 }]);
+});
+
+t.test('a body that is not JSON is 400 invalid_body, without echoing it', async (t) => {
+  const seen: unknown[] = [];
+  const { url } = await start(t, (server) => bodyRoutes(server, seen));
+  const invalidUtf8 = Buffer.concat([
+    Buffer.from('{"nick": "'),
+    Buffer.from([0xff]),
+    Buffer.from('", "password": "pw"}'),
+  ]);
+  for (const body of ['{"nick": "alice", "password": hunter2}', '', invalidUtf8]) {
+    const response = await fetch(url + '/api/check/', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body,
+    });
+    t.equal(response.status, 400, String(body));
+    const error = await errorOf(response);
+    t.equal(error.code, 'invalid_body');
+    t.notMatch(error.message, /hunter2/);
+  }
+  t.equal(seen.length, 0);
+});
+
+t.test('a body failing the route schema is 400 invalid_body with JSON-pointer details', async (t) => {
+  const seen: unknown[] = [];
+  const { url } = await start(t, (server) => bodyRoutes(server, seen));
+  let response = await fetch(url + '/api/check/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"nick": 5, "extra": 1}',
+  });
+  t.equal(response.status, 400);
+  let error = await errorOf(response);
+  t.equal(error.code, 'invalid_body');
+  t.same(
+    new Set(error.details as unknown[]),
+    new Set([
+      { field: '/password', message: 'is required' },
+      { field: '/extra', message: 'is not allowed' },
+      { field: '/nick', message: 'must be string' },
+    ]),
+  );
+  t.match(error.message, /\/nick must be string/);
+
+  response = await fetch(url + '/api/check/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '[]',
+  });
+  error = await errorOf(response);
+  t.same(error.details, [{ field: '', message: 'must be object' }], 'the whole body is the empty pointer');
+
+  response = await fetch(url + '/api/check/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"nick": "alice", "password": "pw"}',
+  });
+  t.equal(response.status, 200);
+  await response.text();
+  t.same(seen, [{ nick: 'alice', password: 'pw' }], 'the handler gets the parsed, valid body');
+});
+
+t.test('an invalid body schema fails at registration, naming the route and plugin', async (t) => {
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: captureLog().logger });
+  t.throws(
+    () =>
+      server.route(
+        'auth',
+        route({ method: 'POST', path: '/api/check/', body: { type: 'no-such-type' }, handler: () => ({ body: {} }) }),
+      ),
+    /POST \/api\/check\/ of plugin "auth"/,
+  );
+});
+
+t.test('a thrown ApiError becomes its status, code, message, details and headers', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route(
+      'test',
+      route({
+        path: '/api/limited/',
+        handler: () => {
+          throw new ApiError(429, 'rate_limited', 'Slow down', [{ field: 'nick', message: 'too many attempts' }], {
+            'Retry-After': '30',
+          });
+        },
+      }),
+    );
+  });
+  const response = await fetch(url + '/api/limited/');
+  t.equal(response.status, 429);
+  t.equal(response.headers.get('retry-after'), '30');
+  t.same(await response.json(), {
+    error: {
+      status: 429,
+      code: 'rate_limited',
+      message: 'Slow down',
+      details: [{ field: 'nick', message: 'too many attempts' }],
+    },
+  });
+});
+
+t.test('any other failure is a 500 that reveals nothing, logged with the plugin and route', async (t) => {
+  const { url, log } = await start(t, (server) => {
+    server.route(
+      'stats',
+      route({
+        path: '/api/sync/',
+        handler: () => {
+          throw new Error('sync secret-detail');
+        },
+      }),
+    );
+    server.route(
+      'stats',
+      route({
+        path: '/api/async/',
+        handler: async () => {
+          await Promise.resolve();
+          throw new TypeError('async secret-detail');
+        },
+      }),
+    );
+    server.route(
+      'stats',
+      route({ path: '/api/reject/', handler: () => Promise.reject(new Error('rejected secret-detail')) }),
+    );
+    server.route('stats', route({ path: '/api/bigint/', handler: () => ({ body: { users: 1n } }) }));
+    server.route(
+      'stats',
+      route({ path: '/api/header/', handler: () => ({ body: {}, headers: { 'X-Bad': 'line\nbreak' } }) }),
+    );
+  });
+  for (const path of ['/api/sync/', '/api/async/', '/api/reject/', '/api/bigint/', '/api/header/']) {
+    const response = await fetch(url + path);
+    t.equal(response.status, 500, path);
+    t.equal(response.headers.get('cache-control'), 'no-store', path);
+    const text = await response.text();
+    t.notMatch(text, /secret-detail|at .*\.js|BigInt/, `${path}: no message or stack`);
+    const error = (JSON.parse(text) as { error: { code: string; message: string } }).error;
+    t.equal(error.code, 'internal', path);
+    t.equal(error.message, 'Internal server error; the failure has been logged', path);
+  }
+  for (const path of ['sync', 'async', 'reject', 'bigint']) {
+    const line = await log.waitForLine(new RegExp(`ERROR .*GET /api/${path}/ failed`));
+    t.match(line, /plugin=stats/, `${path}: the plugin is named`);
+  }
+  await log.waitForLine(/ERROR .*GET \/api\/header\/ produced an invalid response header/);
+  const after = await fetch(url + '/api/nowhere/');
+  t.equal(after.status, 404, 'the server still answers');
+  await after.text();
+});
+
+t.test('a client that leaves before the answer breaks nothing', async (t) => {
+  const handlerEntered = gate();
+  const release = gate();
+  const { url, log } = await start(t, (server) => {
+    server.route(
+      'slow',
+      route({
+        path: '/api/slow/',
+        handler: async () => {
+          handlerEntered.open();
+          await release.opened;
+          return { body: { late: true } };
+        },
+      }),
+    );
+    server.route('slow', route({ path: '/api/fast/', handler: () => ({ body: { fast: true } }) }));
+  });
+  const abort = new AbortController();
+  const request = fetch(url + '/api/slow/', { signal: abort.signal });
+  await handlerEntered.opened;
+  abort.abort();
+  await t.rejects(request);
+  const line = await log.waitForLine(/GET \/api\/slow\/ /);
+  t.match(line, /aborted=true/);
+  release.open();
+  const after = await fetch(url + '/api/fast/');
+  t.equal(after.status, 200, 'the server still answers');
+  t.same(await after.json(), { fast: true });
+  t.notOk(
+    log.lines.some((logged) => /ERROR|WARN/.test(logged)),
+    'the late answer is dropped quietly',
+  );
+});
+
+t.test('token and staff routes run their guard first; without one they are 503', async (t) => {
+  const handled: (string | undefined)[] = [];
+  const handler = (request: ApiRequest) => {
+    handled.push(request.tokenId);
+    return { body: { token: request.tokenId ?? null } };
+  };
+  const { server, url } = await start(t, (server) => {
+    server.route('api', route({ path: '/api/users/', tier: 'token', handler }));
+    server.route('api', route({ path: '/api/staff/tokens/', tier: 'staff', handler }));
+  });
+
+  let response = await fetch(url + '/api/users/');
+  t.equal(response.status, 503, 'no guard yet');
+  t.equal((await errorOf(response)).code, 'unavailable');
+
+  const guarded: string[] = [];
+  server.setGuard('token', (request, guardedRoute) => {
+    guarded.push(guardedRoute.path);
+    const header = request.headers.authorization;
+    if (header !== 'Token good')
+      throw new ApiError(401, 'unauthorized', 'Missing or unknown token', undefined, { 'WWW-Authenticate': 'Token' });
+    request.tokenId = 'token-1';
+  });
+  response = await fetch(url + '/api/users/', { headers: { Authorization: 'Token bad' } });
+  t.equal(response.status, 401);
+  t.equal(response.headers.get('www-authenticate'), 'Token');
+  t.equal((await errorOf(response)).code, 'unauthorized');
+  t.same(handled, [], 'the handler did not run');
+
+  response = await fetch(url + '/api/users/', { headers: { Authorization: 'Token good' } });
+  t.equal(response.status, 200);
+  t.same(await response.json(), { token: 'token-1' }, 'the guard can tell the handler who called');
+
+  response = await fetch(url + '/api/staff/tokens/', { headers: { Authorization: 'Token good' } });
+  t.equal(response.status, 503, 'the token guard does not open staff routes');
+  await response.text();
+  server.setGuard('staff', () => {
+    throw new ApiError(403, 'forbidden', 'Not a staff token');
+  });
+  response = await fetch(url + '/api/staff/tokens/', { headers: { Authorization: 'Token good' } });
+  t.equal(response.status, 403);
+  await response.text();
+  t.same(guarded, ['/api/users/', '/api/users/']);
+  t.same(handled, ['token-1']);
+});
+
+t.test('hooks run after the guard, add headers, and may refuse', async (t) => {
+  const seen: string[] = [];
+  let refuse = false;
+  const { url } = await start(t, (server) => {
+    server.route('api', route({ path: '/api/users/', tier: 'token', handler: () => ({ body: {} }) }));
+    server.route(
+      'api',
+      route({
+        path: '/api/missing/',
+        handler: () => {
+          throw new ApiError(404, 'user_not_found', 'No user');
+        },
+      }),
+    );
+    server.setGuard('token', (request) => {
+      request.tokenId = 'token-7';
+    });
+    server.addHook(async (request, hookedRoute) => {
+      seen.push(`${hookedRoute.name}:${request.tokenId ?? 'public'}`);
+      if (refuse) throw new ApiError(429, 'rate_limited', 'Too many requests', undefined, { 'Retry-After': '12' });
+      return { 'RateLimit-Remaining': '9' };
+    });
+  });
+  let response = await fetch(url + '/api/users/');
+  t.equal(response.status, 200);
+  t.equal(response.headers.get('ratelimit-remaining'), '9');
+  await response.text();
+
+  response = await fetch(url + '/api/missing/');
+  t.equal(response.status, 404);
+  t.equal(response.headers.get('ratelimit-remaining'), '9', 'the hook headers ride on errors too');
+  await response.text();
+
+  refuse = true;
+  response = await fetch(url + '/api/users/');
+  t.equal(response.status, 429);
+  t.equal(response.headers.get('retry-after'), '12');
+  t.equal((await errorOf(response)).code, 'rate_limited');
+  t.same(seen, ['test.route:token-7', 'test.route:public', 'test.route:token-7']);
+});
+
+t.test('one access-log line per request, without query strings, headers or bodies', async (t) => {
+  const { url, log } = await start(t, (server) => {
+    server.route('test', echoRoute);
+    server.route('auth', route({ method: 'POST', path: '/api/check/', handler: () => ({ body: { valid: true } }) }));
+  });
+  const response = await fetch(url + '/api/irc/channels/%23chat/?token=query-secret', {
+    headers: { Authorization: 'Token header-secret' },
+  });
+  const body = await response.text();
+  const post = await fetch(url + '/api/check/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"password":"body-secret"}',
+  });
+  await post.text();
+  const missing = await fetch(url + '/nowhere?x=1');
+  await missing.text();
+
+  const get = await log.waitForLine(/GET \/api\/irc\/channels\//);
+  t.match(
+    get,
+    /INFO {2}\[http\] GET \/api\/irc\/channels\/%23chat\/ status=200 ms=[\d.]+ bytes=(\d+) ip=127\.0\.0\.1$/,
+  );
+  t.equal(get.match(/bytes=(\d+)/)?.[1], String(Buffer.byteLength(body)));
+  t.match(await log.waitForLine(/POST \/api\/check\//), /status=200/);
+  t.match(await log.waitForLine(/GET \/nowhere /), /status=404/);
+
+  const accessLines = log.lines.filter((line) => / status=\d+ /.test(line));
+  t.equal(accessLines.length, 3, 'exactly one line per request');
+  t.notOk(
+    log.lines.some((line) => /secret|Authorization|\?/.test(line)),
+    'no query string, header or body is logged',
+  );
+});
+
+t.test('a duplicate method and path is refused, naming both plugins', async (t) => {
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: captureLog().logger });
+  const first = route({ path: '/api/irc/channels/:name/', handler: () => ({ body: {} }) });
+  server.route('channels', first);
+  t.throws(
+    () => server.route('other', route({ path: '/api/irc/channels/:channel', handler: () => ({ body: {} }) })),
+    /plugin "other".*plugin "channels"/,
+  );
+  const post = route({ method: 'POST', path: '/api/irc/channels/:name/', handler: () => ({ body: {} }) });
+  server.route('other', post);
+  t.same(
+    server.routes(),
+    [
+      { plugin: 'channels', route: first },
+      { plugin: 'other', route: post },
+    ],
+    'routes() lists what was accepted',
+  );
+});
+
+t.test('listen on port 0 reports the real port; a taken port fails naming it', async (t) => {
+  const { server, url } = await start(t, () => {});
+  const port = Number(new URL(url).port);
+  t.ok(port > 0);
+  t.equal(url, `http://127.0.0.1:${port}`);
+  await t.rejects(server.listen(), /already listening/);
+
+  const second = new HttpServer({ host: '127.0.0.1', port, logger: captureLog().logger });
+  await t.rejects(second.listen(), new RegExp(`127\\.0\\.0\\.1:${port}.*EADDRINUSE`));
+});
+
+/** Fails the test instead of hanging when close() never resolves. */
+function closesSoon(server: HttpServer): Promise<string> {
+  return Promise.race([
+    server.close().then(() => 'closed'),
+    new Promise<string>((resolve) => setTimeout(resolve, 5000, 'hung').unref()),
+  ]);
+}
+
+t.test('close() does not wait for idle keep-alive connections', { timeout: 10_000 }, async (t) => {
+  const { server, url } = await start(t, (server) => server.route('test', echoRoute));
+  for (let i = 0; i < 3; i++) {
+    const response = await fetch(url + '/api/irc/channels/a/');
+    t.equal(response.headers.get('connection'), 'keep-alive');
+    await response.text();
+  }
+  // A raw connection that never sends a request is idle too.
+  const raw = net.connect(Number(new URL(url).port), '127.0.0.1');
+  await new Promise((resolve) => raw.once('connect', resolve));
+  const rawClosed = new Promise((resolve) => raw.once('close', resolve));
+  t.equal(await closesSoon(server), 'closed');
+  await rawClosed;
+  await t.rejects(fetch(url + '/api/irc/channels/a/'), 'no longer listening');
+});
+
+t.test('close() lets a request in flight finish, then closes its connection', { timeout: 10_000 }, async (t) => {
+  const handlerEntered = gate();
+  const release = gate();
+  const { server, url } = await start(t, (server) => {
+    server.route(
+      'slow',
+      route({
+        path: '/api/slow/',
+        handler: async () => {
+          handlerEntered.open();
+          await release.opened;
+          return { body: { done: true } };
+        },
+      }),
+    );
+  });
+  const request = fetch(url + '/api/slow/');
+  await handlerEntered.opened;
+  const closing = closesSoon(server);
+  release.open();
+  const response = await request;
+  t.equal(response.status, 200);
+  t.same(await response.json(), { done: true });
+  t.equal(await closing, 'closed');
+});
