@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+// Runs tap on the compiled tests, streams its TAP output, and ends with exactly one line
+// "N passed, N failed" counting assertions. A test file that fails without a failing
+// assertion of its own (crash, non-zero exit, signal, timeout) counts as one failure.
+//
+// usage: node scripts/run-tests.mjs [tap options] [files, dirs or name filters]
+//   no positional argument: every dist/test/**/*.test.js
+//   test/x.test.ts or dist/test/x.test.js: that file; a directory: its *.test.js files;
+//   anything else: the test files whose path contains it (e.g. "integration", "logger").
+// Exit code: 0 only when at least one assertion ran and nothing failed.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const testRoot = path.join(root, 'dist', 'test');
+
+function testFilesUnder(dir) {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((name) => name.endsWith('.test.js'))
+    .map((name) => path.relative(root, path.join(dir, name)))
+    .sort();
+}
+
+/** Maps a source path (test/x.test.ts) to its compiled file (dist/test/x.test.js). */
+function compiledPath(arg) {
+  const relative = path.relative(root, path.resolve(arg));
+  if (/^(test|scripts|lib|plugins)\//.test(relative) && /\.[mc]?ts$/.test(relative)) {
+    return path.join('dist', relative.replace(/\.([mc]?)ts$/, '.$1js'));
+  }
+  return relative;
+}
+
+function selectFiles(positionals) {
+  const all = testFilesUnder(testRoot);
+  if (positionals.length === 0) return all;
+  const chosen = new Set();
+  for (const arg of positionals) {
+    const candidate = compiledPath(arg);
+    if (fs.existsSync(path.join(root, candidate)) && fs.statSync(path.join(root, candidate)).isDirectory()) {
+      for (const file of testFilesUnder(path.join(root, candidate))) chosen.add(file);
+    } else if (fs.existsSync(path.join(root, candidate))) {
+      chosen.add(candidate);
+    } else {
+      const matches = all.filter((file) => file.includes(arg));
+      if (matches.length === 0) console.error(`run-tests: no test file matches "${arg}"`);
+      for (const file of matches) chosen.add(file);
+    }
+  }
+  return [...chosen];
+}
+
+// Options that take a value as the next argument (so the value is not mistaken for a file).
+const valueOptions = new Set([
+  '-R',
+  '--reporter',
+  '-t',
+  '--timeout',
+  '-j',
+  '--jobs',
+  '-g',
+  '--grep',
+  '-o',
+  '--output-file',
+  '-d',
+  '--output-dir',
+  '--plugin',
+  '-P',
+]);
+const options = [];
+const positionals = [];
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const arg = argv[i];
+  if (arg.startsWith('-')) {
+    options.push(arg);
+    if (valueOptions.has(arg) && i + 1 < argv.length) options.push(argv[++i]);
+  } else {
+    positionals.push(arg);
+  }
+}
+
+const files = selectFiles(positionals);
+if (files.length === 0) {
+  console.log('run-tests: no test files found (did the build run? expected dist/test/**/*.test.js)');
+  console.log('0 passed, 0 failed');
+  process.exit(1);
+}
+
+/**
+ * Counts assertions in a TAP 14 stream as it arrives. Subtests are announced by
+ * "# Subtest: name" at the indentation of their own result line; YAML diagnostics are skipped.
+ */
+class TapCounter {
+  passed = 0;
+  failed = 0;
+  skipped = 0;
+  crashedFiles = [];
+  bailedOut = false;
+  #yamlIndent = null;
+  #openSubtests = []; // indents of announced, unfinished subtests (a stack)
+  #failuresAtFileStart = 0;
+  #currentFile = '';
+  #expectExpired = null;
+
+  line(text) {
+    const indent = text.length - text.trimStart().length;
+    const body = text.trimStart();
+    if (this.#yamlIndent !== null) {
+      if (indent === this.#yamlIndent && body === '...') {
+        this.#yamlIndent = null;
+        if (this.#expectExpired) this.crashedFiles.push(this.#expectExpired);
+        this.#expectExpired = null;
+      } else if (this.#expectExpired && indent === 2 && body.startsWith('expired:')) {
+        this.crashedFiles.push(`${this.#expectExpired} (${body})`);
+        this.#expectExpired = null;
+      }
+      return;
+    }
+    if (body.startsWith('# Subtest')) {
+      if (indent === 0) {
+        this.#failuresAtFileStart = this.failed;
+        this.#currentFile = body.replace(/^# Subtest:?\s*/, '');
+      }
+      this.#openSubtests.push(indent);
+      return;
+    }
+
+    if (body.startsWith('Bail out!')) {
+      this.bailedOut = true;
+      return;
+    }
+    const point = /^(not ok|ok)\b(?:\s+\d+)?(?:\s+-)?\s*(.*)$/.exec(body);
+    if (point) {
+      const [, status, rest] = point;
+      const directive = /#\s*(SKIP|TODO)\b/i.exec(rest)?.[1]?.toUpperCase();
+      if (this.#openSubtests.at(-1) === indent) {
+        this.#openSubtests.pop();
+        const description = rest.replace(/\s*#.*$/, '');
+        if (indent === 0 && status === 'not ok' && directive !== 'TODO') {
+          if (description !== this.#currentFile) {
+            // tap's own failure ("timeout!") printed in place of a file's result line.
+            this.failed++;
+            this.#expectExpired = description;
+          } else if (this.failed === this.#failuresAtFileStart) {
+            // A file that failed with no failing assertion inside it crashed.
+            this.failed++;
+            this.crashedFiles.push(description);
+          }
+        }
+      } else if (directive) {
+        this.skipped++;
+      } else if (status === 'ok') {
+        this.passed++;
+      } else {
+        this.failed++;
+      }
+      return;
+    }
+    if (body === '---' && indent >= 2) this.#yamlIndent = indent;
+  }
+}
+
+const counter = new TapCounter();
+const tapBin = path.join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs');
+const tapCommand = fs.existsSync(tapBin) ? [process.execPath, tapBin] : ['npx', 'tap'];
+const child = spawn(tapCommand[0], [...tapCommand.slice(1), '--reporter=tap', ...options, ...files], {
+  cwd: root,
+  stdio: ['inherit', 'pipe', 'inherit'],
+  env: { ...process.env, FORCE_COLOR: '0' },
+});
+
+let pending = '';
+child.stdout.setEncoding('utf8');
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  const text = pending + chunk;
+  const lines = text.split('\n');
+  pending = lines.pop() ?? '';
+  for (const line of lines) counter.line(line.replace(/\r$/, ''));
+});
+
+// Ctrl-C reaches tap and its test processes directly (same process group); just wait for tap.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => child.kill('SIGTERM'));
+
+child.on('close', (code, signal) => {
+  if (pending) counter.line(pending);
+  if (counter.crashedFiles.length) {
+    console.log(`# failures outside assertions (crashed or timed-out files): ${counter.crashedFiles.join(', ')}`);
+  }
+  if (counter.skipped) console.log(`# ${counter.skipped} skipped or todo`);
+  // tap itself failing (bad option, crash) with nothing counted as failed is still a failure.
+  if ((code !== 0 || signal || counter.bailedOut) && counter.failed === 0) counter.failed = 1;
+  console.log(`${counter.passed} passed, ${counter.failed} failed`);
+  process.exit(counter.failed === 0 && counter.passed > 0 ? 0 : 1);
+});

@@ -1,0 +1,473 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { IrcClient } from './irc-client.js';
+
+/** A daemon of the test network. */
+export type ServerName = 'hub' | 'leaf' | 'atheme';
+
+/** Options of {@link startTestNetwork}. */
+export interface TestNetworkOptions {
+  operName?: string;
+  operPass?: string;
+  webircPass?: string;
+  /** Seconds start.sh waits for readiness (default 60). */
+  readyTimeout?: number;
+  /** Keep the run dir (logs) after stop(). */
+  keepRun?: boolean;
+  /** Start attempts when a picked port turns out to be taken (default 4). */
+  attempts?: number;
+  /** Where start.sh's progress goes (default: discarded unless it fails). */
+  log?: (line: string) => void;
+}
+
+/** A running loopback IRC network: hub + leaf InspIRCd and Atheme services, in a private run dir. */
+export interface TestNetwork {
+  runDir: string;
+  host: '127.0.0.1';
+  hubPort: number;
+  leafPort: number;
+  hubServerPort: number;
+  leafServerPort: number;
+  /** Atheme JSON-RPC endpoint. */
+  rpcUrl: string;
+  /** The hub's InspIRCd httpd_stats XML endpoint. */
+  statsUrl: string;
+  operName: string;
+  operPass: string;
+  webircPass: string;
+  /** Everything network.env exported. */
+  env: Record<string, string>;
+  /** Current PIDs by daemon name (read from the run dir's pids file). */
+  pids(): Record<string, number>;
+  /** Stops every daemon (stop.sh) and removes the run dir unless keepRun. Idempotent. */
+  stop(): Promise<void>;
+  /** Stops one daemon and starts it again, then waits until the network is linked and services are back. */
+  restartServer(name: 'hub' | 'leaf'): Promise<void>;
+  /** SIGTERM one daemon by PID and wait until it is gone. */
+  stopServer(name: ServerName): Promise<void>;
+  /** Start one daemon with start.sh's command line; waits for readiness when the other daemons run. */
+  startServer(name: ServerName): Promise<void>;
+}
+
+/** Options of {@link registerAccount}. */
+export interface RegisterAccountOptions {
+  account: string;
+  password: string;
+  /** Client port to use (default: the leaf, so registration crosses the server link). */
+  port?: number;
+  timeout?: number;
+}
+
+/** The repository root: the nearest ancestor of this file holding package.json. */
+export function findRepoRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
+  let dir = from;
+  for (;;) {
+    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'testnet', 'start.sh')))
+      return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`no package.json with testnet/start.sh above ${from}`);
+    dir = parent;
+  }
+}
+
+const repoRoot = findRepoRoot();
+const testnetDir = path.join(repoRoot, 'testnet');
+
+/** Finds `count` distinct free TCP ports on 127.0.0.1 by binding port 0 (held together so they differ). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = net.createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve());
+      });
+    }
+    return servers.map((server) => (server.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
+// Daemons of every network this process started; killed synchronously if the process exits
+// without stop() (a watchdog process covers deaths that skip 'exit', like SIGKILL).
+const liveNetworks = new Set<{ runDir: string; watchdog: number | null }>();
+process.on('exit', () => {
+  for (const network of liveNetworks) {
+    for (const pid of Object.values(readPids(network.runDir))) killQuietly(pid, 'SIGKILL');
+    if (network.watchdog) killQuietly(-network.watchdog, 'SIGKILL');
+    fs.rmSync(network.runDir, { recursive: true, force: true });
+  }
+});
+
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readPids(runDir: string): Record<string, number> {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(runDir, 'pids'), 'utf8');
+  } catch {
+    return {};
+  }
+  const pids: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const [name, pid] = line.trim().split(/\s+/);
+    if (name && pid) pids[name] = Number(pid);
+  }
+  return pids;
+}
+
+function writePid(runDir: string, name: string, pid: number): void {
+  const pids = { ...readPids(runDir), [name]: pid };
+  const text = Object.entries(pids)
+    .map(([daemon, value]) => `${daemon} ${value}\n`)
+    .join('');
+  fs.writeFileSync(path.join(runDir, 'pids'), text);
+}
+
+function parseEnvFile(file: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const match = /^(?:export\s+)?([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (match?.[1]) env[match[1]] = match[2] ?? '';
+  }
+  return env;
+}
+
+function requireEnv(env: Record<string, string>, key: string): string {
+  const value = env[key];
+  if (value === undefined) throw new Error(`network.env lacks ${key}`);
+  return value;
+}
+
+interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs a command to completion in its own session (detached), so the daemons start.sh leaves
+ * behind never receive the terminal's Ctrl-C: whoever started the network stops it, by PID.
+ */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => killQuietly(-(child.pid ?? 0), 'SIGKILL'), timeoutMs);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      resolve({ code: 127, stdout, stderr: `${stderr}${error.message}` });
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+    });
+  });
+}
+
+function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  // No exit event exists for a process that is not our child: poll /proc cheaply.
+  return new Promise((resolve) => {
+    const deadline = Date.now() + timeoutMs;
+    const check = (): void => {
+      if (!isAlive(pid)) resolve(true);
+      else if (Date.now() > deadline) resolve(false);
+      else setTimeout(check, 25);
+    };
+    check();
+  });
+}
+
+function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const attempt = (): void => {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.once('error', () => {
+        socket.destroy();
+        if (Date.now() > deadline) reject(new Error(`port ${port} did not open within ${timeoutMs} ms`));
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+/** The command line start.sh uses for each daemon (keep in sync with testnet/start.sh). */
+function daemonCommand(runDir: string, name: ServerName): { logFile: string; argv: string[] } {
+  const rootFlag = process.getuid?.() === 0 ? ['--runasroot'] : [];
+  switch (name) {
+    case 'hub':
+    case 'leaf':
+      return {
+        logFile: path.join(runDir, name, 'stdout.log'),
+        argv: ['/usr/sbin/inspircd', '--nofork', ...rootFlag, `--config=${path.join(runDir, `${name}.conf`)}`],
+      };
+    case 'atheme':
+      return {
+        logFile: path.join(runDir, 'atheme', 'stdout.log'),
+        argv: [
+          '/usr/bin/atheme-services',
+          '-n',
+          '-c',
+          path.join(runDir, 'atheme.conf'),
+          '-D',
+          path.join(runDir, 'atheme', 'data'),
+          '-l',
+          path.join(runDir, 'atheme', 'atheme.log'),
+          '-p',
+          path.join(runDir, 'atheme', 'atheme.pid'),
+        ],
+      };
+  }
+}
+
+/**
+ * Starts a private test network on free loopback ports (testnet/start.sh) and resolves once
+ * it is linked and services answer. Always call stop(); a process exit kills the daemons anyway.
+ */
+export async function startTestNetwork(options: TestNetworkOptions = {}): Promise<TestNetwork> {
+  const attempts = options.attempts ?? 4;
+  let lastError = '';
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ircnet-test-'));
+    const [hubPort, leafPort, hubServerPort, leafServerPort, rpcPort, httpdPort] = (await freePorts(6)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TESTNET_RUN: runDir,
+      TESTNET_CURRENT: path.join(runDir, 'current'),
+      HUB_PORT: String(hubPort),
+      LEAF_PORT: String(leafPort),
+      HUB_SPORT: String(hubServerPort),
+      LEAF_SPORT: String(leafServerPort),
+      RPC_PORT: String(rpcPort),
+      HTTPD_PORT: String(httpdPort),
+      OPER_NAME: options.operName ?? 'botoper',
+      OPER_PASS: options.operPass ?? 'operpass',
+      WEBIRC_PASS: options.webircPass ?? 'webircpass',
+      READY_TIMEOUT: String(options.readyTimeout ?? 60),
+    };
+    const tracked = { runDir, watchdog: null as number | null };
+    liveNetworks.add(tracked);
+    const result = await run(...startCommand(), env, ((options.readyTimeout ?? 60) + 120) * 1000);
+    for (const line of result.stderr.split('\n')) if (line) options.log?.(line);
+    if (result.code === 0 && fs.existsSync(path.join(runDir, 'network.env'))) {
+      tracked.watchdog = startWatchdog(runDir);
+      return makeNetwork(runDir, parseEnvFile(path.join(runDir, 'network.env')), tracked, options);
+    }
+    liveNetworks.delete(tracked);
+    // start.sh cleans up after itself on failure; make sure nothing is left either way.
+    await run(path.join(testnetDir, 'stop.sh'), [runDir], env, 30000);
+    fs.rmSync(runDir, { recursive: true, force: true });
+    lastError = `${result.stderr}${result.stdout}`.trim();
+    const portRace = /already in use|died during startup|bind|Address already/i.test(lastError);
+    if (!portRace) break;
+  }
+  throw new Error(`testnet/start.sh failed: ${lastError.split('\n').slice(-25).join('\n')}`);
+}
+
+/**
+ * start.sh, serialised through flock while the Debian packages are missing: test files run in
+ * parallel, and two concurrent apt-get installs would fight over the dpkg lock.
+ */
+function startCommand(): [string, string[]] {
+  const startScript = path.join(testnetDir, 'start.sh');
+  const installed = fs.existsSync('/usr/sbin/inspircd') && fs.existsSync('/usr/bin/atheme-services');
+  if (installed) return [startScript, []];
+  return ['flock', [path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
+}
+
+/** A detached process that runs stop.sh when this process disappears without stop(). */
+function startWatchdog(runDir: string): number | null {
+  const script = 'tail --pid="$1" -f /dev/null; exec "$2" "$3" >/dev/null 2>&1';
+  const child = spawn(
+    'sh',
+    ['-c', script, 'testnet-watchdog', String(process.pid), path.join(testnetDir, 'stop.sh'), runDir],
+    {
+      detached: true,
+      stdio: 'ignore',
+      env: { ...process.env, TESTNET_CURRENT: path.join(runDir, 'current') },
+    },
+  );
+  child.unref();
+  return child.pid ?? null;
+}
+
+function makeNetwork(
+  runDir: string,
+  env: Record<string, string>,
+  tracked: { runDir: string; watchdog: number | null },
+  options: TestNetworkOptions,
+): TestNetwork {
+  const hubPort = Number(requireEnv(env, 'IRC_HUB_PORT'));
+  const leafPort = Number(requireEnv(env, 'IRC_LEAF_PORT'));
+  const rpcUrl = requireEnv(env, 'ATHEME_RPC_URL');
+  const rpcPort = Number(new URL(rpcUrl).port);
+  const operName = requireEnv(env, 'IRC_OPER_NAME');
+  const operPass = requireEnv(env, 'IRC_OPER_PASS');
+  const scriptEnv = {
+    ...process.env,
+    TESTNET_CURRENT: path.join(runDir, 'current'),
+    KEEP_RUN: options.keepRun ? '1' : '0',
+  };
+  let stopped: Promise<void> | null = null;
+
+  const allRunning = (): boolean => {
+    const pids = readPids(runDir);
+    return ['hub', 'leaf', 'atheme'].every((name) => pids[name] !== undefined && isAlive(pids[name]));
+  };
+
+  const waitUntilReady = async (timeoutMs = 60000): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    let reason = '';
+    while (Date.now() < deadline) {
+      const probe = await run(
+        process.execPath,
+        [
+          path.join(testnetDir, 'lib', 'probe.mjs'),
+          String(hubPort),
+          String(leafPort),
+          String(rpcPort),
+          operName,
+          operPass,
+        ],
+        { ...process.env, PROBE_TIMEOUT_MS: String(Math.max(1000, Math.min(10000, deadline - Date.now()))) },
+        20000,
+      );
+      if (probe.code === 0) return;
+      reason = probe.stdout.trim() || probe.stderr.trim();
+      // The probe fails fast while a port is still closed; do not spin.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`network in ${runDir} not ready after ${timeoutMs} ms: ${reason}`);
+  };
+
+  const stopServer = async (name: ServerName): Promise<void> => {
+    const pid = readPids(runDir)[name];
+    if (pid === undefined || !isAlive(pid)) return;
+    process.kill(pid, 'SIGTERM');
+    if (!(await waitForExit(pid, 10000))) {
+      killQuietly(pid, 'SIGKILL');
+      await waitForExit(pid, 5000);
+    }
+  };
+
+  const startServer = async (name: ServerName): Promise<void> => {
+    const existing = readPids(runDir)[name];
+    if (existing !== undefined && isAlive(existing)) throw new Error(`${name} is already running (pid ${existing})`);
+    const { logFile, argv } = daemonCommand(runDir, name);
+    // Same as start.sh's startd: nohup, backgrounded by a shell so the daemon outlives it, PID = $!.
+    const script =
+      'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; out=$1; shift; nohup "$@" >> "$out" 2>&1 < /dev/null & echo $!';
+    const launched = await run('bash', ['-c', script, 'startd', logFile, ...argv], process.env, 10000);
+    const pid = Number(launched.stdout.trim());
+    if (launched.code !== 0 || !Number.isInteger(pid) || pid <= 0) {
+      throw new Error(`could not start ${name}: ${launched.stderr}${launched.stdout}`);
+    }
+    writePid(runDir, name, pid);
+    if (name === 'atheme') {
+      if (allRunning()) await waitUntilReady();
+      return;
+    }
+    await waitForPort(name === 'hub' ? hubPort : leafPort, 15000);
+    if (allRunning()) await waitUntilReady();
+  };
+
+  return {
+    runDir,
+    host: '127.0.0.1',
+    hubPort,
+    leafPort,
+    hubServerPort: Number(requireEnv(env, 'IRC_HUB_SERVER_PORT')),
+    leafServerPort: Number(requireEnv(env, 'IRC_LEAF_SERVER_PORT')),
+    rpcUrl,
+    statsUrl: requireEnv(env, 'INSPIRCD_STATS_URL'),
+    operName,
+    operPass,
+    webircPass: requireEnv(env, 'IRC_WEBIRC_PASS'),
+    env,
+    pids: () => readPids(runDir),
+    stopServer,
+    startServer,
+    async restartServer(name) {
+      await stopServer(name);
+      await startServer(name);
+    },
+    stop() {
+      stopped ??= (async () => {
+        const result = await run(path.join(testnetDir, 'stop.sh'), [runDir], scriptEnv, 60000);
+        if (result.code !== 0) throw new Error(`stop.sh failed: ${result.stderr}`);
+        liveNetworks.delete(tracked);
+        if (tracked.watchdog) killQuietly(-tracked.watchdog, 'SIGTERM');
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * Registers a NickServ account: connects as nick `account`, sends REGISTER and resolves once
+ * services confirm (900 or the "is now registered" notice); rejects with services' answer otherwise.
+ */
+export async function registerAccount(
+  network: Pick<TestNetwork, 'host' | 'leafPort'>,
+  { account, password, port, timeout = 15000 }: RegisterAccountOptions,
+): Promise<void> {
+  const client = new IrcClient({ host: network.host, port: port ?? network.leafPort, nick: account, user: 'register' });
+  await client.connect();
+  try {
+    const registration = await client.register();
+    if (!registration.ok) throw new Error(`cannot register ${account}: ${registration.last.raw}`);
+    const outcome = client.waitFor(
+      (message) =>
+        message.command === '900' ||
+        (message.command === 'NOTICE' &&
+          message.nick === 'NickServ' &&
+          /registered|invalid|cannot|not|error|must/i.test(message.params[1] ?? '')),
+      { timeout, what: `NickServ REGISTER ${account}` },
+    );
+    client.send(`PRIVMSG NickServ :REGISTER ${password} ${account}@example.com`);
+    const answer = await outcome;
+    const text = answer.params.at(-1) ?? '';
+    const confirmed = answer.command === '900' || / is now registered to /i.test(text);
+    if (!confirmed) throw new Error(`NickServ refused REGISTER ${account}: ${text}`);
+  } finally {
+    await client.quit('registered');
+  }
+}
