@@ -1,0 +1,232 @@
+/**
+ * Live tracking: one handler per IRC event that changes what the model knows,
+ * for the channels the bot is in (and, for QUIT/NICK/AWAY/ACCOUNT/CHGHOST,
+ * every user it knows). Handlers read like the protocol they follow.
+ */
+import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
+import type { NetworkModel } from '../../lib/model/network.js';
+
+export interface LiveContext {
+  irc: IrcPort;
+  model: NetworkModel;
+}
+
+type Handler = (message: IrcMessage, context: LiveContext) => void;
+
+/** Channel modes that take a parameter, by ISUPPORT CHANMODES class (A, B always; C when setting). */
+function modeTakesParameter(mode: string, adding: boolean, irc: IrcPort): 'list' | 'param' | 'prefix' | 'none' {
+  if (irc.state.prefixes.some((prefix) => prefix.mode === mode)) return 'prefix';
+  const [listModes = 'beI', alwaysModes = 'k', setModes = 'l'] = (irc.state.isupport.get('CHANMODES') ?? 'beI,k,l,')
+    .split(',')
+    .map((group) => group);
+  if (listModes.includes(mode)) return 'list';
+  if (alwaysModes.includes(mode)) return 'param';
+  if (setModes.includes(mode) && adding) return 'param';
+  return 'none';
+}
+
+/** Sort member prefix symbols by rank, as PREFIX lists them. */
+function rankPrefixes(symbols: string, irc: IrcPort): string {
+  const order = irc.state.prefixes.map((prefix) => prefix.symbol);
+  return [...new Set(symbols)].sort((a, b) => order.indexOf(a) - order.indexOf(b)).join('');
+}
+
+/** Split `@+nick` into its prefix symbols and the nick. */
+export function splitMemberPrefix(entry: string, irc: IrcPort): { prefix: string; rest: string } {
+  const symbols = new Set(irc.state.prefixes.map((prefix) => prefix.symbol));
+  let index = 0;
+  while (index < entry.length && symbols.has(entry[index]!)) index++;
+  return { prefix: entry.slice(0, index), rest: entry.slice(index) };
+}
+
+function isSelf(nick: string | undefined, irc: IrcPort): boolean {
+  return nick !== undefined && irc.casefold(nick) === irc.casefold(irc.state.nick);
+}
+
+/** Apply a channel MODE change: member prefixes and the public mode string. */
+export function applyChannelModes(channelName: string, modeText: string, parameters: string[], context: LiveContext): void {
+  const { irc, model } = context;
+  const channel = model.channels.get(channelName);
+  if (!channel) return;
+  const modes = new Set(channel.modes.replace(/^\+/, ''));
+  let adding = true;
+  let next = 0;
+  for (const mode of modeText) {
+    if (mode === '+' || mode === '-') {
+      adding = mode === '+';
+      continue;
+    }
+    const kind = modeTakesParameter(mode, adding, irc);
+    if (kind === 'prefix') {
+      const nick = parameters[next++];
+      if (!nick) continue;
+      const symbol = irc.state.prefixes.find((prefix) => prefix.mode === mode)!.symbol;
+      const current = channel.members.get(irc.casefold(nick));
+      if (current === undefined) continue;
+      const updated = adding ? rankPrefixes(current + symbol, irc) : current.replace(symbol, '');
+      model.setMemberPrefix(channelName, nick, updated);
+    } else if (kind === 'list') {
+      next++;
+    } else {
+      if (kind === 'param') next++;
+      if (adding) modes.add(mode);
+      else modes.delete(mode);
+    }
+  }
+  const modeString = [...modes].sort().join('');
+  model.upsertChannel(channel.name, {
+    modes: modeString ? `+${modeString}` : '',
+    hidden: modes.has('s') || modes.has('p'),
+  });
+}
+
+const handlers: Record<string, Handler> = {
+  JOIN(message, { irc, model }) {
+    const [channelName, account, realname] = message.params;
+    const source = message.source;
+    if (!channelName || !source) return;
+    if (isSelf(source.nick, irc)) {
+      model.upsertChannel(channelName, { joined: true });
+      irc.send('MODE', channelName);
+    }
+    // extended-join: JOIN #chan account :realname ("*" = not logged in)
+    const extended = account !== undefined ? { account: account === '*' ? null : account, realname: realname ?? null } : {};
+    model.upsertUser(source.nick, { ident: source.ident || null, host: source.host || null, ...extended });
+    model.addMember(channelName, source.nick);
+  },
+
+  PART(message, { irc, model }) {
+    const [channelName] = message.params;
+    const nick = message.source?.nick;
+    if (!channelName || !nick) return;
+    if (isSelf(nick, irc)) leaveChannel(channelName, model);
+    else model.removeMember(channelName, nick);
+  },
+
+  KICK(message, { irc, model }) {
+    const [channelName, nick] = message.params;
+    if (!channelName || !nick) return;
+    if (isSelf(nick, irc)) leaveChannel(channelName, model);
+    else model.removeMember(channelName, nick);
+  },
+
+  QUIT(message, { model }) {
+    if (message.source) model.removeUser(message.source.nick);
+  },
+
+  KILL(message, { model }) {
+    const [nick] = message.params;
+    if (nick) model.removeUser(nick);
+  },
+
+  NICK(message, { model }) {
+    const [newNick] = message.params;
+    if (message.source && newNick) model.renameUser(message.source.nick, newNick);
+  },
+
+  MODE(message, context) {
+    const [target, modeText = '', ...parameters] = message.params;
+    if (!target || !/^[#&+!]/.test(target)) return;
+    applyChannelModes(target, modeText, parameters, context);
+  },
+
+  TOPIC(message, { model }) {
+    const [channelName, topic = ''] = message.params;
+    if (!channelName || !model.channels.get(channelName)) return;
+    model.upsertChannel(channelName, {
+      topic,
+      topicSetBy: message.source?.nick ?? null,
+      topicSetAt: message.time.toISOString(),
+    });
+  },
+
+  AWAY(message, { model }) {
+    if (message.source && model.users.get(message.source.nick)) {
+      model.upsertUser(message.source.nick, { away: message.params.length > 0 && message.params[0] !== '' });
+    }
+  },
+
+  ACCOUNT(message, { model }) {
+    const [account] = message.params;
+    if (message.source && model.users.get(message.source.nick)) {
+      model.upsertUser(message.source.nick, { account: !account || account === '*' ? null : account });
+    }
+  },
+
+  CHGHOST(message, { model }) {
+    const [ident, host] = message.params;
+    if (message.source && model.users.get(message.source.nick)) {
+      model.upsertUser(message.source.nick, { ident: ident ?? null, host: host ?? null });
+    }
+  },
+
+  /** RPL_NAMREPLY: `353 me = #chan :@alice +bob carol` (userhost-in-names gives nick!ident@host). */
+  '353'(message, context) {
+    const { irc, model } = context;
+    const channelName = message.params[2];
+    const names = message.params[3] ?? '';
+    if (!channelName) return;
+    const channel = model.channels.get(channelName);
+    if (!channel?.joined) return;
+    for (const entry of names.split(' ').filter(Boolean)) {
+      const { prefix, rest } = splitMemberPrefix(entry, irc);
+      const bang = rest.indexOf('!');
+      const at = rest.indexOf('@');
+      const nick = bang > 0 ? rest.slice(0, bang) : rest;
+      if (bang > 0 && at > bang) model.upsertUser(nick, { ident: rest.slice(bang + 1, at), host: rest.slice(at + 1) });
+      model.addMember(channelName, nick, rankPrefixes(prefix, irc));
+    }
+  },
+
+  /** RPL_ENDOFNAMES: the member count is now exact. */
+  '366'(message, { model }) {
+    const channelName = message.params[1];
+    const channel = channelName ? model.channels.get(channelName) : undefined;
+    if (channel?.joined) model.upsertChannel(channel.name, { users: channel.members.size });
+  },
+
+  /** RPL_TOPIC */
+  '332'(message, { model }) {
+    const [, channelName, topic = ''] = message.params;
+    if (channelName && model.channels.get(channelName)) model.upsertChannel(channelName, { topic });
+  },
+
+  /** RPL_TOPICWHOTIME: `333 me #chan setter 1700000000` */
+  '333'(message, { model }) {
+    const [, channelName, setter, time] = message.params;
+    if (!channelName || !model.channels.get(channelName)) return;
+    model.upsertChannel(channelName, {
+      topicSetBy: setter ? setter.split('!')[0]! : null,
+      topicSetAt: time ? new Date(Number(time) * 1000).toISOString() : null,
+    });
+  },
+
+  /** RPL_CHANNELMODEIS: `324 me #chan +ntl 10` — the full mode string replaces what we had. */
+  '324'(message, context) {
+    const [, channelName, modeText = '', ...parameters] = message.params;
+    const channel = channelName ? context.model.channels.get(channelName) : undefined;
+    if (!channel) return;
+    context.model.upsertChannel(channel.name, { modes: '' });
+    applyChannelModes(channel.name, modeText, parameters, context);
+  },
+
+  /** RPL_CREATIONTIME: `329 me #chan 1700000000` */
+  '329'(message, { model }) {
+    const [, channelName, time] = message.params;
+    if (channelName && time && model.channels.get(channelName)) {
+      model.upsertChannel(channelName, { createdAt: new Date(Number(time) * 1000).toISOString() });
+    }
+  },
+};
+
+function leaveChannel(channelName: string, model: NetworkModel): void {
+  const channel = model.channels.get(channelName);
+  if (!channel) return;
+  for (const memberKey of [...channel.members.keys()]) model.removeMember(channel.name, memberKey);
+  model.upsertChannel(channel.name, { joined: false });
+}
+
+/** Feed one message to its handler, if it has one. */
+export function track(message: IrcMessage, context: LiveContext): void {
+  handlers[message.command]?.(message, context);
+}

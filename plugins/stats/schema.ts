@@ -1,0 +1,61 @@
+/** Config slice of the collector (`plugins.stats`). */
+export interface StatsConfig {
+  refresh_seconds: number;
+  latency_seconds: number;
+  commands_refresh_seconds: number;
+  join: string[] | '*';
+  max_channels: number;
+  services: string[];
+  services_servers: string[];
+}
+
+export const statsConfigSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    refresh_seconds: {
+      type: 'integer',
+      minimum: 1,
+      default: 60,
+      description: 'Full sync (LUSERS, LINKS, LIST, WHO) every this many seconds.',
+    },
+    latency_seconds: {
+      type: 'integer',
+      minimum: 1,
+      default: 30,
+      description: 'Measure the round trip to every linked server every this many seconds.',
+    },
+    commands_refresh_seconds: {
+      type: 'integer',
+      minimum: 1,
+      default: 21600,
+      description: 'Ask the services for their command lists every this many seconds.',
+    },
+    join: {
+      anyOf: [
+        { type: 'array', items: { type: 'string', pattern: '^[#&+!]' } },
+        { const: '*' },
+      ],
+      default: '*',
+      description: 'Channels the bot joins: a list of names, or "*" for every visible channel (up to max_channels).',
+    },
+    max_channels: {
+      type: 'integer',
+      minimum: 0,
+      default: 200,
+      description: 'With join "*", join at most this many channels (the biggest first).',
+    },
+    services: {
+      type: 'array',
+      items: { type: 'string' },
+      default: ['NickServ', 'ChanServ', 'OperServ', 'MemoServ', 'HostServ', 'BotServ'],
+      description: 'Service nicks asked for HELP; SaslServ is left out on purpose (it has no commands).',
+    },
+    services_servers: {
+      type: 'array',
+      items: { type: 'string' },
+      default: [],
+      description: 'Server names to mark as services (U-lined). The server NickServ is on is always marked.',
+    },
+  },
+} as const;

@@ -1,0 +1,113 @@
+/**
+ * Runs the real host in-process against a test network, with its log captured,
+ * for integration tests. Ports and the store live in private places.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseConfig, type HostConfig } from '../../lib/config.js';
+import { Host } from '../../lib/host.js';
+import { createTransport } from '../../lib/irc/create-transport.js';
+import type { IrcEventName } from '../../lib/irc/port.js';
+import { createLogger } from '../../lib/logger.js';
+import { builtinPlugins } from '../../plugins/index.js';
+import type { TestNetwork } from './testnet.js';
+
+export interface TestBot {
+  host: Host;
+  config: HostConfig;
+  /** Every log line so far. */
+  logs: string[];
+  storeDir: string;
+  url: string;
+  /** Resolve on the next occurrence of an IRC event (after this call). */
+  next(event: IrcEventName, timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface TestBotOptions {
+  nick?: string;
+  sasl?: { account: string; password: string };
+  oper?: boolean;
+  admins?: string[];
+  plugins?: Record<string, Record<string, unknown>>;
+  /** Use the leaf instead of the hub. */
+  port?: number;
+  storeDir?: string;
+  /** Print log lines as they happen (debugging). */
+  echo?: boolean;
+}
+
+/** Start the host against `network`; resolves once it is ready (registered, opered, synced if stats runs). */
+export async function startBot(network: TestNetwork, options: TestBotOptions = {}): Promise<TestBot> {
+  const storeDir = options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'bot-store-'));
+  const ownsStore = options.storeDir === undefined;
+  const file = {
+    irc: {
+      host: network.host,
+      port: options.port ?? network.hubPort,
+      nick: options.nick ?? `Bot${process.pid % 10000}`,
+      ...(options.sasl ? { sasl: options.sasl } : {}),
+      ...(options.oper === false ? {} : { oper: { name: network.operName, password: network.operPass } }),
+      pacing: { burst: 10, interval_ms: 50 },
+      reconnect: { min_ms: 200, max_ms: 2000 },
+    },
+    http: { host: '127.0.0.1', port: 0 },
+    store: { path: path.join(storeDir, 'store.json') },
+    admins: options.admins ?? [],
+    log: { level: 'debug' },
+    plugins: options.plugins ?? { stats: { refresh_seconds: 600 } },
+  };
+  const config = parseConfig(JSON.stringify(file), 'test config', {});
+  const logs: string[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    sink: (line) => {
+      logs.push(line);
+      if (options.echo) process.stdout.write(`# ${line}\n`);
+    },
+  });
+  const transport = createTransport(config, logger.child('irc'), 'irc-network-data test');
+  const host = new Host({ config, logger, plugins: builtinPlugins, transport });
+  const next = (event: IrcEventName, timeoutMs = 20000): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error(`no IRC ${event} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const off = transport.on(event, () => {
+        clearTimeout(timer);
+        off();
+        resolve();
+      });
+    });
+  const ready = next('ready', 30000);
+  await host.start();
+  await ready;
+  const bot: TestBot = {
+    host,
+    config,
+    logs,
+    storeDir,
+    url: host.url!,
+    next,
+    async stop() {
+      await host.stop('test over');
+      if (ownsStore) rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+  return bot;
+}
+
+/** Poll `check` until it returns true (for state that changes without an event we can hook). */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
