@@ -253,7 +253,7 @@ export function checkSchema(schema: object, data: unknown, prefix: string): stri
     try {
       validate = ajv.compile(schema);
     } catch (error) {
-      throw new Error(`invalid JSON Schema for ${prefix}: ${errorMessage(error)}`);
+      throw new Error(`invalid JSON Schema for ${prefix}: ${errorMessage(error)}`, { cause: error });
     }
     compiled.set(schema, validate);
   }

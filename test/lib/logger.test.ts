@@ -3,7 +3,11 @@ import { createLogger, type LogLevel } from '../../lib/logger.js';
 
 function capture(level: LogLevel = 'debug') {
   const lines: string[] = [];
-  const logger = createLogger({ level, sink: (line) => lines.push(line), now: () => new Date('2026-11-21T12:00:00.000Z') });
+  const logger = createLogger({
+    level,
+    sink: (line) => lines.push(line),
+    now: () => new Date('2026-11-21T12:00:00.000Z'),
+  });
   return { logger, lines };
 }
 
