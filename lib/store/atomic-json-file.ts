@@ -65,7 +65,10 @@ export class AtomicJsonFile implements Adapter<unknown> {
       throw new UnusableFileError(this.filePath, `not JSON (${errorMessage(error)})`, { cause: error });
     }
     if (!isJsonObject(data)) {
-      throw new UnusableFileError(this.filePath, `not a JSON object (found ${Array.isArray(data) ? 'an array' : JSON.stringify(data)})`);
+      throw new UnusableFileError(
+        this.filePath,
+        `not a JSON object (found ${Array.isArray(data) ? 'an array' : JSON.stringify(data)})`,
+      );
     }
     return data;
   }

@@ -48,7 +48,10 @@ interface StoreFile {
 }
 
 type Inspection =
-  { kind: 'missing' } | { kind: 'good'; file: StoreFile } | { kind: 'newer'; version: number } | { kind: 'unusable'; reason: string };
+  | { kind: 'missing' }
+  | { kind: 'good'; file: StoreFile }
+  | { kind: 'newer'; version: number }
+  | { kind: 'unusable'; reason: string };
 
 const DEFAULT_DEBOUNCE_MS = 1000;
 
@@ -152,7 +155,9 @@ export class Store {
    */
   register(slice: PersistedSlice): void {
     if (!this.loaded) {
-      throw new Error(`slice '${slice.key}' was registered before the store ${this.path} was loaded; await store.load() first`);
+      throw new Error(
+        `slice '${slice.key}' was registered before the store ${this.path} was loaded; await store.load() first`,
+      );
     }
     if (this.slices.has(slice.key)) {
       throw new Error(`store slice key '${slice.key}' is already registered; give each slice its own key`);
@@ -183,7 +188,9 @@ export class Store {
       return;
     }
     if (!this.loaded) {
-      throw new Error(`Store.markDirty() was called before the store ${this.path} was loaded; await store.load() first`);
+      throw new Error(
+        `Store.markDirty() was called before the store ${this.path} was loaded; await store.load() first`,
+      );
     }
     this.dirty = true;
     this.timer ??= setTimeout(() => this.onTimer(), this.debounceMs);
@@ -286,9 +293,12 @@ export class Store {
       try {
         result = migration.migrate(slices);
       } catch (error) {
-        throw new Error(`store migration from schema_version ${version} to ${version + 1} failed on ${source}: ${errorMessage(error)}`, {
-          cause: error,
-        });
+        throw new Error(
+          `store migration from schema_version ${version} to ${version + 1} failed on ${source}: ${errorMessage(error)}`,
+          {
+            cause: error,
+          },
+        );
       }
       if (!isJsonObject(result)) {
         throw new Error(
@@ -313,7 +323,9 @@ export class Store {
     // A write in flight reschedules when it finishes, so there is never more than one.
     if (this.inFlight || !this.dirty) return;
     this.startWrite().catch((error: unknown) => {
-      this.logger.error(`could not save the store ${this.path}: ${errorMessage(error)}; retrying on the next change or at shutdown`);
+      this.logger.error(
+        `could not save the store ${this.path}: ${errorMessage(error)}; retrying on the next change or at shutdown`,
+      );
     });
   }
 
@@ -341,7 +353,9 @@ export class Store {
       try {
         slices.set(key, slice.snapshot());
       } catch (error) {
-        throw new Error(`slice '${key}' failed to take a snapshot for ${this.path}: ${errorMessage(error)}`, { cause: error });
+        throw new Error(`slice '${key}' failed to take a snapshot for ${this.path}: ${errorMessage(error)}`, {
+          cause: error,
+        });
       }
     }
     const sortedKeys = [...slices.keys()].sort();

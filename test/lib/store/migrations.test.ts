@@ -34,11 +34,18 @@ t.test('an older file is migrated step by step, logged, and saved at the new ver
   await store.load();
 
   const restored: unknown[] = [];
-  store.register({ key: 'people', snapshot: () => ({ list: ['alice', 'bob'] }), restore: (data) => restored.push(data) });
+  store.register({
+    key: 'people',
+    snapshot: () => ({ list: ['alice', 'bob'] }),
+    restore: (data) => restored.push(data),
+  });
   t.same(restored, [{ list: ['alice', 'bob'] }]);
   t.match(
     lines.filter((entry) => entry.level === 'info').map((entry) => entry.line),
-    [`migrated store file ${file} from schema_version 1 to 2`, `migrated store file ${file} from schema_version 2 to 3`],
+    [
+      `migrated store file ${file} from schema_version 1 to 2`,
+      `migrated store file ${file} from schema_version 2 to 3`,
+    ],
   );
   t.same(problems(lines), []);
 
@@ -91,7 +98,9 @@ t.test('a migration that throws fails naming the step', async (t) => {
     },
   };
   const store = new Store({ path: file, logger, schemaVersion: 2, migrations: [broken] });
-  await t.rejects(store.load(), { message: /migration from schema_version 1 to 2 failed on .*store\.json: users slice is missing/ });
+  await t.rejects(store.load(), {
+    message: /migration from schema_version 1 to 2 failed on .*store\.json: users slice is missing/,
+  });
 });
 
 t.test('two migrations from the same version are refused', async (t) => {

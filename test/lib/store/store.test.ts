@@ -3,7 +3,14 @@ import path from 'node:path';
 import t from 'tap';
 import { AtomicJsonFile } from '../../../lib/store/atomic-json-file.js';
 import { CURRENT_SCHEMA_VERSION, Store, type PersistedSlice } from '../../../lib/store/store.js';
-import { captureLogger, deferred, makeTempDir, problems, readStoreFile, writeStoreFile } from './fixtures/temp-store.js';
+import {
+  captureLogger,
+  deferred,
+  makeTempDir,
+  problems,
+  readStoreFile,
+  writeStoreFile,
+} from './fixtures/temp-store.js';
 
 /** A slice whose snapshot() counts calls: one call is one write. */
 function countingSlice(key: string, value: () => unknown = () => ({ key })) {
@@ -119,7 +126,10 @@ t.test('register, markDirty and a second load are refused at the wrong time', as
 t.test('bad options are refused by name', async (t) => {
   const { logger } = captureLogger();
   t.throws(() => new Store({ path: 'x.json', logger, debounceMs: -1 }), /debounceMs must be .* got -1/);
-  t.throws(() => new Store({ path: 'x.json', logger, schemaVersion: 0 }), /schemaVersion must be an integer >= 1, got 0/);
+  t.throws(
+    () => new Store({ path: 'x.json', logger, schemaVersion: 0 }),
+    /schemaVersion must be an integer >= 1, got 0/,
+  );
 });
 
 t.test('a restore() that throws is reported with the slice and file', async (t) => {
@@ -133,7 +143,10 @@ t.test('a restore() that throws is reported with the slice and file', async (t) 
       if (!Array.isArray(data.list)) throw new Error('list is missing');
     },
   };
-  t.throws(() => store.register(broken), /slice 'tokens' could not restore its data from .*store\.json: list is missing/);
+  t.throws(
+    () => store.register(broken),
+    /slice 'tokens' could not restore its data from .*store\.json: list is missing/,
+  );
   await store.close();
 });
 
@@ -251,7 +264,11 @@ t.test('flush during a write waits for it, then writes the newer changes', async
   t.equal(gated.slice.snapshots, 2);
   t.equal(gated.state.mostInFlight, 1);
   t.same(gated.onDiskAtStart, ['missing', 1]);
-  t.equal((readStoreFile(file).slices.gated as { write: number }).write, 2, 'flush resolved with the latest data on disk');
+  t.equal(
+    (readStoreFile(file).slices.gated as { write: number }).write,
+    2,
+    'flush resolved with the latest data on disk',
+  );
   await store.close();
 });
 
@@ -268,7 +285,11 @@ t.test('each write keeps the previous file as .bak', async (t) => {
     store.markDirty();
     await store.flush();
     t.same(readStoreFile(file).slices, { data: { version } });
-    t.same(readStoreFile(backup).slices, { data: { version: version - 1 } }, `after write ${version} the backup is write ${version - 1}`);
+    t.same(
+      readStoreFile(backup).slices,
+      { data: { version: version - 1 } },
+      `after write ${version} the backup is write ${version - 1}`,
+    );
   }
   t.same(fs.readdirSync(path.dirname(file)).sort(), ['store.json', 'store.json.bak'], 'no temp files left behind');
   await store.close();
@@ -318,7 +339,10 @@ t.test('a failed debounced write is logged naming the file', async (t) => {
   store.register(countingSlice('data'));
   fs.mkdirSync(file);
   store.markDirty();
-  t.match(await logged.promise, /could not save the store .*store\.json: .*; retrying on the next change or at shutdown/);
+  t.match(
+    await logged.promise,
+    /could not save the store .*store\.json: .*; retrying on the next change or at shutdown/,
+  );
   fs.rmdirSync(file);
   await store.close();
   t.ok(fs.statSync(file).isFile(), 'close wrote the changes the failed write had');
