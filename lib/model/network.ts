@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { casefold, type Casemapping } from '../irc/casemapping.js';
 import { ChannelsSlice, type Channel, type ChannelFields } from './channels.js';
 import { ServersSlice, type Server, type ServerFields } from './servers.js';
+import { ServicesSlice, type ServiceCommands } from './services.js';
 import type { ModelChange, ModelSlice } from './slice.js';
 import { UsersSlice, type User, type UserFields } from './users.js';
 
@@ -28,6 +29,8 @@ export class NetworkModel {
   readonly users: UsersSlice;
   readonly channels: ChannelsSlice;
   readonly servers: ServersSlice;
+  /** The service command lists; kept across reconnects (they describe the services, not the connection). */
+  readonly services: ServicesSlice;
   private casemappingValue: Casemapping = 'rfc1459';
   private connectedValue = false;
   private readonly statsValue: NetworkStats = {
@@ -48,6 +51,7 @@ export class NetworkModel {
     this.users = new UsersSlice(fold);
     this.channels = new ChannelsSlice(fold);
     this.servers = new ServersSlice();
+    this.services = new ServicesSlice();
     this.events.setMaxListeners(50);
   }
 
@@ -77,9 +81,9 @@ export class NetworkModel {
     return () => this.events.off(event, listener);
   }
 
-  /** Slices beyond the built-in three (tokens, activity, ...), for persistence and lookup. */
+  /** Every slice: the built-in ones, then those added (tokens, activity, ...), for persistence and lookup. */
   slices(): ModelSlice[] {
-    return [this.users, this.channels, this.servers, ...this.extraSlices.values()];
+    return [this.users, this.channels, this.servers, this.services, ...this.extraSlices.values()];
   }
 
   addSlice(slice: ModelSlice): void {
@@ -214,6 +218,23 @@ export class NetworkModel {
 
   removeServer(name: string): void {
     if (this.servers.delete(name)) this.changed({ slice: 'servers', kind: 'remove', name });
+  }
+
+  /** A latency measurement of a known server: the round trip in ms, or null when it did not answer. */
+  setServerLatency(name: string, latencyMs: number | null): void {
+    const server = this.servers.get(name);
+    if (!server) return;
+    server.latencyMs = latencyMs;
+    server.measuredAt = this.clock().toISOString();
+    this.changed({ slice: 'servers', kind: 'latency', name: server.name });
+  }
+
+  // --- services -----------------------------------------------------------------
+
+  /** The command lists of the services that answered HELP this time; services not listed are gone. */
+  setServiceCommands(lists: readonly ServiceCommands[]): void {
+    this.services.replace(lists, this.clock().toISOString());
+    this.changed({ slice: 'services', kind: 'commands' });
   }
 
   private clearLive(): void {

@@ -1,4 +1,8 @@
-/** Users the bot can see, keyed by folded nick. */
+/**
+ * Users the bot can see, keyed by folded nick. A big network has 100,000 of
+ * them, so a user is one flat object, and the strings many users share (server
+ * names, the time a sync first saw them) are stored once.
+ */
 import type { ModelSlice } from './slice.js';
 
 export interface User {
@@ -20,9 +24,24 @@ export interface User {
 
 export type UserFields = Partial<Omit<User, 'nick' | 'channels' | 'firstSeenAt'>>;
 
+/**
+ * A copy of `text` that does not keep the line it was cut from alive. V8 represents a substring of
+ * 13 or more characters as a view into its parent string; a host or realname kept that way would
+ * hold its whole 150-byte WHO line in memory, for every user.
+ */
+function detached(text: string): string {
+  return text.length < 13 ? text : (JSON.parse(JSON.stringify(text)) as string);
+}
+
+/** More distinct server names than any real network has; past it, names are no longer shared. */
+const MAX_SHARED_SERVER_NAMES = 1000;
+
 export class UsersSlice implements ModelSlice {
   readonly name = 'users';
   private readonly byNick = new Map<string, User>();
+  private readonly serverNames = new Map<string, string>();
+  private lastSeenTime = NaN;
+  private lastSeenText = '';
 
   constructor(private readonly fold: (name: string) => string) {}
 
@@ -44,7 +63,7 @@ export class UsersSlice implements ModelSlice {
     let user = this.byNick.get(key);
     if (!user) {
       user = {
-        nick,
+        nick: detached(nick),
         ident: null,
         host: null,
         ip: null,
@@ -53,17 +72,40 @@ export class UsersSlice implements ModelSlice {
         server: null,
         away: false,
         isOperator: false,
-        firstSeenAt: now.toISOString(),
+        firstSeenAt: this.timeText(now),
         channels: new Set(),
       };
       this.byNick.set(key, user);
-    } else {
-      user.nick = nick;
+    } else if (user.nick !== nick) {
+      user.nick = detached(nick);
     }
     for (const [field, value] of Object.entries(fields) as [keyof UserFields, never][]) {
-      if (value !== undefined) user[field] = value;
+      // Unchanged values are left alone: a sync repeats every user, and the stored strings are already compact.
+      if (value === undefined || user[field] === value) continue;
+      user[field] = (typeof value === 'string' ? this.compact(field, value) : value) as never;
     }
     return user;
+  }
+
+  private compact(field: keyof UserFields, value: string): string {
+    return field === 'server' ? this.sharedServerName(value) : detached(value);
+  }
+
+  private sharedServerName(name: string): string {
+    const shared = this.serverNames.get(name);
+    if (shared !== undefined) return shared;
+    const copy = detached(name);
+    if (this.serverNames.size < MAX_SHARED_SERVER_NAMES) this.serverNames.set(copy, copy);
+    return copy;
+  }
+
+  /** One ISO string per clock tick: a sync adds thousands of users within the same millisecond. */
+  private timeText(now: Date): string {
+    if (now.getTime() !== this.lastSeenTime) {
+      this.lastSeenTime = now.getTime();
+      this.lastSeenText = now.toISOString();
+    }
+    return this.lastSeenText;
   }
 
   /** @internal */

@@ -4,8 +4,14 @@
  * listed below; the OpenAPI document is generated from the same table.
  */
 import { definePlugin } from '../../lib/plugin.js';
+import { channelRoutes } from './channels.js';
+import { commandRoutes } from './commands.js';
 import { networkRoutes } from './network.js';
+import { openApiRoutes } from './openapi.js';
+import { operatorRoutes } from './opers.js';
 import { apiConfigSchema, type ApiConfig } from './schema.js';
+import { serverRoutes } from './servers.js';
+import { userRoutes } from './users.js';
 
 export default definePlugin<ApiConfig>({
   name: 'api',
@@ -13,7 +19,15 @@ export default definePlugin<ApiConfig>({
   dependencies: ['stats'],
   configSchema: apiConfigSchema,
   start({ http, model, config }) {
-    const routes = [...networkRoutes(model, config)];
+    const routes = [
+      ...networkRoutes(model, config),
+      ...serverRoutes(model, config),
+      ...channelRoutes(model, config),
+      ...commandRoutes(model, config),
+      ...operatorRoutes(model),
+      ...userRoutes(model),
+      ...openApiRoutes(http, config),
+    ];
     for (const route of routes) http.route(route);
   },
 });

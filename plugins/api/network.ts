@@ -27,7 +27,9 @@ export const networkStatsSchema = {
 export function requireReady(model: NetworkModel): void {
   if (!model.ready) {
     throw unavailable(
-      model.connected ? 'The bot is connected but has not finished its first sync yet' : 'The bot is not connected to the network',
+      model.connected
+        ? 'The bot is connected but has not finished its first sync yet'
+        : 'The bot is not connected to the network',
     );
   }
 }

@@ -44,7 +44,12 @@ function isSelf(nick: string | undefined, irc: IrcPort): boolean {
 }
 
 /** Apply a channel MODE change: member prefixes and the public mode string. */
-export function applyChannelModes(channelName: string, modeText: string, parameters: string[], context: LiveContext): void {
+export function applyChannelModes(
+  channelName: string,
+  modeText: string,
+  parameters: string[],
+  context: LiveContext,
+): void {
   const { irc, model } = context;
   const channel = model.channels.get(channelName);
   if (!channel) return;
@@ -86,11 +91,14 @@ const handlers: Record<string, Handler> = {
     const source = message.source;
     if (!channelName || !source) return;
     if (isSelf(source.nick, irc)) {
-      model.upsertChannel(channelName, { joined: true });
+      // A channel LIST never showed may be secret: hidden until its modes (324) say otherwise.
+      const known = model.channels.get(channelName);
+      model.upsertChannel(channelName, { joined: true, hidden: known ? known.hidden : true });
       irc.send('MODE', channelName);
     }
     // extended-join: JOIN #chan account :realname ("*" = not logged in)
-    const extended = account !== undefined ? { account: account === '*' ? null : account, realname: realname ?? null } : {};
+    const extended =
+      account !== undefined ? { account: account === '*' ? null : account, realname: realname ?? null } : {};
     model.upsertUser(source.nick, { ident: source.ident || null, host: source.host || null, ...extended });
     model.addMember(channelName, source.nick);
   },
@@ -219,11 +227,13 @@ const handlers: Record<string, Handler> = {
   },
 };
 
+/** The bot left: the members are no longer seen, but the others are still there until LIST says otherwise. */
 function leaveChannel(channelName: string, model: NetworkModel): void {
   const channel = model.channels.get(channelName);
   if (!channel) return;
+  const others = Math.max(0, channel.members.size - 1);
   for (const memberKey of [...channel.members.keys()]) model.removeMember(channel.name, memberKey);
-  model.upsertChannel(channel.name, { joined: false });
+  model.upsertChannel(channel.name, { joined: false, users: others });
 }
 
 /** Feed one message to its handler, if it has one. */

@@ -7,6 +7,8 @@ export interface StatsConfig {
   max_channels: number;
   services: string[];
   services_servers: string[];
+  who_chunk_above: number;
+  list_chunk_above: number;
 }
 
 export const statsConfigSchema = {
@@ -16,26 +18,27 @@ export const statsConfigSchema = {
     refresh_seconds: {
       type: 'integer',
       minimum: 1,
+      maximum: 86400,
       default: 60,
       description: 'Full sync (LUSERS, LINKS, LIST, WHO) every this many seconds.',
     },
     latency_seconds: {
       type: 'integer',
       minimum: 1,
+      maximum: 86400,
       default: 30,
       description: 'Measure the round trip to every linked server every this many seconds.',
     },
     commands_refresh_seconds: {
       type: 'integer',
       minimum: 1,
+      // Node's timers hold at most 2^31 - 1 ms (24.8 days).
+      maximum: 2000000,
       default: 21600,
       description: 'Ask the services for their command lists every this many seconds.',
     },
     join: {
-      anyOf: [
-        { type: 'array', items: { type: 'string', pattern: '^[#&+!]' } },
-        { const: '*' },
-      ],
+      anyOf: [{ type: 'array', items: { type: 'string', pattern: '^[#&+!]' } }, { const: '*' }],
       default: '*',
       description: 'Channels the bot joins: a list of names, or "*" for every visible channel (up to max_channels).',
     },
@@ -56,6 +59,22 @@ export const statsConfigSchema = {
       items: { type: 'string' },
       default: [],
       description: 'Server names to mark as services (U-lined). The server NickServ is on is always marked.',
+    },
+    who_chunk_above: {
+      type: 'integer',
+      minimum: 0,
+      default: 1000,
+      description:
+        'With more users than this on the network, WHO is asked in chunks by the first letter of the nick, ' +
+        'so no single reply can overflow the send queue the server keeps for the bot (1 MB by default on InspIRCd).',
+    },
+    list_chunk_above: {
+      type: 'integer',
+      minimum: 0,
+      default: 2000,
+      description:
+        'With more channels than this on the network, LIST is asked in bands of user counts (when the server ' +
+        'supports ELIST=U), for the same reason.',
     },
   },
 } as const;

@@ -1,0 +1,234 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route table: the same
+ * definitions (paths, tiers, JSON schemas, query parameters) the server uses,
+ * so the document cannot drift from what is served. The error responses follow
+ * the HTTP contract: every error has the body `{"error": {status, code, message}}`.
+ */
+import type { RegisteredRoute } from './server.js';
+import type { JsonSchema, RouteDefinition } from './types.js';
+
+export interface OpenApiInfo {
+  title: string;
+  /** The API's version (the `API-Version` header), not the package's. */
+  version: string;
+  description?: string;
+}
+
+export type OpenApiDocument = Record<string, unknown> & {
+  openapi: string;
+  info: OpenApiInfo;
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, Record<string, unknown>>;
+};
+
+/** The name of the security scheme of the token and staff tiers. */
+export const TOKEN_SCHEME = 'tokenAuth';
+
+/** The contract's error body. */
+export const errorBodySchema: JsonSchema = {
+  type: 'object',
+  required: ['error'],
+  additionalProperties: false,
+  properties: {
+    error: {
+      type: 'object',
+      required: ['status', 'code', 'message'],
+      additionalProperties: false,
+      properties: {
+        status: { type: 'integer', minimum: 400, maximum: 599, description: 'The HTTP status, repeated.' },
+        code: { type: 'string', description: 'A stable machine-readable code, e.g. `channel_not_found`.' },
+        message: { type: 'string', description: 'What went wrong, for people.' },
+        details: {
+          type: 'array',
+          description: 'For `invalid_body` and `invalid_parameter`: each offending field.',
+          items: {
+            type: 'object',
+            required: ['field', 'message'],
+            additionalProperties: false,
+            properties: {
+              field: { type: 'string', description: 'JSON pointer into the body, or the parameter name.' },
+              message: { type: 'string' },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+/** Each error response the document refers to: status, component name, when it happens and its codes. */
+const ERROR_RESPONSES = {
+  400: {
+    component: 'BadRequest',
+    description: 'A bad query parameter (`invalid_parameter`) or body (`invalid_body`).',
+  },
+  401: {
+    component: 'Unauthorized',
+    description:
+      'No `Authorization` header, a malformed one, or an unknown or revoked token (`unauthorized`). Carries `WWW-Authenticate: Token`.',
+  },
+  403: { component: 'Forbidden', description: 'The token is not approved for this endpoint (`forbidden`).' },
+  404: {
+    component: 'NotFound',
+    description:
+      'No such name (`channel_not_found`, `server_not_found`, `user_not_found`, `operator_not_found`, `not_found`).',
+  },
+  413: { component: 'PayloadTooLarge', description: 'The body is over the size limit (`payload_too_large`).' },
+  415: {
+    component: 'UnsupportedMediaType',
+    description: 'The body is not `application/json` (`unsupported_media_type`).',
+  },
+  429: {
+    component: 'RateLimited',
+    description: 'Over a rate limit (`rate_limited`). Carries `Retry-After` in seconds.',
+  },
+  500: { component: 'Internal', description: 'A bug (`internal`); the message never carries details.' },
+  503: {
+    component: 'Unavailable',
+    description:
+      'The data is not there yet: not connected, not synced yet, or a service cannot be reached (`unavailable`).',
+  },
+} as const;
+
+type ErrorStatus = keyof typeof ERROR_RESPONSES;
+
+const HEADERS = {
+  'API-Version': { description: 'The API version of the response: 1.', schema: { type: 'string', const: '1' } },
+  'Cache-Control': {
+    description: '`public, max-age=<n>` on public answers, `private, no-store` on token and staff answers.',
+    schema: { type: 'string' },
+  },
+  ETag: {
+    description: 'Strong entity tag of the body; send it back in `If-None-Match` to get 304.',
+    schema: { type: 'string' },
+  },
+  'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } },
+  'WWW-Authenticate': { description: 'Always `Token`.', schema: { type: 'string' } },
+} as const;
+
+const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+/** `/api/irc/channels/:name/` → `/api/irc/channels/{name}/` */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+}
+
+function pathParameterNames(path: string): string[] {
+  return [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((match) => match[1]!);
+}
+
+function errorStatuses(route: RouteDefinition): ErrorStatus[] {
+  const statuses: ErrorStatus[] = [];
+  const hasParameters = pathParameterNames(route.path).length > 0 || (route.queryParameters?.length ?? 0) > 0;
+  const hasBody = route.method === 'POST' || route.method === 'PATCH';
+  if (hasParameters || hasBody) statuses.push(400);
+  if (route.tier !== 'public') statuses.push(401, 403);
+  if (pathParameterNames(route.path).length > 0) statuses.push(404);
+  if (hasBody) statuses.push(413, 415);
+  statuses.push(429, 500, 503);
+  return statuses;
+}
+
+function operationFor(route: RouteDefinition, operationId: string): Record<string, unknown> {
+  const parameters: Record<string, unknown>[] = [
+    ...pathParameterNames(route.path).map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      description: 'Percent-decoded once (a channel\'s "#" is written %23); compared with the network\'s CASEMAPPING.',
+      schema: { type: 'string' },
+    })),
+    ...(route.queryParameters ?? []).map((parameter) => ({
+      name: parameter.name,
+      in: 'query',
+      required: false,
+      description: parameter.description,
+      schema: parameter.schema,
+    })),
+  ];
+  const successHeaders: Record<string, unknown> = {
+    'API-Version': headerRef('API-Version'),
+    'Cache-Control': headerRef('Cache-Control'),
+  };
+  if (route.method === 'GET') successHeaders.ETag = headerRef('ETag');
+  const responses: Record<string, unknown> = {
+    200: {
+      description: route.summary,
+      headers: successHeaders,
+      content: { 'application/json': { schema: route.response ?? {} } },
+    },
+  };
+  if (route.method === 'GET') {
+    responses[304] = {
+      description: 'Not modified: the `If-None-Match` header names the current ETag. No body.',
+      headers: { ETag: headerRef('ETag'), 'API-Version': headerRef('API-Version') },
+    };
+  }
+  for (const status of errorStatuses(route)) {
+    responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].component}` };
+  }
+  const operation: Record<string, unknown> = {
+    operationId,
+    summary: route.summary,
+    tags: [route.tier],
+    'x-endpoint-name': route.name,
+    responses,
+  };
+  if (parameters.length > 0) operation.parameters = parameters;
+  if (route.body) {
+    operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
+  }
+  if (route.tier !== 'public') operation.security = [{ [TOKEN_SCHEME]: [] }];
+  return operation;
+}
+
+function components(): OpenApiDocument['components'] {
+  const responses: Record<string, unknown> = {};
+  for (const [status, { component, description }] of Object.entries(ERROR_RESPONSES)) {
+    const headers: Record<string, unknown> = { 'API-Version': headerRef('API-Version') };
+    if (status === '401') headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
+    if (status === '429') headers['Retry-After'] = headerRef('Retry-After');
+    responses[component] = {
+      description,
+      headers,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  return {
+    schemas: { Error: errorBodySchema },
+    responses,
+    headers: HEADERS,
+    securitySchemes: {
+      [TOKEN_SCHEME]: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description:
+          'An API token as `Authorization: Token <API_TOKEN>`. Each token endpoint must also be approved for the token by an administrator.',
+      },
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document of every registered route, in registration order. */
+export function buildOpenApiDocument(routes: readonly RegisteredRoute[], info: OpenApiInfo): OpenApiDocument {
+  const nameCounts = new Map<string, number>();
+  for (const { route } of routes) nameCounts.set(route.name, (nameCounts.get(route.name) ?? 0) + 1);
+  const paths: OpenApiDocument['paths'] = {};
+  for (const { route } of routes) {
+    const operationId = nameCounts.get(route.name) === 1 ? route.name : `${route.name}.${route.method.toLowerCase()}`;
+    const path = openApiPath(route.path);
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationFor(route, operationId) };
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    tags: [
+      { name: 'public', description: 'No authentication.' },
+      { name: 'token', description: 'An API token approved by an administrator for the endpoint.' },
+      { name: 'staff', description: 'A token an administrator marked as staff.' },
+    ],
+    paths,
+    components: components(),
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * `GET /api/irc/opers/` and `/api/irc/opers/{name}/` (token tier: `irc.opers`, `irc.oper`):
+ * the IRC operators the collector sees, by nick. Without operator status the bot may
+ * miss invisible (+i) operators who share no channel with it.
+ */
+import { notFound } from '../../lib/http/errors.js';
+import { paginate } from '../../lib/http/paging.js';
+import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
+import type { NetworkModel } from '../../lib/model/network.js';
+import type { User } from '../../lib/model/users.js';
+import { requireReady } from './network.js';
+import { listQueryParameters, pageSchema } from './lists.js';
+import { hostmaskOf } from './users.js';
+
+export const operatorSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['nick', 'account', 'hostmask', 'ip', 'server', 'away'],
+  properties: {
+    nick: { type: 'string' },
+    account: { type: ['string', 'null'], description: 'The NickServ account the operator is logged in to.' },
+    hostmask: { type: ['string', 'null'], description: 'nick!ident@host' },
+    ip: { type: ['string', 'null'], description: 'The IP address; only seen when the bot is an IRC operator.' },
+    server: { type: ['string', 'null'], description: 'The server the operator is connected to.' },
+    away: { type: 'boolean' },
+  },
+};
+
+export function operatorJson(user: User) {
+  return {
+    nick: user.nick,
+    account: user.account,
+    hostmask: hostmaskOf(user),
+    ip: user.ip,
+    server: user.server,
+    away: user.away,
+  };
+}
+
+const ORDERING = ['nick', 'account', 'server', 'ip'];
+
+export function operatorRoutes(model: NetworkModel): RouteDefinition[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/irc/opers/',
+      name: 'irc.opers',
+      summary: 'List of IRC operators',
+      tier: 'token',
+      response: pageSchema(operatorSchema),
+      queryParameters: listQueryParameters('the nick, hostmask, IP or account', ORDERING, 'nick'),
+      handler(request) {
+        requireReady(model);
+        const operators = [...model.users.all()].filter((user) => user.isOperator).map(operatorJson);
+        return {
+          body: paginate(request, operators, {
+            orderingFields: ORDERING,
+            defaultOrdering: 'nick',
+            // The hostmask holds the host.
+            searchField: (item) => [item.nick, item.hostmask ?? '', item.ip ?? '', item.account ?? ''],
+          }),
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/irc/opers/:name/',
+      name: 'irc.oper',
+      summary: 'Details of one operator',
+      tier: 'token',
+      response: operatorSchema,
+      handler(request) {
+        requireReady(model);
+        const name = request.params.name ?? '';
+        const user = model.users.get(name);
+        if (!user?.isOperator) throw notFound('operator_not_found', `No IRC operator with the nick ${name}`);
+        return { body: operatorJson(user) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,124 @@
+/**
+ * `GET /api/irc/users/` and `/api/irc/users/{nick}/` (token tier: `irc.users`, `irc.user`):
+ * every user the collector sees, with the sensitive fields it saw (hostmask, IP,
+ * account). A field the bot could not see is null.
+ */
+import { notFound } from '../../lib/http/errors.js';
+import { paginate } from '../../lib/http/paging.js';
+import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
+import type { NetworkModel } from '../../lib/model/network.js';
+import type { User } from '../../lib/model/users.js';
+import { listQueryParameters, pageSchema } from './lists.js';
+import { requireReady } from './network.js';
+
+const nullableString = (description: string) => ({ type: ['string', 'null'], description }) as const;
+
+export const userSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'nick',
+    'ident',
+    'host',
+    'hostmask',
+    'real_host',
+    'ip',
+    'realname',
+    'account',
+    'server',
+    'channels',
+    'away',
+    'is_operator',
+    'client',
+    'country_code',
+    'connected_at',
+  ],
+  properties: {
+    nick: { type: 'string' },
+    ident: nullableString('The user name (ident) part of the hostmask.'),
+    host: nullableString('The host as the network shows it (possibly cloaked).'),
+    hostmask: nullableString('nick!ident@host'),
+    real_host: nullableString('The uncloaked host; null when the bot did not see it.'),
+    ip: nullableString('The IP address; only seen when the bot is an IRC operator.'),
+    realname: nullableString('The real name (gecos).'),
+    account: nullableString('The NickServ account the user is logged in to.'),
+    server: nullableString('The server the user is connected to.'),
+    channels: { type: 'array', items: { type: 'string' }, description: 'Channels the bot saw the user in.' },
+    away: { type: 'boolean' },
+    is_operator: { type: 'boolean' },
+    client: nullableString('The IRC client (CTCP VERSION); null until it is known.'),
+    country_code: nullableString('ISO 3166-1 alpha-2 country; null until it is known.'),
+    connected_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When the bot first saw the user (the network does not tell when they connected).',
+    },
+  },
+};
+
+export function hostmaskOf(user: User): string | null {
+  return user.ident !== null && user.host !== null ? `${user.nick}!${user.ident}@${user.host}` : null;
+}
+
+export function userJson(user: User, model: NetworkModel) {
+  return {
+    nick: user.nick,
+    ident: user.ident,
+    host: user.host,
+    hostmask: hostmaskOf(user),
+    // The collector records the host the network shows, which may be a cloak; the real one is not kept yet.
+    real_host: null,
+    ip: user.ip,
+    realname: user.realname,
+    account: user.account,
+    server: user.server,
+    channels: [...user.channels].map((key) => model.channels.get(key)?.name ?? key).sort(),
+    away: user.away,
+    is_operator: user.isOperator,
+    client: null,
+    country_code: null,
+    connected_at: user.firstSeenAt,
+  };
+}
+
+const ORDERING = ['nick', 'account', 'server', 'host', 'ip', 'connected_at'];
+
+export function userRoutes(model: NetworkModel): RouteDefinition[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/irc/users/',
+      name: 'irc.users',
+      summary: 'List of connected users, including hostmasks',
+      tier: 'token',
+      response: pageSchema(userSchema),
+      queryParameters: listQueryParameters('the nick, host, IP or account', ORDERING, 'nick'),
+      handler(request) {
+        requireReady(model);
+        const users = [...model.users.all()].map((user) => userJson(user, model));
+        return {
+          body: paginate(request, users, {
+            orderingFields: ORDERING,
+            defaultOrdering: 'nick',
+            searchField: (item) => [item.nick, item.host ?? '', item.ip ?? '', item.account ?? ''],
+          }),
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/irc/users/:nick/',
+      name: 'irc.user',
+      summary: 'Details of one user',
+      tier: 'token',
+      response: userSchema,
+      handler(request) {
+        requireReady(model);
+        const nick = request.params.nick ?? '';
+        const user = model.users.get(nick);
+        if (!user) throw notFound('user_not_found', `No connected user named ${nick}`);
+        return { body: userJson(user, model) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,103 @@
+/**
+ * Which channels the bot sits in (where it then sees every change live):
+ * the configured list, or with `join: "*"` the biggest public channels up to
+ * `max_channels`, re-checked at every sync.
+ */
+import type { IrcMessage } from '../../lib/irc/port.js';
+import type { Channel } from '../../lib/model/channels.js';
+import type { SyncContext } from './sync.js';
+
+/** Channels per JOIN or PART line, well under the 512-byte line limit. */
+const CHANNELS_PER_LINE = 10;
+/** A channel that refused the bot is not asked again for this long. */
+const REFUSAL_BACKOFF_MS = 30 * 60 * 1000;
+
+/**
+ * JOIN refusals: ERR_TOOMANYCHANNELS (405), channel full (471), invite only (473), banned (474),
+ * bad key (475), registered users only (477), TLS only (489), operators only (520).
+ */
+const REFUSALS = new Set(['405', '471', '473', '474', '475', '477', '489', '520']);
+
+/** Channels that refused the bot, by folded name, with when they may be tried again. */
+export interface JoinState {
+  refusedUntil: Map<string, number>;
+  /** Until then the bot joins nothing more: the server said it is in too many channels. */
+  fullUntil: number;
+}
+
+export function createJoinState(): JoinState {
+  return { refusedUntil: new Map(), fullUntil: 0 };
+}
+
+/** Remember a refused JOIN, so the sync after it does not ask again (and again). */
+export function noteJoinRefusal(
+  message: IrcMessage,
+  state: JoinState,
+  fold: (name: string) => string,
+  now = Date.now(),
+): void {
+  if (!REFUSALS.has(message.command)) return;
+  const channel = message.params[1];
+  if (!channel) return;
+  if (message.command === '405') state.fullUntil = now + REFUSAL_BACKOFF_MS;
+  state.refusedUntil.set(fold(channel), now + REFUSAL_BACKOFF_MS);
+}
+
+/** Users in a channel other than the bot (LIST and NAMES count the bot too). */
+function othersIn(channel: Channel): number {
+  return channel.joined ? channel.users - 1 : channel.users;
+}
+
+/** The most channels the server lets a user be in (ISUPPORT CHANLIMIT=#:100), if it says. */
+export function channelLimit(isupport: ReadonlyMap<string, string>): number | null {
+  const limits = (isupport.get('CHANLIMIT') ?? '').split(',').map((entry) => Number(entry.split(':')[1]));
+  const known = limits.filter((limit) => Number.isInteger(limit) && limit > 0);
+  return known.length > 0 ? Math.min(...known) : null;
+}
+
+/**
+ * What to join and what to leave, given the model after LIST. Channels that refused the bot
+ * lately, and channels that are invite-only (+i) or keyed (+k), are not tried. Pure.
+ */
+export function planJoins(
+  context: Pick<SyncContext, 'model' | 'config'> & { limit?: number | null },
+  state: JoinState = createJoinState(),
+  now = Date.now(),
+): { join: string[]; part: string[] } {
+  const { model, config } = context;
+  const channels = [...model.channels.all()];
+  const mayTry = (name: string): boolean => (state.refusedUntil.get(model.fold(name)) ?? 0) <= now;
+  if (now < state.fullUntil) return { join: [], part: [] };
+  if (config.join !== '*') {
+    return { join: config.join.filter((name) => !model.channels.get(name)?.joined && mayTry(name)), part: [] };
+  }
+  const max = Math.min(config.max_channels, context.limit ?? Number.POSITIVE_INFINITY);
+  const wanted = channels
+    .filter((channel) => !channel.hidden && othersIn(channel) > 0)
+    .filter((channel) => channel.joined || (!/[ik]/.test(channel.modes) && mayTry(channel.name)))
+    .sort((a, b) => othersIn(b) - othersIn(a) || (a.name < b.name ? -1 : 1))
+    .slice(0, max);
+  const wantedKeys = new Set(wanted.map((channel) => model.fold(channel.name)));
+  return {
+    join: wanted.filter((channel) => !channel.joined).map((channel) => channel.name),
+    // Left alone, the bot would keep an abandoned channel alive; a channel turned secret is none of its business.
+    part: channels
+      .filter((channel) => channel.joined && !wantedKeys.has(model.fold(channel.name)))
+      .filter((channel) => channel.hidden || othersIn(channel) <= 0)
+      .map((channel) => channel.name),
+  };
+}
+
+/** Send the JOINs and PARTs the plan asks for, a few channels per line through the paced queue. */
+export function joinChannels(context: SyncContext, state: JoinState): void {
+  const { irc } = context;
+  // An operator may be allowed more channels than CHANLIMIT says; a 405 stops it where the server does.
+  const limit = irc.state.isOperator ? null : channelLimit(irc.state.isupport);
+  const { join, part } = planJoins({ ...context, limit }, state);
+  for (let start = 0; start < join.length; start += CHANNELS_PER_LINE) {
+    irc.send('JOIN', join.slice(start, start + CHANNELS_PER_LINE).join(','));
+  }
+  for (let start = 0; start < part.length; start += CHANNELS_PER_LINE) {
+    irc.send('PART', part.slice(start, start + CHANNELS_PER_LINE).join(','), 'Channel no longer collected');
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The channels: LIST, and for an operator on a network that hides modes in LIST,
+ * MODE queries. A channel is public only when the bot knows it is neither secret
+ * (+s) nor private (+p); until then it is hidden, so the API never shows a channel
+ * the bot only sees because it is an operator.
+ */
+import type { IrcMessage } from '../../lib/irc/port.js';
+import type { SyncContext } from './sync.js';
+
+/** User-count bands for a chunked LIST (ELIST=U): 1, 2, 3–4, 5–9, 10–49, 50 and more. */
+export const LIST_BANDS = ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'];
+
+/** MODE queries in flight at once: enough to hide the round trip, few enough for the send queue. */
+const MODE_QUERIES_IN_FLIGHT = 4;
+
+/** Collector bookkeeping across syncs: when the bot last asked each channel's modes (folded name → ms). */
+export interface ListState {
+  modeChecks: Map<string, number>;
+}
+
+export function createListState(): ListState {
+  return { modeChecks: new Map() };
+}
+
+/** One RPL_LIST entry. */
+export interface ListEntry {
+  name: string;
+  users: number;
+  topic: string;
+  /** Mode letters when the server shows them (`[+nst] topic`, InspIRCd's modesinlist); parameters dropped. */
+  modes: string | null;
+}
+
+const MODES_PREFIX = /^\[\+([A-Za-z]*)(?: [^\]]*)?\] ?/;
+
+/** RPL_LIST `322 me <channel> <users> :[+modes params] <topic>`; null for a private channel shown as `*`. */
+export function parseListEntry(message: IrcMessage): ListEntry | null {
+  const [, name, users = '0', text = ''] = message.params;
+  if (!name || name === '*') return null;
+  const match = MODES_PREFIX.exec(text);
+  return {
+    name,
+    users: Number(users) || 0,
+    topic: match ? text.slice(match[0].length) : text,
+    modes: match ? [...match[1]!].sort().join('') : null,
+  };
+}
+
+/**
+ * The server shows modes in LIST when every entry starts with them. One topic that happens to
+ * start with `[+` cannot fool this unless it is the only channel, and then it errs towards hidden.
+ */
+export function listShowsModes(lines: readonly IrcMessage[]): boolean {
+  const texts = lines.filter((line) => line.command === '322' && line.params[1] !== '*');
+  return texts.length > 0 && texts.every((line) => MODES_PREFIX.test(line.params[3] ?? ''));
+}
+
+/** The LIST requests of one sync: all at once, or by user-count bands on a big network that allows it. */
+export function listQueries(networkChannels: number | null, chunkAbove: number, elist: string | undefined): string[][] {
+  const big = networkChannels === null || networkChannels > chunkAbove;
+  if (big && elist?.toUpperCase().includes('U')) return LIST_BANDS.map((band) => ['LIST', band]);
+  return [['LIST']];
+}
+
+async function runLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await task(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** MODE #channel: the live handler applies the 324 reply; this records the check, or forgets a gone channel. */
+async function checkModes(context: SyncContext, state: ListState, name: string): Promise<void> {
+  const { irc, model } = context;
+  const same = (line: IrcMessage): boolean => irc.casefold(line.params[1] ?? '') === irc.casefold(name);
+  const lines = await irc.request({
+    send: ['MODE', name],
+    reply: () => false,
+    end: (line) => ['324', '403', '401', '442', '477'].includes(line.command) && same(line),
+    timeoutMs: 30000,
+  });
+  const answer = lines.at(-1)?.command;
+  if (answer === '324') state.modeChecks.set(model.fold(name), Date.now());
+  else if (answer === '403' || answer === '401') {
+    state.modeChecks.delete(model.fold(name));
+    if (!model.channels.get(name)?.joined) model.removeChannel(name);
+  }
+}
+
+/**
+ * LIST: every channel the network lists, with its user count and topic. Returns the channels
+ * whose modes the bot must still ask (an operator on a network that hides modes in LIST):
+ * never-asked ones first, then the oldest answers.
+ */
+export async function syncList(context: SyncContext, state: ListState): Promise<string[]> {
+  const { irc, model, config } = context;
+  const lines: IrcMessage[] = [];
+  const queries = listQueries(model.stats.channels, config.list_chunk_above, irc.state.isupport.get('ELIST'));
+  for (const send of queries) {
+    lines.push(
+      ...(await irc.request({
+        send,
+        reply: (line) => line.command === '322',
+        end: (line) => line.command === '323',
+        timeoutMs: 120000,
+      })),
+    );
+  }
+  const showsModes = listShowsModes(lines);
+  const asOperator = irc.state.isOperator;
+  const listed = new Set<string>();
+  for (const line of lines) {
+    if (line.command !== '322') continue;
+    const entry = parseListEntry(line);
+    if (!entry) continue;
+    const key = model.fold(entry.name);
+    if (listed.has(key)) continue;
+    listed.add(key);
+    const channel = model.channels.get(entry.name);
+    const joined = channel?.joined ?? false;
+    // Where the bot is a member, the live picture (NAMES, MODE, TOPIC) is exact; LIST only fills in the rest.
+    if (joined) {
+      model.upsertChannel(entry.name, { topic: entry.topic, users: channel!.members.size });
+    } else if (entry.modes !== null) {
+      model.upsertChannel(entry.name, {
+        topic: entry.topic,
+        users: entry.users,
+        modes: entry.modes ? `+${entry.modes}` : '',
+        hidden: /[sp]/.test(entry.modes),
+      });
+    } else {
+      // Without modes, LIST to a non-operator shows public channels only; an operator sees every channel.
+      const checked = state.modeChecks.has(key);
+      model.upsertChannel(entry.name, {
+        topic: entry.topic,
+        users: entry.users,
+        hidden: asOperator ? (checked && channel ? channel.hidden : true) : false,
+      });
+    }
+  }
+  for (const channel of [...model.channels.all()]) {
+    const key = model.fold(channel.name);
+    if (listed.has(key) || channel.joined) continue;
+    model.removeChannel(channel.name);
+    state.modeChecks.delete(key);
+  }
+  if (showsModes || !asOperator) return [];
+  const unchecked: string[] = [];
+  const rechecks: { name: string; at: number }[] = [];
+  for (const channel of model.channels.all()) {
+    if (channel.joined) continue;
+    const at = state.modeChecks.get(model.fold(channel.name));
+    if (at === undefined) unchecked.push(channel.name);
+    else rechecks.push({ name: channel.name, at });
+  }
+  rechecks.sort((a, b) => a.at - b.at);
+  return [...unchecked, ...rechecks.map((recheck) => recheck.name)];
+}
+
+/**
+ * Ask the modes of up to `budget` channels (MODE #channel). Until its first answer a channel
+ * stays hidden, so a slow start only keeps channels off the public lists, never the reverse.
+ */
+export async function checkChannelModes(
+  context: SyncContext,
+  state: ListState,
+  names: readonly string[],
+  budget: number,
+): Promise<void> {
+  const chosen = names.slice(0, budget).filter((name) => !context.model.channels.get(name)?.joined);
+  await runLimited(chosen, MODE_QUERIES_IN_FLIGHT, (name) => checkModes(context, state, name));
+}

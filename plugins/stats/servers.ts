@@ -1,0 +1,113 @@
+/**
+ * The server tree: LINKS for names, descriptions, hops and uplinks, MAP (where
+ * the network allows it) for users per server, and which servers run services.
+ */
+import type { IrcMessage } from '../../lib/irc/port.js';
+import type { SyncContext } from './sync.js';
+
+/** One RPL_LINKS entry. */
+export interface LinkEntry {
+  name: string;
+  uplink: string | null;
+  hops: number;
+  description: string;
+}
+
+/** RPL_LINKS `364 me <server> <uplink> :<hops> <description>`; the root is its own uplink. */
+export function parseLinksEntry(message: IrcMessage): LinkEntry | null {
+  const [, name, uplink, info = ''] = message.params;
+  if (!name) return null;
+  const match = /^(\d+)\s?(.*)$/s.exec(info);
+  const hops = match ? Number(match[1]) : 0;
+  const isRoot = hops === 0 || !uplink || uplink.toLowerCase() === name.toLowerCase();
+  return { name, uplink: isRoot ? null : uplink, hops, description: match ? match[2]! : info };
+}
+
+/**
+ * One RPL_MAP line as InspIRCd writes it: tree drawing, the name, an optional `(SID version)`
+ * for operators, the user count and a share, e.g. `` `-leaf.test.net (002 InspIRCd-3)  1 [12.50%] ``.
+ */
+export function parseMapLine(text: string): { name: string; users: number } | null {
+  const match = /^[\s|`'\\-]*([^\s(|`]+)(?:\s+\([^)]*\))?\s+(\d+)\s+\[/.exec(text);
+  return match ? { name: match[1]!, users: Number(match[2]) } : null;
+}
+
+/** LINKS: the server tree. Servers no longer linked are dropped. */
+export async function syncLinks({ irc, model, config }: SyncContext): Promise<void> {
+  const lines = await irc.request({
+    send: ['LINKS'],
+    reply: (line) => line.command === '364',
+    end: (line) => line.command === '365',
+  });
+  const seen = new Set<string>();
+  const configured = new Set(config.services_servers.map((name) => name.toLowerCase()));
+  for (const line of lines) {
+    const entry = line.command === '364' ? parseLinksEntry(line) : null;
+    if (!entry) continue;
+    seen.add(entry.name.toLowerCase());
+    const known = model.servers.get(entry.name);
+    model.upsertServer(entry.name, {
+      description: entry.description,
+      hops: entry.hops,
+      uplink: entry.uplink,
+      isServices: configured.has(entry.name.toLowerCase()) || (known?.isServices ?? false),
+    });
+  }
+  for (const server of [...model.servers.all()]) {
+    if (!seen.has(server.name.toLowerCase())) model.removeServer(server.name);
+  }
+}
+
+/**
+ * MAP: users per server, where the network lets the bot ask. Without it, an operator's
+ * WHO (which sees every user) is counted instead; otherwise the count stays unknown.
+ */
+export async function syncServerUsers({ irc, model }: SyncContext): Promise<void> {
+  const lines = await irc.request({
+    send: ['MAP'],
+    reply: (line) => line.command === '015' || line.command === '006',
+    end: (line) => ['017', '007', '481', '421'].includes(line.command),
+  });
+  const counts = new Map<string, number>();
+  for (const line of lines) {
+    if (line.command !== '015' && line.command !== '006') continue;
+    const entry = parseMapLine(line.params.at(-1) ?? '');
+    if (entry) counts.set(entry.name.toLowerCase(), entry.users);
+  }
+  if (counts.size === 0 && irc.state.isOperator) {
+    for (const user of model.users.all()) {
+      const key = user.server?.toLowerCase();
+      if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  for (const server of model.servers.all()) {
+    const users = counts.get(server.name.toLowerCase()) ?? null;
+    if (server.users !== users) model.upsertServer(server.name, { users });
+  }
+}
+
+/**
+ * Mark the servers services run on: the configured ones, and the server NickServ is on
+ * (asked with WHOIS when WHO did not show it, as it does not to a non-operator).
+ */
+export async function markServicesServers({ irc, model, config }: SyncContext): Promise<void> {
+  const servers = new Set(config.services_servers.map((name) => name.toLowerCase()));
+  for (const nick of new Set(['NickServ', ...config.services])) {
+    const server = model.users.get(nick)?.server;
+    if (server) servers.add(server.toLowerCase());
+  }
+  if (!model.users.get('NickServ')?.server) {
+    const lines = await irc.request({
+      send: ['WHOIS', 'NickServ'],
+      reply: (line) => line.command === '312',
+      end: (line) => line.command === '318' || line.command === '401',
+      timeoutMs: 10000,
+    });
+    const server = lines.find((line) => line.command === '312')?.params[2];
+    if (server) servers.add(server.toLowerCase());
+  }
+  for (const server of model.servers.all()) {
+    const isServices = servers.has(server.name.toLowerCase());
+    if (server.isServices !== isServices) model.upsertServer(server.name, { isServices });
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Service commands: the bot sends HELP to each configured service that is
+ * online and reads the command names and descriptions from its NOTICEs.
+ *
+ * Atheme answers with a header, prose, "The following commands are available:",
+ * one `NAME   Description` line per command (the name in bold), "Other commands:
+ * A, B, ..." (names only) and "***** End of Help *****"; `HELP COMMANDS` then
+ * gives every command with its description. Anope indents `    NAME   Description`
+ * lines, may group commands by name only with a hint to send `HELP ALL`, and has
+ * no end line, so its answer ends when the service falls silent.
+ */
+import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
+import type { ServiceCommand, ServiceCommands } from '../../lib/model/services.js';
+import type { SyncContext } from './sync.js';
+
+/** Silence after the last NOTICE that ends an answer without an end line (Anope, refusals). */
+const QUIET_MS = 1500;
+/** The longest a whole answer may take. */
+const ANSWER_TIMEOUT_MS = 15000;
+
+/** Remove mIRC formatting: bold, colour (with its numbers), hex colour, italics, underline, reverse, reset, ... */
+export function stripFormatting(text: string): string {
+  return text
+    .replace(/\x03(?:\d{1,2}(?:,\d{1,2})?)?/g, '')
+    .replace(/\x04(?:[0-9a-fA-F]{6}(?:,[0-9a-fA-F]{6})?)?/g, '')
+    .replace(/[\x02\x0f\x11\x16\x1d\x1e\x1f]/g, '');
+}
+
+/** What one HELP answer says. */
+export interface HelpListing {
+  /** Commands with descriptions, in the order listed. */
+  commands: ServiceCommand[];
+  /** Commands named without a description (Atheme's "Other commands", Anope's groups). */
+  namedOnly: string[];
+  /** The request that lists every command with its description, when the answer points to one. */
+  fullListing: 'HELP COMMANDS' | 'HELP ALL' | null;
+  /** The answer ended with an end line (Atheme), rather than by going quiet. */
+  ended: boolean;
+}
+
+export const END_OF_HELP = /^\*+\s*End of Help\s*\*+$/i;
+const COMMAND_LINE = /^\s{0,8}([A-Z][A-Z0-9_-]*)(\s+)(\S.*?)\s*$/;
+const NAME_LIST = /^\s*([A-Z][A-Z0-9_-]*(?:\s*,\s*[A-Z][A-Z0-9_-]*)*)\s*,?\s*$/;
+
+/**
+ * Parse the NOTICE texts of one HELP answer. A command line is an upper-case name, padded to a
+ * column with at least two spaces (one when the name fills the column: Anope pads to 13), and a
+ * description; names after "Other commands:" or under Anope's "... commands:" group headings are
+ * listed without one.
+ */
+export function parseHelp(texts: readonly string[]): HelpListing {
+  const listing: HelpListing = { commands: [], namedOnly: [], fullListing: null, ended: false };
+  let inNameList = false;
+  for (const raw of texts) {
+    const text = stripFormatting(raw).replace(/\s+$/, '');
+    if (END_OF_HELP.test(text.trim())) {
+      listing.ended = true;
+      break;
+    }
+    if (/help commands\b/i.test(text)) listing.fullListing ??= 'HELP COMMANDS';
+    if (/\bHELP ALL\b/.test(text)) listing.fullListing = 'HELP ALL';
+    const other = /^\s*(?:Other commands|[A-Za-z][A-Za-z ]* commands):\s*(.*)$/.exec(text);
+    if (other) {
+      inNameList = true;
+      listing.namedOnly.push(...namesIn(other[1]!));
+      continue;
+    }
+    if (inNameList) {
+      const names = NAME_LIST.exec(text);
+      if (names && text.trim() !== '') {
+        listing.namedOnly.push(...namesIn(names[1]!));
+        continue;
+      }
+      inNameList = false;
+    }
+    const command = COMMAND_LINE.exec(text);
+    if (command && (command[2]!.length >= 2 || command[1]!.length >= 13)) {
+      listing.commands.push({ name: command[1]!, description: command[3]! });
+    }
+  }
+  return listing;
+}
+
+function namesIn(text: string): string[] {
+  return text
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => /^[A-Z][A-Z0-9_-]*$/.test(name));
+}
+
+/**
+ * Everything one service lists: the HELP answer, completed from its full listing when it named
+ * commands without descriptions. Commands named nowhere with a description keep a null one.
+ */
+export function mergeListings(first: HelpListing, full: HelpListing | null): ServiceCommand[] {
+  const byName = new Map<string, ServiceCommand>();
+  for (const command of [...first.commands, ...(full?.commands ?? [])]) {
+    if (!byName.has(command.name) || byName.get(command.name)!.description === null) byName.set(command.name, command);
+  }
+  for (const name of [...first.namedOnly, ...(full?.namedOnly ?? [])]) {
+    if (!byName.has(name)) byName.set(name, { name, description: null });
+  }
+  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * Send `text` to `service` and collect its NOTICEs to the bot until the end line, a quiet
+ * spell, or the timeout. Resolves with the texts (possibly none: the service may ignore us).
+ */
+export function askService(irc: IrcPort, service: string, text: string): Promise<string[]> {
+  return new Promise((resolve) => {
+    const texts: string[] = [];
+    let quiet: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      clearTimeout(quiet);
+      clearTimeout(overall);
+      stopListening();
+      stopWatchingDisconnect();
+      resolve(texts);
+    };
+    // Unreferenced: a silent service must not keep a stopping process alive for 15 s.
+    const overall = setTimeout(finish, ANSWER_TIMEOUT_MS).unref();
+    const isFromService = (message: IrcMessage): boolean =>
+      message.command === 'NOTICE' &&
+      message.source !== null &&
+      irc.casefold(message.source.nick) === irc.casefold(service) &&
+      irc.casefold(message.params[0] ?? '') === irc.casefold(irc.state.nick);
+    const stopListening = irc.on('message', (message) => {
+      if (!isFromService(message)) return;
+      const line = message.params.at(-1) ?? '';
+      texts.push(line);
+      if (END_OF_HELP.test(stripFormatting(line).trim())) {
+        finish();
+        return;
+      }
+      clearTimeout(quiet);
+      quiet = setTimeout(finish, QUIET_MS);
+    });
+    const stopWatchingDisconnect = irc.on('disconnected', finish);
+    // A service that says nothing at all ends the wait after the timeout alone.
+    irc.privmsg(service, text);
+  });
+}
+
+/** The services among `names` that are online now (ISON). */
+export async function onlineServices(irc: IrcPort, names: readonly string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const lines = await irc.request({
+    send: ['ISON', ...names],
+    reply: () => false,
+    end: (message) => message.command === '303',
+    timeoutMs: 15000,
+  });
+  const online = new Set(
+    (lines.at(-1)?.params.at(-1) ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((nick) => irc.casefold(nick)),
+  );
+  return names.filter((name) => online.has(irc.casefold(name)));
+}
+
+/** HELP to every configured service that is online; services that list no command are left out. */
+export async function fetchServiceCommands(context: SyncContext): Promise<ServiceCommands[]> {
+  const { irc, config, logger } = context;
+  const lists: ServiceCommands[] = [];
+  for (const service of await onlineServices(irc, config.services)) {
+    const first = parseHelp(await askService(irc, service, 'HELP'));
+    const needsFull = first.fullListing !== null && (first.namedOnly.length > 0 || first.commands.length === 0);
+    const full = needsFull ? parseHelp(await askService(irc, service, first.fullListing!)) : null;
+    const commands = mergeListings(first, full);
+    logger.debug('service commands', { service, commands: commands.length });
+    if (commands.length > 0) lists.push({ service, commands });
+  }
+  return lists;
+}

@@ -1,0 +1,156 @@
+/**
+ * Who is online: WHO (with WHOX fields when the server offers them) for every
+ * user the bot may see, and STATS P for the operators. As an operator the bot
+ * sees every user, invisible ones included; without it, what the network shows.
+ */
+import type { IrcMessage } from '../../lib/irc/port.js';
+import type { SyncContext } from './sync.js';
+
+/** WHOX token that marks our own WHO replies. */
+export const WHOX_TOKEN = '77';
+
+/** The order servers send WHOX fields in, whatever order they were asked in (ircu's order). */
+const WHOX_ORDER = 'tcuihsnfdlaor';
+
+/**
+ * The WHOX fields to ask for. Only an operator asks for the IP (`%i`): InspIRCd 3
+ * answers a non-operator who asks for it with no line for anybody but themselves.
+ */
+export function whoxFields(asOperator: boolean): string {
+  return asOperator ? 'tcuihsnfar' : 'tcuhsnfar';
+}
+
+/** Nicks start with a letter or one of `[]\`_^{|}` (RFC 2812); one WHO per first character. */
+const NICK_INITIALS = [...'abcdefghijklmnopqrstuvwxyz', '[', ']', '\\', '`', '_', '^', '{', '|', '}'];
+
+/**
+ * The WHO masks of one sync: everything at once on a small network, else one mask per nick
+ * initial, so that no reply is bigger than a small share of the server's send queue for the bot.
+ */
+export function whoMasks(networkUsers: number | null, chunkAbove: number): string[] {
+  if (networkUsers !== null && networkUsers <= chunkAbove) return ['*'];
+  return NICK_INITIALS.map((initial) => `${initial}*`);
+}
+
+/** One user as WHO describes them. */
+export interface WhoEntry {
+  nick: string;
+  ident: string | null;
+  host: string | null;
+  /** Only when asked as an operator; `255.255.255.255` and `0.0.0.0` (services) mean unknown. */
+  ip: string | null;
+  server: string | null;
+  away: boolean;
+  isOperator: boolean;
+  /** undefined when the reply does not say (plain WHO). */
+  account?: string | null;
+  realname: string | null;
+}
+
+function knownIp(ip: string | undefined): string | null {
+  return ip && ip !== '255.255.255.255' && ip !== '0.0.0.0' ? ip : null;
+}
+
+/** RPL_WHOSPCRPL `354 me <fields in WHOX order>` for the fields asked; null when it is not ours. */
+export function parseWhoxReply(message: IrcMessage, fields: string): WhoEntry | null {
+  const asked = [...WHOX_ORDER].filter((field) => fields.includes(field));
+  const values = new Map<string, string>();
+  asked.forEach((field, index) => values.set(field, message.params[index + 1] ?? ''));
+  if (values.has('t') && values.get('t') !== WHOX_TOKEN) return null;
+  const nick = values.get('n');
+  if (!nick) return null;
+  const flags = values.get('f') ?? '';
+  const account = values.get('a');
+  return {
+    nick,
+    ident: values.get('u') || null,
+    host: values.get('h') || null,
+    ip: knownIp(values.get('i')),
+    server: values.get('s') || null,
+    away: flags.startsWith('G'),
+    isOperator: flags.includes('*'),
+    ...(account === undefined ? {} : { account: account === '0' || account === '' ? null : account }),
+    realname: values.get('r') ?? null,
+  };
+}
+
+/** RPL_WHOREPLY `352 me <channel> <ident> <host> <server> <nick> <flags> :<hops> <realname>` */
+export function parseWhoReply(message: IrcMessage): WhoEntry | null {
+  const [, , ident, host, server, nick, flags = '', trailing = ''] = message.params;
+  if (!nick) return null;
+  return {
+    nick,
+    ident: ident || null,
+    host: host || null,
+    ip: null,
+    server: server || null,
+    away: flags.startsWith('G'),
+    isOperator: flags.includes('*'),
+    realname: trailing.replace(/^\d+ ?/, ''),
+  };
+}
+
+/** What one WHO round saw: every nick (folded) and the operators among them. */
+export interface WhoResult {
+  seen: Set<string>;
+  operators: Set<string>;
+}
+
+/** WHO for every mask of the round, one request at a time; the model takes each user as it comes. */
+export async function syncWho(context: SyncContext): Promise<WhoResult> {
+  const { irc, model, config } = context;
+  const whox = irc.state.isupport.has('WHOX');
+  const fields = whoxFields(irc.state.isOperator);
+  const result: WhoResult = { seen: new Set(), operators: new Set() };
+  for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) {
+    // With WHOX, `n` makes the mask match nicks only; plain WHO matches more, and duplicates are harmless.
+    const send = whox ? ['WHO', mask, `${mask === '*' ? '' : 'n'}%${fields},${WHOX_TOKEN}`] : ['WHO', mask];
+    const lines = await irc.request({
+      send,
+      reply: (line) => (whox ? line.command === '354' && line.params[1] === WHOX_TOKEN : line.command === '352'),
+      end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
+      timeoutMs: 120000,
+    });
+    for (const line of lines) {
+      const entry =
+        line.command === '354' ? parseWhoxReply(line, fields) : line.command === '352' ? parseWhoReply(line) : null;
+      if (!entry) continue;
+      const { nick, ...fieldsOfUser } = entry;
+      model.upsertUser(nick, fieldsOfUser);
+      const key = model.fold(nick);
+      result.seen.add(key);
+      if (entry.isOperator) result.operators.add(key);
+    }
+  }
+  return result;
+}
+
+/** One line of RPL_STATS `249 me :nick (ident@host) Idle: 5s`; null for the closing count. */
+export function parseStatsOperator(text: string): { nick: string; ident: string; host: string } | null {
+  const match = /^(\S+) \(([^@)]+)@([^)]+)\)/.exec(text);
+  return match ? { nick: match[1]!, ident: match[2]!, host: match[3]! } : null;
+}
+
+/**
+ * STATS P: the operators online, network-wide (InspIRCd lets users ask; elsewhere it may be
+ * refused, and WHO's `*` flag is all there is). Returns their folded nicks, or null if refused.
+ */
+export async function syncOperators({ irc, model }: SyncContext): Promise<Set<string> | null> {
+  const lines = await irc.request({
+    send: ['STATS', 'P'],
+    reply: (line) => line.command === '249',
+    end: (line) => ['219', '481', '421'].includes(line.command),
+    timeoutMs: 30000,
+  });
+  if (lines.at(-1)?.command !== '219') return null;
+  const operators = new Set<string>();
+  for (const line of lines) {
+    if (line.command !== '249') continue;
+    const operator = parseStatsOperator(line.params.at(-1) ?? '');
+    if (!operator) continue;
+    const known = model.users.get(operator.nick);
+    model.upsertUser(operator.nick, known?.ident ? {} : { ident: operator.ident, host: operator.host });
+    operators.add(model.fold(operator.nick));
+  }
+  return operators;
+}

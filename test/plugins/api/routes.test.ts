@@ -1,0 +1,262 @@
+import t, { type Test } from 'tap';
+import { HttpServer } from '../../../lib/http/server.js';
+import { createLogger } from '../../../lib/logger.js';
+import { NetworkModel } from '../../../lib/model/network.js';
+import { channelRoutes } from '../../../plugins/api/channels.js';
+import { commandRoutes } from '../../../plugins/api/commands.js';
+import { networkRoutes } from '../../../plugins/api/network.js';
+import { openApiRoutes } from '../../../plugins/api/openapi.js';
+import { serverRoutes } from '../../../plugins/api/servers.js';
+import { OpenApiValidator } from './fixtures/openapi-validator.js';
+
+/** Strings that only the token tier may show: none of them may appear in a public answer. */
+const PRIVATE = [
+  'secret-ident',
+  'secret.host.example',
+  '198.51.100.7',
+  'Secret Realname',
+  'secretaccount',
+  'hiddenchan',
+  'onlyhidden',
+];
+
+function populatedModel(): NetworkModel {
+  const model = new NetworkModel(() => new Date('2026-11-21T14:03:00.000Z'));
+  model.connectionOpened('rfc1459');
+  model.updateStats({ users: 4, invisible: 1, channels: 3, operators: 1, servers: 2, maxUsers: 9 });
+  model.upsertServer('hub.test.net', { hops: 0, uplink: null, description: 'TestNet hub', users: 3 });
+  model.upsertServer('leaf.test.net', { hops: 1, uplink: 'hub.test.net', description: 'TestNet leaf', users: 1 });
+  model.setServerLatency('hub.test.net', 0.4);
+  model.upsertChannel('#Chat[1]', {
+    joined: true,
+    topic: 'hello',
+    modes: '+nt',
+    createdAt: '2023-11-14T22:13:20.000Z',
+  });
+  model.upsertUser('Alice', {
+    ident: 'secret-ident',
+    host: 'secret.host.example',
+    ip: '198.51.100.7',
+    realname: 'Secret Realname',
+    account: 'secretaccount',
+  });
+  model.addMember('#Chat[1]', 'Alice', '@');
+  model.addMember('#Chat[1]', 'bob', '+');
+  model.addMember('#Chat[1]', 'DataBot');
+  model.upsertChannel('#lobby', { users: 40, topic: 'welcome' });
+  model.upsertChannel('#hiddenchan', { users: 2, topic: 'secret plans', modes: '+nst', hidden: true, joined: true });
+  model.addMember('#hiddenchan', 'onlyhidden');
+  model.markSynced(true);
+  return model;
+}
+
+async function start(t: Test, model: NetworkModel) {
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
+  const config = { cache_seconds: 30 };
+  const routes = [
+    ...networkRoutes(model, config),
+    ...serverRoutes(model, config),
+    ...channelRoutes(model, config),
+    ...commandRoutes(model, config),
+    ...openApiRoutes({ routes: () => server.routes() }, config),
+  ];
+  for (const route of routes) server.route('api', route);
+  const { url } = await server.listen();
+  t.teardown(() => server.close());
+  const document = (await (await fetch(`${url}/api/openapi.json`)).json()) as Record<string, unknown>;
+  const validator = new OpenApiValidator(document);
+  /** GET (or HEAD) a path; the answer is checked against the OpenAPI document and for private strings. */
+  const get = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(url + path, init);
+    const text = await response.text();
+    const body = text === '' ? undefined : (JSON.parse(text) as unknown);
+    t.same(
+      validator.check(init.method ?? 'GET', path, response.status, body),
+      [],
+      `${path} matches the OpenAPI document`,
+    );
+    // A 404 repeats the name asked for; that is the client's own text.
+    const shown = PRIVATE.filter((secret) => !decodeURIComponent(path).includes(secret) && text.includes(secret));
+    t.same(shown, [], `${path} shows no ident, host, IP, realname, account or hidden channel`);
+    return { response, body: body as Record<string, unknown> & { results: Record<string, unknown>[] } };
+  };
+  return { url, get, document };
+}
+
+t.test('503 before the first sync, on every network path', async (t) => {
+  const model = new NetworkModel();
+  const { get } = await start(t, model);
+  for (const path of [
+    '/api/irc/stats/',
+    '/api/irc/latency/',
+    '/api/irc/channels/',
+    '/api/irc/servers/',
+    '/api/irc/commands/',
+  ]) {
+    const { response, body } = await get(path);
+    t.equal(response.status, 503, path);
+    t.match(body, { error: { status: 503, code: 'unavailable' } });
+  }
+  model.connectionOpened('rfc1459');
+  const { body } = await get('/api/irc/stats/');
+  t.match(body, { error: { message: /not finished its first sync/ } });
+});
+
+t.test('stats, servers and latency', async (t) => {
+  const { get } = await start(t, populatedModel());
+  const stats = await get('/api/irc/stats/');
+  t.same(stats.body, {
+    users: 4,
+    invisible: 1,
+    channels: 3,
+    operators: 1,
+    servers: 2,
+    max_users: 9,
+    synced_at: '2026-11-21T14:03:00.000Z',
+    synced_as_operator: true,
+  });
+  t.equal(stats.response.headers.get('cache-control'), 'public, max-age=30');
+
+  const servers = await get('/api/irc/servers/');
+  t.same(
+    servers.body.results.map((server) => server.name),
+    ['hub.test.net', 'leaf.test.net'],
+    'ordered by hops',
+  );
+  t.match(servers.body.results[1], { uplink: 'hub.test.net', latency_ms: null, measured_at: null, is_services: false });
+  const leaf = await get('/api/irc/servers/LEAF.Test.Net/');
+  t.match(leaf.body, { name: 'leaf.test.net', users: 1 });
+  const missing = await get('/api/irc/servers/nope.test.net/');
+  t.equal(missing.response.status, 404);
+  t.same(missing.body, {
+    error: { status: 404, code: 'server_not_found', message: 'No linked server named nope.test.net' },
+  });
+
+  const latency = await get('/api/irc/latency/?ordering=-latency_ms');
+  t.same(latency.body.results, [
+    { server: 'hub.test.net', latency_ms: 0.4, measured_at: '2026-11-21T14:03:00.000Z' },
+    { server: 'leaf.test.net', latency_ms: null, measured_at: null },
+  ]);
+});
+
+t.test('channels: public only, paginated, found by %23 and casemapping', async (t) => {
+  const { get } = await start(t, populatedModel());
+  const list = await get('/api/irc/channels/');
+  t.same(list.body, {
+    count: 2,
+    next: null,
+    previous: null,
+    results: [
+      { name: '#lobby', users: 40, topic: 'welcome', modes: '' },
+      { name: '#Chat[1]', users: 3, topic: 'hello', modes: '+nt' },
+    ],
+  });
+  const paged = await get('/api/irc/channels/?limit=1&ordering=name');
+  t.match(paged.body, {
+    count: 2,
+    next: '/api/irc/channels/?limit=1&offset=1&ordering=name',
+    results: [{ name: '#Chat[1]' }],
+  });
+  const searched = await get('/api/irc/channels/?search=LOB');
+  t.same(
+    searched.body.results.map((channel) => channel.name),
+    ['#lobby'],
+  );
+  const bad = await get('/api/irc/channels/?limit=-1');
+  t.match(bad.body, { error: { status: 400, code: 'invalid_parameter' } });
+
+  const detail = await get('/api/irc/channels/%23chat%7B1%7D/');
+  t.same(detail.body, {
+    name: '#Chat[1]',
+    users: 3,
+    topic: 'hello',
+    modes: '+nt',
+    topic_set_by: null,
+    topic_set_at: null,
+    created_at: '2023-11-14T22:13:20.000Z',
+    members_known: true,
+    members: [
+      { nick: 'Alice', prefix: '@' },
+      { nick: 'bob', prefix: '+' },
+      { nick: 'DataBot', prefix: '' },
+    ],
+  });
+  const notJoined = await get('/api/irc/channels/%23lobby');
+  t.match(notJoined.body, { members_known: false, members: [] }, 'served without the trailing slash too');
+
+  const hidden = await get('/api/irc/channels/%23hiddenchan/');
+  const unknown = await get('/api/irc/channels/%23nochan/');
+  t.equal(hidden.response.status, 404);
+  t.same(hidden.body, {
+    error: { status: 404, code: 'channel_not_found', message: 'No visible channel named #hiddenchan' },
+  });
+  t.same(unknown.body, {
+    error: { status: 404, code: 'channel_not_found', message: 'No visible channel named #nochan' },
+  });
+});
+
+t.test('ETag, 304, HEAD', async (t) => {
+  const { get } = await start(t, populatedModel());
+  const first = await get('/api/irc/channels/');
+  const etag = first.response.headers.get('etag')!;
+  t.match(etag, /^"[\w-]+"$/);
+  const again = await get('/api/irc/channels/', { headers: { 'If-None-Match': etag } });
+  t.equal(again.response.status, 304);
+  const head = await get('/api/irc/channels/', { method: 'HEAD' });
+  t.equal(head.response.status, 200);
+  t.equal(head.response.headers.get('etag'), etag);
+  t.equal(head.body, undefined);
+});
+
+t.test('commands: 503 until the services answered, then grouped by service; search narrows the commands', async (t) => {
+  const model = populatedModel();
+  const { get } = await start(t, model);
+  t.equal((await get('/api/irc/commands/')).response.status, 503);
+  model.setServiceCommands([
+    {
+      service: 'NickServ',
+      commands: [
+        { name: 'IDENTIFY', description: 'Identifies to services for a nickname.' },
+        { name: 'REGISTER', description: 'Registers a nickname.' },
+      ],
+    },
+    {
+      service: 'ChanServ',
+      commands: [
+        { name: 'OP', description: null },
+        { name: 'REGISTER', description: 'Registers a channel.' },
+      ],
+    },
+  ]);
+  const all = await get('/api/irc/commands/');
+  t.same(
+    all.body.results.map((group) => group.service),
+    ['ChanServ', 'NickServ'],
+  );
+  t.equal(all.body.fetched_at, '2026-11-21T14:03:00.000Z');
+  const register = await get('/api/irc/commands/?search=regis');
+  t.same(register.body.results, [
+    { service: 'ChanServ', commands: [{ name: 'REGISTER', description: 'Registers a channel.' }] },
+    { service: 'NickServ', commands: [{ name: 'REGISTER', description: 'Registers a nickname.' }] },
+  ]);
+  const byService = await get('/api/irc/commands/?search=nicks');
+  t.equal((byService.body.results[0]!.commands as unknown[]).length, 2, "a service's name matches all its commands");
+});
+
+t.test('the OpenAPI document lists every route with its schema', async (t) => {
+  const { document, get } = await start(t, populatedModel());
+  const paths = document.paths as Record<string, Record<string, { operationId: string }>>;
+  t.same(Object.keys(paths).sort(), [
+    '/api/irc/channels/',
+    '/api/irc/channels/{name}/',
+    '/api/irc/commands/',
+    '/api/irc/latency/',
+    '/api/irc/servers/',
+    '/api/irc/servers/{name}/',
+    '/api/irc/stats/',
+    '/api/openapi.json',
+  ]);
+  t.equal(paths['/api/irc/channels/{name}/']!.get!.operationId, 'irc.channel');
+  const unknown = await get('/api/nothing/');
+  t.equal(unknown.response.status, 404, 'an unknown path is a documented error body too');
+});

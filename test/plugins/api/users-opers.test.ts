@@ -1,0 +1,151 @@
+/** The token-tier user and operator routes over real HTTP, with a model filled by hand. */
+import t, { type Test } from 'tap';
+import { HttpServer } from '../../../lib/http/server.js';
+import { createLogger } from '../../../lib/logger.js';
+import { NetworkModel } from '../../../lib/model/network.js';
+import { openApiRoutes } from '../../../plugins/api/openapi.js';
+import { operatorRoutes } from '../../../plugins/api/opers.js';
+import { userRoutes } from '../../../plugins/api/users.js';
+import { OpenApiValidator } from './fixtures/openapi-validator.js';
+
+function filledModel(): NetworkModel {
+  const model = new NetworkModel(() => new Date('2026-11-21T14:00:00.000Z'));
+  model.connectionOpened('rfc1459');
+  model.upsertUser('alice', {
+    ident: 'al',
+    host: 'a.example.net',
+    ip: '192.0.2.10',
+    realname: 'Alice A',
+    account: 'alice',
+    server: 'leaf.test.net',
+  });
+  model.upsertUser('Bob[away]', { ident: 'bob', host: '198.51.100.7', server: 'hub.test.net', away: true });
+  model.upsertUser('Oper', {
+    ident: 'op',
+    host: 'staff.example.net',
+    ip: '203.0.113.5',
+    account: 'root',
+    isOperator: true,
+  });
+  model.upsertUser('ghost');
+  model.upsertChannel('#chat', {});
+  model.addMember('#chat', 'alice', '@');
+  model.upsertChannel('#Secret', { hidden: true });
+  model.addMember('#Secret', 'alice');
+  model.markSynced(true);
+  return model;
+}
+
+async function start(t: Test, model: NetworkModel) {
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
+  // Guards are the tokens plugin's business; here every request is let through.
+  server.setGuard('token', () => undefined);
+  const routes = [
+    ...operatorRoutes(model),
+    ...userRoutes(model),
+    ...openApiRoutes({ routes: () => server.routes() }, { cache_seconds: 10 }),
+  ];
+  for (const route of routes) server.route('api', route);
+  const { url } = await server.listen();
+  t.teardown(() => server.close());
+  const document = (await (await fetch(`${url}/api/openapi.json`)).json()) as Record<string, unknown>;
+  const validator = new OpenApiValidator(document);
+  /** GET a path; the answer is checked against the published OpenAPI document. */
+  return async (path: string) => {
+    const response = await fetch(url + path);
+    const body = (await response.json()) as Record<string, unknown>;
+    t.same(validator.check('GET', path, response.status, body), [], `${path} matches the OpenAPI document`);
+    return { status: response.status, body };
+  };
+}
+
+interface Page {
+  count: number;
+  results: Record<string, unknown>[];
+}
+
+t.test('a user with every contract field; what the bot did not see is null', async (t) => {
+  const get = await start(t, filledModel());
+  const { status, body } = await get('/api/irc/users/alice/');
+  t.equal(status, 200);
+  t.same(body, {
+    nick: 'alice',
+    ident: 'al',
+    host: 'a.example.net',
+    hostmask: 'alice!al@a.example.net',
+    real_host: null,
+    ip: '192.0.2.10',
+    realname: 'Alice A',
+    account: 'alice',
+    server: 'leaf.test.net',
+    channels: ['#Secret', '#chat'],
+    away: false,
+    is_operator: false,
+    client: null,
+    country_code: null,
+    connected_at: '2026-11-21T14:00:00.000Z',
+  });
+  const ghost = await get('/api/irc/users/ghost/');
+  t.equal(ghost.body.hostmask, null, 'no hostmask without ident and host');
+  t.equal(ghost.body.ip, null);
+});
+
+t.test('lookups by nick follow the CASEMAPPING and answer 404 user_not_found', async (t) => {
+  const get = await start(t, filledModel());
+  t.equal((await get('/api/irc/users/BOB%7BAWAY%7D/')).body.nick, 'Bob[away]', '{} fold to [] under rfc1459');
+  const missing = await get('/api/irc/users/nobody/');
+  t.equal(missing.status, 404);
+  t.same(missing.body, { error: { status: 404, code: 'user_not_found', message: 'No connected user named nobody' } });
+});
+
+t.test('the user list is paginated and searchable by nick, host, IP and account', async (t) => {
+  const get = await start(t, filledModel());
+  const all = (await get('/api/irc/users/')).body as unknown as Page;
+  t.equal(all.count, 4);
+  t.same(
+    all.results.map((user) => user.nick),
+    ['alice', 'Bob[away]', 'ghost', 'Oper'],
+  );
+  const search = async (text: string) =>
+    ((await get(`/api/irc/users/?search=${encodeURIComponent(text)}`)).body as unknown as Page).results.map(
+      (user) => user.nick,
+    );
+  t.same(await search('ALI'), ['alice'], 'nick');
+  t.same(await search('198.51'), ['Bob[away]'], 'host');
+  t.same(await search('203.0.113'), ['Oper'], 'IP');
+  t.same(await search('root'), ['Oper'], 'account');
+  const paged = (await get('/api/irc/users/?limit=2&ordering=-nick')).body as unknown as Page & { next: string };
+  t.same(
+    paged.results.map((user) => user.nick),
+    ['Oper', 'ghost'],
+  );
+  t.equal(paged.next, '/api/irc/users/?limit=2&offset=2&ordering=-nick');
+  t.equal((await get('/api/irc/users/?ordering=realname')).status, 400);
+});
+
+t.test('operators: the contract fields, list and detail, 404 operator_not_found', async (t) => {
+  const get = await start(t, filledModel());
+  const list = (await get('/api/irc/opers/')).body as unknown as Page;
+  t.equal(list.count, 1);
+  t.same(list.results[0], {
+    nick: 'Oper',
+    account: 'root',
+    hostmask: 'Oper!op@staff.example.net',
+    ip: '203.0.113.5',
+    server: null,
+    away: false,
+  });
+  t.equal((await get('/api/irc/opers/oper/')).body.nick, 'Oper');
+  t.equal(((await get('/api/irc/opers/?search=staff.example')).body as unknown as Page).count, 1, 'search by host');
+  const notOper = await get('/api/irc/opers/alice/');
+  t.equal(notOper.status, 404);
+  t.equal((notOper.body.error as { code: string }).code, 'operator_not_found', 'a user who is not an operator');
+});
+
+t.test('503 before the first sync', async (t) => {
+  const model = new NetworkModel();
+  const get = await start(t, model);
+  for (const path of ['/api/irc/users/', '/api/irc/users/x/', '/api/irc/opers/', '/api/irc/opers/x/']) {
+    t.equal((await get(path)).status, 503, path);
+  }
+});

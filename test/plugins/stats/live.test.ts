@@ -1,0 +1,124 @@
+import t from 'tap';
+import { NetworkModel } from '../../../lib/model/network.js';
+import { track } from '../../../plugins/stats/live.js';
+import { FakeTransport } from '../../support/fake-irc.js';
+
+/** A registered fake connection whose every line goes through the live handlers. */
+function setup() {
+  const irc = new FakeTransport();
+  const model = new NetworkModel();
+  irc.on('message', (message) => track(message, { irc, model }));
+  irc.connect();
+  irc.register('DataBot', 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX');
+  model.connectionOpened(irc.state.casemapping);
+  return { irc, model };
+}
+
+/** The bot joins `channel`, NAMES lists `names`, MODE answers `modes`. */
+function joinAs(irc: FakeTransport, channel: string, names: string, modes = '+nt') {
+  irc.receive(
+    `:DataBot!databot@bot.host JOIN ${channel} * :Data Bot`,
+    `:hub.test.net 353 DataBot = ${channel} :${names}`,
+    `:hub.test.net 366 DataBot ${channel} :End of /NAMES list.`,
+  );
+  irc.receive(`:hub.test.net 324 DataBot ${channel} ${modes}`, `:hub.test.net 329 DataBot ${channel} 1700000000`);
+}
+
+t.test('joining: members with every prefix (multi-prefix, userhost-in-names), modes, creation time', async (t) => {
+  const { irc, model } = setup();
+  irc.receive(':DataBot!databot@bot.host JOIN #new * :Data Bot');
+  t.equal(model.channels.get('#new')?.hidden, true, 'a channel LIST never showed is hidden until its modes are known');
+  t.ok(irc.sent.includes('MODE #new'), 'the bot asks the modes of a channel it joins');
+  irc.receive(
+    ':hub.test.net 353 DataBot = #new :@+alice!al@host.a +bob!bo@host.b DataBot!databot@bot.host',
+    ':hub.test.net 366 DataBot #new :End of /NAMES list.',
+    ':hub.test.net 324 DataBot #new +ntk secretkey',
+    ':hub.test.net 329 DataBot #new 1700000000',
+  );
+  const channel = model.channels.get('#NEW')!;
+  t.match(channel, { joined: true, hidden: false, users: 3, modes: '+knt', createdAt: '2023-11-14T22:13:20.000Z' });
+  t.notMatch(JSON.stringify(channel), /secretkey/, 'the key is never kept');
+  t.same(Object.fromEntries(channel.members), { alice: '@+', bob: '+', databot: '' });
+  t.match(model.users.get('alice'), { ident: 'al', host: 'host.a' }, 'userhost-in-names fills ident and host');
+});
+
+t.test('+s and +p hide a channel; removing them shows it again', async (t) => {
+  const { irc, model } = setup();
+  joinAs(irc, '#room', 'DataBot @op');
+  t.equal(model.channels.get('#room')?.hidden, false);
+  irc.receive(':op!o@h MODE #room +s');
+  t.match(model.channels.get('#room'), { hidden: true, modes: '+nst' });
+  irc.receive(':op!o@h MODE #room -s+p');
+  t.match(model.channels.get('#room'), { hidden: true, modes: '+npt' });
+  irc.receive(':op!o@h MODE #room -p+l 10');
+  t.match(model.channels.get('#room'), { hidden: false, modes: '+lnt' });
+  joinAs(irc, '#secret', 'DataBot', '+nst');
+  t.equal(model.channels.get('#secret')?.hidden, true, 'a secret channel the bot is in stays hidden');
+});
+
+t.test('prefixes change with MODE, including several in one line and list modes in between', async (t) => {
+  const { irc, model } = setup();
+  joinAs(irc, '#room', 'DataBot alice bob');
+  irc.receive(':op!o@h MODE #room +ovb alice bob *!*@bad.host');
+  t.same(Object.fromEntries(model.channels.get('#room')!.members), { databot: '', alice: '@', bob: '+' });
+  irc.receive(':op!o@h MODE #room +v alice');
+  t.equal(model.channels.get('#room')!.members.get('alice'), '@+', 'prefixes are kept highest first');
+  irc.receive(':op!o@h MODE #room -o+k alice key');
+  t.equal(model.channels.get('#room')!.members.get('alice'), '+');
+  t.equal(model.channels.get('#room')!.modes, '+knt');
+});
+
+t.test('join, part, kick, quit, nick change of others', async (t) => {
+  const { irc, model } = setup();
+  joinAs(irc, '#room', 'DataBot alice');
+  irc.receive(':carol!c@carol.host JOIN #room carolacct :Carol C');
+  t.equal(model.channels.get('#room')!.users, 3);
+  t.match(model.users.get('carol'), { account: 'carolacct', realname: 'Carol C', ident: 'c', host: 'carol.host' });
+  irc.receive(':carol!c@carol.host NICK :Carol_');
+  t.ok(model.channels.get('#room')!.members.has('carol_'));
+  t.notOk(model.channels.get('#room')!.members.has('carol'));
+  irc.receive(':Carol_!c@carol.host PART #room :bye');
+  t.equal(model.channels.get('#room')!.users, 2);
+  t.ok(model.users.get('carol_'), 'a user who parts is kept until the next sync decides');
+  irc.receive(':op!o@h KICK #room alice :out');
+  t.equal(model.channels.get('#room')!.users, 1);
+  irc.receive(':dave!d@h JOIN #room * :Dave', ':dave!d@h QUIT :Quit: gone');
+  t.notOk(model.users.get('dave'), 'a quit user is gone');
+  t.equal(model.channels.get('#room')!.users, 1);
+});
+
+t.test('topic, away, account and host changes', async (t) => {
+  const { irc, model } = setup();
+  joinAs(irc, '#room', 'DataBot alice');
+  irc.receive('@time=2026-11-21T10:00:00.000Z :alice!a@h TOPIC #room :new topic');
+  t.match(model.channels.get('#room'), {
+    topic: 'new topic',
+    topicSetBy: 'alice',
+    topicSetAt: '2026-11-21T10:00:00.000Z',
+  });
+  irc.receive(':hub.test.net 332 DataBot #room :from numeric', ':hub.test.net 333 DataBot #room bob!b@h 1700000000');
+  t.match(model.channels.get('#room'), { topic: 'from numeric', topicSetBy: 'bob' });
+  irc.receive(':alice!a@h AWAY :lunch');
+  t.equal(model.users.get('alice')!.away, true);
+  irc.receive(':alice!a@h AWAY');
+  t.equal(model.users.get('alice')!.away, false);
+  irc.receive(':alice!a@h ACCOUNT alice');
+  t.equal(model.users.get('alice')!.account, 'alice');
+  irc.receive(':alice!a@h ACCOUNT *');
+  t.equal(model.users.get('alice')!.account, null);
+  irc.receive(':alice!a@h CHGHOST newident new.host');
+  t.match(model.users.get('alice'), { ident: 'newident', host: 'new.host' });
+});
+
+t.test('when the bot leaves, the channel keeps no members', async (t) => {
+  const { irc, model } = setup();
+  joinAs(irc, '#a', 'DataBot alice');
+  joinAs(irc, '#b', 'DataBot bob');
+  irc.receive(':DataBot!databot@bot.host PART #a');
+  t.match(model.channels.get('#a'), { joined: false, users: 1 }, 'alice is still there');
+  t.equal(model.channels.get('#a')!.members.size, 0);
+  t.equal(model.users.get('alice')!.channels.size, 0);
+  irc.receive(':op!o@h KICK #b DataBot :bye');
+  t.equal(model.channels.get('#b')!.members.size, 0);
+  t.equal(model.channels.get('#b')!.joined, false);
+});

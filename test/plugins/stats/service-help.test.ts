@@ -1,0 +1,310 @@
+import t from 'tap';
+import { createLogger } from '../../../lib/logger.js';
+import { NetworkModel } from '../../../lib/model/network.js';
+import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
+import {
+  askService,
+  fetchServiceCommands,
+  mergeListings,
+  parseHelp,
+  stripFormatting,
+} from '../../../plugins/stats/service-help.js';
+import { ScriptedTransport } from './fixtures/scripted-irc.js';
+
+const B = '\x02';
+
+/** Atheme 7.2.12 on the test network, `HELP` to NickServ from a logged-in user (NOTICE texts as received). */
+const athemeNickServHelp = [
+  `***** ${B}NickServ Help${B} *****`,
+  `${B}NickServ${B} allows users to ${B}'register'${B} a nickname, and stop`,
+  `others from using that nick. ${B}NickServ${B} allows the owner of a`,
+  'nickname to disconnect a user from the network that is using',
+  'their nickname.',
+  ' ',
+  'For more information on a command, type:',
+  `${B}/msg NickServ help <command>${B}`,
+  'For a verbose listing of all commands, type:',
+  `${B}/msg NickServ help commands${B}`,
+  ' ',
+  'The following commands are available:',
+  `${B}GHOST          ${B} Reclaims use of a nickname.`,
+  `${B}GROUP          ${B} Adds a nickname to your account.`,
+  `${B}IDENTIFY       ${B} Identifies to services for a nickname.`,
+  `${B}INFO           ${B} Displays information on registrations.`,
+  `${B}REGISTER       ${B} Registers a nickname.`,
+  `${B}SET            ${B} Sets various control flags.`,
+  `${B}UNGROUP        ${B} Removes a nickname from your account.`,
+  ' ',
+  `${B}Other commands:${B} ACC, DROP, HELP, LOGIN, LOGOUT, SETPASS, `,
+  '                STATUS',
+  `***** ${B}End of Help${B} *****`,
+];
+
+/** Atheme 7.2.12, `HELP COMMANDS` to NickServ (the verbose listing). */
+const athemeNickServCommands = [
+  `***** ${B}NickServ Help${B} *****`,
+  'The following commands are available:',
+  `${B}ACC            ${B} Displays parsable session information.`,
+  `${B}DROP           ${B} Drops an account registration.`,
+  `${B}GHOST          ${B} Reclaims use of a nickname.`,
+  `${B}GROUP          ${B} Adds a nickname to your account.`,
+  `${B}HELP           ${B} Displays contextual help information.`,
+  `${B}IDENTIFY       ${B} Identifies to services for a nickname.`,
+  `${B}INFO           ${B} Displays information on registrations.`,
+  `${B}LOGIN          ${B} Authenticates to a services account.`,
+  `${B}LOGOUT         ${B} Logs your services session out.`,
+  `${B}REGISTER       ${B} Registers a nickname.`,
+  `${B}SET            ${B} Sets various control flags.`,
+  `${B}SETPASS        ${B} Changes a password using an authcode.`,
+  `${B}STATUS         ${B} Displays session information.`,
+  `${B}UNGROUP        ${B} Removes a nickname from your account.`,
+  `***** ${B}End of Help${B} *****`,
+];
+
+/** Atheme 7.2.12, `HELP` to ChanServ from a logged-in user. */
+const athemeChanServHelp = [
+  `***** ${B}ChanServ Help${B} *****`,
+  `${B}ChanServ${B} gives normal users the ability to maintain control`,
+  'of a channel, without the need of a bot. Channel takeovers are',
+  `virtually impossible when a channel is registered with ${B}ChanServ${B}.`,
+  'Registration is a quick and painless process. Once registered,',
+  'the founder can maintain complete and total control over the channel.',
+  'Please note that channels will expire if there are no eligible channel successors.',
+  'Successors are primarily those who have the +S (if available) or +R flag',
+  'set on their account in the channel, although other people may be chosen',
+  'depending on their access level and activity.',
+  ' ',
+  'For more information on a command, type:',
+  `${B}/msg ChanServ help <command>${B}`,
+  'For a verbose listing of all commands, type:',
+  `${B}/msg ChanServ help commands${B}`,
+  ' ',
+  'The following commands are available:',
+  `${B}FLAGS          ${B} Manipulates specific permissions on a channel.`,
+  `${B}INFO           ${B} Displays information on registrations.`,
+  `${B}OP             ${B} Gives channel ops to a user.`,
+  `${B}REGISTER       ${B} Registers a channel.`,
+  ' ',
+  `${B}Other commands:${B} DEOP, HELP`,
+  `***** ${B}End of Help${B} *****`,
+];
+
+/** Anope 2.0, `HELP` to NickServ: indented `NAME  Description` lines padded to 13 columns, no end line. */
+const anopeNickServHelp = [
+  `${B}NickServ${B} allows you to register a nickname and`,
+  'prevent others from using it. The following',
+  'commands allow for registration and maintenance of',
+  `nicknames; to use them, type ${B}/msg NickServ \x1fcommand\x1f${B}.`,
+  'For more information on a specific command, type',
+  `${B}/msg NickServ HELP \x1fcommand\x1f${B}.`,
+  '    ACCESS        Modify the list of authorized addresses',
+  '    AJOIN         Manage your auto join list',
+  '    ALIST         List channels you have access on',
+  '    CERT          Modify the nickname client certificate list',
+  '    DROP          Cancel the registration of a nickname',
+  '    GLIST         Lists all nicknames in your group',
+  '    GROUP         Join a group',
+  '    IDENTIFY      Identify yourself with your password',
+  '    INFO          Displays information about a given nickname',
+  '    LOGOUT        Reverses the effect of the IDENTIFY command',
+  '    RECOVER       Regains control of your nick',
+  '    REGISTER      Register a nickname',
+  '    RESETPASS     Helps you reset lost passwords',
+  '    SET           Set options, including kill protection',
+  '    STATUS        Returns the owner status of the given nickname',
+  '    UNGROUP       Remove a nick from a group',
+  '    UPDATE        Updates your current status, i.e. it checks for new memos',
+  'Accounts that are not used anymore are subject to',
+  'the automatic expiration, i.e. they will be deleted',
+  'after 21 days if not used.',
+];
+
+/** Anope 2.0, `HELP` to ChanServ with command groups (names only) and the `HELP ALL` hint. */
+const anopeChanServHelp = [
+  `${B}ChanServ${B} allows you to register and control various`,
+  `aspects of channels. ${B}ChanServ${B} can often prevent`,
+  'malicious users from "taking over" channels by limiting',
+  'who is allowed channel operator privileges. Available',
+  'commands are listed below; to use them, type',
+  `${B}/msg ChanServ \x1fcommand\x1f${B}. For more information on a`,
+  `specific command, type ${B}/msg ChanServ HELP \x1fcommand\x1f${B}.`,
+  '    BAN           Bans a given nick or mask on a channel',
+  '    DROP          Cancel the registration of a channel',
+  '    INFO          Lists information about the specified registered channel',
+  '    REGISTER      Register a channel',
+  '    SET           Set channel options and information',
+  '    TOPIC         Manipulate the topic of the specified channel',
+  ' ',
+  'Used to manage the list of privileged users commands:',
+  '     ACCESS, AOP, FLAGS, HOP, QOP, SOP, VOP',
+  'Used to modify the channel status of you or other users commands:',
+  '     DEHALFOP, DEOP, DEVOICE, HALFOP, OP, VOICE',
+  `Use the ${B}HELP ALL${B} command to list all commands and their descriptions.`,
+  'Note that any channel which is not used for 14 days',
+  '(i.e. which no user on the channel is present for)',
+  'will be automatically dropped.',
+];
+
+t.test('formatting codes are stripped', async (t) => {
+  t.equal(
+    stripFormatting(`${B}bold${B} \x0304,12red\x03 \x1funder\x1f \x1ditalic\x1d \x0f\x16x`),
+    'bold red under italic x',
+  );
+});
+
+t.test('Atheme: HELP lists some commands and names others; HELP COMMANDS describes them all', async (t) => {
+  const first = parseHelp(athemeNickServHelp);
+  t.equal(first.ended, true, 'Atheme ends with "End of Help"');
+  t.equal(first.fullListing, 'HELP COMMANDS');
+  t.same(
+    first.commands.map((command) => command.name),
+    ['GHOST', 'GROUP', 'IDENTIFY', 'INFO', 'REGISTER', 'SET', 'UNGROUP'],
+  );
+  t.same(
+    first.commands.find((command) => command.name === 'REGISTER'),
+    { name: 'REGISTER', description: 'Registers a nickname.' },
+  );
+  t.same(first.namedOnly, ['ACC', 'DROP', 'HELP', 'LOGIN', 'LOGOUT', 'SETPASS', 'STATUS'], 'a wrapped list continues');
+
+  const merged = mergeListings(first, parseHelp(athemeNickServCommands));
+  t.equal(merged.length, 14);
+  t.ok(
+    merged.every((command) => command.description !== null),
+    'every command has a description',
+  );
+  t.same(
+    merged.find((command) => command.name === 'IDENTIFY'),
+    {
+      name: 'IDENTIFY',
+      description: 'Identifies to services for a nickname.',
+    },
+  );
+  t.same(
+    merged.map((command) => command.name),
+    [...merged.map((command) => command.name)].sort(),
+    'ordered by name',
+  );
+
+  const chanServ = parseHelp(athemeChanServHelp);
+  t.same(
+    chanServ.commands.find((command) => command.name === 'REGISTER'),
+    {
+      name: 'REGISTER',
+      description: 'Registers a channel.',
+    },
+  );
+  t.same(chanServ.namedOnly, ['DEOP', 'HELP']);
+  t.notOk(
+    chanServ.commands.some((command) => /^(Please|Successors|The)$/.test(command.name)),
+    'prose is not taken for commands',
+  );
+  t.same(
+    mergeListings(chanServ, null).find((command) => command.name === 'DEOP'),
+    { name: 'DEOP', description: null },
+    'without the full listing a named-only command has no description',
+  );
+});
+
+t.test('Anope: indented listing, groups named only, HELP ALL', async (t) => {
+  const nickServ = parseHelp(anopeNickServHelp);
+  t.equal(nickServ.ended, false, 'Anope has no end line');
+  t.equal(nickServ.fullListing, null, '"HELP command" is no pointer to a full listing');
+  t.equal(nickServ.commands.length, 17);
+  t.same(
+    nickServ.commands.find((command) => command.name === 'REGISTER'),
+    { name: 'REGISTER', description: 'Register a nickname' },
+  );
+  t.same(
+    nickServ.commands.find((command) => command.name === 'IDENTIFY'),
+    {
+      name: 'IDENTIFY',
+      description: 'Identify yourself with your password',
+    },
+  );
+  t.same(nickServ.namedOnly, []);
+
+  const chanServ = parseHelp(anopeChanServHelp);
+  t.equal(chanServ.fullListing, 'HELP ALL');
+  t.same(
+    chanServ.commands.map((command) => command.name),
+    ['BAN', 'DROP', 'INFO', 'REGISTER', 'SET', 'TOPIC'],
+  );
+  t.same(chanServ.namedOnly, [
+    'ACCESS',
+    'AOP',
+    'FLAGS',
+    'HOP',
+    'QOP',
+    'SOP',
+    'VOP',
+    'DEHALFOP',
+    'DEOP',
+    'DEVOICE',
+    'HALFOP',
+    'OP',
+    'VOICE',
+  ]);
+  t.same(
+    parseHelp(['    SETNOEXPIRESX Prevent a long name from expiring']).commands,
+    [{ name: 'SETNOEXPIRESX', description: 'Prevent a long name from expiring' }],
+    'a name that fills its 13 columns is followed by one space only',
+  );
+});
+
+function setup(config: Partial<StatsConfig> = {}) {
+  const irc = new ScriptedTransport();
+  irc.connect();
+  irc.register('DataBot', 'CASEMAPPING=rfc1459 PREFIX=(ov)@+');
+  const defaults = Object.fromEntries(
+    Object.entries(statsConfigSchema.properties).map(([key, schema]) => [key, schema.default]),
+  ) as unknown as StatsConfig;
+  return {
+    irc,
+    context: {
+      irc,
+      model: new NetworkModel(),
+      logger: createLogger({ sink: () => undefined }),
+      config: { ...defaults, ...config },
+    },
+  };
+}
+
+const notices = (service: string, texts: readonly string[]) =>
+  texts.map((text) => `:${service}!${service}@services.test.net NOTICE DataBot :${text}`);
+
+t.test('an answer ends at its end line, or when the service falls silent', async (t) => {
+  const { irc } = setup();
+  irc.answer(/^PRIVMSG NickServ :?HELP$/, [
+    ...notices('NickServ', athemeNickServHelp.slice(0, 3)),
+    ':alice!a@h NOTICE DataBot :not from the service',
+    ...notices('NickServ', athemeNickServHelp.slice(3)),
+    // After the end line: not part of this answer.
+    ...notices('NickServ', ['late line']),
+  ]);
+  const started = Date.now();
+  const texts = await askService(irc, 'NickServ', 'HELP');
+  t.equal(texts.length, athemeNickServHelp.length);
+  t.ok(Date.now() - started < 1000, 'the end line ends the wait at once');
+
+  irc.answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', anopeChanServHelp));
+  const anope = await askService(irc, 'ChanServ', 'HELP');
+  t.equal(anope.length, anopeChanServHelp.length, 'without an end line, silence ends the answer');
+});
+
+t.test('fetching: only services that are online, the full listing when HELP points to one', async (t) => {
+  const { irc, context } = setup({ services: ['NickServ', 'ChanServ', 'BotServ'] });
+  irc
+    .answer(/^ISON NickServ ChanServ BotServ$/, [':hub.test.net 303 DataBot :NickServ ChanServ'])
+    .answer(/^PRIVMSG NickServ :?HELP$/, notices('NickServ', athemeNickServHelp))
+    .answer(/^PRIVMSG NickServ :HELP COMMANDS$/, notices('NickServ', athemeNickServCommands))
+    .answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', ['You are not authorized to use ChanServ.']));
+  const lists = await fetchServiceCommands(context);
+  t.same(irc.sentMatching(/^PRIVMSG/), [
+    'PRIVMSG NickServ HELP',
+    'PRIVMSG NickServ :HELP COMMANDS',
+    'PRIVMSG ChanServ HELP',
+  ]);
+  t.equal(lists.length, 1, 'a service that lists nothing is left out');
+  t.equal(lists[0]!.service, 'NickServ');
+  t.equal(lists[0]!.commands.length, 14);
+});

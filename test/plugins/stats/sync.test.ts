@@ -1,0 +1,462 @@
+import t from 'tap';
+import type { IrcMessage } from '../../../lib/irc/port.js';
+import { createLogger } from '../../../lib/logger.js';
+import { NetworkModel } from '../../../lib/model/network.js';
+import { channelLimit, createJoinState, noteJoinRefusal, planJoins } from '../../../plugins/stats/joins.js';
+import { listQueries, parseListEntry } from '../../../plugins/stats/list.js';
+import { track } from '../../../plugins/stats/live.js';
+import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
+import { parseLinksEntry, parseMapLine } from '../../../plugins/stats/servers.js';
+import { createSyncState, fullSync, parseLusers, type SyncContext } from '../../../plugins/stats/sync.js';
+import { parseWhoxReply, whoMasks } from '../../../plugins/stats/who.js';
+import { ScriptedTransport } from './fixtures/scripted-irc.js';
+
+const defaults = Object.fromEntries(
+  Object.entries(statsConfigSchema.properties).map(([key, schema]) => [key, schema.default]),
+) as unknown as StatsConfig;
+
+function message(command: string, params: string[]): IrcMessage {
+  return { command, params, source: null, tags: {}, time: new Date() };
+}
+
+interface FakeUser {
+  nick: string;
+  ident: string;
+  host: string;
+  ip: string;
+  server: string;
+  flags: string;
+  account: string;
+  realname: string;
+}
+
+const users: FakeUser[] = [
+  {
+    nick: 'alice',
+    ident: 'al',
+    host: 'a.example',
+    ip: '192.0.2.1',
+    server: 'hub.test.net',
+    flags: 'H*',
+    account: 'alice',
+    realname: 'Alice A',
+  },
+  {
+    nick: 'Bob',
+    ident: 'bo',
+    host: 'b.example',
+    ip: '192.0.2.2',
+    server: 'leaf.test.net',
+    flags: 'G',
+    account: '0',
+    realname: 'Bob B',
+  },
+  {
+    nick: '[carol]',
+    ident: 'ca',
+    host: 'c.example',
+    ip: '192.0.2.3',
+    server: 'leaf.test.net',
+    flags: 'H',
+    account: '0',
+    realname: 'Carol',
+  },
+  {
+    nick: 'DataBot',
+    ident: 'databot',
+    host: 'bot.example',
+    ip: '192.0.2.9',
+    server: 'hub.test.net',
+    flags: 'H*',
+    account: '0',
+    realname: 'Data Bot',
+  },
+  {
+    nick: 'NickServ',
+    ident: 'NickServ',
+    host: 'services.test.net',
+    ip: '0.0.0.0',
+    server: 'services.test.net',
+    flags: 'H',
+    account: '0',
+    realname: 'Nickname Services',
+  },
+];
+
+const WHOX_ORDER = 'tcuihsnfdlaor';
+
+/** The WHOX reply a server would give `who` for `mask` (a nick prefix and `*`) with `fields`. */
+function whoxLines(mask: string, fields: string, list: readonly FakeUser[] = users): string[] {
+  const prefix = mask.replace(/\*$/, '').toLowerCase().replace('[', '{');
+  const matching = list.filter((user) => user.nick.toLowerCase().replace('[', '{').startsWith(prefix));
+  return [
+    ...matching.map((user) => {
+      const values: Record<string, string> = {
+        t: '77',
+        c: '*',
+        u: user.ident,
+        i: user.ip,
+        h: user.host,
+        s: user.server,
+        n: user.nick,
+        f: user.flags,
+        a: user.account,
+        r: user.realname,
+      };
+      const asked = [...WHOX_ORDER].filter((field) => fields.includes(field));
+      const params = asked.map((field) => values[field]!);
+      return `:hub.test.net 354 DataBot ${params.slice(0, -1).join(' ')} :${params.at(-1)}`;
+    }),
+    `:hub.test.net 315 DataBot ${mask} :End of /WHO list.`,
+  ];
+}
+
+const lusers = [
+  ':hub.test.net 251 DataBot :There are 3 users and 2 invisible on 3 servers',
+  ':hub.test.net 252 DataBot 2 :operator(s) online',
+  ':hub.test.net 254 DataBot 4 :channels formed',
+  ':hub.test.net 255 DataBot :I have 2 clients and 2 servers',
+  ':hub.test.net 265 DataBot :Current local users: 2  Max: 3',
+  ':hub.test.net 266 DataBot :Current global users: 5  Max: 7',
+];
+
+const links = [
+  ':hub.test.net 364 DataBot services.test.net hub.test.net :1 TestNet Services',
+  ':hub.test.net 364 DataBot leaf.test.net hub.test.net :1 TestNet leaf',
+  ':hub.test.net 364 DataBot hub.test.net hub.test.net :0 TestNet hub',
+  ':hub.test.net 365 DataBot * :End of /LINKS list.',
+];
+
+const map = [
+  ':hub.test.net 015 DataBot :hub.test.net (001 InspIRCd-3.15.0-debian)           2 [40.00%] [Up: 39s]',
+  ':hub.test.net 015 DataBot :|-services.test.net (00A)                          1 [20.00%] [Up: 39s]',
+  ':hub.test.net 015 DataBot :`-leaf.test.net (002 InspIRCd-3.15.0-debian)        2 [40.00%] [Up: 38s]',
+  ':hub.test.net 018 DataBot :3 servers and 5 users, average 1.67 users per server',
+  ':hub.test.net 017 DataBot :End of /MAP',
+];
+
+const listWithModes = [
+  ':hub.test.net 321 DataBot Channel :Users Name',
+  ':hub.test.net 322 DataBot #public 3 :[+nt] hello [world]',
+  ':hub.test.net 322 DataBot #secret 2 :[+nst] hush',
+  ':hub.test.net 322 DataBot #private 2 :[+knpt key] private topic',
+  ':hub.test.net 322 DataBot #tricky 1 :[+nt] [+s] not really',
+  ':hub.test.net 323 DataBot :End of channel list.',
+];
+
+const statsP = [
+  ':hub.test.net 249 DataBot :alice (al@a.example) Idle: 5s',
+  ':hub.test.net 249 DataBot :DataBot (databot@bot.example) Idle: 0s',
+  ':hub.test.net 249 DataBot :2 OPER(s)',
+  ':hub.test.net 219 DataBot P :End of /STATS report',
+];
+
+function setup(options: { operator?: boolean; config?: Partial<StatsConfig>; isupport?: string } = {}) {
+  const irc = new ScriptedTransport();
+  const model = new NetworkModel();
+  irc.on('message', (line) => track(line, { irc, model }));
+  irc.connect();
+  irc.register(
+    'DataBot',
+    options.isupport ?? 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst ELIST=CMNTU WHOX',
+  );
+  if (options.operator ?? true) irc.receive(':hub.test.net 381 DataBot :You are now a NetAdmin');
+  model.connectionOpened(irc.state.casemapping);
+  irc
+    .answer(/^LUSERS$/, lusers)
+    .answer(/^LINKS$/, links)
+    .answer(/^MAP$/, map)
+    .answer(/^LIST$/, listWithModes)
+    .answer(/^STATS P$/, statsP)
+    .answer(/^WHO (\S+) n?%(\w+),77$/, (match) => whoxLines(match[1]!, match[2]!))
+    .answer(/^WHOIS NickServ$/, [
+      ':hub.test.net 311 DataBot NickServ NickServ services.test.net * :Nickname Services',
+      ':hub.test.net 312 DataBot NickServ services.test.net :TestNet Services',
+      ':hub.test.net 318 DataBot NickServ :End of /WHOIS list.',
+    ]);
+  const context: SyncContext = {
+    irc,
+    model,
+    logger: createLogger({ sink: () => undefined }),
+    config: { ...defaults, join: [], ...options.config },
+  };
+  return { irc, model, context };
+}
+
+t.test('LUSERS: InspIRCd text numbers and the numeric-parameter form', async (t) => {
+  const parse = (lines: string[]) => {
+    const { irc } = setup();
+    const messages: IrcMessage[] = [];
+    irc.on('message', (line) => messages.push(line));
+    irc.receive(...lines);
+    return parseLusers(messages);
+  };
+  t.same(parse(lusers), { users: 5, invisible: 2, servers: 3, operators: 2, channels: 4, maxUsers: 7 });
+  t.same(
+    parse([
+      ':irc.example 251 DataBot :There are 10 users and 90 invisible on 4 servers',
+      ':irc.example 266 DataBot 100 150 :Current global users 100, max 150',
+    ]),
+    { users: 100, invisible: 90, servers: 4, operators: 0, channels: 0, maxUsers: 150 },
+    'no 252/254 means none',
+  );
+});
+
+t.test('parsers of LINKS, MAP, LIST and WHOX lines', async (t) => {
+  t.same(parseLinksEntry(message('364', ['me', 'hub.test.net', 'hub.test.net', '0 TestNet hub'])), {
+    name: 'hub.test.net',
+    uplink: null,
+    hops: 0,
+    description: 'TestNet hub',
+  });
+  t.same(parseMapLine('`-leaf.test.net        1 [12.50%]'), { name: 'leaf.test.net', users: 1 });
+  t.same(parseMapLine('  |-deep.test.net (003 InspIRCd-3)  12 [1.00%] [Up: 1d]'), { name: 'deep.test.net', users: 12 });
+  t.equal(parseMapLine('3 servers and 8 users, average 2.67 users per server'), null);
+  t.same(parseListEntry(message('322', ['me', '#a', '4', '[+knt key] the [topic]'])), {
+    name: '#a',
+    users: 4,
+    topic: 'the [topic]',
+    modes: 'knt',
+  });
+  t.same(parseListEntry(message('322', ['me', '#b', '2', 'plain'])), {
+    name: '#b',
+    users: 2,
+    topic: 'plain',
+    modes: null,
+  });
+  t.equal(parseListEntry(message('322', ['me', '*', '2', ''])), null, 'a private channel shown as * is skipped');
+  const nonOperator = parseWhoxReply(
+    message('354', ['me', '77', '#c', 'ident', 'host.example', 'leaf.test.net', 'nick', 'G*', 'acct', 'Real Name']),
+    'tcuhsnfar',
+  );
+  t.same(nonOperator, {
+    nick: 'nick',
+    ident: 'ident',
+    host: 'host.example',
+    ip: null,
+    server: 'leaf.test.net',
+    away: true,
+    isOperator: true,
+    account: 'acct',
+    realname: 'Real Name',
+  });
+  t.equal(parseWhoxReply(message('354', ['me', '12', 'x']), 'tn'), null, 'a reply with another token is not ours');
+});
+
+t.test('WHO masks and LIST queries grow into chunks only on a big network', async (t) => {
+  t.same(whoMasks(800, 1000), ['*']);
+  const masks = whoMasks(10000, 1000);
+  t.equal(masks.length, 35, 'one mask per possible first character of a nick');
+  t.ok(masks.includes('a*') && masks.includes('[*') && masks.includes('|*'));
+  t.same(whoMasks(null, 1000), masks, 'unknown size: chunked, to be safe');
+  t.same(listQueries(100, 2000, 'CMNTU'), [['LIST']]);
+  t.same(
+    listQueries(5000, 2000, 'CMNTU').map((query) => query[1]),
+    ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'],
+  );
+  t.same(listQueries(5000, 2000, undefined), [['LIST']], 'without ELIST=U there is only the one LIST');
+});
+
+t.test('a full sync as an operator', async (t) => {
+  const { irc, model, context } = setup();
+  // Left from before: one user gone from the network, one who shares a channel with the bot.
+  model.upsertUser('ghost', { server: 'leaf.test.net' });
+  model.upsertChannel('#mine', { joined: true });
+  model.addMember('#mine', 'DataBot');
+  model.addMember('#mine', 'invisiblefriend');
+  await fullSync(context, createSyncState());
+
+  t.same(irc.sentMatching(/^WHO /), ['WHO * %tcuihsnfar,77'], 'one WHO with the IP field, as an operator');
+  t.match(model.stats, {
+    users: 5,
+    invisible: 2,
+    channels: 4,
+    operators: 2,
+    servers: 3,
+    maxUsers: 7,
+    syncedAsOperator: true,
+  });
+  t.ok(model.ready);
+  t.match(model.users.get('alice'), {
+    ident: 'al',
+    host: 'a.example',
+    ip: '192.0.2.1',
+    account: 'alice',
+    isOperator: true,
+    away: false,
+  });
+  t.match(model.users.get('bob'), { away: true, account: null, isOperator: false, realname: 'Bob B' });
+  t.match(model.users.get('{carol}'), { nick: '[carol]' });
+  t.equal(model.users.get('NickServ')!.ip, null, "services' 0.0.0.0 is no IP");
+  t.notOk(model.users.get('ghost'), 'a user WHO no longer shows and who shares no channel is forgotten');
+  t.ok(model.users.get('invisiblefriend'), 'a user in a channel with the bot stays');
+
+  t.match(model.servers.get('hub.test.net'), { hops: 0, uplink: null, users: 2, isServices: false });
+  t.match(model.servers.get('leaf.test.net'), {
+    hops: 1,
+    uplink: 'hub.test.net',
+    users: 2,
+    description: 'TestNet leaf',
+  });
+  t.match(model.servers.get('services.test.net'), { isServices: true, users: 1 });
+
+  t.match(model.channels.get('#public'), { hidden: false, users: 3, topic: 'hello [world]', modes: '+nt' });
+  t.match(model.channels.get('#secret'), { hidden: true, modes: '+nst' });
+  t.match(model.channels.get('#private'), { hidden: true, modes: '+knpt' });
+  t.match(model.channels.get('#tricky'), { hidden: false, topic: '[+s] not really' });
+  t.ok(model.channels.get('#mine'), 'a joined channel LIST did not show is kept');
+  t.same(irc.sentMatching(/^MODE #/), [], 'modes in LIST need no MODE queries');
+});
+
+t.test('chunked WHO on a big network finds everyone once', async (t) => {
+  const { irc, model, context } = setup({ config: { who_chunk_above: 3 } });
+  await fullSync(context, createSyncState());
+  const sent = irc.sentMatching(/^WHO /);
+  t.equal(sent.length, 35);
+  t.ok(sent.includes('WHO a* n%tcuihsnfar,77'), 'the n flag matches the mask against nicks only');
+  t.same([...model.users.all()].map((user) => user.nick).sort(), ['Bob', 'DataBot', 'NickServ', '[carol]', 'alice']);
+});
+
+t.test('as a non-operator: no IP asked, LIST is taken as it is, operators from STATS P', async (t) => {
+  const { irc, model, context } = setup({ operator: false });
+  irc.answer(/^LIST$/, [
+    ':hub.test.net 322 DataBot #public 3 :hello',
+    ':hub.test.net 322 DataBot * 2 :',
+    ':hub.test.net 323 DataBot :End of channel list.',
+  ]);
+  // What a non-operator's WHO shows: invisible alice is missing.
+  irc.answer(/^WHO \* %(\w+),77$/, (match) =>
+    whoxLines(
+      '*',
+      match[1]!,
+      users.filter((user) => user.nick !== 'alice'),
+    ),
+  );
+  await fullSync(context, createSyncState());
+  t.same(
+    irc.sentMatching(/^WHO /),
+    ['WHO * %tcuhsnfar,77'],
+    'InspIRCd hides everybody else from a non-operator who asks %i',
+  );
+  t.equal(model.stats.syncedAsOperator, false);
+  t.match(model.channels.get('#public'), { hidden: false });
+  t.equal(model.channels.size, 1, 'the private channel LIST shows as * is not recorded');
+  t.match(
+    model.users.get('alice'),
+    { isOperator: true, ident: 'al', host: 'a.example' },
+    'STATS P shows the invisible operator',
+  );
+  t.equal(model.users.get('bob')!.ip, null);
+  t.same(irc.sentMatching(/^MODE #/), []);
+});
+
+t.test('an operator on a network that hides modes in LIST asks MODE, and hides until answered', async (t) => {
+  const { irc, model, context } = setup();
+  irc
+    .answer(/^LIST$/, [
+      ':hub.test.net 322 DataBot #open 3 :hello',
+      ':hub.test.net 322 DataBot #hush 2 :',
+      ':hub.test.net 322 DataBot #gone 1 :',
+      ':hub.test.net 323 DataBot :End of channel list.',
+    ])
+    .answer(/^MODE #open$/, [':hub.test.net 324 DataBot #open +nt'])
+    .answer(/^MODE #hush$/, [':hub.test.net 324 DataBot #hush +nst'])
+    .answer(/^MODE #gone$/, [':hub.test.net 403 DataBot #gone :No such channel']);
+  const state = createSyncState();
+  const observed: string[] = [];
+  model.on('change', (change) => {
+    if (change.name === '#open' && change.kind === 'upsert') observed.push(String(model.channels.get('#open')?.hidden));
+  });
+  await fullSync(context, state);
+  t.equal(observed[0], 'true', 'the channel was hidden before its modes were known');
+  t.same(irc.sentMatching(/^MODE #/).sort(), ['MODE #gone', 'MODE #hush', 'MODE #open']);
+  t.match(model.channels.get('#open'), { hidden: false, modes: '+nt' });
+  t.match(model.channels.get('#hush'), { hidden: true });
+  t.notOk(model.channels.get('#gone'));
+
+  irc.sent.length = 0;
+  irc.answer(/^LIST$/, [
+    ':hub.test.net 322 DataBot #open 3 :hello',
+    ':hub.test.net 322 DataBot #hush 2 :',
+    ':hub.test.net 323 DataBot :End of channel list.',
+  ]);
+  await fullSync(context, state);
+  t.match(model.channels.get('#open'), { hidden: false }, 'a channel whose modes are known stays as they said');
+  t.same(irc.sentMatching(/^MODE #/).sort(), ['MODE #hush', 'MODE #open'], 'known channels are checked again');
+});
+
+t.test('LIST in bands of user counts on a big network', async (t) => {
+  const { irc, model, context } = setup({ config: { list_chunk_above: 2 } });
+  const band = (query: string, lines: string[]) =>
+    irc.answer(new RegExp(`^LIST ${query}$`), [...lines, ':hub.test.net 323 DataBot :End of channel list.']);
+  band('<2', [':hub.test.net 322 DataBot #one 1 :[+nt] ']).answer(/^LIST >1,<3$/, [
+    ':hub.test.net 322 DataBot #two 2 :[+nt] ',
+    // A channel that grew between two bands is listed twice.
+    ':hub.test.net 322 DataBot #one 2 :[+nt] ',
+    ':hub.test.net 323 DataBot :End of channel list.',
+  ]);
+  for (const query of ['>2,<5', '>4,<10', '>9,<50', '>49']) band(query, []);
+  await fullSync(context, createSyncState());
+  t.same(irc.sentMatching(/^LIST/).length, 6);
+  t.same([...model.channels.all()].map((channel) => channel.name).sort(), ['#one', '#two']);
+});
+
+t.test('which channels to join and leave', async (t) => {
+  const model = new NetworkModel();
+  model.connectionOpened('rfc1459');
+  model.upsertChannel('#big', { users: 50 });
+  model.upsertChannel('#medium', { users: 10 });
+  model.upsertChannel('#small', { users: 2 });
+  model.upsertChannel('#secret', { users: 90, hidden: true });
+  model.upsertChannel('#abandoned', { joined: true });
+  model.addMember('#abandoned', 'DataBot');
+  model.upsertChannel('#turned-secret', { joined: true, hidden: true });
+  model.addMember('#turned-secret', 'DataBot');
+  model.addMember('#turned-secret', 'alice');
+  const config = { ...defaults, join: '*' as const, max_channels: 2 };
+  t.same(planJoins({ model, config }), { join: ['#big', '#medium'], part: ['#abandoned', '#turned-secret'] });
+  t.same(planJoins({ model, config: { ...defaults, join: ['#small', '#abandoned'] } }), { join: ['#small'], part: [] });
+});
+
+t.test('joins skip channels that refused the bot, invite-only and keyed ones, and respect CHANLIMIT', async (t) => {
+  const model = new NetworkModel();
+  model.connectionOpened('rfc1459');
+  model.upsertChannel('#a', { users: 9 });
+  model.upsertChannel('#banned', { users: 8 });
+  model.upsertChannel('#invite', { users: 7, modes: '+int' });
+  model.upsertChannel('#keyed', { users: 6, modes: '+knt' });
+  model.upsertChannel('#b', { users: 5 });
+  model.upsertChannel('#c', { users: 4 });
+  const config = { ...defaults, join: '*' as const, max_channels: 10 };
+  const state = createJoinState();
+  const fold = (name: string) => model.fold(name);
+  const refusal = (line: string) => {
+    const irc = new ScriptedTransport();
+    let parsed: IrcMessage | undefined;
+    irc.on('message', (message) => (parsed = message));
+    irc.connect();
+    irc.receive(line);
+    return parsed!;
+  };
+  noteJoinRefusal(
+    refusal(':hub.test.net 474 DataBot #Banned :Cannot join channel (you are banned)'),
+    state,
+    fold,
+    1000,
+  );
+  t.same(planJoins({ model, config }, state, 2000).join, ['#a', '#b', '#c']);
+  t.same(planJoins({ model, config, limit: 2 }, state, 2000).join, ['#a', '#b'], 'no more than CHANLIMIT');
+  t.same(
+    planJoins({ model, config }, state, 1000 + 31 * 60 * 1000).join,
+    ['#a', '#banned', '#b', '#c'],
+    'tried again later',
+  );
+  noteJoinRefusal(refusal(':hub.test.net 405 DataBot #c :You are on too many channels'), state, fold, 1000);
+  t.same(
+    planJoins({ model, config }, state, 2000),
+    { join: [], part: [] },
+    'too many channels: no more joins for a while',
+  );
+  t.equal(channelLimit(new Map([['CHANLIMIT', '#:100,&:20']])), 20);
+  t.equal(channelLimit(new Map()), null);
+});
