@@ -1,0 +1,68 @@
+/**
+ * The tier guards: `Authorization: Token <secret>` on token and staff routes.
+ * Missing, malformed, unknown or revoked → 401 `unauthorized` with
+ * `WWW-Authenticate: Token`; a live token without approval for the route's
+ * endpoint name (or, on staff routes, without the staff flag) → 403 `forbidden`.
+ */
+import { ApiError } from '../../lib/http/errors.js';
+import type { ApiRequest, RouteDefinition, TierGuard } from '../../lib/http/types.js';
+import { TOKEN_PATTERN, grantsCover, type ApiToken, type TokensSlice } from '../../lib/model/tokens.js';
+
+export interface GuardOptions {
+  /**
+   * Called before a 401 is answered; may throw another ApiError instead (the plugin
+   * throttles failed authentications by client IP this way).
+   */
+  onUnauthorized?: (request: ApiRequest) => void;
+}
+
+function unauthorized(message: string): ApiError {
+  return new ApiError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Token' });
+}
+
+/** The live token a request presents, or the 401 that explains what is wrong with its header. */
+export function authenticate(tokens: TokensSlice, request: ApiRequest): ApiToken | ApiError {
+  const header = request.headers.authorization?.trim() ?? '';
+  if (header === '') {
+    return unauthorized('Authentication credentials were not provided; send the header "Authorization: Token <token>"');
+  }
+  const [scheme = '', ...credentials] = header.split(/\s+/);
+  if (scheme.toLowerCase() !== 'token') {
+    // The scheme is not echoed: a client that sends the bare secret would get part of it back.
+    return unauthorized('The Authorization header must use the Token scheme: "Authorization: Token <token>"');
+  }
+  if (credentials.length === 0) return unauthorized('Invalid Authorization header: no token after "Token"');
+  if (credentials.length > 1) return unauthorized('Invalid Authorization header: the token must not contain spaces');
+  const secret = credentials[0]!;
+  if (!TOKEN_PATTERN.test(secret)) {
+    return unauthorized('Invalid token: an API token is "ntd_" followed by 43 letters, digits, "-" or "_"');
+  }
+  const token = tokens.findBySecret(secret);
+  if (!token) return unauthorized('Invalid token: no such token');
+  if (token.revokedAt !== null) return unauthorized(`Token #${token.id} was revoked at ${token.revokedAt}`);
+  return token;
+}
+
+/** The guard of one tier; it records every authenticated use and sets `request.tokenId`. */
+export function createGuard(tokens: TokensSlice, tier: 'token' | 'staff', options: GuardOptions = {}): TierGuard {
+  return (request: ApiRequest, route: RouteDefinition): void => {
+    const result = authenticate(tokens, request);
+    if (result instanceof ApiError) {
+      options.onUnauthorized?.(request);
+      throw result;
+    }
+    const token = result;
+    request.tokenId = String(token.id);
+    const approved = tier === 'staff' ? token.staff : grantsCover(token.grants, route.name);
+    tokens.recordUse(token, approved ? route.name : null);
+    if (approved) return;
+    const where = `${route.method} ${route.path}`;
+    throw new ApiError(
+      403,
+      'forbidden',
+      tier === 'staff'
+        ? `Token #${token.id} is not a staff token; ${where} needs one (an administrator sends TOKEN STAFF #${token.id} ON)`
+        : `Token #${token.id} is not approved for ${route.name} (${where}); an administrator must grant it (TOKEN GRANT #${token.id} ${route.name})`,
+    );
+  };
+}

@@ -1,0 +1,73 @@
+/** Config slice of the token plugin (`plugins.tokens`). */
+
+/** A token bucket: `capacity` requests at once, refilled at `refill_per_second`. */
+export interface BucketConfig {
+  capacity: number;
+  refill_per_second: number;
+}
+
+export interface TokensConfig {
+  /** IRC operators logged in to an account count as administrators. */
+  opers_are_admins: boolean;
+  /** Live (not revoked) tokens one account may hold. */
+  max_tokens_per_account: number;
+  rate_limit: {
+    enabled: boolean;
+    /** Per client IP, on public paths (and on refused token authentications). */
+    public: BucketConfig;
+    /** Per token, on token and staff paths. */
+    token: BucketConfig;
+  };
+}
+
+const bucketSchema = (capacity: number, refill: number, who: string) =>
+  ({
+    type: 'object',
+    additionalProperties: false,
+    default: {},
+    description: `Token bucket ${who}.`,
+    properties: {
+      capacity: {
+        type: 'integer',
+        minimum: 1,
+        default: capacity,
+        description: 'Requests allowed in a burst (the bucket size).',
+      },
+      refill_per_second: {
+        type: 'number',
+        exclusiveMinimum: 0,
+        default: refill,
+        description: 'Requests added back to the bucket every second (the sustained rate).',
+      },
+    },
+  }) as const;
+
+export const tokensConfigSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    opers_are_admins: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Treat IRC operators (WHOIS 313) who are logged in to an account as administrators of tokens, besides the accounts in "admins".',
+    },
+    max_tokens_per_account: {
+      type: 'integer',
+      minimum: 1,
+      default: 10,
+      description: 'How many live (not revoked) tokens one account may hold.',
+    },
+    rate_limit: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'Rate limits of the HTTP API (token buckets); answers 429 rate_limited with Retry-After.',
+      properties: {
+        enabled: { type: 'boolean', default: true, description: 'Set to false to turn every rate limit off.' },
+        public: bucketSchema(60, 1, 'per client IP on public paths (failed token authentications also draw from it)'),
+        token: bucketSchema(120, 2, 'per API token on token and staff paths'),
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,281 @@
+/**
+ * The staff tier: token administration over HTTP for tokens an administrator
+ * marked as staff. The same changes as the IRC commands, in the same audit log,
+ * with the staff token (and its owner) as the actor.
+ */
+import { ApiError, notFound } from '../../lib/http/errors.js';
+import { paginate } from '../../lib/http/paging.js';
+import type { ApiRequest, JsonSchema, RouteDefinition } from '../../lib/http/types.js';
+import type { Logger } from '../../lib/logger.js';
+import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from '../../lib/model/tokens.js';
+import { checkNames, describeValidNames, parseTokenId, type GrantableEndpoint } from './endpoints.js';
+
+export interface StaffRoutesOptions {
+  tokens: TokensSlice;
+  endpoints: () => GrantableEndpoint[];
+  logger: Logger;
+}
+
+const tokenSchema = {
+  type: 'object',
+  required: [
+    'id',
+    'label',
+    'owner',
+    'created_at',
+    'last_used_at',
+    'revoked_at',
+    'is_active',
+    'staff',
+    'endpoints',
+    'uses',
+  ],
+  properties: {
+    id: { type: 'integer', description: 'The token id, written #<id> on IRC.' },
+    label: { type: 'string' },
+    owner: { type: 'string', description: 'The NickServ account that created it.' },
+    created_at: { type: 'string', format: 'date-time' },
+    last_used_at: { type: ['string', 'null'], format: 'date-time', description: 'The last request that presented it.' },
+    revoked_at: { type: ['string', 'null'], format: 'date-time' },
+    is_active: { type: 'boolean', description: 'Not revoked.' },
+    staff: { type: 'boolean', description: 'May call /api/staff/.' },
+    endpoints: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Approved endpoint names and wildcards (irc.*, netstats.*).',
+    },
+    uses: {
+      type: 'object',
+      additionalProperties: { type: 'integer' },
+      description: 'Approved requests per endpoint name.',
+    },
+  },
+} as const;
+
+const auditEntrySchema = {
+  type: 'object',
+  required: ['at', 'token_id', 'action', 'actor', 'details'],
+  properties: {
+    at: { type: 'string', format: 'date-time' },
+    token_id: { type: 'integer' },
+    action: { enum: ['create', 'grant', 'deny', 'revoke', 'staff'] },
+    actor: {
+      type: 'object',
+      required: ['account', 'via', 'token_id'],
+      properties: {
+        account: { type: 'string' },
+        via: { enum: ['irc', 'http'] },
+        token_id: { type: ['integer', 'null'], description: 'The staff token used, for changes over HTTP.' },
+      },
+    },
+    details: { type: 'array', items: { type: 'string' } },
+    grants_after: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+const tokenDetailSchema = {
+  ...tokenSchema,
+  required: [...tokenSchema.required, 'audit'],
+  properties: { ...tokenSchema.properties, audit: { type: 'array', items: auditEntrySchema } },
+} as const;
+
+const tokenListSchema: JsonSchema = {
+  type: 'object',
+  required: ['count', 'next', 'previous', 'results'],
+  properties: {
+    count: { type: 'integer' },
+    next: { type: ['string', 'null'] },
+    previous: { type: ['string', 'null'] },
+    results: { type: 'array', items: tokenSchema },
+  },
+};
+
+const names = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, maxItems: 100 } as const;
+
+export const patchBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    grant: { ...names, description: 'Endpoint names or wildcards to approve.' },
+    deny: { ...names, description: 'Endpoint names or wildcards to withdraw.' },
+    staff: { type: 'boolean', description: 'Mark or unmark the token as staff.' },
+  },
+} as const;
+
+interface PatchBody {
+  grant?: string[];
+  deny?: string[];
+  staff?: boolean;
+}
+
+export function tokenJson(token: ApiToken) {
+  return {
+    id: token.id,
+    label: token.label,
+    owner: token.owner,
+    created_at: token.createdAt,
+    last_used_at: token.lastUsedAt,
+    revoked_at: token.revokedAt,
+    is_active: token.revokedAt === null,
+    staff: token.staff,
+    endpoints: [...token.grants],
+    uses: { ...token.uses },
+  };
+}
+
+export function auditJson(entry: AuditEntry) {
+  return {
+    at: entry.at,
+    token_id: entry.tokenId,
+    action: entry.action,
+    actor: { account: entry.actor.account, via: entry.actor.via, token_id: entry.actor.tokenId ?? null },
+    details: [...entry.details],
+    ...(entry.grantsAfter ? { grants_after: [...entry.grantsAfter] } : {}),
+  };
+}
+
+function invalidBody(field: string, message: string): ApiError {
+  return new ApiError(400, 'invalid_body', `${field || 'body'}: ${message}`, [{ field, message }]);
+}
+
+const idParameter = 'id';
+
+export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
+  const { tokens, logger } = options;
+
+  const tokenOf = (request: ApiRequest): ApiToken => {
+    const raw = request.params[idParameter];
+    const id = parseTokenId(raw);
+    const token = id === null ? undefined : tokens.get(id);
+    if (!token) throw notFound('token_not_found', `No token with id ${JSON.stringify(raw ?? '')}`);
+    return token;
+  };
+
+  const actorOf = (request: ApiRequest): AuditActor => {
+    const staffToken = tokens.get(Number(request.tokenId));
+    // The guard ran and set tokenId; without it the route would not have been reached.
+    if (!staffToken) throw new Error(`staff route reached without a staff token (tokenId ${request.tokenId})`);
+    return { account: staffToken.owner, via: 'http', tokenId: staffToken.id };
+  };
+
+  const detail = (token: ApiToken) => ({
+    body: { ...tokenJson(token), audit: tokens.audit(token.id).map(auditJson) },
+  });
+
+  return [
+    {
+      method: 'GET',
+      path: '/api/staff/tokens/',
+      name: 'staff.tokens',
+      summary: 'Every API token (never its secret), paginated',
+      tier: 'staff',
+      response: tokenListSchema,
+      queryParameters: [
+        { name: 'limit', description: 'Page size (default 100, max 1000).', schema: { type: 'integer', minimum: 1 } },
+        { name: 'offset', description: 'Items to skip.', schema: { type: 'integer', minimum: 0 } },
+        {
+          name: 'search',
+          description: 'Case-insensitive substring of the label or the owner.',
+          schema: { type: 'string' },
+        },
+        {
+          name: 'ordering',
+          description: 'id, owner, created_at or last_used_at; prefix - for descending.',
+          schema: { type: 'string' },
+        },
+      ],
+      handler(request) {
+        const items = tokens.all().map(tokenJson);
+        return {
+          body: paginate(request, items, {
+            orderingFields: ['id', 'owner', 'created_at', 'last_used_at'],
+            defaultOrdering: 'id',
+            searchField: (item) => [item.label, item.owner],
+          }),
+        };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/staff/tokens/:id/',
+      name: 'staff.token',
+      summary: 'One API token with its audit log',
+      tier: 'staff',
+      response: tokenDetailSchema,
+      handler: (request) => detail(tokenOf(request)),
+    },
+    {
+      method: 'PATCH',
+      path: '/api/staff/tokens/:id/',
+      name: 'staff.token.update',
+      summary: 'Grant or deny endpoints, or change the staff flag, of one token',
+      tier: 'staff',
+      body: patchBodySchema,
+      response: tokenDetailSchema,
+      handler(request) {
+        const token = tokenOf(request);
+        const body = request.body as PatchBody;
+        if (token.revokedAt !== null) {
+          throw invalidBody(
+            '',
+            `token #${token.id} was revoked at ${token.revokedAt}; a revoked token cannot be changed`,
+          );
+        }
+        const endpoints = options.endpoints();
+        const grant = (body.grant ?? []).map((name) => name.toLowerCase());
+        const deny = (body.deny ?? []).map((name) => name.toLowerCase());
+        const valid = describeValidNames(endpoints);
+        const known = new Set(checkNames(grant, endpoints).valid);
+        grant.forEach((name, index) => {
+          if (!known.has(name))
+            throw invalidBody(`/grant/${index}`, `unknown endpoint "${name}"; valid names: ${valid}`);
+        });
+        const deniable = new Set([...checkNames(deny, endpoints).valid, ...token.grants]);
+        deny.forEach((name, index) => {
+          if (!deniable.has(name))
+            throw invalidBody(`/deny/${index}`, `unknown endpoint "${name}"; valid names: ${valid}`);
+          if (grant.includes(name)) throw invalidBody(`/deny/${index}`, `"${name}" is in both grant and deny`);
+        });
+        const actor = actorOf(request);
+        const granted = tokens.grant(token, grant, actor);
+        const { denied } = tokens.deny(
+          token,
+          deny,
+          endpoints.map((endpoint) => endpoint.name),
+          actor,
+        );
+        const staffChanged = body.staff === undefined ? false : tokens.setStaff(token, body.staff, actor);
+        if (granted.length > 0 || denied.length > 0 || staffChanged) {
+          logger.info('token changed over HTTP', {
+            token: `#${token.id}`,
+            by: `${actor.account} (staff token #${actor.tokenId})`,
+            granted: granted.join(',') || undefined,
+            denied: denied.join(',') || undefined,
+            staff: staffChanged ? token.staff : undefined,
+          });
+        }
+        return detail(token);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/staff/tokens/:id/',
+      name: 'staff.token.revoke',
+      summary: 'Revoke one token (it stays listed, revoked); answers the token',
+      tier: 'staff',
+      response: tokenDetailSchema,
+      handler(request) {
+        const token = tokenOf(request);
+        const actor = actorOf(request);
+        if (tokens.revoke(token, actor)) {
+          logger.info('token revoked over HTTP', {
+            token: `#${token.id}`,
+            by: `${actor.account} (staff token #${actor.tokenId})`,
+          });
+        }
+        return detail(token);
+      },
+    },
+  ];
+}

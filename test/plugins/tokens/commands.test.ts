@@ -1,0 +1,242 @@
+/**
+ * The TOKEN commands as conversations: a fake IRC connection feeds private
+ * messages (with the account tag) to the real command registry, and the test
+ * reads the bot's NOTICE replies.
+ */
+import t from 'tap';
+import { CommandRegistry } from '../../../lib/commands.js';
+import { casefold } from '../../../lib/irc/casemapping.js';
+import type { IrcMessage } from '../../../lib/irc/port.js';
+import { createLogger } from '../../../lib/logger.js';
+import { TokensSlice } from '../../../lib/model/tokens.js';
+import { tokenCommands } from '../../../plugins/tokens/commands.js';
+import type { GrantableEndpoint } from '../../../plugins/tokens/endpoints.js';
+import { FakeTransport } from '../../support/fake-irc.js';
+
+const ENDPOINTS: GrantableEndpoint[] = [
+  { name: 'irc.oper', method: 'GET', path: '/api/irc/opers/:name/', summary: 'Details of one operator' },
+  { name: 'irc.opers', method: 'GET', path: '/api/irc/opers/', summary: 'List of IRC operators' },
+  { name: 'irc.user', method: 'GET', path: '/api/irc/users/:nick/', summary: 'Details of one user' },
+  { name: 'irc.users', method: 'GET', path: '/api/irc/users/', summary: 'List of connected users' },
+];
+
+function setup(options: { max?: number } = {}) {
+  const irc = new FakeTransport();
+  irc.connect();
+  irc.register();
+  irc.receive(':irc.test CAP DataBot ACK :account-tag');
+  const logs: string[] = [];
+  const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
+  const registry = new CommandRegistry(irc, ['boss'], logger.child('commands'));
+  const tokens = new TokensSlice({ onChange: () => undefined, fold: (name) => casefold(name) });
+  for (const command of tokenCommands({
+    tokens,
+    maxTokensPerAccount: options.max ?? 10,
+    endpoints: () => ENDPOINTS,
+    fold: (name) => casefold(name),
+    logger: logger.child('tokens'),
+  })) {
+    registry.register('tokens', command);
+  }
+
+  /** Send `text` from `nick` (logged in to `account`, or not) and answer the bot's replies to it. */
+  const say = async (nick: string, account: string | null, text: string): Promise<string[]> => {
+    const before = irc.sent.length;
+    const tag = account === null ? '' : `@account=${account} `;
+    const message = await new Promise<IrcMessage>((resolve) => {
+      const off = irc.on('message', (received) => {
+        off();
+        resolve(received);
+      });
+      irc.receive(`${tag}:${nick}!u@host PRIVMSG DataBot :${text}`);
+    });
+    await registry.dispatch(message);
+    return irc.sent
+      .slice(before)
+      .filter((line) => line.startsWith(`NOTICE ${nick} :`))
+      .map((line) => line.slice(`NOTICE ${nick} :`.length));
+  };
+
+  /** Create a token as `account` and return its id and secret. */
+  const create = async (account: string, label = ''): Promise<{ id: number; secret: string }> => {
+    const replies = await say(account, account, `TOKEN CREATE ${label}`);
+    const match = /^Token #(\d+).* created: (ntd_\S+)$/.exec(replies[0] ?? '');
+    if (!match) throw new Error(`no token in ${JSON.stringify(replies)}`);
+    return { id: Number(match[1]), secret: match[2]! };
+  };
+  return { irc, registry, tokens, logs, say, create };
+}
+
+t.test('every TOKEN command has usage and help text', async (t) => {
+  const { registry } = setup();
+  const commands = registry.list().filter(({ plugin }) => plugin === 'tokens');
+  t.ok(commands.length >= 10, 'the whole family is registered');
+  for (const { definition } of commands) {
+    t.type(definition.usage, 'string', `${definition.name} has usage text`);
+    t.ok(definition.help.trim().length >= 20, `${definition.name} has help text`);
+    t.match(definition.name, /^TOKEN( [A-Z]+)?$/);
+  }
+  // A command without them is refused at registration, so a plugin without them cannot start.
+  t.throws(() => registry.register('tokens', { name: 'TOKEN FROB', usage: '', help: '', handle: () => undefined }), {
+    message: /has no help text/,
+  });
+});
+
+t.test('TOKEN CREATE shows the secret once and says it reaches nothing yet', async (t) => {
+  const { say, tokens, logs } = setup();
+  const replies = await say('alice', 'alice', 'TOKEN CREATE my laptop');
+  t.match(replies[0], /#\d+ .*ntd_/);
+  t.match(replies[0], /^Token #1 "my laptop" created: ntd_[A-Za-z0-9_-]{43}$/);
+  t.match(replies[1], /shown only this once/);
+  t.match(replies[1], /reaches no endpoint until an administrator approves it/);
+  const secret = /ntd_\S+/.exec(replies[0]!)![0];
+  t.equal(tokens.findBySecret(secret)?.owner, 'alice');
+  t.notOk(logs.join('\n').includes(secret), 'the secret is not logged');
+  const info = await say('alice', 'alice', 'TOKEN INFO #1');
+  t.notOk(info.join('\n').includes(secret), 'nor shown again');
+  t.match(info.join('\n'), /reaches no endpoint yet/);
+});
+
+t.test('a client not logged in is told to identify first', async (t) => {
+  const { say } = setup();
+  for (const command of ['TOKEN CREATE', 'TOKEN LIST', 'TOKEN INFO 1', 'TOKEN REVOKE 1', 'TOKEN GRANT 1 irc.users']) {
+    t.match((await say('alice', null, command)).at(-1), /not logged in.*Identify to NickServ/, command);
+  }
+});
+
+t.test('the per-account limit on live tokens', async (t) => {
+  const { say, create } = setup({ max: 2 });
+  await create('alice');
+  const second = await create('alice');
+  t.match((await say('alice', 'alice', 'TOKEN CREATE')).at(-1), /already holds 2 active tokens, the most allowed/);
+  await say('alice', 'alice', `TOKEN REVOKE ${second.id}`);
+  t.match(
+    (await say('alice', 'alice', 'TOKEN CREATE again'))[0],
+    /^Token #3 "again" created/,
+    'a revoked one frees a place',
+  );
+  t.match((await say('alice', 'alice', `TOKEN CREATE ${'x'.repeat(65)}`))[0], /at most 64 characters/);
+});
+
+t.test('LIST, INFO and REVOKE: your own tokens only', async (t) => {
+  const { say, create } = setup();
+  const mine = await create('alice', 'a');
+  const theirs = await create('bob', 'b');
+  const list = await say('alice', 'alice', 'TOKEN LIST');
+  t.match(list[0], /account alice has 1 token \(1 active\)/);
+  t.match(list[1], new RegExp(`#${mine.id} "a" of alice: active; endpoints: none; last used never`));
+  t.notOk(list.join('\n').includes(`#${theirs.id}`));
+  t.match((await say('alice', 'alice', `TOKEN INFO ${theirs.id}`))[0], /account alice has no token #2/);
+  t.match((await say('alice', 'alice', `TOKEN REVOKE #${theirs.id}`))[0], /account alice has no token #2/);
+  t.match(
+    (await say('alice', 'alice', 'TOKEN LIST bob'))[0],
+    /Permission denied: TOKEN LIST <account> is for administrators/,
+  );
+  t.match((await say('alice', 'alice', 'TOKEN LIST ALL'))[0], /Permission denied: TOKEN LIST ALL/);
+  t.match((await say('alice', 'alice', 'TOKEN INFO'))[0], /Which token\? Usage: TOKEN INFO <id>/);
+  t.match((await say('alice', 'alice', 'TOKEN INFO x1'))[0], /"x1" is not a token id/);
+  const pasted = (await say('alice', 'alice', `TOKEN INFO ntd_${'a'.repeat(43)}`))[0];
+  t.match(pasted, /^That is not a token id/);
+  t.notOk(pasted?.includes('ntd_'), 'a pasted secret is not echoed');
+  t.match(
+    (await say('alice', 'alice', `TOKEN REVOKE ${mine.id}`))[0],
+    /#1 is revoked: every request with it now gets 401/,
+  );
+  t.match((await say('alice', 'alice', `TOKEN REVOKE ${mine.id}`))[0], /#1 was already revoked/);
+  t.match((await say('alice', 'alice', 'TOKEN LIST')).join('\n'), /#1 "a" of alice: revoked/);
+});
+
+t.test('administrators grant, deny, mark staff, list all and revoke any token', async (t) => {
+  const { say, create, tokens } = setup();
+  const { id } = await create('alice');
+  t.match(
+    (await say('boss', 'boss', `TOKEN GRANT #${id} irc.users`))[0],
+    /#1 may now call irc.users; its endpoints: irc.users/,
+  );
+  t.same(tokens.get(id)!.grants, ['irc.users']);
+  t.match((await say('boss', 'boss', `TOKEN GRANT ${id} irc.users`))[0], /already had irc.users/);
+  t.match(
+    (await say('boss', 'boss', `TOKEN GRANT ${id} irc.nope netstats.*`))[0],
+    /Nothing granted: unknown endpoint irc.nope\. Valid names: irc.oper, irc.opers, irc.user, irc.users, irc.\*, netstats.\*/,
+  );
+  t.same(tokens.get(id)!.grants, ['irc.users'], 'all or nothing');
+  t.match(
+    (await say('boss', 'Boss', `TOKEN GRANT ${id} IRC.*`))[0],
+    /may now call irc\.\*/,
+    'names and accounts in any case',
+  );
+  t.match(
+    (await say('boss', 'boss', `TOKEN DENY ${id} irc.user`))[0],
+    /may no longer call irc.user \(irc.\* was replaced by the endpoints it covers now.*\); its endpoints: irc.users, irc.oper, irc.opers/,
+  );
+  t.match((await say('boss', 'boss', `TOKEN DENY ${id} irc.user`))[0], /had none of irc.user/);
+  t.match((await say('boss', 'boss', `TOKEN DENY ${id} nope`))[0], /Nothing denied: unknown endpoint nope/);
+  t.match(
+    (await say('boss', 'boss', `TOKEN GRANT ${id}`))[0],
+    /^Usage: TOKEN GRANT <id> <endpoint\|irc.\*\|netstats.\*>\.\.\.$/,
+  );
+  t.match((await say('boss', 'boss', 'TOKEN GRANT 99 irc.users'))[0], /There is no token #99/);
+  t.match((await say('boss', 'boss', `TOKEN STAFF ${id} ON`))[0], /#1 is now a staff token/);
+  t.match((await say('boss', 'boss', `TOKEN STAFF ${id} maybe`))[0], /Usage: TOKEN STAFF <id> ON\|OFF/);
+  await create('bob');
+  const all = await say('boss', 'boss', 'TOKEN LIST ALL');
+  t.match(all[0], /There are 2 tokens \(2 active\)/);
+  t.match(all[1], /#1 of alice: active; endpoints: irc.users, irc.oper, irc.opers; staff/);
+  t.match((await say('boss', 'boss', 'TOKEN LIST BOB'))[1], /#2 of bob/);
+  t.match((await say('boss', 'boss', `TOKEN INFO ${id}`))[0], /#1 of alice/);
+  t.match((await say('boss', 'boss', 'TOKEN REVOKE 2'))[0], /#2 is revoked/);
+  t.match((await say('boss', 'boss', 'TOKEN GRANT 2 irc.users'))[0], /#2 was revoked at .*cannot be changed/);
+  const audit = await say('boss', 'boss', 'TOKEN AUDIT');
+  t.match(audit[0], /^\d+ audit entries:/);
+  t.match(audit.join('\n'), /#1 grant irc.users by boss/);
+  t.match(audit.join('\n'), /#1 deny irc.user by boss/);
+  t.match(audit.join('\n'), /#1 staff on by boss/);
+  t.match(audit.join('\n'), /#2 revoke by boss/);
+  const one = await say('boss', 'boss', 'TOKEN AUDIT #2');
+  t.equal(one.length, 3, 'header, create, revoke');
+  const endpoints = await say('boss', 'boss', 'TOKEN ENDPOINTS');
+  t.match(endpoints.join('\n'), /irc.user — GET \/api\/irc\/users\/\{nick\}\/ — Details of one user/);
+  t.match(endpoints.at(-1), /Wildcards: irc.\*, netstats.\*/);
+});
+
+t.test('a non-admin cannot grant, and neither can a nick-spoofer', async (t) => {
+  const { say, create, tokens, logs } = setup();
+  const { id } = await create('alice');
+  for (const command of [
+    `TOKEN GRANT ${id} irc.users`,
+    `TOKEN STAFF ${id} ON`,
+    `TOKEN DENY ${id} irc.users`,
+    'TOKEN AUDIT',
+  ]) {
+    t.match(
+      (await say('alice', 'alice', command))[0],
+      /Permission denied: TOKEN [A-Z]+ is for administrators/,
+      command,
+    );
+  }
+  // The administrator's nick, without being logged in to the administrator's account.
+  t.match((await say('boss', null, `TOKEN GRANT ${id} irc.users`))[0], /not logged in/);
+  t.match((await say('boss', 'mallory', `TOKEN GRANT ${id} irc.users`))[0], /Permission denied.*mallory/);
+  t.same(tokens.get(id)!.grants, []);
+  t.same(
+    tokens.audit().map((entry) => entry.action),
+    ['create'],
+    'nothing but the creation was audited',
+  );
+  t.ok(logs.some((line) => /admin command refused/.test(line)));
+});
+
+t.test('TOKEN alone, an unknown subcommand, and HELP TOKEN', async (t) => {
+  const { say } = setup();
+  t.match((await say('alice', null, 'TOKEN'))[0], /TOKEN subcommands: CREATE, LIST/);
+  t.match((await say('alice', null, 'token frob'))[0], /There is no subcommand TOKEN FROB/);
+  const help = await say('alice', 'alice', 'HELP TOKEN');
+  t.match(help[0], /^Usage: TOKEN <subcommand>/);
+  t.ok(help.some((line) => /TOKEN CREATE \[label\]/.test(line)));
+  t.notOk(
+    help.some((line) => /TOKEN GRANT/.test(line)),
+    'administrator commands are not offered to others',
+  );
+  const grantHelp = await say('boss', 'boss', 'HELP TOKEN GRANT');
+  t.match(grantHelp.join('\n'), /Usage: TOKEN GRANT <id>.*\nApproves endpoints.*\nOnly administrators/);
+});

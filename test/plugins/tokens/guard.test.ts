@@ -1,0 +1,124 @@
+/** The tier guards over real HTTP: every 401 variant, 403, and 200 once approved. */
+import t, { type Test } from 'tap';
+import { HttpServer } from '../../../lib/http/server.js';
+import type { RouteDefinition } from '../../../lib/http/types.js';
+import { createLogger } from '../../../lib/logger.js';
+import { TokensSlice } from '../../../lib/model/tokens.js';
+import { createGuard } from '../../../plugins/tokens/guard.js';
+
+const admin = { account: 'boss', via: 'irc' } as const;
+
+function route(path: string, name: string, tier: RouteDefinition['tier'] = 'token'): RouteDefinition {
+  return {
+    method: 'GET',
+    path,
+    name,
+    summary: name,
+    tier,
+    handler: (request) => ({ body: { ok: true, token: request.tokenId ?? null } }),
+  };
+}
+
+async function start(t: Test, onUnauthorized?: () => void) {
+  const logs: string[] = [];
+  const server = new HttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+  });
+  const tokens = new TokensSlice({ onChange: () => undefined, fold: (name) => name.toLowerCase() });
+  server.setGuard('token', createGuard(tokens, 'token', { onUnauthorized }));
+  server.setGuard('staff', createGuard(tokens, 'staff'));
+  server.route('test', route('/api/irc/users/', 'irc.users'));
+  server.route('test', route('/api/irc/users/:nick/', 'irc.user'));
+  server.route('test', route('/api/netstats/status/', 'netstats.status'));
+  server.route('test', route('/api/staff/tokens/', 'staff.tokens', 'staff'));
+  const { url } = await server.listen();
+  t.teardown(() => server.close());
+  const get = (path: string, authorization?: string) =>
+    fetch(url + path, { headers: authorization === undefined ? {} : { Authorization: authorization } });
+  return { tokens, get, logs };
+}
+
+async function errorOf(response: Response) {
+  return ((await response.json()) as { error: { status: number; code: string; message: string } }).error;
+}
+
+t.test('401 unauthorized with WWW-Authenticate: Token for every bad header', async (t) => {
+  const { tokens, get } = await start(t);
+  const { token, secret } = tokens.create('alice', '', admin);
+  tokens.grant(token, ['irc.users'], admin);
+  const revoked = tokens.create('alice', '', admin);
+  tokens.grant(revoked.token, ['irc.users'], admin);
+  tokens.revoke(revoked.token, admin);
+  const cases: [string, string | undefined, RegExp][] = [
+    ['missing header', undefined, /credentials were not provided/],
+    ['empty header', '', /credentials were not provided/],
+    ['another scheme', 'Bearer x', /must use the Token scheme/],
+    ['bare secret', secret, /must use the Token scheme/],
+    ['Token with nothing', 'Token', /no token after "Token"/],
+    ['Token with spaces', `Token ${secret} extra`, /must not contain spaces/],
+    ['malformed token', 'Token abc', /an API token is "ntd_" followed by 43/],
+    ['unknown token', `Token ntd_${'A'.repeat(43)}`, /no such token/],
+    ['revoked token', `Token ${revoked.secret}`, /Token #2 was revoked at/],
+  ];
+  for (const [what, header, message] of cases) {
+    const response = await get('/api/irc/users/', header);
+    t.equal(response.status, 401, `${what}: 401`);
+    t.equal(response.headers.get('www-authenticate'), 'Token', `${what}: WWW-Authenticate`);
+    const error = await errorOf(response);
+    t.equal(error.code, 'unauthorized');
+    t.match(error.message, message, what);
+    t.notOk(error.message.includes(secret), `${what}: the answer never echoes the secret`);
+  }
+  t.equal((await get('/api/irc/users/', `token ${secret}`)).status, 200, 'the scheme is case-insensitive, as in DRF');
+  t.equal(token.uses['irc.users'], 1);
+});
+
+t.test('403 forbidden for a live token not approved for the endpoint; 200 once approved', async (t) => {
+  const { tokens, get } = await start(t);
+  const { token, secret } = tokens.create('alice', '', admin);
+  const header = `Token ${secret}`;
+  for (const path of ['/api/irc/users/', '/api/irc/users/bob/', '/api/netstats/status/', '/api/staff/tokens/']) {
+    const response = await get(path, header);
+    t.equal(response.status, 403, `${path} before any grant`);
+    const error = await errorOf(response);
+    t.equal(error.code, 'forbidden');
+    t.notOk(response.headers.has('www-authenticate'));
+  }
+  t.match(
+    (await errorOf(await get('/api/irc/users/bob/', header))).message,
+    /not approved for irc.user .*TOKEN GRANT #1 irc.user/,
+  );
+  t.match((await errorOf(await get('/api/staff/tokens/', header))).message, /#1 is not a staff token/);
+  t.not(token.lastUsedAt, null, 'a refused use still counts as a use of the token');
+  t.same(token.uses, {}, 'but not as an approved one');
+
+  tokens.grant(token, ['irc.users'], admin);
+  const ok = await get('/api/irc/users/', header);
+  t.equal(ok.status, 200);
+  t.same(await ok.json(), { ok: true, token: '1' }, 'the guard sets request.tokenId');
+  t.equal(ok.headers.get('cache-control'), 'private, no-store');
+  t.equal((await get('/api/irc/users/bob/', header)).status, 403, 'irc.users does not cover irc.user');
+
+  tokens.grant(token, ['netstats.*'], admin);
+  t.equal((await get('/api/netstats/status/', header)).status, 200, 'a wildcard covers its group');
+  tokens.setStaff(token, true, admin);
+  t.equal((await get('/api/staff/tokens/', header)).status, 200, 'a staff token reaches the staff tier');
+  tokens.revoke(token, admin);
+  for (const path of ['/api/irc/users/', '/api/netstats/status/', '/api/staff/tokens/']) {
+    t.equal((await get(path, header)).status, 401, `${path} after revocation`);
+  }
+});
+
+t.test('onUnauthorized sees every refused authentication and may answer instead', async (t) => {
+  let refused = 0;
+  const { get } = await start(t, () => {
+    refused++;
+    if (refused > 2) throw new Error('boom');
+  });
+  t.equal((await get('/api/irc/users/')).status, 401);
+  t.equal((await get('/api/irc/users/', 'Token x')).status, 401);
+  t.equal((await get('/api/irc/users/', 'Token y')).status, 500, 'what it throws is answered');
+  t.equal(refused, 3);
+});

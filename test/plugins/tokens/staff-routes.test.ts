@@ -1,0 +1,282 @@
+/**
+ * The tokens plugin inside the real host (fake IRC, real HTTP): the staff routes,
+ * its guards and rate limits as wired by the plugin, config defaults, and tokens
+ * that survive a restart through the store.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { parseConfig } from '../../../lib/config.js';
+import { Host } from '../../../lib/host.js';
+import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
+import { createLogger } from '../../../lib/logger.js';
+import type { TokensSlice } from '../../../lib/model/tokens.js';
+import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
+import tokensPlugin from '../../../plugins/tokens/index.js';
+import { FakeTransport } from '../../support/fake-irc.js';
+import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
+
+/** Stands in for the api plugin: one public route and two token routes. */
+const fakeApi = definePlugin({
+  name: 'fakeapi',
+  description: 'test routes',
+  configSchema: { type: 'object', properties: {} },
+  start({ http }) {
+    http.route({
+      method: 'GET',
+      path: '/api/irc/stats/',
+      name: 'irc.stats',
+      summary: 's',
+      tier: 'public',
+      handler: () => ({ body: {} }),
+    });
+    http.route({
+      method: 'GET',
+      path: '/api/irc/users/',
+      name: 'irc.users',
+      summary: 'u',
+      tier: 'token',
+      handler: () => ({ body: {} }),
+    });
+    http.route({
+      method: 'GET',
+      path: '/api/irc/users/:nick/',
+      name: 'irc.user',
+      summary: 'u',
+      tier: 'token',
+      handler: () => ({ body: {} }),
+    });
+  },
+});
+
+interface Running {
+  host: Host;
+  url: string;
+  logs: string[];
+  tokens: TokensSlice;
+  storePath: string;
+}
+
+async function startHost(t: Test, tokensConfig: Record<string, unknown> = {}, storeDir?: string): Promise<Running> {
+  const dir = storeDir ?? mkdtempSync(path.join(tmpdir(), 'tokens-test-'));
+  if (!storeDir) t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const storePath = path.join(dir, 'store.json');
+  const config = parseConfig(
+    JSON.stringify({
+      irc: { host: '127.0.0.1', nick: 'DataBot' },
+      http: { host: '127.0.0.1', port: 0 },
+      store: { path: storePath },
+      admins: ['boss'],
+      plugins: { fakeapi: {}, tokens: tokensConfig },
+    }),
+    'test',
+    {},
+  );
+  const logs: string[] = [];
+  const host = new Host({
+    config,
+    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+    plugins: [fakeApi, tokensPlugin] as PluginDefinition<never>[],
+    transport: new FakeTransport(),
+  });
+  await host.start();
+  t.teardown(() => host.stop());
+  const tokens = host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
+  return { host, url: host.url!, logs, tokens, storePath };
+}
+
+const admin = { account: 'boss', via: 'irc' } as const;
+
+function client(url: string, secret: string) {
+  return (method: string, path: string, body?: unknown) =>
+    fetch(url + path, {
+      method,
+      headers: {
+        Authorization: `Token ${secret}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+}
+
+t.test('the plugin fills its config defaults', async (t) => {
+  const { host } = await startHost(t);
+  const config = host.http.routes();
+  t.ok(config.some(({ route }) => route.path === '/api/staff/tokens/:id/' && route.method === 'PATCH'));
+  const response = await fetch(`${host.url}/api/irc/stats/`);
+  t.equal(response.headers.get('ratelimit-limit'), '60', 'public bucket: 60 by default');
+});
+
+t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff token as actor', async (t) => {
+  const { url, tokens, logs } = await startHost(t);
+  const staff = tokens.create('carol', 'ops', admin);
+  tokens.setStaff(staff.token, true, admin);
+  const user = tokens.create('alice', 'laptop', { account: 'alice', via: 'irc' });
+  const asStaff = client(url, staff.secret);
+  const asUser = client(url, user.secret);
+
+  t.equal((await asUser('GET', '/api/staff/tokens/')).status, 403, 'a token without the staff flag');
+  t.equal((await fetch(`${url}/api/staff/tokens/`)).status, 401, 'no token at all');
+
+  const list = await asStaff('GET', '/api/staff/tokens/?search=ALI');
+  t.equal(list.status, 200);
+  const page = (await list.json()) as { count: number; results: Record<string, unknown>[] };
+  t.equal(page.count, 1);
+  t.same(page.results[0], {
+    id: user.token.id,
+    label: 'laptop',
+    owner: 'alice',
+    created_at: user.token.createdAt,
+    last_used_at: user.token.lastUsedAt,
+    revoked_at: null,
+    is_active: true,
+    staff: false,
+    endpoints: [],
+    uses: {},
+  });
+  const text = JSON.stringify(page);
+  t.notOk(text.includes(user.token.secretSha256) || text.includes(user.secret), 'neither secret nor hash is served');
+
+  t.equal((await asUser('GET', '/api/irc/users/')).status, 403);
+  const patched = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.*'], deny: [] });
+  t.equal(patched.status, 200);
+  const detail = (await patched.json()) as { endpoints: string[]; audit: { action: string; actor: unknown }[] };
+  t.same(detail.endpoints, ['irc.*']);
+  t.same(detail.audit.at(-1), {
+    ...detail.audit.at(-1),
+    action: 'grant',
+    actor: { account: 'carol', via: 'http', token_id: staff.token.id },
+  });
+  t.equal((await asUser('GET', '/api/irc/users/bob/')).status, 200, 'the grant takes effect at once');
+
+  const denied = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}`, { deny: ['irc.user'] });
+  t.same(((await denied.json()) as { endpoints: string[] }).endpoints, ['irc.users'], 'the wildcard was expanded');
+  t.equal((await asUser('GET', '/api/irc/users/bob/')).status, 403);
+  t.equal((await asUser('GET', '/api/irc/users/')).status, 200);
+
+  const bad = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.users', 'irc.nope'] });
+  t.equal(bad.status, 400);
+  const badError = ((await bad.json()) as { error: { code: string; details: { field: string; message: string }[] } })
+    .error;
+  t.equal(badError.code, 'invalid_body');
+  t.equal(badError.details[0]!.field, '/grant/1');
+  t.match(
+    badError.details[0]!.message,
+    /unknown endpoint "irc.nope"; valid names: irc.user, irc.users, irc.\*, netstats.\*/,
+  );
+  t.equal((await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, {})).status, 400, 'an empty change');
+  t.equal((await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['x'], frob: 1 })).status, 400);
+  t.equal(
+    (await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.user'], deny: ['irc.user'] })).status,
+    400,
+    'a name in both lists',
+  );
+  const staffOn = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { staff: true });
+  t.equal(((await staffOn.json()) as { staff: boolean }).staff, true);
+  t.equal((await asUser('GET', '/api/staff/tokens/')).status, 200, 'now a staff token');
+
+  t.equal((await asStaff('GET', '/api/staff/tokens/999/')).status, 404);
+  const missing = await asStaff('GET', '/api/staff/tokens/nope/');
+  t.equal(((await missing.json()) as { error: { code: string } }).error.code, 'token_not_found');
+
+  const deleted = await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`);
+  t.equal(deleted.status, 200);
+  const revoked = (await deleted.json()) as {
+    is_active: boolean;
+    revoked_at: string | null;
+    audit: { action: string }[];
+  };
+  t.equal(revoked.is_active, false);
+  t.equal(revoked.audit.at(-1)!.action, 'revoke');
+  t.equal((await asUser('GET', '/api/irc/users/')).status, 401, 'revoked: 401');
+  t.equal((await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`)).status, 200, 'deleting again is harmless');
+  const frozen = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.user'] });
+  t.equal(frozen.status, 400);
+  t.match(((await frozen.json()) as { error: { message: string } }).error.message, /revoked.*cannot be changed/);
+  t.ok(logs.some((line) => /token changed over HTTP .*by="carol \(staff token #1\)"/.test(line)));
+});
+
+t.test('staff answers match the OpenAPI document generated from the routes', async (t) => {
+  const { host, url, tokens } = await startHost(t);
+  const staff = tokens.create('carol', 'ops', admin);
+  tokens.setStaff(staff.token, true, admin);
+  const other = tokens.create('alice', '', admin);
+  const document = buildOpenApiDocument(host.http.routes(), { title: 'test', version: '1', description: 'test' });
+  const validator = new OpenApiValidator(document as unknown as Record<string, unknown>);
+  const asStaff = client(url, staff.secret);
+  const requests: [string, string, unknown?][] = [
+    ['GET', '/api/staff/tokens/'],
+    ['GET', `/api/staff/tokens/${other.token.id}/`],
+    ['PATCH', `/api/staff/tokens/${other.token.id}/`, { grant: ['irc.users'], staff: true }],
+    ['PATCH', `/api/staff/tokens/${other.token.id}/`, { grant: ['nope'] }],
+    ['DELETE', `/api/staff/tokens/${other.token.id}/`],
+    ['GET', '/api/staff/tokens/999/'],
+  ];
+  for (const [method, path, body] of requests) {
+    const response = await asStaff(method, path, body);
+    t.same(
+      validator.check(method, path, response.status, await response.json()),
+      [],
+      `${method} ${path} (${response.status})`,
+    );
+  }
+});
+
+t.test('tokens, grants and the audit log survive a restart; the file holds no secret', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tokens-restart-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await startHost(t, {}, dir);
+  const kept = first.tokens.create('alice', 'kept', admin);
+  first.tokens.grant(kept.token, ['irc.users'], admin);
+  const gone = first.tokens.create('alice', 'gone', admin);
+  first.tokens.revoke(gone.token, admin);
+  t.equal((await client(first.url, kept.secret)('GET', '/api/irc/users/')).status, 200);
+  await first.host.stop();
+  const file = readFileSync(first.storePath, 'utf8');
+  t.notOk(file.includes(kept.secret) || file.includes(gone.secret), 'the store file holds no secret');
+  t.ok(file.includes(kept.token.secretSha256), 'it holds the hash');
+
+  const second = await startHost(t, {}, dir);
+  const restored = second.tokens.get(kept.token.id)!;
+  t.same(restored.grants, ['irc.users']);
+  t.equal(restored.uses['irc.users'], 1, 'the use count was written through the store');
+  t.same(
+    second.tokens.audit().map((entry) => `${entry.action} #${entry.tokenId}`),
+    ['create #1', 'grant #1', 'create #2', 'revoke #2'],
+  );
+  t.equal((await client(second.url, kept.secret)('GET', '/api/irc/users/')).status, 200, 'the kept token works');
+  t.equal((await client(second.url, kept.secret)('GET', '/api/irc/users/x/')).status, 403);
+  t.equal((await client(second.url, gone.secret)('GET', '/api/irc/users/')).status, 401, 'the revoked one does not');
+  t.equal(second.tokens.create('alice', 'new', admin).token.id, 3, 'ids are not reused');
+});
+
+t.test('rate limits per IP and per token, and failed authentications draw from the IP bucket', async (t) => {
+  const { url, tokens } = await startHost(t, {
+    rate_limit: { public: { capacity: 2, refill_per_second: 0.01 }, token: { capacity: 3, refill_per_second: 0.01 } },
+  });
+  const { token, secret } = tokens.create('alice', '', admin);
+  tokens.grant(token, ['irc.users'], admin);
+  const asUser = client(url, secret);
+  for (let index = 0; index < 3; index++) t.equal((await asUser('GET', '/api/irc/users/')).status, 200);
+  const limited = await asUser('GET', '/api/irc/users/');
+  t.equal(limited.status, 429, 'the token bucket is empty');
+  t.equal(limited.headers.get('retry-after'), '100');
+  t.equal(limited.headers.get('ratelimit-limit'), '3');
+
+  t.equal((await fetch(`${url}/api/irc/users/`)).status, 401, 'a failed authentication costs one');
+  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 200, 'the IP bucket had one left');
+  const throttled = await fetch(`${url}/api/irc/users/`, { headers: { Authorization: 'Token guess' } });
+  t.equal(throttled.status, 429, 'guessing is throttled by IP');
+  t.ok(throttled.headers.get('retry-after'));
+  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 429);
+});
+
+t.test('rate limits can be turned off', async (t) => {
+  const { url } = await startHost(t, { rate_limit: { enabled: false, public: { capacity: 1 } } });
+  for (let index = 0; index < 3; index++) {
+    const response = await fetch(`${url}/api/irc/stats/`);
+    t.equal(response.status, 200);
+    t.notOk(response.headers.has('ratelimit-limit'));
+  }
+});
