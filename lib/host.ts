@@ -271,7 +271,16 @@ export class Host {
     return {
       name,
       config,
-      host: { admins: this.options.config.admins, nick: this.options.config.irc.nick },
+      host: {
+        admins: this.options.config.admins,
+        nick: this.options.config.irc.nick,
+        ircServer: {
+          host: this.options.config.irc.host,
+          port: this.options.config.irc.port,
+          tls: this.options.config.irc.tls,
+          tlsVerify: this.options.config.irc.tls_verify,
+        },
+      },
       logger,
       model,
       irc: pluginIrc,

@@ -28,6 +28,8 @@ export interface HostInfo {
   admins: readonly string[];
   /** The bot's configured nick. */
   nick: string;
+  /** The IRC server the bot connects to, for plugins that open connections of their own. */
+  ircServer: { host: string; port: number; tls: boolean; tlsVerify: boolean };
 }
 
 export interface PluginHttp {

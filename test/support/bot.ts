@@ -10,6 +10,7 @@ import { Host } from '../../lib/host.js';
 import { createTransport } from '../../lib/irc/create-transport.js';
 import type { IrcEventName } from '../../lib/irc/port.js';
 import { createLogger } from '../../lib/logger.js';
+import type { PluginDefinition } from '../../lib/plugin.js';
 import { builtinPlugins } from '../../plugins/index.js';
 import type { TestNetwork } from './testnet.js';
 
@@ -36,6 +37,8 @@ export interface TestBotOptions {
   storeDir?: string;
   /** Print log lines as they happen (debugging). */
   echo?: boolean;
+  /** Test-only plugins added to the registry (enable them under `plugins`). */
+  extraPlugins?: readonly PluginDefinition<never>[];
 }
 
 /** Start the host against `network`; resolves once it is ready (registered, opered, synced if stats runs). */
@@ -68,7 +71,7 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
     },
   });
   const transport = createTransport(config, logger.child('irc'), 'irc-network-data test');
-  const host = new Host({ config, logger, plugins: builtinPlugins, transport });
+  const host = new Host({ config, logger, plugins: [...builtinPlugins, ...(options.extraPlugins ?? [])], transport });
   const next = (event: IrcEventName, timeoutMs = 20000): Promise<void> =>
     new Promise((resolve, reject) => {
       const timer = setTimeout(() => {

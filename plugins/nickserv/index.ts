@@ -1,0 +1,96 @@
+/**
+ * The NickServ credential checker (`plugins.nickserv`): serves
+ * `POST /api/irc/check-credentials/`, which asks the network's nickname
+ * service whether a password is right for a nick, through one of three
+ * backends, behind brute-force windows and a bounded pool of connections.
+ */
+import { definePlugin, type HostInfo } from '../../lib/plugin.js';
+import { anopeBackend } from './backends/anope-rpc.js';
+import { athemeBackend } from './backends/atheme-jsonrpc.js';
+import type { CredentialBackend } from './backends/backend.js';
+import { saslBackend } from './backends/sasl.js';
+import { FailureWindow } from './limiter.js';
+import { TaskPool } from './pool.js';
+import { checkCredentialsRoute } from './route.js';
+import { nickservConfigSchema, type NickservConfig } from './schema.js';
+
+/** The RPC URL of an RPC backend; throws naming the key and the fix. */
+function rpcUrl(config: NickservConfig): URL {
+  if (config.url === undefined) {
+    throw new Error(
+      `config.plugins.nickserv.url is required with backend "${config.backend}", e.g. "http://127.0.0.1:8080/jsonrpc"`,
+    );
+  }
+  try {
+    return new URL(config.url);
+  } catch {
+    throw new Error(
+      `config.plugins.nickserv.url must be an http:// or https:// URL, got ${JSON.stringify(config.url)}`,
+    );
+  }
+}
+
+/** The backend the config names. */
+export function createBackend(config: NickservConfig, host: HostInfo): CredentialBackend {
+  const timeoutMs = config.timeout_seconds * 1000;
+  switch (config.backend) {
+    case 'sasl':
+      return saslBackend({
+        host: config.host ?? host.ircServer.host,
+        port: config.port ?? host.ircServer.port,
+        tls: config.tls ?? host.ircServer.tls,
+        tlsVerify: config.tls_verify ?? host.ircServer.tlsVerify,
+        timeoutMs,
+      });
+    case 'atheme-jsonrpc':
+      return athemeBackend({ url: rpcUrl(config), timeoutMs });
+    case 'anope-rpc':
+      return anopeBackend({ url: rpcUrl(config), timeoutMs, token: config.rpc_token });
+  }
+}
+
+export default definePlugin<NickservConfig>({
+  name: 'nickserv',
+  description: "Checks a nick's password against the network's nickname service (SASL, Atheme or Anope RPC).",
+  configSchema: nickservConfigSchema,
+  start({ config, host, http, irc, logger, timers }) {
+    logger.addSecret(config.rpc_token);
+    const backend = createBackend(config, host);
+    const timeoutMs = config.timeout_seconds * 1000;
+    const windowMs = config.rate_limit.window_seconds * 1000;
+    const byNick = new FailureWindow({
+      maxFailures: config.rate_limit.max_failures_per_nick,
+      windowMs,
+      pendingRetryMs: timeoutMs,
+    });
+    const byToken = new FailureWindow({
+      maxFailures: config.rate_limit.max_failures_per_token,
+      windowMs,
+      pendingRetryMs: timeoutMs,
+    });
+    const pool = new TaskPool({ size: config.max_connections, queueLimit: config.max_queued, maxWaitMs: timeoutMs });
+    const stopping = new AbortController();
+
+    http.route(
+      checkCredentialsRoute({
+        backend,
+        pool,
+        byNick,
+        byToken,
+        fold: (nick) => irc.casefold(nick),
+        signal: stopping.signal,
+        logger,
+      }),
+    );
+    timers.every(Math.min(windowMs, 60_000), () => {
+      byNick.sweep();
+      byToken.sweep();
+    });
+    logger.info('credential checks ready', { backend: backend.name, target: backend.target });
+
+    return () => {
+      pool.close();
+      stopping.abort();
+    };
+  },
+});

@@ -1,0 +1,155 @@
+/**
+ * `POST /api/irc/check-credentials/` (token tier, `irc.check_credentials`).
+ *
+ * The order of the gates matters: the brute-force windows first (a refused
+ * guess costs services nothing), then the pool (a burst cannot flood the
+ * network), then the backend. Only an answer from services counts: a
+ * failure to reach them is 503 and counts as neither success nor failure.
+ * The password is never logged, stored or put in any answer.
+ */
+import { ApiError } from '../../lib/http/errors.js';
+import type { ApiRequest, RouteDefinition } from '../../lib/http/types.js';
+import type { Logger } from '../../lib/logger.js';
+import { ServiceUnavailableError, type CheckOutcome, type CredentialBackend } from './backends/backend.js';
+import type { FailureWindow } from './limiter.js';
+import { PoolBusyError, type TaskPool } from './pool.js';
+
+export interface CheckRouteContext {
+  backend: CredentialBackend;
+  pool: TaskPool;
+  byNick: FailureWindow;
+  byToken: FailureWindow;
+  /** The network's casefolding, so `Alice` and `alice` share one failure count. */
+  fold: (nick: string) => string;
+  /** Aborted when the plugin stops. */
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+interface CheckBody {
+  nick: string;
+  password: string;
+}
+
+/** The request body. Unknown fields are ignored, as Django REST Framework's serializers do. */
+export const checkRequestSchema = {
+  type: 'object',
+  required: ['nick', 'password'],
+  properties: {
+    nick: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      // Spaces and control characters are never part of a nick or account, and NUL would forge SASL PLAIN fields.
+      pattern: '^[^\\s\\u0000-\\u001f\\u007f]+$',
+      description: 'The nickname (or account name) whose password is checked.',
+    },
+    password: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      pattern: '^[^\\u0000]*$',
+      description: 'The password; never logged, stored or returned.',
+    },
+  },
+} as const;
+
+export const checkResponseSchema = {
+  type: 'object',
+  required: ['nick', 'valid', 'account', 'reason'],
+  additionalProperties: false,
+  properties: {
+    nick: { type: 'string', description: 'The nick as sent.' },
+    valid: { type: 'boolean', description: 'Whether the password is right for the nick.' },
+    account: {
+      type: ['string', 'null'],
+      description: 'The services account the nick belongs to (a grouped nick names its account); null unless valid.',
+    },
+    reason: {
+      type: ['string', 'null'],
+      enum: ['suspended', null],
+      description: 'Why a check is not valid beyond a wrong password or unknown nick: "suspended"; else null.',
+    },
+  },
+} as const;
+
+function rateLimited(waitMs: number, whose: string): ApiError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return new ApiError(
+    429,
+    'rate_limited',
+    `Too many failed credential checks ${whose}; retry after ${seconds} seconds`,
+    undefined,
+    { 'Retry-After': String(seconds) },
+  );
+}
+
+export function checkCredentialsRoute(context: CheckRouteContext): RouteDefinition {
+  const { backend, pool, byNick, byToken, fold, signal, logger } = context;
+
+  return {
+    method: 'POST',
+    path: '/api/irc/check-credentials/',
+    name: 'irc.check_credentials',
+    tier: 'token',
+    summary: "Verify a nickname's password against the network's nickname service",
+    body: checkRequestSchema,
+    response: checkResponseSchema,
+    async handler(request: ApiRequest) {
+      const { nick, password } = request.body as CheckBody;
+      const nickKey = fold(nick);
+      const tokenKey = request.tokenId !== undefined ? `token:${request.tokenId}` : `ip:${request.ip}`;
+      const fields = { nick, token: request.tokenId, backend: backend.name };
+
+      const nickWait = byNick.waitMs(nickKey);
+      if (nickWait > 0) {
+        logger.info('credential check refused: too many failures for the nick', fields);
+        throw rateLimited(nickWait, `for nick ${nick}`);
+      }
+      const tokenWait = byToken.waitMs(tokenKey);
+      if (tokenWait > 0) {
+        logger.info('credential check refused: too many failures for the token', fields);
+        throw rateLimited(tokenWait, 'with this token');
+      }
+
+      byNick.start(nickKey);
+      byToken.start(tokenKey);
+      let outcome: CheckOutcome | null = null;
+      try {
+        outcome = await pool.run(() => backend.check({ nick, password, sourceIp: request.ip, signal }));
+      } catch (error) {
+        if (error instanceof ServiceUnavailableError || error instanceof PoolBusyError) {
+          logger.warn('credential check unavailable', { ...fields, target: backend.target, error: error.message });
+          const headers: Record<string, string> = error instanceof PoolBusyError ? { 'Retry-After': '1' } : {};
+          throw new ApiError(
+            503,
+            'unavailable',
+            `The nickname service cannot answer: ${error.message}`,
+            undefined,
+            headers,
+          );
+        }
+        throw error;
+      } finally {
+        byNick.finish(nickKey, outcome?.valid === false);
+        byToken.finish(tokenKey, outcome?.valid === false);
+      }
+
+      if (outcome.valid) byNick.clear(nickKey);
+      logger.info('credential check answered', {
+        ...fields,
+        valid: outcome.valid,
+        account: outcome.valid ? outcome.account : undefined,
+        reason: outcome.valid ? undefined : (outcome.reason ?? undefined),
+      });
+      return {
+        body: {
+          nick,
+          valid: outcome.valid,
+          account: outcome.valid ? outcome.account : null,
+          reason: outcome.valid ? null : outcome.reason,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/** Config slice of the credential checker (`plugins.nickserv`). */
+
+export const BACKENDS = ['sasl', 'atheme-jsonrpc', 'anope-rpc'] as const;
+export type BackendName = (typeof BACKENDS)[number];
+
+export interface NickservConfig {
+  backend: BackendName;
+  /** The RPC endpoint of `atheme-jsonrpc` and `anope-rpc`. */
+  url?: string;
+  /** Bearer token of Anope's RPC interface, when it requires one. */
+  rpc_token?: string;
+  /** `sasl` only: where to connect; each defaults to the bot's own irc.* setting. */
+  host?: string;
+  port?: number;
+  tls?: boolean;
+  tls_verify?: boolean;
+  timeout_seconds: number;
+  max_connections: number;
+  max_queued: number;
+  rate_limit: {
+    window_seconds: number;
+    max_failures_per_nick: number;
+    max_failures_per_token: number;
+  };
+}
+
+export const nickservConfigSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    backend: {
+      type: 'string',
+      enum: [...BACKENDS],
+      default: 'sasl',
+      description:
+        'How passwords are checked: "sasl" logs in over a short-lived IRC connection (any network with SASL), ' +
+        '"atheme-jsonrpc" uses Atheme\'s JSON-RPC, "anope-rpc" uses Anope 2.1\'s RPC (both need "url").',
+    },
+    url: {
+      type: 'string',
+      pattern: '^https?://',
+      'x-expected': 'an http:// or https:// URL',
+      description: 'The RPC endpoint, e.g. "http://127.0.0.1:8080/jsonrpc"; required by atheme-jsonrpc and anope-rpc.',
+    },
+    rpc_token: {
+      type: 'string',
+      minLength: 1,
+      description: "anope-rpc only: the bearer token of Anope's RPC interface, if it is configured with one.",
+    },
+    host: {
+      type: 'string',
+      minLength: 1,
+      description: 'sasl only: the IRC server to connect to; defaults to irc.host.',
+    },
+    port: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 65535,
+      description: 'sasl only: its port; defaults to irc.port.',
+    },
+    tls: { type: 'boolean', description: 'sasl only: connect with TLS; defaults to irc.tls.' },
+    tls_verify: {
+      type: 'boolean',
+      description: "sasl only: check the server's TLS certificate; defaults to irc.tls_verify.",
+    },
+    timeout_seconds: {
+      type: 'number',
+      minimum: 1,
+      maximum: 120,
+      default: 10,
+      description:
+        'A check (one SASL exchange, or one RPC request) without an answer within this many seconds is "unavailable" (503).',
+    },
+    max_connections: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 64,
+      default: 4,
+      description: 'Checks talking to services at once, network-wide; more wait in the queue.',
+    },
+    max_queued: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 10000,
+      default: 32,
+      description: 'Checks that may wait for a free connection; beyond that a check is answered 503 at once.',
+    },
+    rate_limit: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description: 'Brute-force protection: failed checks counted in a sliding window; over the limit, 429.',
+      properties: {
+        window_seconds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 86400,
+          default: 900,
+          description: 'The sliding window in seconds.',
+        },
+        max_failures_per_nick: {
+          type: 'integer',
+          minimum: 1,
+          default: 5,
+          description: 'Failures for one nick (any token) in the window; the next check of that nick is refused.',
+        },
+        max_failures_per_token: {
+          type: 'integer',
+          minimum: 1,
+          default: 50,
+          description: 'Failures for one API token (any nick) in the window; its next check is refused.',
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,356 @@
+/**
+ * The endpoint through the real host and HTTP server on port 0, with a fake
+ * IRC transport, a test token guard and a fake Anope RPC server at the edges:
+ * status codes, body checks, brute-force windows, the pool, and secrecy.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { parseConfig } from '../../../lib/config.js';
+import { Host } from '../../../lib/host.js';
+import { compileBodySchema } from '../../../lib/http/body.js';
+import { createLogger } from '../../../lib/logger.js';
+import { builtinPlugins } from '../../../plugins/index.js';
+import { checkResponseSchema } from '../../../plugins/nickserv/route.js';
+import { FakeTransport } from '../../support/fake-irc.js';
+import { startFakeRpc, type FakeRpcServer, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
+import { testGuardPlugin } from './fixtures/test-guard.js';
+
+const PASSWORD = 'Tr0ub4dor&3-unique';
+const validateResponse = compileBodySchema(checkResponseSchema);
+
+function anopeLike(call: RpcCall): RpcReply {
+  const [nick = '', password] = call.params as string[];
+  if (/^banned/i.test(nick)) return { error: { code: -32097, message: 'Account suspended' } };
+  if (/^(alice|bob|carol|dave|alicealt)\d*$/i.test(nick)) {
+    const account = nick.toLowerCase() === 'alicealt' ? 'alice' : nick.toLowerCase();
+    return password === PASSWORD
+      ? { result: { account, confirmed: true, uniqueid: 1 } }
+      : { error: { code: -32098, message: 'Invalid password' } };
+  }
+  return { error: { code: -32099, message: 'No such account' } };
+}
+
+interface Setup {
+  url: string;
+  logs: string[];
+  rpc: FakeRpcServer;
+  host: Host;
+  post(body: unknown, options?: { token?: string; contentType?: string | null; raw?: string }): Promise<Response>;
+}
+
+async function setup(
+  t: Test,
+  nickserv: Record<string, unknown> = {},
+  answer: (call: RpcCall) => RpcReply | Promise<RpcReply> = anopeLike,
+): Promise<Setup> {
+  const rpc = await startFakeRpc(answer);
+  const dir = mkdtempSync(path.join(tmpdir(), 'nickserv-test-'));
+  const config = parseConfig(
+    JSON.stringify({
+      irc: { host: '127.0.0.1', nick: 'DataBot' },
+      http: { host: '127.0.0.1', port: 0 },
+      store: { path: path.join(dir, 'store.json') },
+      plugins: { testguard: {}, nickserv: { backend: 'anope-rpc', url: rpc.url, ...nickserv } },
+    }),
+    'test',
+    {},
+  );
+  const logs: string[] = [];
+  const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
+  const host = new Host({
+    config,
+    logger,
+    plugins: [...builtinPlugins, testGuardPlugin],
+    transport: new FakeTransport(),
+  });
+  await host.start();
+  t.teardown(async () => {
+    await host.stop();
+    await rpc.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const url = `${host.url!}/api/irc/check-credentials/`;
+  const post: Setup['post'] = (body, options = {}) => {
+    const headers: Record<string, string> = { Authorization: `Token ${options.token ?? 'token-a'}` };
+    if (options.contentType !== null) headers['Content-Type'] = options.contentType ?? 'application/json';
+    return fetch(url, { method: 'POST', headers, body: options.raw ?? JSON.stringify(body) });
+  };
+  return { url, logs, rpc, host, post };
+}
+
+async function errorOf(response: Response) {
+  return ((await response.json()) as { error: { status: number; code: string; message: string; details?: unknown } })
+    .error;
+}
+
+async function answerOf(t: Test, response: Response) {
+  t.equal(response.status, 200, 'status 200');
+  t.equal(response.headers.get('cache-control'), 'private, no-store', 'never cached');
+  const body = (await response.json()) as Record<string, unknown>;
+  t.same(validateResponse(body), [], 'the body matches the response schema');
+  return body;
+}
+
+t.test('"nickserv": {} starts with the sasl backend aimed at the bot’s own server', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nickserv-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const config = parseConfig(
+    JSON.stringify({
+      irc: { host: 'irc.example.net', port: 6697, tls: true, nick: 'DataBot' },
+      http: { host: '127.0.0.1', port: 0 },
+      store: { path: path.join(dir, 'store.json') },
+      plugins: { nickserv: {} },
+    }),
+    'test',
+    {},
+  );
+  const logs: string[] = [];
+  const host = new Host({
+    config,
+    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+    plugins: builtinPlugins,
+    transport: new FakeTransport(),
+  });
+  await host.start();
+  t.teardown(() => host.stop());
+  t.match(logs.join('\n'), /credential checks ready backend=sasl target="irc\.example\.net:6697 \(TLS\)"/);
+  t.same(
+    host.http
+      .routes()
+      .filter(({ plugin }) => plugin === 'nickserv')
+      .map(({ route }) => [route.method, route.path, route.name, route.tier]),
+    [['POST', '/api/irc/check-credentials/', 'irc.check_credentials', 'token']],
+  );
+});
+
+t.test('an RPC backend without a url refuses to start, naming the key', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'nickserv-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const config = parseConfig(
+    JSON.stringify({
+      irc: { host: '127.0.0.1', nick: 'DataBot' },
+      http: { host: '127.0.0.1', port: 0 },
+      store: { path: path.join(dir, 'store.json') },
+      plugins: { nickserv: { backend: 'atheme-jsonrpc' } },
+    }),
+    'test',
+    {},
+  );
+  const host = new Host({
+    config,
+    logger: createLogger({ sink: () => undefined }),
+    plugins: builtinPlugins,
+    transport: new FakeTransport(),
+  });
+  await t.rejects(host.start(), {
+    message: /config\.plugins\.nickserv\.url is required with backend "atheme-jsonrpc"/,
+  });
+});
+
+t.test('200 answers: valid names the account, invalid has none, suspended says why', async (t) => {
+  const { post } = await setup(t);
+  t.same(await answerOf(t, await post({ nick: 'alice', password: PASSWORD })), {
+    nick: 'alice',
+    valid: true,
+    account: 'alice',
+    reason: null,
+  });
+  t.same(await answerOf(t, await post({ nick: 'AliceAlt', password: PASSWORD })), {
+    nick: 'AliceAlt',
+    valid: true,
+    account: 'alice',
+    reason: null,
+  });
+  t.same(await answerOf(t, await post({ nick: 'alice', password: 'wrong' })), {
+    nick: 'alice',
+    valid: false,
+    account: null,
+    reason: null,
+  });
+  t.same(await answerOf(t, await post({ nick: 'nobody', password: 'x' })), {
+    nick: 'nobody',
+    valid: false,
+    account: null,
+    reason: null,
+  });
+  t.same(await answerOf(t, await post({ nick: 'banned', password: 'x' })), {
+    nick: 'banned',
+    valid: false,
+    account: null,
+    reason: 'suspended',
+  });
+  t.same(
+    await answerOf(t, await post({ nick: 'bob', password: PASSWORD, remember: true })),
+    { nick: 'bob', valid: true, account: 'bob', reason: null },
+    'unknown fields are ignored, as DRF does',
+  );
+});
+
+t.test('400 invalid_body names /nick and /password and never echoes the password', async (t) => {
+  const { post, rpc } = await setup(t);
+  let response = await post({});
+  t.equal(response.status, 400);
+  let error = await errorOf(response);
+  t.equal(error.code, 'invalid_body');
+  t.same(error.details, [
+    { field: '/nick', message: 'is required' },
+    { field: '/password', message: 'is required' },
+  ]);
+
+  response = await post({ nick: 42, password: ['x'] });
+  error = await errorOf(response);
+  t.equal(response.status, 400);
+  t.same(
+    (error.details as { field: string }[]).map((detail) => detail.field),
+    ['/nick', '/password'],
+  );
+  t.match(error.message, /\/nick must be string.*\/password must be string/);
+
+  for (const body of [
+    { nick: '', password: PASSWORD },
+    { nick: 'ali ce', password: PASSWORD },
+    { nick: 'alice', password: '' },
+    { nick: 'alice', password: `${PASSWORD}\u0000alice` },
+  ]) {
+    response = await post(body);
+    t.equal(response.status, 400, JSON.stringify(body.nick));
+    t.notMatch(await response.text(), PASSWORD, 'the password is not echoed');
+  }
+
+  response = await post(null, { raw: `{"nick": "alice", "password": "${PASSWORD}"` });
+  t.equal(response.status, 400, 'broken JSON');
+  t.notMatch(await response.text(), PASSWORD, 'broken JSON is not echoed');
+  t.equal(rpc.calls.length, 0, 'no bad body reached services');
+});
+
+t.test('415 without JSON, 413 over the body limit, 401 without a token', async (t) => {
+  const { post, url } = await setup(t);
+  let response = await post({ nick: 'alice', password: PASSWORD }, { contentType: 'text/plain' });
+  t.equal(response.status, 415);
+  t.equal((await errorOf(response)).code, 'unsupported_media_type');
+  response = await post({ nick: 'alice', password: PASSWORD }, { contentType: null });
+  t.equal(response.status, 415, 'no Content-Type at all');
+  response = await post({ nick: 'alice', password: 'x'.repeat(20_000) });
+  t.equal(response.status, 413);
+  t.equal((await errorOf(response)).code, 'payload_too_large');
+  response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ nick: 'alice', password: PASSWORD }),
+  });
+  t.equal(response.status, 401, 'the token tier guard runs first');
+});
+
+t.test('503 when services cannot answer, and it counts as no failure', async (t) => {
+  const { post, rpc } = await setup(t, { rate_limit: { max_failures_per_nick: 1 } });
+  await rpc.close();
+  for (let i = 0; i < 3; i++) {
+    const response = await post({ nick: 'alice', password: PASSWORD });
+    t.equal(response.status, 503, `try ${i + 1}`);
+    const error = await errorOf(response);
+    t.equal(error.code, 'unavailable');
+    t.match(error.message, /^The nickname service cannot answer: cannot reach/);
+  }
+});
+
+t.test('the sixth failure for one nick is 429 for that nick only; a success clears the count', async (t) => {
+  const { post, rpc } = await setup(t);
+  for (let i = 1; i <= 5; i++) {
+    const body = await answerOf(t, await post({ nick: 'alice', password: `guess-${i}` }));
+    t.equal(body.valid, false, `failure ${i}`);
+  }
+  const before = rpc.calls.length;
+  const response = await post({ nick: 'alice', password: PASSWORD });
+  t.equal(response.status, 429, 'the sixth check is refused, even with the right password');
+  const retryAfter = Number(response.headers.get('retry-after'));
+  t.ok(retryAfter > 890 && retryAfter <= 900, `Retry-After is the rest of the window (${retryAfter})`);
+  const error = await errorOf(response);
+  t.equal(error.code, 'rate_limited');
+  t.match(error.message, /for nick alice; retry after \d+ seconds/);
+  t.equal(rpc.calls.length, before, 'a refused check never reaches services');
+  t.equal(
+    (await post({ nick: 'ALICE', password: PASSWORD }, { token: 'token-b' })).status,
+    429,
+    'casefolded, any token',
+  );
+  t.equal((await answerOf(t, await post({ nick: 'bob', password: PASSWORD }))).valid, true, 'another nick still works');
+
+  for (let i = 1; i <= 4; i++) await post({ nick: 'carol', password: `guess-${i}` });
+  t.equal((await answerOf(t, await post({ nick: 'carol', password: PASSWORD }))).valid, true);
+  for (let i = 1; i <= 5; i++) {
+    t.equal(
+      (await post({ nick: 'carol', password: `again-${i}` })).status,
+      200,
+      `after the success, failure ${i} is checked`,
+    );
+  }
+  t.equal((await post({ nick: 'carol', password: PASSWORD })).status, 429);
+});
+
+t.test('failures per token are limited across nicks', async (t) => {
+  const { post } = await setup(t, { rate_limit: { max_failures_per_token: 3 } });
+  for (const nick of ['alice', 'bob', 'carol']) await post({ nick, password: 'wrong' }, { token: 'stuffer' });
+  const response = await post({ nick: 'dave', password: PASSWORD }, { token: 'stuffer' });
+  t.equal(response.status, 429);
+  t.match((await errorOf(response)).message, /with this token/);
+  t.equal(
+    (await post({ nick: 'dave', password: PASSWORD }, { token: 'honest' })).status,
+    200,
+    'other tokens unaffected',
+  );
+});
+
+t.test('the pool bounds concurrent checks; a full queue is 503 at once', async (t) => {
+  const held: (() => void)[] = [];
+  let arrived = 0;
+  let inFlight = 0;
+  let peak = 0;
+  const { post } = await setup(t, { max_connections: 2, max_queued: 1 }, async (call) => {
+    arrived++;
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    await new Promise<void>((resolve) => held.push(resolve));
+    inFlight--;
+    return anopeLike(call);
+  });
+  const until = async (condition: () => boolean): Promise<void> => {
+    while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  const nicks = ['alice', 'bob', 'carol'];
+  const accepted = nicks.map((nick) => post({ nick, password: PASSWORD }));
+  // Two reach services, one waits in the queue: the fourth finds no room.
+  await until(() => arrived === 2);
+  const refused = await post({ nick: 'dave', password: PASSWORD });
+  t.equal(refused.status, 503);
+  t.equal(refused.headers.get('retry-after'), '1');
+  t.match((await errorOf(refused)).message, /2 checks are running and 1 are waiting/);
+  held.shift()!();
+  await until(() => arrived === 3);
+  t.equal(inFlight, 2, 'the queued check took the freed slot');
+  for (const release of held.splice(0)) release();
+  const answers = await Promise.all(accepted);
+  t.same(
+    answers.map((response) => response.status),
+    [200, 200, 200],
+  );
+  t.equal(peak, 2, 'never more than max_connections at services');
+});
+
+t.test('the password appears in no log line', async (t) => {
+  const { post, logs } = await setup(t);
+  await post({ nick: 'alice', password: PASSWORD });
+  await post({ nick: 'alice', password: `${PASSWORD}-wrong` });
+  await post({ nick: 42, password: PASSWORD });
+  t.ok(
+    logs.some((line) =>
+      /credential check answered nick=alice token=token-a backend=anope-rpc valid=true account=alice/.test(line),
+    ),
+    'checks are logged, with nick and token',
+  );
+  t.notOk(
+    logs.some((line) => line.includes(PASSWORD) || line.includes('[redacted]')),
+    'not even masked: it was never written',
+  );
+});
