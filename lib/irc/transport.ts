@@ -249,7 +249,8 @@ export abstract class BaseTransport implements IrcTransport {
       pending.reject(new Error(`disconnected before the reply to ${pending.request.send[0]}: ${reason}`));
     }
     if (wasConnected) {
-      this.logger.warn('disconnected', { reason });
+      if (this.quitting) this.logger.info('disconnected', { reason });
+      else this.logger.warn('disconnected', { reason });
       this.emit('disconnected', reason);
     }
     if (!this.quitting) this.scheduleReconnect();

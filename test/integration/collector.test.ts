@@ -75,27 +75,6 @@ async function reconfigure(from: string, to: string): Promise<void> {
   await oper.quit();
 }
 
-/**
- * The test network gives nobody channel operator status (defaultmodes "nt"), so nobody could
- * make a channel secret: `o` is added, and each server checked.
- */
-async function letChannelCreatorsBeOperators(): Promise<void> {
-  await reconfigure('defaultmodes="nt"', 'defaultmodes="not"');
-  for (const port of [network.hubPort, network.leafPort]) {
-    const probe = await client(`p${port % 1000}${tag}`, port);
-    await eventually(
-      async () => {
-        const channel = `#probe${Math.random().toString(36).slice(2, 8)}`;
-        const names = await probe.request(`JOIN ${channel}`, '366');
-        return names.some((line) => line.command === '353' && (line.params.at(-1) ?? '').startsWith('@'));
-      },
-      `channel creators to get operator status on port ${port}`,
-      10000,
-    );
-    await probe.quit();
-  }
-}
-
 /** An independent reading of LUSERS, as a client sees it. */
 function lusersOf(lines: IrcMessage[]) {
   const text = (code: string) => lines.find((line) => line.command === code)?.params.at(-1) ?? '';
@@ -129,7 +108,6 @@ function listOf(lines: IrcMessage[]) {
 
 t.before(async () => {
   network = await startTestNetwork();
-  await letChannelCreatorsBeOperators();
   await registerAccount(network, { account: botAccount, password: botPassword });
   // Secret and private channels, each with a second member, made before the bot arrives.
   const hush = await client(`hush${tag}`, network.leafPort);
