@@ -10,8 +10,19 @@ export function parseCasemapping(value: string | undefined): Casemapping {
   return 'rfc1459';
 }
 
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const RFC1459_EXTRA = /[[\]\\~]/g;
+const STRICT_EXTRA = /[[\]\\]/g;
+const EXTRA_FOLD: Record<string, string> = { '[': '{', ']': '}', '\\': '|', '~': '^' };
+
 /** Fold a nick or channel name for use as a map key or for comparison. */
 export function casefold(name: string, mapping: Casemapping = 'rfc1459'): string {
+  // Fast path: for ASCII, toLowerCase folds exactly A-Z (it would also fold non-ASCII letters, which IRC does not).
+  if (ASCII_ONLY.test(name)) {
+    const lower = name.toLowerCase();
+    if (mapping === 'ascii') return lower;
+    return lower.replace(mapping === 'rfc1459' ? RFC1459_EXTRA : STRICT_EXTRA, (character) => EXTRA_FOLD[character]!);
+  }
   let folded = '';
   for (let index = 0; index < name.length; index++) {
     const code = name.charCodeAt(index);

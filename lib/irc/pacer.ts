@@ -13,7 +13,7 @@ export interface PacerOptions {
 }
 
 export class Pacer {
-  private readonly queue: string[] = [];
+  private readonly queue: { line: string; onWrite: (() => void) | undefined }[] = [];
   private tokens: number;
   private lastRefill: number;
   private timer: NodeJS.Timeout | null = null;
@@ -29,8 +29,9 @@ export class Pacer {
     return this.queue.length;
   }
 
-  enqueue(line: string): void {
-    this.queue.push(line);
+  /** Queue a line; `onWrite` runs when it is actually written. */
+  enqueue(line: string, onWrite?: () => void): void {
+    this.queue.push({ line, onWrite });
     this.drain();
   }
 
@@ -58,7 +59,9 @@ export class Pacer {
     this.refill();
     while (this.queue.length > 0 && this.tokens > 0) {
       this.tokens--;
-      this.options.write(this.queue.shift()!);
+      const next = this.queue.shift()!;
+      this.options.write(next.line);
+      next.onWrite?.();
     }
     if (this.queue.length > 0) {
       const wait = Math.max(1, this.lastRefill + this.options.intervalMs - this.now());

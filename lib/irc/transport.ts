@@ -74,7 +74,7 @@ interface PendingRequest {
   collected: IrcMessage[];
   resolve: (lines: IrcMessage[]) => void;
   reject: (error: Error) => void;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /** `command p1 p2 :last param` with the last parameter protected when it needs to be. */
@@ -118,6 +118,8 @@ export abstract class BaseTransport implements IrcTransport {
   protected readonly events = new EventEmitter();
   private readonly pacer: Pacer;
   private readonly pending: PendingRequest[] = [];
+  /** Requests whose line is still in the send queue. */
+  private readonly queued = new Set<PendingRequest>();
   private reconnectAttempts = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private quitting = false;
@@ -198,18 +200,18 @@ export abstract class BaseTransport implements IrcTransport {
         return;
       }
       const timeoutMs = request.timeoutMs ?? 15000;
-      const pending: PendingRequest = {
-        request,
-        collected: [],
-        resolve,
-        reject,
-        timer: setTimeout(() => {
+      const pending: PendingRequest = { request, collected: [], resolve, reject, timer: undefined };
+      // The reply is collected, and the clock runs, from the moment the line leaves the queue:
+      // a long send queue must not time out requests that were never sent.
+      this.pacer.enqueue(formatLine(request.send[0]!, request.send.slice(1)), () => {
+        this.queued.delete(pending);
+        pending.timer = setTimeout(() => {
           this.removePending(pending);
           reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
-        }, timeoutMs),
-      };
-      this.pending.push(pending);
-      this.send(request.send[0]!, ...request.send.slice(1));
+        }, timeoutMs);
+        this.pending.push(pending);
+      });
+      this.queued.add(pending);
     });
   }
 
@@ -244,10 +246,11 @@ export abstract class BaseTransport implements IrcTransport {
     const wasConnected = this.state.connected;
     this.state.reset(this.options.nick);
     this.pacer.clear();
-    for (const pending of this.pending.splice(0)) {
+    for (const pending of [...this.pending.splice(0), ...this.queued]) {
       clearTimeout(pending.timer);
       pending.reject(new Error(`disconnected before the reply to ${pending.request.send[0]}: ${reason}`));
     }
+    this.queued.clear();
     if (wasConnected) {
       if (this.quitting) this.logger.info('disconnected', { reason });
       else this.logger.warn('disconnected', { reason });

@@ -136,3 +136,45 @@ t.test('a dropped connection is reopened with backoff, not after quit', async (t
   await new Promise((resolve) => setTimeout(resolve, 120));
   t.equal(irc.opened, 2, 'no reconnect after quit');
 });
+
+t.test('a request times out from when its line is sent, not from when it was queued', async (t) => {
+  const irc = new FakeTransport({ pacing: { burst: 1, intervalMs: 60 } });
+  irc.connect();
+  irc.register();
+  await new Promise((resolve) => setTimeout(resolve, 70));
+  irc.send('PRIVMSG', '#a', 'fills the bucket');
+  const request = irc.request({
+    send: ['LINKS'],
+    reply: (message) => message.command === '364',
+    end: (message) => message.command === '365',
+    timeoutMs: 40,
+  });
+  // Queued behind the PRIVMSG for ~60 ms, longer than its 40 ms timeout.
+  t.notOk(irc.sent.includes('LINKS'), 'not sent yet');
+  await new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      if (irc.sent.includes('LINKS')) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 2);
+  });
+  irc.receive(':irc.test 365 DataBot * :End');
+  const lines = await request;
+  t.equal(lines.length, 1, 'answered, not timed out');
+});
+
+t.test('requests still in the queue are rejected on disconnect', async (t) => {
+  const irc = new FakeTransport({ pacing: { burst: 1, intervalMs: 1000 } });
+  irc.connect();
+  irc.register();
+  irc.send('PRIVMSG', '#a', 'x');
+  const queued = irc.request({ send: ['LUSERS'], reply: () => true, end: (message) => message.command === '266' });
+  irc.drop('gone');
+  await t.rejects(queued, /disconnected before the reply to LUSERS/);
+});
+
+t.test('casefold leaves non-ASCII letters alone, as IRC does', async (t) => {
+  t.equal(casefold('Ärger[X]', 'rfc1459'), 'Ärger{x}');
+  t.equal(casefold('ÄRGER', 'ascii'), 'Ärger');
+});
