@@ -16,6 +16,12 @@ export interface User {
   server: string | null;
   away: boolean;
   isOperator: boolean;
+  /** The IRC client's name from its CTCP VERSION reply (`irssi`, `WeeChat`, ...); null until known. */
+  client: string | null;
+  /** The client's version from the same reply, when it names one. */
+  clientVersion: string | null;
+  /** ISO 3166-1 alpha-2 country from the IP or the host; null when unknown. */
+  countryCode: string | null;
   /** ISO time the bot first saw the user (the network does not say when they connected). */
   firstSeenAt: string;
   /** Folded names of the channels the bot saw the user in. */
@@ -72,6 +78,9 @@ export class UsersSlice implements ModelSlice {
         server: null,
         away: false,
         isOperator: false,
+        client: null,
+        clientVersion: null,
+        countryCode: null,
         firstSeenAt: this.timeText(now),
         channels: new Set(),
       };

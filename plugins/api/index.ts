@@ -1,11 +1,13 @@
 /**
- * The HTTP API (`plugins.api`): serves the model under /api/irc/ with the
- * contract's shapes. Every route is declared in one of the route modules
- * listed below; the OpenAPI document is generated from the same table.
+ * The HTTP API (`plugins.api`): serves the model under /api/irc/, and the
+ * network statistics under /network/ and /api/netstats/, with the contract's
+ * shapes. Every route is declared in one of the route modules listed below;
+ * the OpenAPI document is generated from the same table.
  */
 import { definePlugin } from '../../lib/plugin.js';
 import { channelRoutes } from './channels.js';
 import { commandRoutes } from './commands.js';
+import { netstatsRoutes } from './netstats.js';
 import { networkRoutes } from './network.js';
 import { openApiRoutes } from './openapi.js';
 import { operatorRoutes } from './opers.js';
@@ -18,7 +20,7 @@ export default definePlugin<ApiConfig>({
   description: 'The HTTP JSON API over the network model.',
   dependencies: ['stats'],
   configSchema: apiConfigSchema,
-  start({ http, model, config }) {
+  start({ http, model, config, irc }) {
     const routes = [
       ...networkRoutes(model, config),
       ...serverRoutes(model, config),
@@ -26,6 +28,7 @@ export default definePlugin<ApiConfig>({
       ...commandRoutes(model, config),
       ...operatorRoutes(model),
       ...userRoutes(model),
+      ...netstatsRoutes({ model, config, http, selfNick: () => irc.state.nick }),
       ...openApiRoutes(http, config),
     ];
     for (const route of routes) http.route(route);

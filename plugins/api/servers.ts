@@ -51,7 +51,7 @@ export const latencyItemSchema: JsonSchema = {
 const SERVER_ORDERING = ['name', 'hops', 'users', 'latency_ms'];
 const LATENCY_ORDERING = ['server', 'latency_ms'];
 
-function serverBody(server: Server) {
+export function serverBody(server: Server) {
   return {
     name: server.name,
     description: server.description,

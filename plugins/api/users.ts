@@ -75,8 +75,8 @@ export function userJson(user: User, model: NetworkModel) {
     channels: [...user.channels].map((key) => model.channels.get(key)?.name ?? key).sort(),
     away: user.away,
     is_operator: user.isOperator,
-    client: null,
-    country_code: null,
+    client: user.client,
+    country_code: user.countryCode,
     connected_at: user.firstSeenAt,
   };
 }

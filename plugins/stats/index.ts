@@ -3,8 +3,18 @@
  * truth. A full sync at every connect and every `refresh_seconds`, live
  * tracking of every change the bot sees in between, latency probes every
  * `latency_seconds`, and the services' command lists every `commands_refresh_seconds`.
+ * For the network statistics it also counts chat lines, records a history
+ * point every `history_seconds`, asks users' clients (CTCP VERSION) and
+ * locates their countries.
  */
+import { errorMessage } from '../../lib/logger.js';
+import { ActivitySlice } from '../../lib/model/activity.js';
+import { HistorySlice } from '../../lib/model/history.js';
 import { definePlugin } from '../../lib/plugin.js';
+import { countLine, notePeak } from './activity.js';
+import { VersionAsker } from './clients.js';
+import { CountryLocator, loadGeoipCountries, locateUser, noteWhoisHost } from './countries.js';
+import { historyRetention, recordHistoryPoint } from './history.js';
 import { noteJoinRefusal } from './joins.js';
 import { measureLatency, type ProbeChoice } from './latency.js';
 import { track } from './live.js';
@@ -20,7 +30,7 @@ export default definePlugin<StatsConfig>({
   name: 'stats',
   description: 'Collects the network: numbers, servers, channels, users, latency, service commands, live changes.',
   configSchema: statsConfigSchema,
-  start({ irc, model, logger, config, timers, commands }) {
+  start({ irc, model, logger, config, timers, commands, onModelChange }) {
     const context: SyncContext = { irc, model, logger, config };
     const tasks = new TaskQueue(logger, () => !irc.state.connected);
     // Bookkeeping of one connection: what the bot asked and learnt about the network's answers.
@@ -49,12 +59,64 @@ export default definePlugin<StatsConfig>({
           })
         : Promise.resolve();
 
+    let activity: ActivitySlice;
+    try {
+      activity = new ActivitySlice({
+        timeZone: config.time_zone,
+        retentionDays: config.retention_days,
+        fold: (name) => model.fold(name),
+      });
+    } catch (error) {
+      throw new Error(`config.plugins.stats.time_zone: ${errorMessage(error)}`, { cause: error });
+    }
+    const history = new HistorySlice(historyRetention(config));
+    // The host hands both to the store when this start returns, which restores what was saved.
+    model.addSlice(activity);
+    model.addSlice(history);
+    const locator = new CountryLocator(() => {
+      const started = Date.now();
+      try {
+        const lookup = loadGeoipCountries();
+        logger.info('geoip country data loaded', { ms: Date.now() - started });
+        return lookup;
+      } catch (error) {
+        logger.warn('geoip country data could not be loaded; countries come from host names only', {
+          error: errorMessage(error),
+        });
+        return () => null;
+      }
+    });
+    const versions = new VersionAsker({
+      irc,
+      model,
+      services: config.services,
+      retryMs: config.version_retry_seconds * 1000,
+    });
+    /** Activity counts change with every line: the store hears of them every `save_seconds` (and at stop). */
+    const announceActivity = (): void => {
+      activity.rollover(new Date());
+      if (activity.takeChanges()) model.changed({ slice: 'activity', kind: 'counts' });
+    };
+
     irc.on('message', (message) => {
       track(message, { irc, model });
       noteJoinRefusal(message, syncState.joins, (name) => model.fold(name));
+      countLine(message, { irc, model, activity }, new Date());
+      versions.handleReply(message);
+      noteWhoisHost(message, model);
+    });
+    onModelChange((change) => {
+      if (!change.name) return;
+      if (change.slice === 'users' && change.kind === 'upsert') {
+        locateUser(model, locator, change.name);
+        versions.consider(change.name);
+      } else if (change.slice === 'channels' && (change.kind === 'join' || change.kind === 'upsert')) {
+        notePeak(change.name, { model, activity }, new Date());
+      }
     });
     irc.on('ready', () => {
       ready = true;
+      versions.reset();
       syncState = createSyncState();
       probeChoice = new Map();
       void sync().then(() => {
@@ -64,6 +126,7 @@ export default definePlugin<StatsConfig>({
     });
     irc.on('disconnected', () => {
       ready = false;
+      versions.reset();
     });
     timers.every(config.refresh_seconds * 1000, () => {
       void sync().then(() => {
@@ -72,6 +135,15 @@ export default definePlugin<StatsConfig>({
     });
     timers.every(config.latency_seconds * 1000, () => void latency());
     timers.every(config.commands_refresh_seconds * 1000, () => void serviceCommands());
+    timers.every(config.history_seconds * 1000, () => {
+      if (recordHistoryPoint(model, history, new Date())) model.changed({ slice: 'history', kind: 'point' });
+    });
+    timers.every(config.save_seconds * 1000, announceActivity);
+    if (config.version_requests_per_second > 0) {
+      timers.every(1000 / config.version_requests_per_second, () => {
+        if (ready && model.ready) versions.tick();
+      });
+    }
 
     commands.register({
       name: 'SYNC',
@@ -87,5 +159,7 @@ export default definePlugin<StatsConfig>({
         );
       },
     });
+
+    return announceActivity;
   },
 });

@@ -9,6 +9,15 @@ export interface StatsConfig {
   services_servers: string[];
   who_chunk_above: number;
   list_chunk_above: number;
+  time_zone: string;
+  retention_days: number;
+  save_seconds: number;
+  history_seconds: number;
+  history_full_days: number;
+  history_hourly_days: number;
+  history_daily_days: number;
+  version_requests_per_second: number;
+  version_retry_seconds: number;
 }
 
 export const statsConfigSchema = {
@@ -75,6 +84,69 @@ export const statsConfigSchema = {
       description:
         'With more channels than this on the network, LIST is asked in bands of user counts (when the server ' +
         'supports ELIST=U), for the same reason.',
+    },
+    time_zone: {
+      type: 'string',
+      minLength: 1,
+      default: 'UTC',
+      description: 'IANA time zone whose midnight starts a new day for the activity counts, e.g. "Europe/Berlin".',
+    },
+    retention_days: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 3660,
+      default: 30,
+      description: 'Days of activity counts kept, today included (per hour for today, per day before).',
+    },
+    save_seconds: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 3600,
+      default: 60,
+      description: 'Write new activity counts to the store at most this often; they are always written at shutdown.',
+    },
+    history_seconds: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 86400,
+      default: 300,
+      description: 'Record a history point (users, channels, operators, servers, max users) every this many seconds.',
+    },
+    history_full_days: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 3660,
+      default: 7,
+      description: 'Days history points are kept at full resolution; older ones are merged into hourly points.',
+    },
+    history_hourly_days: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 36600,
+      default: 90,
+      description: 'Days hourly history points are kept; older ones are merged into daily points.',
+    },
+    history_daily_days: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 36600,
+      default: 730,
+      description: 'Days daily history points are kept.',
+    },
+    version_requests_per_second: {
+      type: 'number',
+      minimum: 0,
+      maximum: 10,
+      default: 1,
+      description:
+        'CTCP VERSION requests sent per second at most, to learn which client each user runs; 0 asks nobody.',
+    },
+    version_retry_seconds: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 2000000,
+      default: 86400,
+      description: 'A user who did not answer CTCP VERSION is asked again after this many seconds.',
     },
   },
 } as const;

@@ -1,0 +1,41 @@
+/**
+ * Counting activity: every PRIVMSG, NOTICE and CTCP ACTION a user sends to a
+ * channel the bot is in is one line for that channel and that nick. Other CTCP
+ * (VERSION, PING, ...) is not chat; the bot's own lines and server notices are
+ * not counted.
+ */
+import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
+import type { ActivitySlice } from '../../lib/model/activity.js';
+import type { NetworkModel } from '../../lib/model/network.js';
+
+export interface ActivityContext {
+  irc: IrcPort;
+  model: NetworkModel;
+  activity: ActivitySlice;
+}
+
+/** Whether a PRIVMSG or NOTICE text is a chat line: plain text or a CTCP ACTION. */
+export function isChatLine(text: string): boolean {
+  if (!text.startsWith('\x01')) return true;
+  return /^\x01ACTION(?: |\x01|$)/.test(text);
+}
+
+/** Count `message` if it is a chat line in one of the bot's channels; returns whether it counted. */
+export function countLine(message: IrcMessage, { irc, model, activity }: ActivityContext, at: Date): boolean {
+  if (message.command !== 'PRIVMSG' && message.command !== 'NOTICE') return false;
+  const [target, text = ''] = message.params;
+  const source = message.source;
+  // Only users' lines count; a server's name has a dot, which no nick may have.
+  if (!target || !source || source.nick.includes('.')) return false;
+  if (irc.casefold(source.nick) === irc.casefold(irc.state.nick)) return false;
+  const channel = model.channels.get(target);
+  if (!channel?.joined || !isChatLine(text)) return false;
+  activity.record(channel.name, source.nick, channel.hidden, at);
+  return true;
+}
+
+/** Keep today's peak member count of a channel the bot is in, after a change to it. */
+export function notePeak(channelName: string, { model, activity }: Omit<ActivityContext, 'irc'>, at: Date): void {
+  const channel = model.channels.get(channelName);
+  if (channel?.joined) activity.notePeak(channel.name, channel.users, channel.hidden, at);
+}

@@ -1,0 +1,470 @@
+/** The network statistics routes over real HTTP, with a model, activity and history filled by hand. */
+import t, { type Test } from 'tap';
+import { HttpServer } from '../../../lib/http/server.js';
+import { createLogger } from '../../../lib/logger.js';
+import { ActivitySlice } from '../../../lib/model/activity.js';
+import { HistorySlice, DAY_MS } from '../../../lib/model/history.js';
+import { NetworkModel } from '../../../lib/model/network.js';
+import { indexOf, netstatsRoutes } from '../../../plugins/api/netstats.js';
+import { openApiRoutes } from '../../../plugins/api/openapi.js';
+import { OpenApiValidator } from './fixtures/openapi-validator.js';
+
+const NOW = new Date('2026-11-21T14:30:00.000Z');
+const MINUTE_MS = 60 * 1000;
+
+/** Strings only the token tier may show. */
+const PRIVATE = [
+  'secret-ident',
+  'secret.host.example',
+  '198.51.100.7',
+  'Secret Realname',
+  'secretaccount',
+  '#hush',
+  'onlyhidden',
+  'opident',
+  '203.0.113.5',
+];
+
+type Body = Record<string, unknown> & { results: Record<string, unknown>[] };
+
+function filled() {
+  const model = new NetworkModel(() => NOW);
+  const activity = new ActivitySlice({ timeZone: 'UTC', retentionDays: 30, fold: (name) => model.fold(name) });
+  const history = new HistorySlice({ fullMs: 7 * DAY_MS, hourlyMs: 90 * DAY_MS, dailyMs: 730 * DAY_MS });
+  model.addSlice(activity);
+  model.addSlice(history);
+  model.connectionOpened('rfc1459');
+  model.updateStats({ users: 6, invisible: 1, channels: 3, operators: 1, servers: 3, maxUsers: 9 });
+  model.upsertServer('hub.test.net', { hops: 0, description: 'TestNet hub', users: 5 });
+  model.upsertServer('services.test.net', { hops: 1, uplink: 'hub.test.net', isServices: true });
+  model.upsertChannel('#chat', { joined: true, topic: 'hello', modes: '+nt', createdAt: '2023-11-14T22:13:20.000Z' });
+  model.upsertChannel('#dev', { joined: true, topic: 'code', modes: '+nt' });
+  model.upsertChannel('#hush', { joined: true, topic: 'psst', modes: '+nst', hidden: true });
+  model.upsertUser('Alice', {
+    ident: 'secret-ident',
+    host: 'secret.host.example',
+    ip: '198.51.100.7',
+    realname: 'Secret Realname',
+    account: 'secretaccount',
+    server: 'hub.test.net',
+    client: 'WeeChat',
+    clientVersion: '4.1.1',
+    countryCode: 'GB',
+  });
+  model.upsertUser('bob', { server: 'hub.test.net', client: 'WeeChat', clientVersion: '3.8', countryCode: 'DE' });
+  model.upsertUser('carol', { server: 'hub.test.net', client: 'irssi', clientVersion: null, countryCode: 'GB' });
+  model.upsertUser('onlyhidden', { server: 'hub.test.net', client: 'mIRC', countryCode: 'FR' });
+  model.upsertUser('Oper', {
+    ident: 'opident',
+    host: 'staff.example.net',
+    ip: '203.0.113.5',
+    account: 'root',
+    server: 'hub.test.net',
+    isOperator: true,
+  });
+  model.upsertUser('NickServ', { server: 'services.test.net', isOperator: true });
+  model.upsertUser('DataBot', { server: 'hub.test.net' });
+  for (const [channel, nick] of [
+    ['#chat', 'Alice'],
+    ['#chat', 'bob'],
+    ['#chat', 'DataBot'],
+    ['#dev', 'carol'],
+    ['#dev', 'DataBot'],
+    ['#hush', 'onlyhidden'],
+    ['#hush', 'Alice'],
+    ['#hush', 'DataBot'],
+  ]) {
+    model.addMember(channel!, nick!);
+  }
+  model.markSynced(true);
+  const line = (channel: string, nick: string, hidden: boolean, iso: string, times = 1) => {
+    for (let i = 0; i < times; i++) activity.record(channel, nick, hidden, new Date(iso));
+  };
+  line('#chat', 'Alice', false, '2026-11-20T10:00:00Z', 50);
+  line('#chat', 'Alice', false, '2026-11-21T09:10:00Z', 3);
+  line('#chat', 'bob', false, '2026-11-21T14:00:00Z', 3);
+  line('#dev', 'carol', false, '2026-11-21T14:05:00Z', 2);
+  line('#hush', 'onlyhidden', true, '2026-11-21T13:00:00Z', 9);
+  line('#hush', 'Alice', true, '2026-11-21T13:00:00Z', 4);
+  line('#chat', 'gone', false, '2026-11-21T08:00:00Z', 1);
+  activity.notePeak('#chat', 12, false, new Date('2026-11-21T10:00:00Z'));
+  for (let i = 0; i < 30; i++) {
+    history.add({
+      time: NOW.getTime() - (30 - i) * 5 * MINUTE_MS,
+      users: 100 + i,
+      channels: 10,
+      operators: i % 2,
+      servers: 3,
+      maxUsers: 200,
+    });
+  }
+  return { model, activity, history };
+}
+
+async function start(t: Test, model: NetworkModel) {
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
+  // Guards are the tokens plugin's business; here every request is let through.
+  server.setGuard('token', () => undefined);
+  const config = { cache_seconds: 30 };
+  const routes = [
+    ...netstatsRoutes({
+      model,
+      config,
+      http: { routes: () => server.routes() },
+      selfNick: () => 'DataBot',
+      clock: () => NOW,
+    }),
+    ...openApiRoutes({ routes: () => server.routes() }, config),
+  ];
+  for (const route of routes) server.route('api', route);
+  const { url } = await server.listen();
+  t.teardown(() => server.close());
+  const document = (await (await fetch(`${url}/api/openapi.json`)).json()) as Record<string, unknown>;
+  const validator = new OpenApiValidator(document);
+  /** GET a path; the answer must match the OpenAPI document, and a public one must hold no private string. */
+  const get = async (path: string) => {
+    const response = await fetch(url + path);
+    const text = await response.text();
+    const body = JSON.parse(text) as Body;
+    t.same(validator.check('GET', path, response.status, body), [], `${path} matches the OpenAPI document`);
+    if (!path.startsWith('/api/')) {
+      const shown = PRIVATE.filter((secret) => !decodeURIComponent(path).includes(secret) && text.includes(secret));
+      t.same(shown, [], `${path} shows nothing private`);
+    }
+    return { response, body };
+  };
+  return { get, document, server };
+}
+
+t.test('the index lists every endpoint with both paths, from the route table', async (t) => {
+  const { model } = filled();
+  const { get, server } = await start(t, model);
+  const index = await get('/network/netstats/api/index.json');
+  t.equal(index.response.headers.get('cache-control'), 'public, max-age=30');
+  const names = ['index', 'status', 'channel', 'user', 'countries', 'clients', 'history', 'operators', 'servers'];
+  t.same(
+    (index.body.endpoints as { name: string }[]).map((entry) => entry.name),
+    names,
+  );
+  t.same((index.body.endpoints as unknown[])[2], {
+    name: 'channel',
+    public_path: '/network/data/channel/{channel}/',
+    token_path: '/api/netstats/channel/{channel}/',
+    description: 'Channel profile: overview, hourly lines, top users today',
+  });
+  t.same(
+    (index.body.endpoints as unknown[])[0],
+    {
+      name: 'index',
+      public_path: '/network/netstats/api/index.json',
+      token_path: '/api/netstats/',
+      description: 'Machine-readable index of the network statistics endpoints',
+    },
+    'the index lists itself',
+  );
+  const token = await get('/api/netstats/');
+  t.same(token.body, index.body);
+  t.equal(token.response.headers.get('cache-control'), 'private, no-store');
+  const tokenRoutes = server.routes().filter(({ route }) => route.tier === 'token');
+  t.same(
+    tokenRoutes.map(({ route }) => route.name),
+    names.map((name) => `netstats.${name}`),
+    'the token names of the contract',
+  );
+  t.same(indexOf([]), [], 'an empty table, an empty index');
+});
+
+t.test('status: snapshot, leaderboards (public lines only on the public path), hourly history', async (t) => {
+  const { model } = filled();
+  const { get } = await start(t, model);
+  const { body } = await get('/network/data/status/');
+  t.match(body.snapshot, { users: 6, operators: 1, synced_as_operator: true });
+  t.equal(body.date, '2026-11-21');
+  t.equal(body.time_zone, 'UTC');
+  t.equal(body.generated_at, NOW.toISOString());
+  t.same(body.top_users_today, [
+    { nick: 'Alice', lines: 3 },
+    { nick: 'bob', lines: 3 },
+    { nick: 'carol', lines: 2 },
+    { nick: 'gone', lines: 1 },
+  ]);
+  t.same(body.top_channels_today, [
+    { name: '#chat', lines: 7, users: 3 },
+    { name: '#dev', lines: 2, users: 2 },
+  ]);
+  t.same(
+    (body.history as { time: string; users: number }[]).map((point) => [point.time, point.users]),
+    [
+      ['2026-11-21T12:00:00.000Z', 111],
+      ['2026-11-21T13:00:00.000Z', 123],
+      ['2026-11-21T14:00:00.000Z', 129],
+    ],
+    'the last 24 hours by the hour, the most users of each',
+  );
+  const token = await get('/api/netstats/status/?top=2');
+  t.same(token.body.top_users_today, [
+    { nick: 'onlyhidden', lines: 9 },
+    { nick: 'Alice', lines: 7 },
+  ]);
+  t.same(token.body.top_channels_today, [
+    { name: '#hush', lines: 13, users: 3 },
+    { name: '#chat', lines: 7, users: 3 },
+  ]);
+  for (const top of ['0', '101', 'x', '-1']) {
+    const bad = await get(`/network/data/status/?top=${top}`);
+    t.match(bad.body, { error: { status: 400, code: 'invalid_parameter', details: [{ field: 'top' }] } }, top);
+  }
+});
+
+t.test('channel profile: overview, 24 hours that add up, top users; hidden ones only on the token path', async (t) => {
+  const { model } = filled();
+  const { get } = await start(t, model);
+  const { body } = await get('/network/data/channel/%23CHAT/');
+  t.same(body.channel, {
+    name: '#chat',
+    topic: 'hello',
+    users: 3,
+    peak_users: 12,
+    modes: '+nt',
+    created_at: '2023-11-14T22:13:20.000Z',
+  });
+  const hourly = body.hourly_lines as number[];
+  t.equal(hourly.length, 24);
+  t.equal(hourly[9], 3);
+  t.equal(hourly[14], 3);
+  t.equal(
+    hourly.reduce((sum, lines) => sum + lines, 0),
+    body.lines_today,
+    'the hours add up to the lines today',
+  );
+  t.equal(body.lines_today, 7);
+  t.same(body.top_users_today, [
+    { nick: 'Alice', lines: 3 },
+    { nick: 'bob', lines: 3 },
+    { nick: 'gone', lines: 1 },
+  ]);
+  const hidden = await get('/network/data/channel/%23hush/');
+  t.same(hidden.body, { error: { status: 404, code: 'channel_not_found', message: 'No visible channel named #hush' } });
+  const missing = await get('/network/data/channel/nope/');
+  t.match(missing.body, { error: { message: /channel names start with #, written %23/ } });
+  const token = await get('/api/netstats/channel/%23hush/');
+  t.match(token.body, { channel: { name: '#hush', hidden: true, peak_users: 3 }, lines_today: 13 });
+  const quiet = await get('/network/data/channel/%23dev/?top=1');
+  t.same(quiet.body.top_users_today, [{ nick: 'carol', lines: 2 }]);
+});
+
+t.test(
+  'user profile: overview and hours; public counts leave hidden channels out; private fields on the token path',
+  async (t) => {
+    const { model } = filled();
+    const { get } = await start(t, model);
+    const { body } = await get('/network/data/user/alice/');
+    t.same(body.user, {
+      nick: 'Alice',
+      online: true,
+      server: 'hub.test.net',
+      channels: ['#chat'],
+      away: false,
+      is_operator: false,
+      client: 'WeeChat',
+      client_version: '4.1.1',
+      country_code: 'GB',
+      country: 'United Kingdom',
+    });
+    t.equal(body.lines_today, 3, 'the 4 lines in #hush are not public');
+    t.equal((body.hourly_activity as number[])[13], 0);
+    t.equal((body.hourly_activity as number[])[9], 3);
+    const token = await get('/api/netstats/user/ALICE/');
+    t.match(token.body.user, {
+      channels: ['#chat', '#hush'],
+      ident: 'secret-ident',
+      host: 'secret.host.example',
+      hostmask: 'Alice!secret-ident@secret.host.example',
+      ip: '198.51.100.7',
+      realname: 'Secret Realname',
+      account: 'secretaccount',
+    });
+    t.equal(token.body.lines_today, 7);
+    t.equal((token.body.hourly_activity as number[])[13], 4);
+
+    const onlyHidden = await get('/network/data/user/onlyhidden/');
+    t.same(onlyHidden.body, {
+      error: { status: 404, code: 'user_not_found', message: 'No user named onlyhidden is online or was active today' },
+    });
+    t.match((await get('/api/netstats/user/onlyhidden/')).body, { user: { channels: ['#hush'] }, lines_today: 9 });
+    const gone = await get('/network/data/user/gone/');
+    t.match(gone.body, { user: { nick: 'gone', online: false, server: null, channels: [] }, lines_today: 1 });
+    t.equal((await get('/network/data/user/nobody/')).response.status, 404);
+  },
+);
+
+t.test('countries and clients: distributions of the users seen, without the bot and services', async (t) => {
+  const { model } = filled();
+  const { get } = await start(t, model);
+  const countries = await get('/network/data/countries/');
+  t.same(countries.body, {
+    count: 2,
+    next: null,
+    previous: null,
+    results: [
+      { country_code: 'GB', country: 'United Kingdom', users: 2, percent: 50 },
+      { country_code: 'DE', country: 'Germany', users: 1, percent: 25 },
+    ],
+    unknown: 1,
+    total: 4,
+  });
+  const tokenCountries = await get('/api/netstats/countries/?ordering=country_code');
+  t.same(
+    tokenCountries.body.results.map((item) => [item.country_code, item.users]),
+    [
+      ['DE', 1],
+      ['FR', 1],
+      ['GB', 2],
+    ],
+    'the token path counts the user only seen in a secret channel',
+  );
+  t.match(tokenCountries.body, { unknown: 1, total: 5 });
+  t.same((await get('/network/data/countries/?search=germ')).body.results.length, 1);
+
+  const clients = await get('/network/data/clients/');
+  t.same(clients.body.results, [
+    {
+      client: 'WeeChat',
+      users: 2,
+      percent: 50,
+      versions: [
+        { version: '3.8', users: 1 },
+        { version: '4.1.1', users: 1 },
+      ],
+    },
+    { client: 'irssi', users: 1, percent: 25, versions: [{ version: null, users: 1 }] },
+  ]);
+  t.match(clients.body, { unknown: 1, total: 4 });
+  const tokenClients = await get('/api/netstats/clients/?ordering=client');
+  t.same(
+    tokenClients.body.results.map((item) => item.client),
+    ['irssi', 'mIRC', 'WeeChat'],
+  );
+});
+
+t.test('history: since, until, buckets; bad parameters are 400', async (t) => {
+  const { model } = filled();
+  const { get } = await start(t, model);
+  const all = await get('/network/data/history/?limit=1000');
+  t.equal(all.body.count, 30, 'one point per interval');
+  t.same(all.body.results[0], {
+    time: '2026-11-21T12:00:00.000Z',
+    users: 100,
+    channels: 10,
+    operators: 0,
+    servers: 3,
+    max_users: 200,
+  });
+  const some = await get('/network/data/history/?since=2026-11-21T14:00:00Z&until=2026-11-21T14:10Z');
+  t.same(
+    some.body.results.map((point) => point.users),
+    [124, 125, 126],
+  );
+  const zoned = await get('/network/data/history/?since=2026-11-21T15:00:00%2B01:00&until=2026-11-21T14:00:00.000Z');
+  t.same(
+    zoned.body.results.map((point) => point.users),
+    [124],
+    'offsets are understood',
+  );
+  const hourly = await get('/network/data/history/?bucket=1h&ordering=-time');
+  t.same(
+    hourly.body.results.map((point) => [point.time, point.users, point.operators]),
+    [
+      ['2026-11-21T14:00:00.000Z', 129, 1],
+      ['2026-11-21T13:00:00.000Z', 123, 1],
+      ['2026-11-21T12:00:00.000Z', 111, 1],
+    ],
+  );
+  const daily = await get('/api/netstats/history/?bucket=1d');
+  t.same(
+    daily.body.results.map((point) => [point.time, point.users]),
+    [['2026-11-21T00:00:00.000Z', 129]],
+  );
+  const fiveMinutes = await get('/network/data/history/?bucket=5m&since=2026-11-21');
+  t.equal(fiveMinutes.body.count, 30);
+  const paged = await get('/network/data/history/?limit=10&offset=10');
+  t.match(paged.body, {
+    count: 30,
+    next: '/network/data/history/?limit=10&offset=20',
+    previous: '/network/data/history/?limit=10',
+  });
+  for (const [query, field] of [
+    ['since=yesterday', 'since'],
+    ['until=2026-13-45', 'until'],
+    ['since=2026-11-21T14:00:00Z&until=2026-11-21T13:00:00Z', 'until'],
+    ['bucket=1w', 'bucket'],
+    ['search=x', 'search'],
+    ['ordering=users', 'ordering'],
+  ] as const) {
+    const bad = await get(`/network/data/history/?${query}`);
+    t.match(bad.body, { error: { status: 400, code: 'invalid_parameter', details: [{ field }] } }, query);
+  }
+});
+
+t.test('operators and servers', async (t) => {
+  const { model } = filled();
+  const { get } = await start(t, model);
+  const operators = await get('/network/data/operators/');
+  t.same(operators.body.results, [
+    { nick: 'NickServ', server: 'services.test.net', away: false },
+    { nick: 'Oper', server: 'hub.test.net', away: false },
+  ]);
+  const tokenOperators = await get('/api/netstats/operators/?search=oper');
+  t.same(tokenOperators.body.results, [
+    {
+      nick: 'Oper',
+      server: 'hub.test.net',
+      away: false,
+      account: 'root',
+      hostmask: 'Oper!opident@staff.example.net',
+      ip: '203.0.113.5',
+    },
+  ]);
+  const servers = await get('/network/data/servers/');
+  t.same(
+    servers.body.results.map((server) => [server.name, server.is_services]),
+    [
+      ['hub.test.net', false],
+      ['services.test.net', true],
+    ],
+  );
+  t.same((await get('/api/netstats/servers/')).body.results, servers.body.results);
+});
+
+t.test('503 before the first sync, except the index and the stored history', async (t) => {
+  const { model } = filled();
+  model.connectionLost();
+  const { get } = await start(t, model);
+  for (const path of [
+    '/network/data/status/',
+    '/network/data/channel/%23chat/',
+    '/network/data/user/alice/',
+    '/network/data/countries/',
+    '/network/data/clients/',
+    '/network/data/operators/',
+    '/network/data/servers/',
+    '/api/netstats/status/',
+  ]) {
+    const { response, body } = await get(path);
+    t.equal(response.status, 503, path);
+    t.match(body, { error: { code: 'unavailable' } });
+  }
+  t.equal((await get('/network/data/history/')).body.count, 30, 'the history is served from the store');
+  t.equal((await get('/network/netstats/api/index.json')).response.status, 200);
+});
+
+t.test('without the collector slices: 503 that says why', async (t) => {
+  const model = new NetworkModel(() => NOW);
+  model.connectionOpened('rfc1459');
+  model.markSynced(false);
+  const { get } = await start(t, model);
+  const { body } = await get('/network/data/history/');
+  t.match(body, { error: { status: 503, message: /does not record history/ } });
+  const status = await get('/network/data/status/');
+  t.match(status.body, { error: { status: 503, message: /does not count activity/ } });
+});

@@ -1,0 +1,104 @@
+/** The collector's network statistics wiring inside the real host, with a fake IRC connection and a real store. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { parseConfig } from '../../../lib/config.js';
+import { Host } from '../../../lib/host.js';
+import { createLogger } from '../../../lib/logger.js';
+import { ActivitySlice } from '../../../lib/model/activity.js';
+import { HistorySlice } from '../../../lib/model/history.js';
+import { NetworkModel } from '../../../lib/model/network.js';
+import type { PluginDefinition } from '../../../lib/plugin.js';
+import stats from '../../../plugins/stats/index.js';
+import { recordHistoryPoint } from '../../../plugins/stats/history.js';
+import { FakeTransport } from '../../support/fake-irc.js';
+
+function hostWith(dir: string, statsConfig: Record<string, unknown>) {
+  const config = parseConfig(
+    JSON.stringify({
+      irc: { host: '127.0.0.1', nick: 'DataBot' },
+      http: { host: '127.0.0.1', port: 0 },
+      store: { path: path.join(dir, 'store.json') },
+      plugins: { stats: statsConfig },
+    }),
+    'test',
+    {},
+  );
+  const transport = new FakeTransport();
+  const logs: string[] = [];
+  const host = new Host({
+    config,
+    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+    plugins: [stats as PluginDefinition<never>],
+    transport,
+  });
+  return { host, transport, logs };
+}
+
+const activityOf = (model: NetworkModel) => model.slices().find((slice) => slice instanceof ActivitySlice)!;
+
+t.test('a time zone the runtime does not know stops the start, naming the key', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'netstats-plugin-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const { host } = hostWith(dir, { time_zone: 'Mars/Olympus' });
+  await t.rejects(host.start(), {
+    message: /config\.plugins\.stats\.time_zone: "Mars\/Olympus" is not a known IANA time zone/,
+  });
+});
+
+t.test("today's counts are written at stop and come back at the next start", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'netstats-plugin-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // A long save interval: only the stop writes the counts.
+  const first = hostWith(dir, { save_seconds: 3600, version_requests_per_second: 0 });
+  await first.host.start();
+  first.transport.receive(
+    ':DataBot!databot@bot.host JOIN #chat',
+    ':hub.test.net 353 DataBot = #chat :DataBot alice bob',
+    ':hub.test.net 366 DataBot #chat :End of /NAMES list.',
+    ':hub.test.net 324 DataBot #chat +nt',
+    ':alice!a@a.host PRIVMSG #chat :one',
+    ':alice!a@a.host PRIVMSG #chat :two',
+    ':bob!b@b.host PRIVMSG #chat :\x01ACTION three\x01',
+  );
+  const now = new Date();
+  t.same(activityOf(first.host.model).topNicks(activityOf(first.host.model).day(now)!, 10), [
+    { nick: 'alice', lines: 2 },
+    { nick: 'bob', lines: 1 },
+  ]);
+  await first.host.stop();
+  const stored = JSON.parse(readFileSync(path.join(dir, 'store.json'), 'utf8')) as {
+    slices: { activity: { days: { nicks: { nick: string; lines: number }[] }[] } };
+  };
+  t.same(
+    stored.slices.activity.days.at(-1)!.nicks.map(({ nick, lines }) => [nick, lines]),
+    [
+      ['alice', 2],
+      ['bob', 1],
+    ],
+  );
+
+  const second = hostWith(dir, { version_requests_per_second: 0 });
+  await second.host.start();
+  t.teardown(() => second.host.stop());
+  const activity = activityOf(second.host.model);
+  t.same(activity.topNicks(activity.day(new Date())!, 10), [
+    { nick: 'alice', lines: 2 },
+    { nick: 'bob', lines: 1 },
+  ]);
+  t.equal(activity.channelOn(activity.day(new Date())!, '#chat')!.peakUsers, 3);
+});
+
+t.test('a history point only while connected and synced', async (t) => {
+  const model = new NetworkModel();
+  const history = new HistorySlice({ fullMs: 1000, hourlyMs: 2000, dailyMs: 3000 });
+  const now = new Date('2026-11-21T14:00:00Z');
+  t.notOk(recordHistoryPoint(model, history, now), 'not connected');
+  model.connectionOpened('rfc1459');
+  t.notOk(recordHistoryPoint(model, history, now), 'not synced');
+  model.updateStats({ users: 12, channels: 3, operators: null, servers: 2, maxUsers: 15 });
+  model.markSynced(true);
+  t.ok(recordHistoryPoint(model, history, now));
+  t.same(history.query(), [{ time: now.getTime(), users: 12, channels: 3, operators: null, servers: 2, maxUsers: 15 }]);
+});
