@@ -92,7 +92,7 @@ export const hostConfigSchema: object = {
           type: 'string',
           enum: [...IRC_CLIENTS],
           default: 'irc-framework',
-          description: 'Which IRC client library connects.',
+          description: 'Which IRC client library connects; docs/transports.md says what differs between them.',
         },
         sasl: {
           type: 'object',

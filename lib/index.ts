@@ -17,6 +17,9 @@ export { ConfigError, configPathFrom, loadConfig, parseConfig, checkSchema, type
 export { createLogger, type Logger, type LogLevel } from './logger.js';
 export { createTransport, transportOptions } from './irc/create-transport.js';
 export { IrcFrameworkTransport } from './irc/irc-framework.js';
+export { MatrixIrcTransport } from './irc/matrix-org-irc.js';
+export { builtinPlugins } from '../plugins/index.js';
+export { versionString } from './version.js';
 export { BaseTransport, type TransportOptions } from './irc/transport.js';
 export type { IrcMessage, IrcPort, IrcTransport, IrcSessionState, IrcRequest, IrcEvents } from './irc/port.js';
 export { NetworkModel, type NetworkStats } from './model/network.js';

@@ -3,6 +3,11 @@
 // "N passed, N failed" counting assertions. A test file that fails without a failing
 // assertion of its own (crash, non-zero exit, signal, timeout) counts as one failure.
 //
+// The integration tests that run the bot (those importing test/support/bot.js) run once per
+// IRC client library: first with everything else on irc-framework, then again with
+// TEST_IRC_CLIENT=matrix-org-irc. Their names carry the library ("host.test.js [matrix-org-irc]"),
+// and the last line counts both runs. With TEST_IRC_CLIENT set, there is one run, on that library.
+//
 // usage: node scripts/run-tests.mjs [tap options] [files, dirs or name filters]
 //   no positional argument: every dist/test/**/*.test.js
 //   test/x.test.ts or dist/test/x.test.js: that file; a directory: its *.test.js files;
@@ -165,37 +170,89 @@ class TapCounter {
   }
 }
 
-const counter = new TapCounter();
 const tapBin = path.join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs');
 const tapCommand = fs.existsSync(tapBin) ? [process.execPath, tapBin] : ['npx', 'tap'];
-const child = spawn(tapCommand[0], [...tapCommand.slice(1), '--reporter=tap', ...options, ...files], {
-  cwd: root,
-  stdio: ['inherit', 'pipe', 'inherit'],
-  env: { ...process.env, FORCE_COLOR: '0' },
-});
+const IRC_CLIENTS = ['irc-framework', 'matrix-org-irc'];
 
-let pending = '';
-child.stdout.setEncoding('utf8');
-child.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  const text = pending + chunk;
-  const lines = text.split('\n');
-  pending = lines.pop() ?? '';
-  for (const line of lines) counter.line(line.replace(/\r$/, ''));
-});
+/** Integration test files that start the bot, and so depend on its IRC client library. */
+function runsTheBot(file) {
+  if (!file.startsWith(path.join('dist', 'test', 'integration') + path.sep)) return false;
+  return /from ['"]\.\.\/support\/bot\.js['"]/.test(fs.readFileSync(path.join(root, file), 'utf8'));
+}
+
+/** One tap run: `label` appends the library to the names of the files that run the bot. */
+function runTap(runFiles, env, labelled, client) {
+  const counter = new TapCounter();
+  const label = (line) => {
+    if (!/^\s*(# Subtest: |(not )?ok \d+ - )/.test(line)) return line;
+    for (const file of labelled) line = line.split(file).join(`${file} [${client}]`);
+    return line;
+  };
+  return new Promise((resolve) => {
+    const child = spawn(tapCommand[0], [...tapCommand.slice(1), '--reporter=tap', ...options, ...runFiles], {
+      cwd: root,
+      stdio: ['inherit', 'pipe', 'inherit'],
+      env: { ...process.env, ...env, FORCE_COLOR: '0' },
+    });
+    const stop = () => child.kill('SIGTERM');
+    process.on('SIGTERM', stop);
+    let pending = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop() ?? '';
+      for (const raw of lines) {
+        const line = label(raw.replace(/\r$/, ''));
+        process.stdout.write(line + '\n');
+        counter.line(line);
+      }
+    });
+    child.on('close', (code, signal) => {
+      process.off('SIGTERM', stop);
+      if (pending) {
+        const line = label(pending);
+        process.stdout.write(line + '\n');
+        counter.line(line);
+      }
+      // tap itself failing (bad option, crash) with nothing counted as failed is still a failure.
+      if ((code !== 0 || signal || counter.bailedOut) && counter.failed === 0) counter.failed = 1;
+      resolve(counter);
+    });
+  });
+}
 
 // Ctrl-C reaches tap and its test processes directly (same process group); just wait for tap.
 process.on('SIGINT', () => {});
-process.on('SIGTERM', () => child.kill('SIGTERM'));
 
-child.on('close', (code, signal) => {
-  if (pending) counter.line(pending);
-  if (counter.crashedFiles.length) {
-    console.log(`# failures outside assertions (crashed or timed-out files): ${counter.crashedFiles.join(', ')}`);
-  }
-  if (counter.skipped) console.log(`# ${counter.skipped} skipped or todo`);
-  // tap itself failing (bad option, crash) with nothing counted as failed is still a failure.
-  if ((code !== 0 || signal || counter.bailedOut) && counter.failed === 0) counter.failed = 1;
-  console.log(`${counter.passed} passed, ${counter.failed} failed`);
-  process.exit(counter.failed === 0 && counter.passed > 0 ? 0 : 1);
-});
+const chosenClient = process.env.TEST_IRC_CLIENT;
+if (chosenClient && !IRC_CLIENTS.includes(chosenClient)) {
+  console.log(`run-tests: TEST_IRC_CLIENT="${chosenClient}" is not one of ${IRC_CLIENTS.join(', ')}`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+const botFiles = files.filter(runsTheBot);
+const runs = chosenClient
+  ? [{ files, client: chosenClient }]
+  : [{ files, client: IRC_CLIENTS[0] }, ...IRC_CLIENTS.slice(1).map((client) => ({ files: botFiles, client }))].filter(
+      (run) => run.files.length > 0,
+    );
+
+const counters = [];
+for (const [index, run] of runs.entries()) {
+  if (index > 0) console.log(`# again on ${run.client}: ${run.files.length} integration test file(s) that run the bot`);
+  counters.push(await runTap(run.files, { TEST_IRC_CLIENT: run.client }, botFiles, run.client));
+}
+
+const total = { passed: 0, failed: 0, skipped: 0, crashedFiles: [] };
+for (const counter of counters) {
+  total.passed += counter.passed;
+  total.failed += counter.failed;
+  total.skipped += counter.skipped;
+  total.crashedFiles.push(...counter.crashedFiles);
+}
+if (total.crashedFiles.length) {
+  console.log(`# failures outside assertions (crashed or timed-out files): ${total.crashedFiles.join(', ')}`);
+}
+if (total.skipped) console.log(`# ${total.skipped} skipped or todo`);
+console.log(`${total.passed} passed, ${total.failed} failed`);
+process.exit(total.failed === 0 && total.passed > 0 ? 0 : 1);

@@ -60,7 +60,10 @@ declare module 'irc-framework' {
     on(event: 'socket error', listener: (error: Error) => void): this;
     on(event: 'socket connected', listener: () => void): this;
     on(event: string, listener: (...args: unknown[]) => void): this;
+    off(event: string, listener: (...args: never[]) => void): this;
     removeAllListeners(): this;
-    connection: { end(data?: string, hasQuitMessage?: boolean): void };
+    /** `registered` is the time registration finished, false before. */
+    connection: { registered: number | false; end(data?: string, hasQuitMessage?: boolean): void };
+    user: { nick: string };
   }
 }

@@ -2,6 +2,7 @@
 import type { HostConfig } from '../config.js';
 import type { Logger } from '../logger.js';
 import { IrcFrameworkTransport } from './irc-framework.js';
+import { MatrixIrcTransport } from './matrix-org-irc.js';
 import type { IrcTransport } from './port.js';
 import type { TransportOptions } from './transport.js';
 
@@ -28,7 +29,7 @@ export function createTransport(config: HostConfig, logger: Logger, version: str
   switch (config.irc.client) {
     case 'irc-framework':
       return new IrcFrameworkTransport(options, logger);
-    default:
-      throw new Error(`config.irc.client "${config.irc.client}" has no adapter in this version; use "irc-framework"`);
+    case 'matrix-org-irc':
+      return new MatrixIrcTransport(options, logger);
   }
 }

@@ -25,12 +25,36 @@ export function toIrcMessage(parsed: ParsedMessage): IrcMessage {
 export class IrcFrameworkTransport extends BaseTransport {
   private client: IrcFramework.Client | null = null;
   private closed: Promise<void> = Promise.resolve();
+  /** Removes what was put on an attached client. */
+  private detach: (() => void) | null = null;
 
   constructor(options: TransportOptions, logger: Logger) {
     super(options, logger);
   }
 
+  /**
+   * Use a client the embedding bot connected and registered itself (after its
+   * `registered` event). It keeps its own reconnecting (each new registration is
+   * followed by `ready` again) and its own CTCP VERSION answer; {@link quit}
+   * only lets go of it.
+   */
+  static attach(client: IrcFramework.Client, options: TransportOptions, logger: Logger): IrcFrameworkTransport {
+    if (!client.connected || client.connection.registered === false) {
+      throw new Error(
+        'IrcFrameworkTransport.attach: the client is not registered yet; call client.connect() and attach in its "registered" event',
+      );
+    }
+    const transport = new IrcFrameworkTransport(options, logger);
+    transport.client = client;
+    transport.adopted = true;
+    return transport;
+  }
+
   protected openConnection(): void {
+    if (this.adopted) {
+      this.listenToAttached();
+      return;
+    }
     this.client?.removeAllListeners();
     const client = new IrcFramework.Client();
     this.client = client;
@@ -71,9 +95,40 @@ export class IrcFrameworkTransport extends BaseTransport {
   }
 
   protected async closeConnection(message: string): Promise<void> {
+    if (this.adopted) {
+      this.detach?.();
+      this.detach = null;
+      if (this.state.connected) this.handleDisconnected('detached from the client');
+      return;
+    }
     const closed = this.closed;
     this.client?.quit(message);
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
     await Promise.race([closed, timeout]);
+  }
+
+  /** Listen to an attached client, now and after each reconnect of its own. */
+  private listenToAttached(): void {
+    const client = this.client!;
+    if (!this.detach) {
+      // irc-framework has no way to remove a middleware: this one goes quiet instead.
+      let listening = true;
+      client.use((_client, raw) => {
+        raw.use((_command, message, _line, source, next) => {
+          if (listening && source === client) this.handleMessage(toIrcMessage(message));
+          next();
+        });
+      });
+      const onConnected = (): void => this.handleConnected();
+      const onClose = (error?: Error): void => this.handleDisconnected(error ? error.message : 'connection closed');
+      client.on('socket connected', onConnected);
+      client.on('socket close', onClose);
+      this.detach = () => {
+        listening = false;
+        client.off('socket connected', onConnected);
+        client.off('socket close', onClose);
+      };
+    }
+    if (client.connected) this.adoptConnection(client.user.nick);
   }
 }

@@ -33,7 +33,16 @@ export interface TransportOptions {
   reconnect: { minMs: number; maxMs: number };
   /** Answer to CTCP VERSION. */
   version: string;
+  /** Give up on a connection that has not registered after this long (default 30 s). */
+  registrationTimeoutMs?: number;
 }
+
+/**
+ * A connection that has not registered after this long is dropped and retried: a server
+ * waits for SASL (and CAP END) indefinitely, and services relinking after a netsplit may
+ * leave AUTHENTICATE unanswered.
+ */
+const REGISTRATION_TIMEOUT_MS = 30000;
 
 /** Longest text put in one PRIVMSG/NOTICE, in bytes, leaving room for the prefix. */
 const MAX_TEXT_BYTES = 400;
@@ -120,8 +129,15 @@ export abstract class BaseTransport implements IrcTransport {
   private readonly pending: PendingRequest[] = [];
   /** Requests whose line is still in the send queue. */
   private readonly queued = new Set<PendingRequest>();
+  /**
+   * Set by adapters that were handed a connection (attach): the embedding bot
+   * owns it, so it is never reconnected from here; its own reconnects are followed.
+   */
+  protected adopted = false;
   private reconnectAttempts = 0;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  /** Fires when a connection has not registered in time (e.g. SASL left unanswered while services relink). */
+  private registrationTimer: NodeJS.Timeout | null = null;
   private quitting = false;
   private readySent = false;
   /** Counts connections, so a loop started for one connection ends with it. */
@@ -141,11 +157,18 @@ export abstract class BaseTransport implements IrcTransport {
     logger.addSecret(options.oper?.password);
   }
 
-  /** Open the socket and register (NICK/USER/CAP/SASL) — the library does this part. */
+  /**
+   * Open the socket and register (NICK/USER/CAP/SASL) — the library does this part.
+   * An adopted connection starts listening to the client here instead, and calls
+   * {@link adoptConnection} when it is registered already.
+   */
   protected abstract openConnection(): void;
   /** Write one line now, unpaced. */
   protected abstract writeLine(line: string): void;
-  /** Send QUIT and close; resolve when the socket is closed. */
+  /**
+   * Send QUIT and close; resolve when the socket is closed. An adopted
+   * connection only stops listening: the client stays with its owner.
+   */
   protected abstract closeConnection(message: string): Promise<void>;
 
   on<E extends IrcEventName>(event: E, listener: (...args: IrcEvents[E]) => void): Unsubscribe {
@@ -156,6 +179,11 @@ export abstract class BaseTransport implements IrcTransport {
 
   connect(): void {
     this.quitting = false;
+    if (this.adopted) {
+      this.logger.info('attaching to a connected client', { nick: this.options.nick });
+      this.openConnection();
+      return;
+    }
     this.logger.info('connecting', {
       host: this.options.host,
       port: this.options.port,
@@ -170,7 +198,7 @@ export abstract class BaseTransport implements IrcTransport {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     this.pacer.clear();
-    if (this.state.connected) await this.closeConnection(message);
+    if (this.state.connected || this.adopted) await this.closeConnection(message);
   }
 
   send(command: string, ...params: string[]): void {
@@ -224,6 +252,25 @@ export abstract class BaseTransport implements IrcTransport {
     this.connectionNumber++;
     this.state.connected = true;
     this.readySent = false;
+    this.clearRegistrationTimer();
+    // An adopted client registers (or not) under its owner's rules.
+    if (this.adopted) return;
+    const connection = this.connectionNumber;
+    this.registrationTimer = setTimeout(() => {
+      this.registrationTimer = null;
+      if (this.connectionNumber !== connection || !this.state.connected || this.state.registered) return;
+      this.logger.warn('registration did not complete; reconnecting', {
+        after_ms: this.options.registrationTimeoutMs ?? REGISTRATION_TIMEOUT_MS,
+      });
+      void this.closeConnection('Registration timed out');
+    }, this.options.registrationTimeoutMs ?? REGISTRATION_TIMEOUT_MS);
+    // The socket keeps the process alive; this watchdog alone must not.
+    this.registrationTimer.unref();
+  }
+
+  private clearRegistrationTimer(): void {
+    if (this.registrationTimer) clearTimeout(this.registrationTimer);
+    this.registrationTimer = null;
   }
 
   /** Adapters call this for every line received. */
@@ -244,6 +291,7 @@ export abstract class BaseTransport implements IrcTransport {
   /** Adapters call this when the socket has closed, for whatever reason. */
   protected handleDisconnected(reason: string): void {
     const wasConnected = this.state.connected;
+    this.clearRegistrationTimer();
     this.state.reset(this.options.nick);
     this.pacer.clear();
     for (const pending of [...this.pending.splice(0), ...this.queued]) {
@@ -256,7 +304,69 @@ export abstract class BaseTransport implements IrcTransport {
       else this.logger.warn('disconnected', { reason });
       this.emit('disconnected', reason);
     }
-    if (!this.quitting) this.scheduleReconnect();
+    if (!this.quitting && !this.adopted) this.scheduleReconnect();
+  }
+
+  /**
+   * Adapters call this for a client that was connected and registered before it
+   * was handed over: the lines that built the session state went by unseen, so
+   * the server is asked again (CAP LIST, VERSION for ISUPPORT, WHOIS of itself
+   * for account, operator status and server); then OPER if configured, and `ready`.
+   */
+  protected adoptConnection(nick: string): void {
+    this.handleConnected();
+    this.state.registered = true;
+    this.state.nick = nick;
+    // A MOTD the owner asks for later must not start another sync.
+    this.readySent = true;
+    void this.resyncAdopted(nick);
+  }
+
+  private async resyncAdopted(nick: string): Promise<void> {
+    const startedFor = this.connectionNumber;
+    const token = `resync-${startedFor}-${Date.now()}`;
+    try {
+      await this.request({
+        send: ['CAP', 'LIST'],
+        reply: () => false,
+        // `CAP me LIST * :...` continues; 421/451: a server without CAP.
+        end: (message) =>
+          (message.command === 'CAP' && message.params[1] === 'LIST' && message.params.length < 4) ||
+          message.command === '421',
+        timeoutMs: 10000,
+      });
+      // VERSION makes the server send its 005 lines again; the PONG after them marks their end.
+      this.send('VERSION');
+      await this.request({
+        send: ['PING', token],
+        reply: () => false,
+        end: (message) => message.command === 'PONG' && message.params.at(-1) === token,
+        timeoutMs: 10000,
+      });
+      const whois = await this.request({
+        send: ['WHOIS', nick],
+        reply: (message) => ['312', '313', '330'].includes(message.command) && this.isSelf(message.params[1]),
+        end: (message) => ['318', '401'].includes(message.command) && this.isSelf(message.params[1]),
+        timeoutMs: 10000,
+      });
+      for (const line of whois) {
+        if (line.command === '312') this.state.server = line.params[2] ?? this.state.server;
+        if (line.command === '313') this.state.isOperator = true;
+        if (line.command === '330') this.state.account = line.params[2] ?? null;
+      }
+    } catch (error) {
+      this.logger.warn('could not ask the server for the session state of the attached client', {
+        error: errorMessage(error),
+      });
+    }
+    if (this.state.connected && this.connectionNumber === startedFor) {
+      this.logger.info('attached', { nick: this.state.nick, server: this.state.server });
+      await this.afterRegistration();
+    }
+  }
+
+  private isSelf(nick: string | undefined): boolean {
+    return nick !== undefined && this.casefold(nick) === this.casefold(this.state.nick);
   }
 
   private scheduleReconnect(): void {
@@ -297,6 +407,7 @@ export abstract class BaseTransport implements IrcTransport {
         state.nick = params[0] ?? state.nick;
         state.server = message.source?.nick ?? '';
         this.reconnectAttempts = 0;
+        this.clearRegistrationTimer();
         this.logger.info('registered', { nick: state.nick, server: state.server });
         break;
       case '005':
@@ -368,7 +479,8 @@ export abstract class BaseTransport implements IrcTransport {
 
   private applyCap(subcommand: string, list: string): void {
     const names = list.split(' ').filter(Boolean);
-    if (subcommand === 'ACK') {
+    // LIST answers CAP LIST, asked when a registered connection is adopted.
+    if (subcommand === 'ACK' || subcommand === 'LIST') {
       for (const name of names) {
         if (name.startsWith('-')) this.state.caps.delete(name.slice(1));
         else this.state.caps.add(name);
@@ -416,7 +528,8 @@ export abstract class BaseTransport implements IrcTransport {
   /** OPER if configured, bot mode if the server has one, then `ready`. */
   private async afterRegistration(): Promise<void> {
     const { oper } = this.options;
-    if (oper) {
+    // An adopted connection may be an operator already.
+    if (oper && !this.state.isOperator) {
       try {
         const reply = await this.request({
           send: ['OPER', oper.name, oper.password],

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { testIrcClient } from '../support/bot.js';
 import { IrcClient } from '../support/irc-client.js';
 import { freePorts, registerAccount, startTestNetwork } from '../support/testnet.js';
 
@@ -40,13 +41,15 @@ t.test('start from a config file, stop on SIGTERM', async (t) => {
         host: '127.0.0.1',
         port: network.leafPort,
         nick,
+        client: testIrcClient(),
         sasl: { account: nick },
         oper: { name: network.operName },
         quit_message: 'Maintenance, back soon',
       },
       http: { host: '127.0.0.1', port: httpPort },
       store: { path: storePath },
-      plugins: { stats: { join: ['#watch'] }, api: {} },
+      // Every built-in plugin with all of its defaults.
+      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {} },
     }),
   );
   const child = spawn(process.execPath, [main, '--config', configPath], {
@@ -66,7 +69,7 @@ t.test('start from a config file, stop on SIGTERM', async (t) => {
   });
 
   const joined = await observer.waitFor((m) => m.command === 'JOIN' && m.nick === nick, { timeout: 30000 });
-  t.ok(joined, 'the bot joined the configured channel');
+  t.ok(joined, 'the bot joined the visible channel (join "*" by default)');
   t.match(output, new RegExp(`HTTP API listening on http://127\\.0\\.0\\.1:${httpPort}`));
   const stats = await fetch(`http://127.0.0.1:${httpPort}/api/irc/stats/`);
   t.ok([200, 503].includes(stats.status), `the HTTP API answers (${stats.status})`);

@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { IrcClient } from '../support/irc-client.js';
-import { eventually, startBot, type TestBot } from '../support/bot.js';
+import { askBot, eventually, startBot, synced, type TestBot } from '../support/bot.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 
 const tag = Math.random().toString(36).slice(2, 6);
@@ -32,21 +32,7 @@ async function client(
   return irc;
 }
 
-/** Send a private message to the bot and collect its NOTICE replies until `last` matches. */
-async function ask(irc: IrcClient, text: string, last: RegExp): Promise<string[]> {
-  const replies: string[] = [];
-  const done = irc.waitFor(
-    (message) => {
-      if (message.command !== 'NOTICE' || message.nick !== bot.host.irc.state.nick) return false;
-      replies.push(message.params[1] ?? '');
-      return last.test(message.params[1] ?? '');
-    },
-    { timeout: 15000, what: `reply to ${text}` },
-  );
-  irc.send(`PRIVMSG ${bot.host.irc.state.nick} :${text}`);
-  await done;
-  return replies;
-}
+const ask = (irc: IrcClient, text: string, last: RegExp): Promise<string[]> => askBot(irc, bot, text, last);
 
 t.before(async () => {
   network = await startTestNetwork();
@@ -81,15 +67,7 @@ t.test('logs in with SASL as its account and opers up', async (t) => {
 
 t.test('the bot synced the network', async (t) => {
   await bot.host.irc.request({ send: ['PING', 'sync-check'], reply: () => false, end: (m) => m.command === 'PONG' });
-  await new Promise<void>((resolve) => {
-    if (bot.host.model.ready) return resolve();
-    const off = bot.host.model.on('change', (change) => {
-      if (change.kind === 'synced') {
-        off();
-        resolve();
-      }
-    });
-  });
+  await synced(bot);
   t.ok(bot.host.model.ready, 'the model is ready');
   t.ok(bot.host.model.servers.get('leaf.test.net'), 'LINKS put the leaf in the model');
   t.ok(bot.host.model.users.get('NickServ'), 'WHO as an operator sees the services');
@@ -148,15 +126,7 @@ t.test('reconnects and re-syncs after the hub restarts', async (t) => {
   off();
   t.equal(readyWhileDisconnected, false, 'the model is not ready while disconnected');
   await ready;
-  await new Promise<void>((resolve) => {
-    if (bot.host.model.ready) return resolve();
-    const off = bot.host.model.on('change', (change) => {
-      if (change.kind === 'synced') {
-        off();
-        resolve();
-      }
-    });
-  });
+  await synced(bot);
   t.ok(bot.host.model.ready, 'synced again');
   t.not(bot.host.model.stats.syncedAt, firstSync, 'a new sync time');
   // Services come back a little after the hub; the bot logs in again once they do.

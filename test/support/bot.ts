@@ -5,13 +5,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseConfig, type HostConfig } from '../../lib/config.js';
+import { parseConfig, type HostConfig, type IrcClientName } from '../../lib/config.js';
+import { IRC_CLIENTS } from '../../lib/config-schema.js';
 import { Host } from '../../lib/host.js';
 import { createTransport } from '../../lib/irc/create-transport.js';
 import type { IrcEventName } from '../../lib/irc/port.js';
 import { createLogger } from '../../lib/logger.js';
 import type { PluginDefinition } from '../../lib/plugin.js';
 import { builtinPlugins } from '../../plugins/index.js';
+import type { IrcClient } from './irc-client.js';
 import type { TestNetwork } from './testnet.js';
 
 export interface TestBot {
@@ -39,6 +41,20 @@ export interface TestBotOptions {
   echo?: boolean;
   /** Test-only plugins added to the registry (enable them under `plugins`). */
   extraPlugins?: readonly PluginDefinition<never>[];
+  /** The IRC client library; default {@link testIrcClient}. */
+  client?: IrcClientName;
+}
+
+/**
+ * The IRC client library integration tests run the bot with: TEST_IRC_CLIENT
+ * (scripts/run-tests.mjs runs them once per library), else irc-framework.
+ */
+export function testIrcClient(): IrcClientName {
+  const wanted = process.env.TEST_IRC_CLIENT;
+  if (!wanted) return 'irc-framework';
+  const known = IRC_CLIENTS.find((name) => name === wanted);
+  if (!known) throw new Error(`TEST_IRC_CLIENT="${wanted}" is not one of ${IRC_CLIENTS.join(', ')}`);
+  return known;
 }
 
 /** Start the host against `network`; resolves once it is ready (registered, opered, synced if stats runs). */
@@ -50,6 +66,7 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
       host: network.host,
       port: options.port ?? network.hubPort,
       nick: options.nick ?? `Bot${process.pid % 10000}`,
+      client: options.client ?? testIrcClient(),
       ...(options.sasl ? { sasl: options.sasl } : {}),
       ...(options.oper === false ? {} : { oper: { name: network.operName, password: network.operPass } }),
       pacing: { burst: 10, interval_ms: 50 },
@@ -113,4 +130,33 @@ export async function eventually(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** Send the bot a private message and collect its NOTICE replies until one matches `last`. */
+export async function askBot(irc: IrcClient, bot: TestBot, text: string, last: RegExp): Promise<string[]> {
+  const replies: string[] = [];
+  const done = irc.waitFor(
+    (message) => {
+      if (message.command !== 'NOTICE' || message.nick !== bot.host.irc.state.nick) return false;
+      replies.push(message.params[1] ?? '');
+      return last.test(message.params[1] ?? '');
+    },
+    { timeout: 15000, what: `reply to ${text}` },
+  );
+  irc.send(`PRIVMSG ${bot.host.irc.state.nick} :${text}`);
+  await done;
+  return replies;
+}
+
+/** Resolves when the model is ready: at once if it is, else at the next completed sync. */
+export function synced(bot: TestBot): Promise<void> {
+  return new Promise((resolve) => {
+    if (bot.host.model.ready) return resolve();
+    const off = bot.host.model.on('change', (change) => {
+      if (change.kind === 'synced') {
+        off();
+        resolve();
+      }
+    });
+  });
 }

@@ -178,3 +178,21 @@ t.test('casefold leaves non-ASCII letters alone, as IRC does', async (t) => {
   t.equal(casefold('Ärger[X]', 'rfc1459'), 'Ärger{x}');
   t.equal(casefold('ÄRGER', 'ascii'), 'Ärger');
 });
+
+t.test('a connection that never registers is dropped and retried', async (t) => {
+  /** The server sits on the first connection's SASL; the second registers at once. */
+  class StuckOnce extends FakeTransport {
+    protected override openConnection(): void {
+      super.openConnection();
+      if (this.opened > 1) this.register();
+    }
+  }
+  const irc = new StuckOnce({ registrationTimeoutMs: 30, reconnect: { minMs: 20, maxMs: 20 } });
+  irc.connect();
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  t.ok(irc.sent.includes('QUIT :Registration timed out'), 'gave up on the stuck connection');
+  t.equal(irc.opened, 2, 'connected again, once');
+  t.ok(irc.state.connected && irc.state.registered, 'the registered connection is left alone');
+  t.equal(irc.sent.filter((line) => line.startsWith('QUIT')).length, 1);
+  await irc.quit('bye');
+});
