@@ -1,8 +1,8 @@
 /**
  * The collector and the public /api/irc/ paths on the real test network, with a
- * crowd of 200 clients over hub and leaf, secret and private channels, and the
- * bot opered and logged in. Every HTTP answer is checked against the OpenAPI
- * document the bot serves.
+ * crowd of 200 clients over hub and leaf (some through WEBIRC), secret and
+ * private channels, invisible users in no channel, and the bot opered and logged
+ * in. Every HTTP answer is checked against the OpenAPI document the bot serves.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import t from 'tap';
 import { startCrowd, type Crowd } from '../../scripts/crowd.js';
 import { eventually, startBot, type TestBot } from '../support/bot.js';
 import { IrcClient, type IrcMessage } from '../support/irc-client.js';
+import type { ModelChange } from '../../lib/model/slice.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { OpenApiValidator } from '../plugins/api/fixtures/openapi-validator.js';
 
@@ -26,7 +27,7 @@ let bot: TestBot;
 let validator: OpenApiValidator;
 const clients: IrcClient[] = [];
 /** Every public answer body, with the path asked: none may show a secret or private channel. */
-const answers: { path: string; text: string }[] = [];
+const answers: { path: string; status: number; text: string }[] = [];
 
 type Body = Record<string, unknown> & { results: Record<string, unknown>[] };
 
@@ -46,7 +47,7 @@ async function get(apiPath: string, init: RequestInit = {}): Promise<{ response:
   const body = text === '' ? undefined : (JSON.parse(text) as unknown);
   const problems = validator.check(init.method ?? 'GET', apiPath, response.status, body);
   if (problems.length > 0) throw new Error(`the answer does not match the OpenAPI document: ${problems.join('; ')}`);
-  answers.push({ path: apiPath, text });
+  answers.push({ path: apiPath, status: response.status, text });
   return { response, body: body as Body };
 }
 
@@ -73,6 +74,57 @@ async function reconfigure(from: string, to: string): Promise<void> {
   oper.send('REHASH leaf.test.net');
   await oper.waitFor((line) => line.command === 'NOTICE' && /rehashed/i.test(line.params.at(-1) ?? ''));
   await oper.quit();
+}
+
+/**
+ * A client that sets itself invisible (+i) and joins nothing, so only WHO can find it;
+ * through WEBIRC with `ip` when given.
+ */
+async function invisibleClient(nick: string, port: number, ip?: string): Promise<IrcClient> {
+  const irc = new IrcClient({
+    port,
+    nick,
+    ...(ip ? { webirc: { password: network.webircPass, hostname: ip, ip } } : {}),
+  });
+  clients.push(irc);
+  await irc.connect();
+  const result = await irc.register();
+  if (!result.ok) throw new Error(`${nick} could not register: ${result.last.raw}`);
+  await irc.request(`MODE ${nick} +i`, 'MODE');
+  return irc;
+}
+
+/** The WHOX token of the independent operator's WHO. */
+const ORACLE_TOKEN = '91';
+
+/** Every user an independent operator sees with `WHO *`, by folded nick, with server and IP. */
+async function whoEveryone(oper: IrcClient): Promise<Map<string, { nick: string; server: string; ip: string }>> {
+  const lines = await oper.request(`WHO * %tisn,${ORACLE_TOKEN}`, '315', 20000);
+  const users = new Map<string, { nick: string; server: string; ip: string }>();
+  for (const line of lines) {
+    // WHOX answers in the fixed order t, i, s, n whatever order they were asked in.
+    const [, token, ip = '', server = '', nick = ''] = line.params;
+    if (line.command !== '354' || token !== ORACLE_TOKEN) continue;
+    users.set(bot.host.model.fold(nick), { nick, server, ip });
+  }
+  return users;
+}
+
+/** Resolves after `count` more completed syncs of the collector. */
+function syncs(count: number, timeoutMs = 20000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = 0;
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`only ${seen} of ${count} syncs completed within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const off = bot.host.model.on('change', (change: ModelChange) => {
+      if (change.kind !== 'synced' || ++seen < count) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
 }
 
 /** An independent reading of LUSERS, as a client sees it. */
@@ -128,6 +180,9 @@ t.before(async () => {
     perClient: 2,
     chatIntervalMs: 0,
     connectGapMs: 10,
+    // 25 members connect through WEBIRC with public IPs the operator bot must see.
+    webircEvery: 8,
+    webircPass: network.webircPass,
   });
   bot = await startBot(network, {
     nick: botAccount,
@@ -259,12 +314,15 @@ t.test('secret and private channels never appear on public paths', async (t) => 
   }
   await listAll('/api/irc/channels/');
   await get(`/api/irc/channels/?search=${tag}`);
+  // A 404 for a name echoes the name asked for; every other answer (lists, searches) must not name them.
+  const echoes = (asked: string, status: number): boolean =>
+    status === 404 && [secretChannel, privateChannel].some((name) => asked.includes(encodeURIComponent(name)));
   const leaks = answers.filter(
-    ({ path: asked, text }) =>
-      !decodeURIComponent(asked).includes(tag) &&
+    ({ path: asked, status, text }) =>
+      !echoes(asked, status) &&
       (text.includes(secretChannel) || text.includes(privateChannel) || text.includes(`the secret topic ${tag}`)),
   );
-  t.same(leaks, [], 'no answer names them, unless it was asked for them');
+  t.same(leaks, [], 'no answer names them, unless it was a 404 for that very name');
   const lurker = `lurk${tag}`;
   t.notOk(
     answers.some(({ text }) => text.includes(lurker)),
@@ -301,6 +359,84 @@ t.test('joins, parts, nick changes and quits show within 2 seconds', async (t) =
   await within2s('a join again', (members) => members.includes(`${nick}x`));
   await member.quit('bye');
   await within2s('a quit', (members) => !members.includes(`${nick}x`));
+});
+
+t.test('WHO completeness: every user the network has, invisible ones included, with WEBIRC IPs', async (t) => {
+  const model = bot.host.model;
+  const oracle = await client(`who${tag}`, network.leafPort);
+  await oracle.request(`OPER ${network.operName} ${network.operPass}`, '381');
+  // Invisible, in no channel, on both servers, two through WEBIRC (one IPv6): only WHO can find them.
+  const hidden = [
+    { nick: `inva${tag}`, port: network.hubPort, ip: undefined },
+    { nick: `invb${tag}`, port: network.leafPort, ip: undefined },
+    { nick: `gwa${tag}`, port: network.hubPort, ip: '198.51.100.7' },
+    { nick: `gwb${tag}`, port: network.leafPort, ip: '2001:db8::5' },
+  ];
+  const connections = await Promise.all(hidden.map(({ nick, port, ip }) => invisibleClient(nick, port, ip)));
+  const webircMembers = crowd!.clients.filter((member) => member.ip !== null);
+  t.ok(webircMembers.length >= 20, `${webircMembers.length} crowd members came through WEBIRC`);
+
+  /** Compare the model with WHO * and LUSERS, retrying over a few syncs in case one raced a change. */
+  const compareWithNetwork = async (when: string) => {
+    let truth = new Map<string, { nick: string; server: string; ip: string }>();
+    let lusers: ReturnType<typeof lusersOf> | undefined;
+    let known: string[] = [];
+    const same = () => known.join(' ') === [...truth.keys()].sort().join(' ');
+    let syncsWaited = 0;
+    do {
+      // The second of two syncs surely started after everything before it happened.
+      await syncs(2);
+      syncsWaited += 2;
+      truth = await whoEveryone(oracle);
+      lusers = lusersOf(await oracle.request('LUSERS', '266'));
+      known = [...model.users.all()].map((user) => model.fold(user.nick)).sort();
+    } while (!same() && syncsWaited < 6);
+    t.comment(`${when}: compared after ${syncsWaited} syncs`);
+    t.same(known, [...truth.keys()].sort(), `${when}: the model holds every user WHO * shows, and no one else`);
+    const services = [...truth.values()].filter((entry) => entry.server === 'services.test.net').length;
+    t.ok(services >= 4, `${when}: ${services} services pseudo-users`);
+    t.equal(
+      model.users.size,
+      lusers!.users + services,
+      `${when}: as many users as LUSERS counts (${lusers!.users}) plus the services' pseudo-users`,
+    );
+    t.ok(lusers!.invisible >= hidden.length, `${when}: LUSERS counts ${lusers!.invisible} invisible users`);
+    return truth;
+  };
+
+  const truth = await compareWithNetwork('after a sync');
+  for (const { nick, port, ip } of hidden) {
+    const user = model.users.get(nick);
+    t.match(
+      user,
+      { server: port === network.hubPort ? 'hub.test.net' : 'leaf.test.net', ip: ip ?? '127.0.0.1' },
+      `the invisible ${nick} is in the model, with its server and IP`,
+    );
+    t.equal(user?.channels.size, 0, `${nick} shares no channel with the bot: WHO found it`);
+    t.equal(truth.get(model.fold(nick))?.ip, ip ?? '127.0.0.1', `${nick}: the network agrees on the IP`);
+  }
+  t.same(
+    Object.fromEntries(webircMembers.map((member) => [member.nick, model.users.get(member.nick)?.ip ?? null])),
+    Object.fromEntries(webircMembers.map((member) => [member.nick, member.ip])),
+    "each WEBIRC member's IP is the one it connected with",
+  );
+  t.ok(
+    crowd!.clients.every((member) => member.ip !== null || model.users.get(member.nick)?.ip === '127.0.0.1'),
+    'every other member has the loopback IP it connected from',
+  );
+
+  // Between syncs: an invisible WEBIRC user quits (the bot cannot see that QUIT), another one connects.
+  const [gone] = hidden.splice(2, 1);
+  await connections[2]!.quit('gone');
+  const arrival = { nick: `gwc${tag}`, port: network.leafPort, ip: '203.0.113.44' };
+  hidden.push(arrival);
+  connections.push(await invisibleClient(arrival.nick, arrival.port, arrival.ip));
+  await compareWithNetwork('after a re-sync');
+  t.notOk(model.users.get(gone!.nick), `${gone!.nick}, who quit, is gone`);
+  t.match(model.users.get(arrival.nick), { ip: arrival.ip, server: 'leaf.test.net' }, `${arrival.nick} arrived`);
+
+  await Promise.all(connections.map((irc) => irc.quit('done')));
+  await oracle.quit('done');
 });
 
 t.test('servers and latency: hub and leaf answer with a number', async (t) => {

@@ -3,6 +3,8 @@
  * both the `sasl` and the `atheme-jsonrpc` backend: right, wrong and unknown,
  * a grouped nick, 20 checks at once, services stopped, the brute-force limit,
  * secrecy of the password, and checker connections that never become users.
+ * Every answer, errors included, is checked against the OpenAPI document the
+ * answering bot serves.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { IrcClient, type IrcMessage } from '../support/irc-client.js';
 import { startBot, type TestBot } from '../support/bot.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { testGuardPlugin } from '../plugins/nickserv/fixtures/test-guard.js';
+import { OpenApiValidator } from '../plugins/api/fixtures/openapi-validator.js';
 
 const tag = Math.random().toString(36).slice(2, 6);
 const alice = { account: `nsa${tag}`, password: `alice-${tag}-Correct-Horse` };
@@ -26,6 +29,10 @@ let saslBot: TestBot;
 let rpcBot: TestBot;
 const storeDirs: string[] = [];
 const clients: IrcClient[] = [];
+/** Each bot's own /api/openapi.json. */
+const validators = new Map<TestBot, OpenApiValidator>();
+/** The status of every answer checked against the OpenAPI document. */
+const checkedStatuses: number[] = [];
 
 interface Answer {
   status: number;
@@ -33,17 +40,31 @@ interface Answer {
   retryAfter: string | null;
 }
 
-async function check(bot: TestBot, nick: string, password: string, token = 'default'): Promise<Answer> {
-  const response = await fetch(`${bot.url}/api/irc/check-credentials/`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', Authorization: `Token ${token}` },
-    body: JSON.stringify({ nick, password }),
-  });
+const CHECK_PATH = '/api/irc/check-credentials/';
+
+/** POST to the credential check as given; the answer must match the bot's OpenAPI document. */
+async function post(bot: TestBot, headers: Record<string, string>, body: string): Promise<Answer> {
+  const response = await fetch(bot.url + CHECK_PATH, { method: 'POST', headers, body });
+  const text = await response.text();
+  const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
+  const validator = validators.get(bot);
+  if (!validator) throw new Error(`no OpenAPI document was loaded for ${bot.config.irc.nick}`);
+  const problems = validator.check('POST', CHECK_PATH, response.status, parsed);
+  if (problems.length > 0) throw new Error(`the answer does not match the OpenAPI document: ${problems.join('; ')}`);
+  checkedStatuses.push(response.status);
   return {
     status: response.status,
-    body: (await response.json()) as Record<string, unknown>,
+    body: parsed as Record<string, unknown>,
     retryAfter: response.headers.get('retry-after'),
   };
+}
+
+async function check(bot: TestBot, nick: string, password: string, token = 'default'): Promise<Answer> {
+  return post(
+    bot,
+    { 'Content-Type': 'application/json', Authorization: `Token ${token}` },
+    JSON.stringify({ nick, password }),
+  );
 }
 
 interface Expected {
@@ -101,15 +122,26 @@ t.before(async () => {
     storeDir: botStore(),
     extraPlugins: [testGuardPlugin],
     // A full sync every second, so the collector looks at the whole network while checks run.
-    plugins: { stats: { refresh_seconds: 1 }, testguard: {}, nickserv: {} },
+    plugins: { stats: { refresh_seconds: 1 }, api: {}, testguard: {}, nickserv: {} },
   });
   rpcBot = await startBot(network, {
     nick: `nsrpc${tag}`,
     oper: false,
     storeDir: botStore(),
     extraPlugins: [testGuardPlugin],
-    plugins: { testguard: {}, nickserv: { backend: 'atheme-jsonrpc', url: network.rpcUrl } },
+    // The api plugin (which needs stats) serves the OpenAPI document the answers are checked against.
+    plugins: {
+      stats: { refresh_seconds: 600 },
+      api: {},
+      testguard: {},
+      nickserv: { backend: 'atheme-jsonrpc', url: network.rpcUrl },
+    },
   });
+  for (const bot of [saslBot, rpcBot]) {
+    const document = await fetch(`${bot.url}/api/openapi.json`);
+    if (document.status !== 200) throw new Error(`${bot.config.irc.nick}: GET /api/openapi.json is ${document.status}`);
+    validators.set(bot, new OpenApiValidator((await document.json()) as Record<string, unknown>));
+  }
 });
 
 t.teardown(async () => {
@@ -146,6 +178,56 @@ t.test('right, wrong and unknown, and a grouped nick naming its account', async 
     rpcBot.logs.join('\n'),
     /credential checks ready backend=atheme-jsonrpc target=http:\/\/127\.0\.0\.1:\d+\/jsonrpc/,
   );
+});
+
+t.test('bad requests: 401, 400, 413 and 415 as the contract says, the password never echoed', async (t) => {
+  const servicesAsked = () =>
+    [saslBot, rpcBot]
+      .flatMap((bot) => bot.logs)
+      .filter((line) => /credential check (answered|refused|unavailable)/.test(line)).length;
+  const askedBefore = servicesAsked();
+  for (const [name, bot] of backends()) {
+    const json = { 'Content-Type': 'application/json', Authorization: 'Token bad-requests' };
+    const noToken = await post(
+      bot,
+      { 'Content-Type': 'application/json' },
+      JSON.stringify({ nick: alice.account, password: alice.password }),
+    );
+    t.equal(noToken.status, 401, `${name}: no token`);
+    t.match(noToken.body, { error: { status: 401, code: 'unauthorized' } });
+
+    const missing = await post(bot, json, JSON.stringify({ nick: alice.account }));
+    t.equal(missing.status, 400, `${name}: no password`);
+    t.match(missing.body, {
+      error: { status: 400, code: 'invalid_body', details: [{ field: '/password', message: 'is required' }] },
+    });
+    const spaced = await post(bot, json, JSON.stringify({ nick: `bad nick${tag}`, password: alice.password }));
+    t.equal(spaced.status, 400, `${name}: a nick with a space`);
+    t.match(spaced.body, { error: { code: 'invalid_body', details: [{ field: '/nick' }] } });
+    const broken = await post(bot, json, `{"nick": "${alice.account}", "password": "${alice.password}"`);
+    t.equal(broken.status, 400, `${name}: not JSON`);
+    t.match(broken.body, { error: { code: 'invalid_body', message: 'The body is not valid UTF-8 JSON' } });
+    for (const answer of [spaced, broken]) {
+      t.notOk(JSON.stringify(answer.body).includes(alice.password), `${name}: the 400 does not echo the password`);
+    }
+
+    const huge = await post(
+      bot,
+      json,
+      JSON.stringify({ nick: alice.account, password: alice.password, padding: 'x'.repeat(20 * 1024) }),
+    );
+    t.equal(huge.status, 413, `${name}: over the body limit`);
+    t.match(huge.body, { error: { status: 413, code: 'payload_too_large' } });
+
+    const text = await post(
+      bot,
+      { 'Content-Type': 'text/plain', Authorization: 'Token bad-requests' },
+      JSON.stringify({ nick: alice.account, password: alice.password }),
+    );
+    t.equal(text.status, 415, `${name}: not application/json`);
+    t.match(text.body, { error: { status: 415, code: 'unsupported_media_type' } });
+  }
+  t.equal(servicesAsked(), askedBefore, 'none of them reached the handler, so services were not asked');
 });
 
 t.test('20 concurrent checks are all answered correctly', async (t) => {
@@ -309,4 +391,11 @@ t.test('the passwords appear in no log line and not in the store file', async (t
       `${bot.config.irc.nick}: no file of the store (${stored.length} files) holds a password`,
     );
   }
+});
+
+t.test('every answer matched the OpenAPI document, errors included', async (t) => {
+  const statuses = new Set(checkedStatuses);
+  for (const status of [200, 400, 401, 413, 415, 429, 503])
+    t.ok(statuses.has(status), `${status} answers were checked`);
+  t.comment(`${checkedStatuses.length} answers checked`);
 });

@@ -2,15 +2,18 @@
  * API tokens on the real test network: created over IRC by a logged-in account,
  * approved per endpoint by an administrator, used over HTTP, revoked; refused to
  * non-admins and nick-spoofers; kept across a restart of the bot; never written
- * to the log or the store; rate limited.
+ * to the log or the store; rate limited. The real token guard also stands in
+ * front of the credential check. Every HTTP answer is checked against the
+ * OpenAPI document the bot serves.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { IrcClient } from '../support/irc-client.js';
-import { eventually, startBot, type TestBot } from '../support/bot.js';
+import { askBot, eventually, startBot, type TestBot } from '../support/bot.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
+import { OpenApiValidator } from '../plugins/api/fixtures/openapi-validator.js';
 
 const tag = Math.random().toString(36).slice(2, 6);
 const botAccount = `tokbot${tag}`;
@@ -18,11 +21,17 @@ const adminAccount = `tadmin${tag}`;
 const userAccount = `tuser${tag}`;
 const otherAccount = `tother${tag}`;
 const password = 'token-test-pass';
+/** A wrong password for the credential check: it must not reach any log line either. */
+const wrongPassword = `wrong-${tag}-guess`;
 const userNick = `tu${tag}`;
 
 let network: TestNetwork;
 let bot: TestBot;
 let storeDir: string;
+/** Built from the running bot's /api/openapi.json at each launch. */
+let validator: OpenApiValidator;
+/** The status of every answer checked against the OpenAPI document. */
+const checkedStatuses: number[] = [];
 const clients: IrcClient[] = [];
 /** Every secret handed out, to look for in logs and the store. */
 const secrets: string[] = [];
@@ -50,21 +59,7 @@ async function client(nick: string, account?: string): Promise<IrcClient> {
   return irc;
 }
 
-/** Send a private message to the bot and collect its NOTICE replies until one matches `last`. */
-async function ask(irc: IrcClient, text: string, last: RegExp): Promise<string[]> {
-  const replies: string[] = [];
-  const done = irc.waitFor(
-    (message) => {
-      if (message.command !== 'NOTICE' || message.nick !== bot.host.irc.state.nick) return false;
-      replies.push(message.params[1] ?? '');
-      return last.test(message.params[1] ?? '');
-    },
-    { timeout: 15000, what: `reply to ${text}` },
-  );
-  irc.send(`PRIVMSG ${bot.host.irc.state.nick} :${text}`);
-  await done;
-  return replies;
-}
+const ask = (irc: IrcClient, text: string, last: RegExp): Promise<string[]> => askBot(irc, bot, text, last);
 
 const ANSWERED = /Copy it now|already holds|not logged in|Permission denied/;
 
@@ -76,6 +71,7 @@ async function createToken(irc: IrcClient, label: string): Promise<Created> {
   return { id: Number(match[1]), secret: match[2]! };
 }
 
+/** One request to the bot's API; the answer must match the OpenAPI document. */
 async function api(pathname: string, authorization?: string, init: RequestInit = {}) {
   const response = await fetch(bot.url + pathname, {
     ...init,
@@ -84,7 +80,12 @@ async function api(pathname: string, authorization?: string, init: RequestInit =
       ...(init.body === undefined ? {} : { 'Content-Type': 'application/json' }),
     },
   });
-  const body = (await response.json()) as Record<string, unknown> & { error?: { code: string; message: string } };
+  const text = await response.text();
+  const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
+  const problems = validator.check(init.method ?? 'GET', pathname, response.status, parsed);
+  if (problems.length > 0) throw new Error(`the answer does not match the OpenAPI document: ${problems.join('; ')}`);
+  checkedStatuses.push(response.status);
+  const body = parsed as Record<string, unknown> & { error?: { code: string; message: string } };
   return { status: response.status, headers: response.headers, body };
 }
 
@@ -100,8 +101,11 @@ async function launch(tokens: Record<string, unknown>): Promise<void> {
     sasl: { account: botAccount, password },
     admins: [adminAccount],
     storeDir,
-    plugins: { stats: { refresh_seconds: 600 }, api: {}, tokens },
+    plugins: { stats: { refresh_seconds: 600 }, api: {}, tokens, nickserv: {} },
   });
+  const document = await fetch(`${bot.url}/api/openapi.json`);
+  if (document.status !== 200) throw new Error(`GET /api/openapi.json answered ${document.status}`);
+  validator = new OpenApiValidator((await document.json()) as Record<string, unknown>);
   await whenSynced();
 }
 
@@ -249,7 +253,83 @@ t.test('a staff token manages tokens over HTTP, in the same audit log', async (t
     audit.join('\n'),
     new RegExp(`#${secondToken.id} grant irc.users, irc.user by ${adminAccount} with staff token #${staffToken.id}`),
   );
+  const list = await api('/api/staff/tokens/?ordering=-id', withToken(staffToken));
+  t.equal(list.status, 200, 'the staff token lists every token');
+  t.same(
+    (list.body.results as { id: number }[]).map((item) => item.id).filter((id) => id === secondToken.id),
+    [secondToken.id],
+  );
+  t.notOk(JSON.stringify(list.body).includes('ntd_'), 'never with a secret');
+  const one = await api(`/api/staff/tokens/${secondToken.id}/`, withToken(staffToken));
+  t.equal(one.status, 200);
+  t.match(one.body, { id: secondToken.id, owner: userAccount, endpoints: ['irc.users', 'irc.user'] });
+  t.ok((one.body.audit as unknown[]).length >= 2, 'with its audit log');
+  const unknown = await api('/api/staff/tokens/999999/', withToken(staffToken));
+  t.equal(unknown.status, 404);
+  t.equal(unknown.body.error?.code, 'token_not_found');
+  const badGrant = await api(`/api/staff/tokens/${secondToken.id}/`, withToken(staffToken), {
+    method: 'PATCH',
+    body: JSON.stringify({ grant: ['irc.nothing'] }),
+  });
+  t.equal(badGrant.status, 400, 'an unknown endpoint name is refused');
+  t.equal(badGrant.body.error?.code, 'invalid_body');
+
+  const doomed = await createToken(admin, 'doomed');
+  const deleted = await api(`/api/staff/tokens/${doomed.id}/`, withToken(staffToken), { method: 'DELETE' });
+  t.equal(deleted.status, 200, 'DELETE revokes and answers the token');
+  t.match(deleted.body, { id: doomed.id, is_active: false, revoked_at: String });
+  t.equal((await api('/api/irc/users/', withToken(doomed))).status, 401, 'the revoked token is refused');
 });
+
+t.test(
+  'the token guard in front of the credential check: 403 → grant irc.check_credentials → valid and invalid → revoke → 401',
+  async (t) => {
+    const owner = await client(`tk${tag}`, otherAccount);
+    const admin = await client(`td${tag}`, adminAccount);
+    const checker = await createToken(owner, 'checker');
+    const checkWith = (secret: Created, guess: string) =>
+      api('/api/irc/check-credentials/', withToken(secret), {
+        method: 'POST',
+        body: JSON.stringify({ nick: userAccount, password: guess }),
+      });
+    const asked = () => bot.logs.filter((line) => /credential check (answered|refused|unavailable)/.test(line));
+
+    const refused = await checkWith(checker, password);
+    t.equal(refused.status, 403, 'a live token without the grant is refused');
+    t.equal(refused.body.error?.code, 'forbidden');
+    t.match(refused.body.error?.message, new RegExp(`Token #${checker.id} is not approved for irc.check_credentials`));
+    t.same(asked(), [], 'the guard refused it before services were asked');
+
+    const granted = await ask(
+      admin,
+      `TOKEN GRANT ${checker.id} irc.check_credentials`,
+      /may now call|Permission|Nothing|unknown/i,
+    );
+    t.match(granted.at(-1), new RegExp(`Token #${checker.id} may now call irc.check_credentials`));
+
+    const right = await checkWith(checker, password);
+    t.equal(right.status, 200, 'granted: the check is answered');
+    t.equal(right.headers.get('cache-control'), 'private, no-store');
+    t.same(right.body, { nick: userAccount, valid: true, account: userAccount, reason: null }, 'right password');
+    const wrong = await checkWith(checker, wrongPassword);
+    t.equal(wrong.status, 200);
+    t.same(wrong.body, { nick: userAccount, valid: false, account: null, reason: null }, 'wrong password');
+    t.equal(asked().length, 2, 'services were asked twice');
+    t.equal(
+      (await api('/api/irc/users/', withToken(checker))).status,
+      403,
+      'the grant covers irc.check_credentials only',
+    );
+
+    const revoked = await ask(owner, `TOKEN REVOKE #${checker.id}`, /revoked|no token/);
+    t.match(revoked.at(-1), /is revoked/);
+    const after = await checkWith(checker, password);
+    t.equal(after.status, 401, 'revoked: 401');
+    t.equal(after.headers.get('www-authenticate'), 'Token');
+    t.equal(after.body.error?.code, 'unauthorized');
+    t.equal(asked().length, 2, 'and services were not asked again');
+  },
+);
 
 t.test('tokens, grants and the audit log survive a restart; no secret in the store or the log', async (t) => {
   const storeFile = path.join(storeDir, 'store.json');
@@ -347,4 +427,23 @@ t.test('no secret appears in any log line or in the store file', async (t) => {
     );
     t.notOk(stored.includes(secret), `the store file does not hold ${secret.slice(0, 8)}…`);
   }
+  // The logger masks anything shaped like a token (and the bot's own passwords), so the checks above
+  // would pass even if code logged a secret: nothing may have been masked at all.
+  t.same(
+    logs.filter((line) => line.includes('[redacted]')),
+    [],
+    'no log line is masked: nothing tried to log a secret',
+  );
+  for (const word of [password, wrongPassword]) {
+    t.notOk(
+      logs.some((line) => line.includes(word)) || stored.includes(word),
+      `no log line and not the store holds the password ${word.slice(0, 6)}…`,
+    );
+  }
+});
+
+t.test('every answer matched the OpenAPI document, errors included', async (t) => {
+  const statuses = new Set(checkedStatuses);
+  for (const status of [200, 401, 403, 429]) t.ok(statuses.has(status), `${status} answers were checked`);
+  t.ok(checkedStatuses.length > 40, `${checkedStatuses.length} answers checked`);
 });
