@@ -18,6 +18,7 @@ export interface StaffRoutesOptions {
 
 const tokenSchema = {
   type: 'object',
+  additionalProperties: false,
   required: [
     'id',
     'label',
@@ -54,6 +55,7 @@ const tokenSchema = {
 
 const auditEntrySchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['at', 'token_id', 'action', 'actor', 'details'],
   properties: {
     at: { type: 'string', format: 'date-time' },
@@ -61,6 +63,7 @@ const auditEntrySchema = {
     action: { enum: ['create', 'grant', 'deny', 'revoke', 'staff'] },
     actor: {
       type: 'object',
+      additionalProperties: false,
       required: ['account', 'via', 'token_id'],
       properties: {
         account: { type: 'string' },
@@ -81,6 +84,7 @@ const tokenDetailSchema = {
 
 const tokenListSchema: JsonSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['count', 'next', 'previous', 'results'],
   properties: {
     count: { type: 'integer' },
