@@ -32,7 +32,7 @@ import {
   userProfileSchema,
   type View,
 } from './netstats-shapes.js';
-import { requireReady } from './network.js';
+import { networkStatsBody, requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';
 import { serverBody, serverSchema } from './servers.js';
 import { hostmaskOf } from './users.js';
@@ -156,19 +156,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
         const top = topOf(request);
         const { activity, day, date, now } = today();
         const include = view === 'public' ? publicChannel : undefined;
-        const { stats } = model;
         const recent = historyOf().query(now.getTime() - DAY_MS, now.getTime());
         return {
-          snapshot: {
-            users: stats.users,
-            invisible: stats.invisible,
-            channels: stats.channels,
-            operators: stats.operators,
-            servers: stats.servers,
-            max_users: stats.maxUsers,
-            synced_at: stats.syncedAt,
-            synced_as_operator: stats.syncedAsOperator,
-          },
+          snapshot: networkStatsBody(model),
           date,
           time_zone: activity.timeZone.name,
           top_users_today: day ? activity.topNicks(day, top, include) : [],

@@ -23,6 +23,21 @@ export const networkStatsSchema = {
   },
 } as const;
 
+/** The network stats object, as /api/irc/stats/ and the netstats snapshot show it. */
+export function networkStatsBody(model: NetworkModel) {
+  const { stats } = model;
+  return {
+    users: stats.users,
+    invisible: stats.invisible,
+    channels: stats.channels,
+    operators: stats.operators,
+    servers: stats.servers,
+    max_users: stats.maxUsers,
+    synced_at: stats.syncedAt,
+    synced_as_operator: stats.syncedAsOperator,
+  };
+}
+
 /** 503 until the bot is connected and has synced once: there is nothing true to say before that. */
 export function requireReady(model: NetworkModel): void {
   if (!model.ready) {
@@ -46,19 +61,7 @@ export function networkRoutes(model: NetworkModel, config: ApiConfig): RouteDefi
       response: networkStatsSchema,
       handler() {
         requireReady(model);
-        const { stats } = model;
-        return {
-          body: {
-            users: stats.users,
-            invisible: stats.invisible,
-            channels: stats.channels,
-            operators: stats.operators,
-            servers: stats.servers,
-            max_users: stats.maxUsers,
-            synced_at: stats.syncedAt,
-            synced_as_operator: stats.syncedAsOperator,
-          },
-        };
+        return { body: networkStatsBody(model) };
       },
     },
   ];
