@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { startCrowd, type Crowd, type CrowdMember } from '../../scripts/crowd.js';
-import { eventually, startBot, type TestBot } from '../support/bot.js';
+import { askBot, eventually, startBot, type TestBot } from '../support/bot.js';
 import { IrcClient } from '../support/irc-client.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { OpenApiValidator } from '../plugins/api/fixtures/openapi-validator.js';
@@ -289,20 +289,8 @@ t.test('the token tier: a token approved over IRC gets the same shapes plus the 
   await admin.connect();
   const registered = await admin.register();
   t.equal(registered.sasl, '903', 'the administrator is logged in');
-  const ask = async (text: string, last: RegExp) => {
-    const replies: string[] = [];
-    const done = admin.waitFor(
-      (message) => {
-        if (message.command !== 'NOTICE' || message.nick !== bot.host.irc.state.nick) return false;
-        replies.push(message.params[1] ?? '');
-        return last.test(message.params[1] ?? '');
-      },
-      { timeout: 15000, what: `reply to ${text}` },
-    );
-    admin.send(`PRIVMSG ${bot.host.irc.state.nick} :${text}`);
-    await done;
-    return replies;
-  };
+  const ask = (text: string, last: RegExp): Promise<string[]> => askBot(admin, bot, text, last);
+
   const created = await ask('TOKEN CREATE netstats', /Copy it now|Permission|not logged in/);
   const match = /^Token #(\d+) .*created: (ntd_[A-Za-z0-9_-]{43})$/.exec(created[0] ?? '');
   t.ok(match, 'a token was created');
