@@ -26,6 +26,7 @@ import {
 } from './body.js';
 import { ApiError, invalidParameter, notFound, unavailable } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
+import { SerializedJson } from './serialized-json.js';
 import type { ApiRequest, RouteDefinition, TierGuard } from './types.js';
 
 export { paginate, type Page, type PaginateOptions } from './paging.js';
@@ -315,13 +316,15 @@ export class HttpServer {
     headers: Record<string, string>,
   ): void {
     // Serialize before anything is written, so a body that cannot be serialized still gets a clean 500.
-    const bytes = status === 204 ? undefined : Buffer.from(JSON.stringify(body ?? null), 'utf8');
+    const serialized = body instanceof SerializedJson ? body : undefined;
+    let bytes: Buffer | undefined;
+    if (status !== 204) bytes = serialized ? serialized.bytes : Buffer.from(JSON.stringify(body ?? null), 'utf8');
     let cacheControl = 'no-store';
     if (route.tier !== 'public') cacheControl = 'private, no-store';
     else if (route.method === 'GET') cacheControl = `public, max-age=${route.maxAge ?? DEFAULT_MAX_AGE}`;
     const base: Record<string, string> = { 'Cache-Control': cacheControl };
     if (route.method === 'GET' && status === 200 && bytes) {
-      const etag = etagOf(bytes);
+      const etag = serialized?.etag ?? etagOf(bytes);
       base.ETag = etag;
       if (ifNoneMatchMatches(raw.headers['if-none-match'], etag)) {
         this.send(raw, response, 304, undefined, mergeHeaders(base, headers));

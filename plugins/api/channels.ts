@@ -8,7 +8,7 @@ import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import type { Channel } from '../../lib/model/channels.js';
 import type { NetworkModel } from '../../lib/model/network.js';
-import { listQueryParameters, nullableTime, pageSchema } from './lists.js';
+import { ListCache, listQueryParameters, nullableTime, pageSchema } from './lists.js';
 import { requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';
 
@@ -92,6 +92,7 @@ function byName(a: { name: string }, b: { name: string }): number {
 }
 
 export function channelRoutes(model: NetworkModel, config: ApiConfig): RouteDefinition[] {
+  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof channelItem>>>>(model);
   return [
     {
       method: 'GET',
@@ -104,17 +105,17 @@ export function channelRoutes(model: NetworkModel, config: ApiConfig): RouteDefi
       queryParameters: listQueryParameters('the channel name', ORDERING_FIELDS, '-users'),
       handler(request) {
         requireReady(model);
-        const items = [...model.channels.all()]
-          .filter((channel) => !channel.hidden)
-          .map(channelItem)
-          .sort(byName);
-        return {
-          body: paginate(request, items, {
-            orderingFields: ORDERING_FIELDS,
-            defaultOrdering: '-users',
-            searchField: (item) => item.name,
-          }),
-        };
+        const body = pages.get(request.query, () =>
+          paginate(
+            request,
+            [...model.channels.all()]
+              .filter((channel) => !channel.hidden)
+              .map(channelItem)
+              .sort(byName),
+            { orderingFields: ORDERING_FIELDS, defaultOrdering: '-users', searchField: (item) => item.name },
+          ),
+        );
+        return { body };
       },
     },
     {

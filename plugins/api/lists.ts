@@ -4,6 +4,7 @@
  * document shows them. `paginate()` (lib/http/paging.ts) applies them.
  */
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../lib/http/paging.js';
+import { SerializedJson } from '../../lib/http/serialized-json.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 
 /** Schema of a page whose `results` are `item`s. */
@@ -54,3 +55,33 @@ export function listQueryParameters(
 
 /** Nullable ISO-8601 UTC time. */
 export const nullableTime: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
+
+/**
+ * Answers of a list route kept per query until the model's users or channels change, so a
+ * network of 50,000 users is mapped, sorted and paged once per change, not once per request.
+ */
+export class ListCache<T> {
+  private readonly pages = new Map<string, SerializedJson>();
+
+  constructor(model: { on(event: 'change', listener: (change: { slice: string }) => void): () => void }) {
+    // A bounded map would need eviction bookkeeping; clearing on every change keeps at most the queries asked since.
+    model.on('change', (change) => {
+      if (change.slice === 'users' || change.slice === 'channels' || change.slice === 'network') this.pages.clear();
+    });
+  }
+
+  /** The cached answer to `query`, or `build()`'s, serialised once and kept until the next change. */
+  get(query: URLSearchParams, build: () => T): SerializedJson {
+    const sorted = new URLSearchParams(query);
+    sorted.sort();
+    const key = sorted.toString();
+    let page = this.pages.get(key);
+    if (page === undefined) {
+      page = new SerializedJson(build());
+      // A client looping over random queries must not grow the map without end between two changes.
+      if (this.pages.size >= 1000) this.pages.clear();
+      this.pages.set(key, page);
+    }
+    return page;
+  }
+}

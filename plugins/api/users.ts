@@ -8,7 +8,7 @@ import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
-import { listQueryParameters, pageSchema } from './lists.js';
+import { ListCache, listQueryParameters, pageSchema } from './lists.js';
 import { requireReady } from './network.js';
 
 const nullableString = (description: string) => ({ type: ['string', 'null'], description }) as const;
@@ -84,6 +84,7 @@ export function userJson(user: User, model: NetworkModel) {
 const ORDERING = ['nick', 'account', 'server', 'host', 'ip', 'connected_at'];
 
 export function userRoutes(model: NetworkModel): RouteDefinition[] {
+  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof userJson>>>>(model);
   return [
     {
       method: 'GET',
@@ -95,14 +96,18 @@ export function userRoutes(model: NetworkModel): RouteDefinition[] {
       queryParameters: listQueryParameters('the nick, host, IP or account', ORDERING, 'nick'),
       handler(request) {
         requireReady(model);
-        const users = [...model.users.all()].map((user) => userJson(user, model));
-        return {
-          body: paginate(request, users, {
-            orderingFields: ORDERING,
-            defaultOrdering: 'nick',
-            searchField: (item) => [item.nick, item.host ?? '', item.ip ?? '', item.account ?? ''],
-          }),
-        };
+        const body = pages.get(request.query, () =>
+          paginate(
+            request,
+            [...model.users.all()].map((user) => userJson(user, model)),
+            {
+              orderingFields: ORDERING,
+              defaultOrdering: 'nick',
+              searchField: (item) => [item.nick, item.host ?? '', item.ip ?? '', item.account ?? ''],
+            },
+          ),
+        );
+        return { body };
       },
     },
     {

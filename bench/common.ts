@@ -1,0 +1,82 @@
+/**
+ * What every benchmark shares: the figures it reports, how it hands them to
+ * the runner (one `BENCH_RESULT` line on stdout), the size knobs of the smoke
+ * run, and small statistics.
+ */
+
+/** One row of a benchmark's table in docs/performance.md. */
+export interface Figure {
+  name: string;
+  value: string;
+  /** The target as the issue words it, when the figure has one. */
+  target?: string;
+  pass?: boolean;
+}
+
+/** What one benchmark reports. */
+export interface BenchResult {
+  title: string;
+  /** What was measured and how, in a sentence or two. */
+  setup: string;
+  figures: Figure[];
+  notes?: string[];
+}
+
+export const RESULT_PREFIX = 'BENCH_RESULT ';
+
+/** Whether the runner asked for the small CI-sized run. */
+export function isSmoke(argv: readonly string[] = process.argv): boolean {
+  return argv.includes('--smoke');
+}
+
+/** Hand the result to the runner; a benchmark run by hand also prints it readably. */
+export function report(result: BenchResult): void {
+  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`);
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** `12,345` style, so big counts read at a glance. */
+export function formatCount(value: number, digits = 0): string {
+  return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+export function formatMs(value: number): string {
+  return `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
+}
+
+export function formatRatio(value: number): string {
+  return `${value.toFixed(2)}×`;
+}
+
+/** A deterministic pseudo-random generator (mulberry32), so generated workloads are the same every run. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Run `main`, and on failure report the error as the benchmark's only note (the runner still writes the page). */
+export function runBench(title: string, main: () => Promise<BenchResult>): void {
+  main()
+    .then((result) => {
+      report(result);
+      process.exit(0);
+    })
+    .catch((error: unknown) => {
+      const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      process.stderr.write(`${title} failed: ${message}\n`);
+      report({ title, setup: '', figures: [], notes: [`The benchmark failed: ${message.split('\n')[0]}`] });
+      process.exit(1);
+    });
+}

@@ -1,0 +1,77 @@
+/**
+ * A big network built straight through the model's named methods, as the
+ * collector would after a sync: users with their WHO fields, channels from
+ * LIST with topics, and the bot's joined channels with their members.
+ */
+import type { NetworkModel } from '../lib/model/network.js';
+import { seededRandom } from './common.js';
+
+export interface ModelSize {
+  users: number;
+  channels: number;
+  /** Channels the bot is in (members known); the biggest ones, as with `join: "*"`. */
+  joinedChannels?: number;
+  /** Channels each user is in, among the joined ones. */
+  channelsPerUser?: number;
+  seed?: number;
+}
+
+const SERVERS = ['hub.example.net', 'leaf1.example.net', 'leaf2.example.net', 'leaf3.example.net'];
+const WORDS = ['irc', 'linux', 'help', 'chat', 'music', 'games', 'dev', 'news', 'art', 'code', 'web', 'rust'];
+
+export function nickOf(index: number): string {
+  return `user${index.toString(36)}_${index % 97}`;
+}
+
+export function channelOf(index: number): string {
+  return `#chan-${WORDS[index % WORDS.length]}-${index}`;
+}
+
+/** Fill `model` (connected, synced as an operator) with a deterministic network of the given size. */
+export function populate(model: NetworkModel, size: ModelSize): void {
+  const random = seededRandom(size.seed ?? 42);
+  const joined = Math.min(size.joinedChannels ?? 200, size.channels);
+  const perUser = Math.min(size.channelsPerUser ?? 2, joined);
+  if (!model.connected) model.connectionOpened('rfc1459');
+  for (let index = 0; index < size.channels; index++) {
+    model.upsertChannel(channelOf(index), {
+      users: 0,
+      topic: `Welcome to ${channelOf(index)} | rules: be nice | ${WORDS[(index * 7) % WORDS.length]} talk`,
+      modes: index % 3 === 0 ? '+nt' : '+cnt',
+      hidden: index % 50 === 49,
+      joined: index < joined,
+    });
+  }
+  for (let index = 0; index < size.users; index++) {
+    const nick = nickOf(index);
+    const octets = [10 + (index % 200), (index >> 8) & 255, index & 255, 1 + (index % 250)];
+    model.upsertUser(nick, {
+      ident: `~u${index % 1000}`,
+      host: `${octets.join('-')}.dyn.isp${index % 40}.example.com`,
+      ip: octets.join('.'),
+      realname: `Real Name ${index}`,
+      account: index % 3 === 0 ? nick : null,
+      server: SERVERS[index % SERVERS.length]!,
+      away: index % 11 === 0,
+      isOperator: index % 1000 === 0,
+    });
+    for (let slot = 0; slot < perUser; slot++) {
+      // Skewed towards the first channels: a few big ones and a long tail, as on real networks.
+      const channel = Math.floor(joined * random() ** 2);
+      model.addMember(channelOf(channel), nick, random() < 0.05 ? '@' : '');
+    }
+  }
+  // LIST counts for the channels the bot is not in.
+  for (let index = joined; index < size.channels; index++) {
+    model.upsertChannel(channelOf(index), { users: 1 + Math.floor(200 * random() ** 3) });
+  }
+  model.updateStats({
+    users: size.users,
+    invisible: Math.floor(size.users / 3),
+    channels: size.channels,
+    operators: Math.ceil(size.users / 1000),
+    servers: SERVERS.length + 1,
+    maxUsers: size.users,
+  });
+  model.markSynced(true);
+}

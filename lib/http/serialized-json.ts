@@ -1,0 +1,16 @@
+/**
+ * A JSON answer serialised once: a handler that answers the same body many
+ * times (a cached list page) returns it as its `body`, and the server sends
+ * its bytes and ETag as they are instead of serialising and hashing again.
+ */
+import { etagOf } from './etag.js';
+
+export class SerializedJson {
+  readonly bytes: Buffer;
+  readonly etag: string;
+
+  constructor(value: unknown) {
+    this.bytes = Buffer.from(JSON.stringify(value ?? null), 'utf8');
+    this.etag = etagOf(this.bytes);
+  }
+}
