@@ -26,7 +26,6 @@ export class IrcFrameworkTransport extends BaseTransport {
   private client: IrcFramework.Client | null = null;
   private closed: Promise<void> = Promise.resolve();
   /** Removes what was put on an attached client. */
-  private detach: (() => void) | null = null;
 
   constructor(options: TransportOptions, logger: Logger) {
     super(options, logger);
@@ -95,12 +94,6 @@ export class IrcFrameworkTransport extends BaseTransport {
   }
 
   protected async closeConnection(message: string): Promise<void> {
-    if (this.adopted) {
-      this.detach?.();
-      this.detach = null;
-      if (this.state.connected) this.handleDisconnected('detached from the client');
-      return;
-    }
     const closed = this.closed;
     this.client?.quit(message);
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());

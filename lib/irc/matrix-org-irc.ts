@@ -76,7 +76,6 @@ export class MatrixIrcTransport extends BaseTransport {
   private lastReceived = 0;
   private readonly offeredCaps = new Set<string>();
   /** Removes the listeners put on an attached client's connection. */
-  private detach: (() => void) | null = null;
 
   constructor(
     options: TransportOptions,
@@ -130,12 +129,6 @@ export class MatrixIrcTransport extends BaseTransport {
   }
 
   protected async closeConnection(message: string): Promise<void> {
-    if (this.adopted) {
-      this.detach?.();
-      this.detach = null;
-      if (this.state.connected) this.handleDisconnected('detached from the client');
-      return;
-    }
     const { client, socket } = this;
     const closed = this.closed;
     if (client && socket && !socket.destroyed) {

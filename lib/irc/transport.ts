@@ -165,11 +165,10 @@ export abstract class BaseTransport implements IrcTransport {
   protected abstract openConnection(): void;
   /** Write one line now, unpaced. */
   protected abstract writeLine(line: string): void;
-  /**
-   * Send QUIT and close; resolve when the socket is closed. An adopted
-   * connection only stops listening: the client stays with its owner.
-   */
+  /** Send QUIT and close; resolve when the socket is closed. Never called for an adopted client. */
   protected abstract closeConnection(message: string): Promise<void>;
+  /** Stops listening to an adopted client (set by the adapter when it starts listening). */
+  protected detach: (() => void) | null = null;
 
   on<E extends IrcEventName>(event: E, listener: (...args: IrcEvents[E]) => void): Unsubscribe {
     const untyped = listener as (...args: unknown[]) => void;
@@ -198,7 +197,14 @@ export abstract class BaseTransport implements IrcTransport {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     this.pacer.clear();
-    if (this.state.connected || this.adopted) await this.closeConnection(message);
+    if (this.adopted) {
+      // An adopted client stays with its owner: stop listening, send no QUIT.
+      this.detach?.();
+      this.detach = null;
+      if (this.state.connected) this.handleDisconnected('detached from the client');
+    } else if (this.state.connected) {
+      await this.closeConnection(message);
+    }
   }
 
   send(command: string, ...params: string[]): void {
