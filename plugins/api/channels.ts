@@ -8,7 +8,7 @@ import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import type { Channel } from '../../lib/model/channels.js';
 import type { NetworkModel } from '../../lib/model/network.js';
-import { ListCache, listQueryParameters, nullableTime, pageSchema } from './lists.js';
+import { ListCache, listQueryParameters, nullableTime, pageSchema, type ModelChangeSubscriber } from './lists.js';
 import { requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';
 
@@ -91,8 +91,12 @@ function byName(a: { name: string }, b: { name: string }): number {
   return left < right ? -1 : left > right ? 1 : 0;
 }
 
-export function channelRoutes(model: NetworkModel, config: ApiConfig): RouteDefinition[] {
-  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof channelItem>>>>(model);
+export function channelRoutes(
+  model: NetworkModel,
+  config: ApiConfig,
+  onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
+): RouteDefinition[] {
+  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof channelItem>>>>(onChange);
   return [
     {
       method: 'GET',

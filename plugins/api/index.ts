@@ -20,14 +20,14 @@ export default definePlugin<ApiConfig>({
   description: 'The HTTP JSON API over the network model.',
   dependencies: ['stats'],
   configSchema: apiConfigSchema,
-  start({ http, model, config, irc }) {
+  start({ http, model, config, irc, onModelChange }) {
     const routes = [
       ...networkRoutes(model, config),
       ...serverRoutes(model, config),
-      ...channelRoutes(model, config),
+      ...channelRoutes(model, config, onModelChange),
       ...commandRoutes(model, config),
       ...operatorRoutes(model),
-      ...userRoutes(model),
+      ...userRoutes(model, onModelChange),
       ...netstatsRoutes({ model, config, http, selfNick: () => irc.state.nick }),
       ...openApiRoutes(http, config),
     ];

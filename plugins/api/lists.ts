@@ -56,6 +56,9 @@ export function listQueryParameters(
 /** Nullable ISO-8601 UTC time. */
 export const nullableTime: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
 
+/** Subscribes a listener to the model's change events. */
+export type ModelChangeSubscriber = (listener: (change: { slice: string }) => void) => unknown;
+
 /**
  * Answers of a list route kept per query until the model's users or channels change, so a
  * network of 50,000 users is mapped, sorted and paged once per change, not once per request.
@@ -63,9 +66,10 @@ export const nullableTime: JsonSchema = { type: ['string', 'null'], format: 'dat
 export class ListCache<T> {
   private readonly pages = new Map<string, SerializedJson>();
 
-  constructor(model: { on(event: 'change', listener: (change: { slice: string }) => void): () => void }) {
+  /** `onChange` subscribes to model changes; the plugin passes its context's, so the listener goes when it stops. */
+  constructor(onChange: ModelChangeSubscriber) {
     // A bounded map would need eviction bookkeeping; clearing on every change keeps at most the queries asked since.
-    model.on('change', (change) => {
+    onChange((change) => {
       if (change.slice === 'users' || change.slice === 'channels' || change.slice === 'network') this.pages.clear();
     });
   }

@@ -8,7 +8,7 @@ import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
-import { ListCache, listQueryParameters, pageSchema } from './lists.js';
+import { ListCache, listQueryParameters, pageSchema, type ModelChangeSubscriber } from './lists.js';
 import { requireReady } from './network.js';
 
 const nullableString = (description: string) => ({ type: ['string', 'null'], description }) as const;
@@ -83,8 +83,11 @@ export function userJson(user: User, model: NetworkModel) {
 
 const ORDERING = ['nick', 'account', 'server', 'host', 'ip', 'connected_at'];
 
-export function userRoutes(model: NetworkModel): RouteDefinition[] {
-  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof userJson>>>>(model);
+export function userRoutes(
+  model: NetworkModel,
+  onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
+): RouteDefinition[] {
+  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof userJson>>>>(onChange);
   return [
     {
       method: 'GET',

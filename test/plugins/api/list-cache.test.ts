@@ -5,7 +5,7 @@ import { ListCache } from '../../../plugins/api/lists.js';
 
 t.test('a list answer is built once per query until the users or channels change', async (t) => {
   const model = new NetworkModel();
-  const cache = new ListCache<number>(model);
+  const cache = new ListCache<number>((listener) => model.on('change', listener));
   let builds = 0;
   const build = () => ++builds;
   const get = (query: string): unknown => JSON.parse(cache.get(new URLSearchParams(query), build).bytes.toString());
