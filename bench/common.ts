@@ -1,3 +1,4 @@
+import autocannon, { type Result } from 'autocannon';
 /**
  * What every benchmark shares: the figures it reports, how it hands them to
  * the runner (one `BENCH_RESULT` line on stdout), the size knobs of the smoke
@@ -79,4 +80,18 @@ export function runBench(title: string, main: () => Promise<BenchResult>): void 
       report({ title, setup: '', figures: [], notes: [`The benchmark failed: ${message.split('\n')[0]}`] });
       process.exit(1);
     });
+}
+
+/** One autocannon run; errors or non-2xx answers under load make the figure worthless, so they throw. */
+export async function load(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  connections: number,
+): Promise<Result> {
+  const result = await autocannon({ url, headers, duration: seconds, connections });
+  if (result.errors > 0 || result.non2xx > 0) {
+    throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
+  }
+  return result;
 }

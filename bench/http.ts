@@ -13,14 +13,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon, { type Result } from 'autocannon';
 import { parseConfig } from '../lib/config.js';
 import { Host } from '../lib/host.js';
 import { createLogger } from '../lib/logger.js';
 import type { TokensSlice } from '../lib/model/tokens.js';
 import { builtinPlugins } from '../plugins/index.js';
 import { FakeTransport } from '../test/support/fake-irc.js';
-import { formatCount, formatMs, formatRatio, isSmoke, median, runBench, type Figure } from './common.js';
+import type { Result } from 'autocannon';
+import { formatCount, formatMs, formatRatio, isSmoke, load, median, runBench, type Figure } from './common.js';
 import { populate } from './model.js';
 
 interface Served {
@@ -103,19 +103,6 @@ function startServers(users: number, channels: number): Promise<{ child: ChildPr
     child.once('message', (served) => resolve({ child, served: served as Served }));
     child.once('exit', (code) => reject(new Error(`the HTTP server process exited with ${code} before serving`)));
   });
-}
-
-async function load(
-  url: string,
-  headers: Record<string, string>,
-  seconds: number,
-  connections: number,
-): Promise<Result> {
-  const result = await autocannon({ url, headers, duration: seconds, connections });
-  if (result.errors > 0 || result.non2xx > 0) {
-    throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
-  }
-  return result;
 }
 
 async function main() {

@@ -3,17 +3,9 @@
  * /api/irc/channels/ versus InspIRCd's own httpd_stats page (`/stats` on a
  * loopback port) for the same channels, interleaved rounds of autocannon.
  */
-import autocannon from 'autocannon';
 import { startTestNetwork } from '../test/support/testnet.js';
-import { formatCount, formatMs, formatRatio, isSmoke, median, runBench } from './common.js';
+import { formatCount, formatMs, formatRatio, isSmoke, load, median, runBench } from './common.js';
 import { startBotProcess, startCrowdProcess } from './network.js';
-
-async function measure(url: string, seconds: number, connections: number) {
-  const result = await autocannon({ url, duration: seconds, connections });
-  if (result.errors > 0 || result.non2xx > 0)
-    throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  return result;
-}
 
 async function main() {
   const smoke = isSmoke();
@@ -30,15 +22,15 @@ async function main() {
       try {
         const ours = `${bot.ready.url}/api/irc/channels/`;
         const theirs = network.statsUrl;
-        await measure(theirs, 1, connections);
-        await measure(ours, 1, connections);
+        await load(theirs, {}, 1, connections);
+        await load(ours, {}, 1, connections);
         const oursRps: number[] = [];
         const theirRps: number[] = [];
         const oursP99: number[] = [];
         const theirP99: number[] = [];
         for (let round = 0; round < rounds; round++) {
-          const inspircd = await measure(theirs, seconds, connections);
-          const bots = await measure(ours, seconds, connections);
+          const inspircd = await load(theirs, {}, seconds, connections);
+          const bots = await load(ours, {}, seconds, connections);
           theirRps.push(inspircd.requests.average);
           oursRps.push(bots.requests.average);
           theirP99.push(inspircd.latency.p99);
