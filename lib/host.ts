@@ -223,6 +223,7 @@ export class Host {
         key: slice.name,
         snapshot: () => persistence.snapshot(),
         restore: (data) => persistence.restore(data),
+        ...(persistence.snapshotJson ? { snapshotJson: () => persistence.snapshotJson!() } : {}),
       });
     }
   }

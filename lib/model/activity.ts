@@ -7,10 +7,16 @@
  * Each line is recorded with whether its channel was hidden (secret, private)
  * at the time, so public views can leave those lines out.
  */
+import { ActivityCodec, activitySnapshot, type StoredActivity } from './activity-codec.js';
 import type { ModelSlice, Persistence } from './slice.js';
 import { addDays, TimeZone } from './time-zone.js';
+import { detached } from './users.js';
 
 const HOURS = 24;
+/** Nicks whose hours share one buffer. */
+const HOURS_PER_BLOCK = 1024;
+/** Every UTC offset in use is a whole number of quarter hours, so one quarter hour has one date and one hour. */
+const QUARTER_HOUR_MS = 15 * 60 * 1000;
 
 /** One channel on one day. */
 export interface ChannelDay {
@@ -36,6 +42,11 @@ export interface NickDay {
   hourly: Uint32Array | null;
   /** Today only: hidden lines per hour, allocated at the first one. */
   hiddenHourly: Uint32Array | null;
+}
+
+/** A nick-day as counted here: with its key in `nicks` (a restored one is given it at its first line). */
+interface CountedNickDay extends NickDay {
+  key?: string;
 }
 
 export interface DayActivity {
@@ -70,24 +81,6 @@ export interface ActivityOptions {
   fold: (name: string) => string;
 }
 
-/** The slice's file format. */
-interface StoredActivity {
-  time_zone: string;
-  days: {
-    date: string;
-    lines: number;
-    channels: {
-      name: string;
-      lines: number;
-      hidden: boolean;
-      peak_users: number;
-      hourly?: number[];
-      speakers?: Record<string, number>;
-    }[];
-    nicks: { nick: string; lines: number; hidden_lines: number; hourly?: number[]; hidden_hourly?: number[] }[];
-  }[];
-}
-
 /** Order of a leaderboard: most lines first, then by folded name, so ties always come out the same. */
 function byLinesThenKey(a: [string, number], b: [string, number]): number {
   return b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
@@ -110,13 +103,26 @@ export class ActivitySlice implements ModelSlice {
   /** Oldest first; the last one is the current day. */
   private readonly dayList: DayActivity[] = [];
   private changedSinceTaken = false;
+  /** What {@link currentDay} found last, for the quarter hour `cachedQuarter`; every line asks it again. */
+  private cachedDay: DayActivity | null = null;
+  private cachedQuarter = NaN;
+  private currentHour = 0;
+  /** The block {@link newHours} cuts nicks' hours from, and how much of it is used. */
+  private hoursBlock = new Uint32Array(0);
+  private hoursUsed = HOURS_PER_BLOCK * HOURS;
 
   constructor(private readonly options: ActivityOptions) {
     if (!Number.isInteger(options.retentionDays) || options.retentionDays < 1) {
       throw new Error(`ActivitySlice: retentionDays must be a whole number of days >= 1, got ${options.retentionDays}`);
     }
     this.timeZone = new TimeZone(options.timeZone);
-    this.persistence = { snapshot: () => this.snapshot(), restore: (data) => this.restore(data) };
+    // The codec keeps the text of days before the current one: they must not change once over.
+    const codec = new ActivityCodec();
+    this.persistence = {
+      snapshot: () => activitySnapshot(this.timeZone.name, this.dayList),
+      restore: (data) => this.restore(data),
+      snapshotJson: () => codec.pieces(this.timeZone.name, this.dayList),
+    };
   }
 
   /** The calendar date of `time` in the slice's time zone. */
@@ -144,21 +150,34 @@ export class ActivitySlice implements ModelSlice {
 
   /** Count one line by `nick` in `channel`; `hidden` says whether the channel is hidden now. */
   record(channel: string, nick: string, hidden: boolean, at: Date): void {
-    const { hour } = this.timeZone.at(at);
+    const { fold } = this.options;
+    this.recordFolded(fold(channel), channel, fold(nick), nick, hidden, at);
+  }
+
+  /**
+   * {@link record} for a caller that has the names folded already, as the slice's `fold` folds them:
+   * the collector folds each name of a line once, for the model and the counts alike.
+   */
+  recordFolded(channelKey: string, channel: string, nickKey: string, nick: string, hidden: boolean, at: Date): void {
     const day = this.currentDay(at);
-    const channelDay = this.channelDay(day, channel, hidden);
-    const nickKey = this.options.fold(nick);
-    let nickDay = day.nicks.get(nickKey);
+    const hour = this.currentHour;
+    const channelDay = this.channelDay(day, channelKey, channel, hidden);
+    let nickDay: CountedNickDay | undefined = day.nicks.get(nickKey);
     if (!nickDay) {
-      nickDay = { nick, lines: 0, hiddenLines: 0, hourly: new Uint32Array(HOURS), hiddenHourly: null };
-      day.nicks.set(nickKey, nickDay);
+      // Kept all day: copies, so they do not keep the lines they were cut from alive.
+      const key = detached(nickKey);
+      nickDay = { nick: detached(nick), lines: 0, hiddenLines: 0, hourly: this.newHours(), hiddenHourly: null, key };
+      day.nicks.set(key, nickDay);
     } else if (nickDay.nick !== nick) {
-      nickDay.nick = nick;
+      nickDay.nick = detached(nick);
     }
+    // Every channel's speakers share the nick's one key string, not a copy each from the line that added them.
+    nickDay.key ??= detached(nickKey);
+    const speakerKey = nickDay.key;
     day.lines++;
     channelDay.lines++;
     channelDay.hourly![hour]!++;
-    channelDay.speakers!.set(nickKey, (channelDay.speakers!.get(nickKey) ?? 0) + 1);
+    channelDay.speakers!.set(speakerKey, (channelDay.speakers!.get(speakerKey) ?? 0) + 1);
     nickDay.lines++;
     nickDay.hourly![hour]!++;
     if (hidden) {
@@ -172,9 +191,10 @@ export class ActivitySlice implements ModelSlice {
   /** A channel the bot is in has `users` members now: keep today's peak. */
   notePeak(channel: string, users: number, hidden: boolean, at: Date): void {
     const day = this.currentDay(at);
-    const existing = day.channels.get(this.options.fold(channel));
+    const key = this.options.fold(channel);
+    const existing = day.channels.get(key);
     if (existing && existing.peakUsers >= users) return;
-    this.channelDay(day, channel, hidden).peakUsers = users;
+    this.channelDay(day, key, channel, hidden).peakUsers = users;
     this.changedSinceTaken = true;
   }
 
@@ -241,47 +261,50 @@ export class ActivitySlice implements ModelSlice {
     return day.nicks.get(this.options.fold(nick));
   }
 
+  /**
+   * The current day (after a rollover, if `at` is past it); sets {@link currentHour} to the hour of `at`.
+   * Within the quarter hour of the call before, both are what they were then, so the time zone is not asked.
+   */
   private currentDay(at: Date): DayActivity {
+    const quarter = Math.floor(at.getTime() / QUARTER_HOUR_MS);
+    const cached = this.cachedDay;
+    // The list may have changed since (a rollover by the owner, a restore): the day must still be the last one.
+    if (quarter === this.cachedQuarter && cached !== null && cached === this.dayList[this.dayList.length - 1]) {
+      return cached;
+    }
     this.rollover(at);
-    return this.dayList.at(-1)!;
+    const day = this.dayList[this.dayList.length - 1]!;
+    this.cachedDay = day;
+    this.cachedQuarter = quarter;
+    this.currentHour = this.timeZone.at(at).hour;
+    return day;
   }
 
-  private channelDay(day: DayActivity, name: string, hidden: boolean): ChannelDay {
-    const key = this.options.fold(name);
+  /**
+   * Zeroed hours for a nick's first line of the day. A Uint32Array of 24 is too big for V8 to keep on its
+   * heap, so each would get a buffer of its own, allocated and freed outside it: instead they are cut
+   * from blocks shared by {@link HOURS_PER_BLOCK} nicks, which go together when the day is compacted.
+   */
+  private newHours(): Uint32Array {
+    if (this.hoursUsed === HOURS_PER_BLOCK * HOURS) {
+      this.hoursBlock = new Uint32Array(HOURS_PER_BLOCK * HOURS);
+      this.hoursUsed = 0;
+    }
+    const hours = this.hoursBlock.subarray(this.hoursUsed, this.hoursUsed + HOURS);
+    this.hoursUsed += HOURS;
+    return hours;
+  }
+
+  private channelDay(day: DayActivity, key: string, name: string, hidden: boolean): ChannelDay {
     let channel = day.channels.get(key);
     if (!channel) {
       channel = { name, lines: 0, hidden, peakUsers: 0, hourly: new Uint32Array(HOURS), speakers: new Map() };
-      day.channels.set(key, channel);
+      day.channels.set(detached(key), channel);
     } else {
       channel.hidden = hidden;
       channel.name = name;
     }
     return channel;
-  }
-
-  private snapshot(): StoredActivity {
-    return {
-      time_zone: this.timeZone.name,
-      days: this.dayList.map((day) => ({
-        date: day.date,
-        lines: day.lines,
-        channels: [...day.channels.values()].map((channel) => ({
-          name: channel.name,
-          lines: channel.lines,
-          hidden: channel.hidden,
-          peak_users: channel.peakUsers,
-          ...(channel.hourly ? { hourly: [...channel.hourly] } : {}),
-          ...(channel.speakers ? { speakers: Object.fromEntries(channel.speakers) } : {}),
-        })),
-        nicks: [...day.nicks.values()].map((nick) => ({
-          nick: nick.nick,
-          lines: nick.lines,
-          hidden_lines: nick.hiddenLines,
-          ...(nick.hourly ? { hourly: [...nick.hourly] } : {}),
-          ...(nick.hiddenHourly ? { hidden_hourly: [...nick.hiddenHourly] } : {}),
-        })),
-      })),
-    };
   }
 
   /** Put back stored days; malformed entries are skipped, so one bad record never costs the rest. */
@@ -291,13 +314,18 @@ export class ActivitySlice implements ModelSlice {
     }
     const { fold } = this.options;
     const days: DayActivity[] = [];
+    // Hours are only read for the newest day: a million nick-days of hours made only to be dropped cost seconds.
+    const isDate = (date: unknown): date is string => typeof date === 'string' && /^\d{4}-\d\d-\d\d$/.test(date);
+    let newest = '';
+    for (const stored of data.days) if (isDate(stored?.date) && stored.date > newest) newest = stored.date;
     for (const stored of data.days) {
-      if (typeof stored?.date !== 'string' || !/^\d{4}-\d\d-\d\d$/.test(stored.date)) continue;
+      if (!isDate(stored?.date)) continue;
+      const current = stored.date === newest;
       const day: DayActivity = { date: stored.date, lines: count(stored.lines), channels: new Map(), nicks: new Map() };
       for (const channel of Array.isArray(stored.channels) ? stored.channels : []) {
         if (typeof channel?.name !== 'string') continue;
         const speakers =
-          channel.speakers && typeof channel.speakers === 'object'
+          current && channel.speakers && typeof channel.speakers === 'object'
             ? new Map(Object.entries(channel.speakers).map(([key, lines]) => [key, count(lines)]))
             : new Map<string, number>();
         day.channels.set(fold(channel.name), {
@@ -305,8 +333,8 @@ export class ActivitySlice implements ModelSlice {
           lines: count(channel.lines),
           hidden: channel.hidden !== false,
           peakUsers: count(channel.peak_users),
-          hourly: hoursFrom(channel.hourly),
-          speakers,
+          hourly: current ? hoursFrom(channel.hourly) : null,
+          speakers: current ? speakers : null,
         });
       }
       for (const nick of Array.isArray(stored.nicks) ? stored.nicks : []) {
@@ -315,8 +343,8 @@ export class ActivitySlice implements ModelSlice {
           nick: nick.nick,
           lines: count(nick.lines),
           hiddenLines: count(nick.hidden_lines),
-          hourly: hoursFrom(nick.hourly),
-          hiddenHourly: nick.hidden_hourly ? hoursFrom(nick.hidden_hourly) : null,
+          hourly: current ? hoursFrom(nick.hourly) : null,
+          hiddenHourly: current && nick.hidden_hourly ? hoursFrom(nick.hidden_hourly) : null,
         });
       }
       days.push(day);

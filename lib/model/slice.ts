@@ -8,6 +8,17 @@ export interface Persistence<T = unknown> {
   snapshot(): T;
   /** Put back what snapshot() returned (possibly from an older run). */
   restore(data: T): void;
+  /**
+   * Optional, for big slices: the JSON text of what snapshot() would return, in pieces (strings,
+   * or UTF-8 bytes), taken lazily. The store writes them to the file a few at a time and lets
+   * the event loop run in between, so producing one piece must be quick (well under a
+   * millisecond) and the slice may change between two pieces. Each record should then be read
+   * from the model at one moment, so that every record in the file is whole and consistent;
+   * the change itself reaches the file with the next write, because a change marks the store
+   * dirty again. The bytes of a piece are copied before the next piece is taken, so one buffer
+   * may serve every piece.
+   */
+  snapshotJson?(): Iterable<string | Uint8Array>;
 }
 
 /** A change to the model, emitted after it happened. */

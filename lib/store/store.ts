@@ -5,6 +5,10 @@
  * {@link PersistedSlice} and calls {@link Store.markDirty} when it changes; the store takes
  * snapshots and writes them, debounced, one write at a time. The file looks like
  * `{ "schema_version": 1, "saved_at": "<ISO time>", "slices": { "<key>": <snapshot> } }`.
+ *
+ * A write is streamed to the file in pieces with the event loop free in between (so a big
+ * slice does not stall the bot while it is saved). A slice that changes during a write has
+ * marked the store dirty again, so the next write has the change.
  */
 
 import { mkdir, rename } from 'node:fs/promises';
@@ -12,6 +16,7 @@ import path from 'node:path';
 import { Low } from 'lowdb';
 import { errorMessage, type Logger } from '../logger.js';
 import { AtomicJsonFile, UnusableFileError, isJsonObject } from './atomic-json-file.js';
+import { PiecewiseJson, type JsonPiece } from './json-pieces.js';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations.js';
 
 export { CURRENT_SCHEMA_VERSION };
@@ -25,6 +30,13 @@ export interface PersistedSlice<T = unknown> {
   snapshot(): T;
   /** Called once with the stored data for this key (if the file has it). */
   restore(data: T): void;
+  /**
+   * Optional, for big slices: the JSON text of what snapshot() would return, in pieces. When
+   * present the store writes from it instead of snapshot(), taking the pieces a few at a time
+   * between other work. The bytes of a piece are copied before the next piece is taken. See the
+   * model's `Persistence.snapshotJson`.
+   */
+  snapshotJson?(): Iterable<JsonPiece>;
 }
 
 /** How to construct a {@link Store}. */
@@ -350,12 +362,15 @@ export class Store {
   private async write(): Promise<void> {
     const slices = new Map(this.storedSlices);
     for (const [key, slice] of this.slices) {
+      if (slice.snapshotJson) {
+        const pieces = () => slice.snapshotJson!();
+        slices.set(key, new PiecewiseJson(() => this.namingFailures(key, pieces)));
+        continue;
+      }
       try {
         slices.set(key, slice.snapshot());
       } catch (error) {
-        throw new Error(`slice '${key}' failed to take a snapshot for ${this.path}: ${errorMessage(error)}`, {
-          cause: error,
-        });
+        throw this.snapshotError(key, error);
       }
     }
     const sortedKeys = [...slices.keys()].sort();
@@ -369,6 +384,21 @@ export class Store {
     } finally {
       this.db.data = null;
     }
+  }
+
+  /** The slice's pieces; a failure while they are taken names the slice, as for snapshot(). */
+  private *namingFailures(key: string, pieces: () => Iterable<JsonPiece>): Generator<JsonPiece, void, undefined> {
+    try {
+      yield* pieces();
+    } catch (error) {
+      throw this.snapshotError(key, error);
+    }
+  }
+
+  private snapshotError(key: string, error: unknown): Error {
+    return new Error(`slice '${key}' failed to take a snapshot for ${this.path}: ${errorMessage(error)}`, {
+      cause: error,
+    });
   }
 
   private clearTimer(): void {

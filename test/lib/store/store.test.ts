@@ -64,7 +64,7 @@ t.test('round trip: what one store saves, a new store on the same path restores'
   await second.close();
 });
 
-t.test('the file is versioned, timestamped and pretty-printed', async (t) => {
+t.test('the file is versioned, timestamped and compact', async (t) => {
   const file = path.join(makeTempDir(t), 'store.json');
   const { store } = await loadedStore(file);
   store.register(countingSlice('users', () => ({ alice: { nick: 'alice' } })));
@@ -80,7 +80,7 @@ t.test('the file is versioned, timestamped and pretty-printed', async (t) => {
   t.ok(Date.parse(contents.saved_at) >= before - 1, 'saved_at is the write time');
   t.equal(new Date(contents.saved_at).toISOString(), contents.saved_at, 'saved_at is an ISO time');
   t.same(contents.slices, { users: { alice: { nick: 'alice' } } });
-  t.equal(text, JSON.stringify(contents, null, 2) + '\n', 'two-space indentation');
+  t.equal(text, JSON.stringify(contents) + '\n', 'no indentation');
   t.same(
     fs.readdirSync(path.dirname(file)).filter((name) => name !== 'store.json'),
     [],
@@ -346,4 +346,103 @@ t.test('a failed debounced write is logged naming the file', async (t) => {
   fs.rmdirSync(file);
   await store.close();
   t.ok(fs.statSync(file).isFile(), 'close wrote the changes the failed write had');
+});
+
+t.test('an indented file from an earlier version loads as before', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  writeStoreFile(file, { users: { alice: { nick: 'alice' } } });
+  t.match(fs.readFileSync(file, 'utf8'), /\n {2}"schema_version"/, 'the fixture is indented');
+  const { store, lines } = await loadedStore(file);
+  const users = countingSlice('users');
+  store.register(users);
+  t.same(users.restored, [{ alice: { nick: 'alice' } }]);
+  t.same(problems(lines), []);
+  await store.close();
+});
+
+/** A slice that writes its JSON in `count` pieces, each taking about `pieceMs` of work. */
+function piecewiseSlice(key: string, count: number, pieceMs: number) {
+  const slice = {
+    key,
+    snapshots: 0,
+    piecesTaken: 0,
+    failAt: -1,
+    restored: [] as unknown[],
+    snapshot() {
+      slice.snapshots++;
+      return { never: 'used' };
+    },
+    *snapshotJson() {
+      yield '[';
+      const reused = Buffer.alloc(10);
+      for (let index = 0; index < count; index++) {
+        if (index === slice.failAt) throw new Error(`piece ${index} is broken`);
+        const until = performance.now() + pieceMs;
+        while (performance.now() < until);
+        slice.piecesTaken++;
+        reused.write(`"${String(index).padStart(8, '0')}"`);
+        if (index > 0) yield ',';
+        yield reused;
+      }
+      yield ']';
+    },
+    restore(data: unknown) {
+      slice.restored.push(data);
+    },
+  };
+  return slice;
+}
+
+t.test('a slice with snapshotJson is written from its pieces, with the event loop free in between', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await loadedStore(file, 60_000);
+  const big = piecewiseSlice('big', 300, 1);
+  store.register(big);
+  store.register(countingSlice('small', () => ({ plain: true })));
+  let ticks = 0;
+  let longestGap = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+    ticks++;
+  }, 1);
+  store.markDirty();
+  await store.flush();
+  clearInterval(timer);
+  t.equal(big.snapshots, 0, 'snapshot() is not called when there are pieces');
+  t.equal(big.piecesTaken, 300);
+  t.ok(ticks >= 20, `a 1 ms timer ran ${ticks} times during a write of 300 ms of work`);
+  t.comment(`the longest the timer waited was ${longestGap.toFixed(1)} ms`);
+  const expected = Array.from({ length: 300 }, (_, index) => String(index).padStart(8, '0'));
+  t.same(readStoreFile(file).slices, { big: expected, small: { plain: true } });
+  await store.close();
+
+  const { store: again } = await loadedStore(file);
+  const restored = piecewiseSlice('big', 0, 0);
+  again.register(restored);
+  t.same(restored.restored, [expected], 'restore() gets the parsed pieces');
+  await again.close();
+});
+
+t.test('a slice whose pieces fail names itself; the file on disk stays as it was', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await loadedStore(file, 60_000);
+  const big = piecewiseSlice('big', 50, 0);
+  store.register(big);
+  store.markDirty();
+  await store.flush();
+  const before = fs.readFileSync(file, 'utf8');
+  big.failAt = 20;
+  store.markDirty();
+  await t.rejects(store.flush(), {
+    message: /slice 'big' failed to take a snapshot for .*store\.json: piece 20 is broken/,
+  });
+  t.equal(fs.readFileSync(file, 'utf8'), before, 'the last good file is untouched');
+  t.notOk(fs.existsSync(`${file}.tmp`), 'no temp file left behind');
+  big.failAt = -1;
+  await store.flush();
+  t.equal((readStoreFile(file).slices.big as string[]).length, 50, 'the next flush writes it');
+  await store.close();
 });

@@ -1,0 +1,303 @@
+/**
+ * The activity slice's file format, and its JSON text written in pieces.
+ *
+ * At 100,000 speakers a day and 30 days kept the slice is tens of MB of JSON. Building it as one
+ * object and stringifying it held the event loop for seconds, so the text is produced in small
+ * pieces the store writes with other work in between. Days before the current one never change
+ * (only the current day counts lines), so their text is kept, as UTF-8 bytes, from the first
+ * write that made it and written again as it is.
+ */
+import type { ChannelDay, DayActivity, NickDay } from './activity.js';
+
+/** The slice's file format. */
+export interface StoredActivity {
+  time_zone: string;
+  days: {
+    date: string;
+    lines: number;
+    channels: {
+      name: string;
+      lines: number;
+      hidden: boolean;
+      peak_users: number;
+      hourly?: number[];
+      speakers?: Record<string, number>;
+    }[];
+    nicks: { nick: string; lines: number; hidden_lines: number; hourly?: number[]; hidden_hourly?: number[] }[];
+  }[];
+}
+
+/** The stored form of the slice as one object, for tests and small slices. */
+export function activitySnapshot(timeZone: string, days: readonly DayActivity[]): StoredActivity {
+  return {
+    time_zone: timeZone,
+    days: days.map((day) => ({
+      date: day.date,
+      lines: day.lines,
+      channels: [...day.channels.values()].map((channel) => ({
+        name: channel.name,
+        lines: channel.lines,
+        hidden: channel.hidden,
+        peak_users: channel.peakUsers,
+        ...(channel.hourly ? { hourly: [...channel.hourly] } : {}),
+        ...(channel.speakers ? { speakers: Object.fromEntries(channel.speakers) } : {}),
+      })),
+      nicks: [...day.nicks.values()].map((nick) => ({
+        nick: nick.nick,
+        lines: nick.lines,
+        hidden_lines: nick.hiddenLines,
+        ...(nick.hourly ? { hourly: [...nick.hourly] } : {}),
+        ...(nick.hiddenHourly ? { hidden_hourly: [...nick.hiddenHourly] } : {}),
+      })),
+    })),
+  };
+}
+
+/** Bytes of text per piece: a few hundred records, a fraction of a millisecond of work. */
+const PIECE_BYTES = 64 * 1024;
+
+/** A past day's text, and what the day looked like when it was made. */
+interface KeptDay {
+  /** In the pieces it was made in: joining them would only cost a copy. */
+  parts: Buffer[];
+  bytes: number;
+  lines: number;
+  channels: number;
+  nicks: number;
+}
+
+/**
+ * Writes the activity slice as JSON text in pieces, keeping the text of past days.
+ *
+ * A kept text belongs to the day object it was made from, so days dropped by the retention or
+ * replaced by a restore take theirs with them. It is made again if the day's totals no longer
+ * match (a past day that changed after all).
+ */
+export class ActivityCodec {
+  private readonly kept = new WeakMap<DayActivity, KeptDay>();
+
+  /** Bytes of past days' text held now, over the days given (the slice's current list). */
+  keptBytes(days: readonly DayActivity[]): number {
+    let bytes = 0;
+    for (const day of days) bytes += this.kept.get(day)?.bytes ?? 0;
+    return bytes;
+  }
+
+  /**
+   * The text of {@link activitySnapshot}'s object, in pieces, read lazily from `days`. The list
+   * is copied when the first piece is taken: days added or dropped later are in the next write.
+   * Each channel and each nick is read at one moment; the day's own total is read before its
+   * channels and nicks, so it may lag behind them by the lines counted in between.
+   *
+   * A piece of bytes is only good until the next piece is taken (its buffer is reused), as
+   * `Persistence.snapshotJson` allows.
+   */
+  *pieces(timeZone: string, days: readonly DayActivity[]): Generator<string | Uint8Array, void, undefined> {
+    const list = [...days];
+    yield `{"time_zone":${JSON.stringify(timeZone)},"days":[`;
+    const out = new JsonBytes();
+    for (let index = 0; index < list.length; index++) {
+      if (index > 0) yield ',';
+      const day = list[index]!;
+      if (index < list.length - 1) yield* this.pastDay(day, out);
+      else yield* dayPieces(day, out);
+    }
+    yield ']}';
+  }
+
+  private *pastDay(day: DayActivity, out: JsonBytes): Generator<Uint8Array, void, undefined> {
+    const kept = this.kept.get(day);
+    if (kept && kept.lines === day.lines && kept.channels === day.channels.size && kept.nicks === day.nicks.size) {
+      yield* kept.parts;
+      return;
+    }
+    const stamp = { lines: day.lines, channels: day.channels.size, nicks: day.nicks.size };
+    const parts: Buffer[] = [];
+    let bytes = 0;
+    for (const piece of dayPieces(day, out)) {
+      const part = Buffer.from(piece);
+      parts.push(part);
+      bytes += part.byteLength;
+      yield part;
+    }
+    this.kept.set(day, { parts, bytes, ...stamp });
+  }
+}
+
+/** One day's record, in pieces written into `out`. */
+function* dayPieces(day: DayActivity, out: JsonBytes): Generator<Uint8Array, void, undefined> {
+  out.ascii('{"date":');
+  out.string(day.date);
+  out.ascii(',"lines":');
+  out.count(day.lines);
+  out.ascii(',"channels":[');
+  let first = true;
+  for (const channel of day.channels.values()) {
+    if (!first) out.comma();
+    first = false;
+    // Taken at once so the channel's record is of one moment, even when it spans pieces.
+    const speakers = channel.speakers;
+    const keys = speakers ? [...speakers.keys()] : null;
+    const counts = speakers ? [...speakers.values()] : null;
+    channelHead(channel, out);
+    if (keys && counts) {
+      out.ascii(',"speakers":{');
+      for (let index = 0; index < keys.length; index++) {
+        if (index > 0) out.comma();
+        out.string(keys[index]!);
+        out.colon();
+        out.count(counts[index]!);
+        if (out.length >= PIECE_BYTES) yield out.take();
+      }
+      out.ascii('}');
+    }
+    out.ascii('}');
+    if (out.length >= PIECE_BYTES) yield out.take();
+  }
+  out.ascii('],"nicks":[');
+  first = true;
+  for (const nick of day.nicks.values()) {
+    if (!first) out.comma();
+    first = false;
+    nickRecord(nick, out);
+    if (out.length >= PIECE_BYTES) yield out.take();
+  }
+  out.ascii(']}');
+  yield out.take();
+}
+
+/** A channel's record up to its speakers, without the closing brace. */
+function channelHead(channel: ChannelDay, out: JsonBytes): void {
+  out.ascii('{"name":');
+  out.string(channel.name);
+  out.ascii(',"lines":');
+  out.count(channel.lines);
+  out.ascii(channel.hidden ? ',"hidden":true,"peak_users":' : ',"hidden":false,"peak_users":');
+  out.count(channel.peakUsers);
+  if (channel.hourly) {
+    out.ascii(',"hourly":');
+    out.counts(channel.hourly);
+  }
+}
+
+function nickRecord(nick: NickDay, out: JsonBytes): void {
+  out.ascii('{"nick":');
+  out.string(nick.nick);
+  out.ascii(',"lines":');
+  out.count(nick.lines);
+  out.ascii(',"hidden_lines":');
+  out.count(nick.hiddenLines);
+  if (nick.hourly) {
+    out.ascii(',"hourly":');
+    out.counts(nick.hourly);
+  }
+  if (nick.hiddenHourly) {
+    out.ascii(',"hidden_hourly":');
+    out.counts(nick.hiddenHourly);
+  }
+  out.ascii('}');
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const ZERO = 0x30;
+
+/**
+ * JSON text written straight into one reused buffer as UTF-8. At 100,000 records a write,
+ * building the text from strings made several times its size in garbage, and the collector's
+ * pauses that came with it were the longest stalls left in a write.
+ */
+class JsonBytes {
+  private buffer = Buffer.allocUnsafe(2 * PIECE_BYTES);
+  /** Bytes written since the last {@link take}. */
+  length = 0;
+
+  /** What was written since the last take; good until the next write. */
+  take(): Uint8Array {
+    const piece = this.buffer.subarray(0, this.length);
+    this.length = 0;
+    return piece;
+  }
+
+  /** Text known to need no escaping and to be ASCII: the format's own keys and punctuation. */
+  ascii(text: string): void {
+    this.reserve(text.length);
+    const buffer = this.buffer;
+    let at = this.length;
+    for (let index = 0; index < text.length; index++) buffer[at++] = text.charCodeAt(index);
+    this.length = at;
+  }
+
+  comma(): void {
+    this.reserve(1);
+    this.buffer[this.length++] = COMMA;
+  }
+
+  colon(): void {
+    this.reserve(1);
+    this.buffer[this.length++] = COLON;
+  }
+
+  /** A string as JSON.stringify writes it. */
+  string(value: string): void {
+    this.reserve(value.length + 2);
+    const buffer = this.buffer;
+    let at = this.length;
+    buffer[at++] = QUOTE;
+    for (let index = 0; index < value.length; index++) {
+      const code = value.charCodeAt(index);
+      // Printable ASCII but the quote and the backslash is written as it is; anything else as JSON.stringify does.
+      if (code < 0x20 || code > 0x7e || code === QUOTE || code === BACKSLASH) {
+        this.text(JSON.stringify(value));
+        return;
+      }
+      buffer[at++] = code;
+    }
+    buffer[at++] = QUOTE;
+    this.length = at;
+  }
+
+  /** A count (a whole number >= 0); anything else as JSON.stringify writes it. */
+  count(value: number): void {
+    if (!(value >= 0 && value <= 0xffffffff && Number.isInteger(value))) {
+      this.text(JSON.stringify(value));
+      return;
+    }
+    let digits = 1;
+    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+    this.reserve(digits);
+    const buffer = this.buffer;
+    let at = this.length + digits;
+    this.length = at;
+    let rest = value;
+    do {
+      buffer[--at] = ZERO + (rest % 10);
+      rest = Math.floor(rest / 10);
+    } while (rest > 0);
+  }
+
+  /** An array of counts. */
+  counts(values: Uint32Array): void {
+    this.ascii('[');
+    for (let index = 0; index < values.length; index++) {
+      if (index > 0) this.comma();
+      this.count(values[index]!);
+    }
+    this.ascii(']');
+  }
+
+  private text(text: string): void {
+    this.reserve(3 * text.length);
+    this.length += this.buffer.write(text, this.length, 'utf8');
+  }
+
+  /** Room for `bytes` more; a string longer than the buffer makes it grow. */
+  private reserve(bytes: number): void {
+    if (this.length + bytes <= this.buffer.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(2 * this.buffer.length, this.length + bytes));
+    this.buffer.copy(bigger, 0, 0, this.length);
+    this.buffer = bigger;
+  }
+}
