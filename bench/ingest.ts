@@ -1,16 +1,25 @@
 /**
  * Collector ingest: generated IRC lines (joins, parts, quits, nick changes,
  * messages) through irc-framework's line parser and the adapter's conversion
- * into the collector's live handlers and activity counting, versus the parser
- * and conversion alone. Rounds alternate parse-only and full; each full round
- * starts from the same model.
+ * into the collector's own message handler, versus the parser and conversion
+ * alone. Rounds alternate parse-only and full; each full round starts from the
+ * same model.
+ *
+ * The full side runs the stats plugin as the host starts it, so it does per
+ * line what the plugin does: live tracking, activity counting, the other
+ * message handlers, and the model change listeners (peak member counts,
+ * countries, CTCP VERSION queue); the API plugin runs too, so its caches
+ * hear every change as they do in a real bot.
  */
 import IrcFramework from 'irc-framework';
+import { checkSchema } from '../lib/config.js';
 import { toIrcMessage } from '../lib/irc/irc-framework.js';
-import { ActivitySlice } from '../lib/model/activity.js';
+import type { IrcMessage, IrcPort } from '../lib/irc/port.js';
+import { createLogger } from '../lib/logger.js';
 import { NetworkModel } from '../lib/model/network.js';
-import { countLine } from '../plugins/stats/activity.js';
-import { track } from '../plugins/stats/live.js';
+import type { PluginDefinition } from '../lib/plugin.js';
+import api from '../plugins/api/index.js';
+import stats from '../plugins/stats/index.js';
 import { FakeTransport } from '../test/support/fake-irc.js';
 import { formatCount, formatRatio, isSmoke, median, runBench, seededRandom } from './common.js';
 import { channelOf, nickOf, populate } from './model.js';
@@ -55,14 +64,67 @@ function generateLines(count: number): string[] {
   return lines.slice(0, count);
 }
 
-function freshContext() {
-  const irc = new FakeTransport();
-  irc.connect();
-  irc.register();
+/** A plugin's config with every default, as the host validates it. */
+function defaultConfig<Config>(definition: PluginDefinition<Config>): Config {
+  const config: Record<string, unknown> = {};
+  const problems = checkSchema(definition.configSchema, config, `config.plugins.${definition.name}`);
+  if (problems.length > 0)
+    throw new Error(`the ${definition.name} plugin's defaults do not validate: ${problems.join('; ')}`);
+  return config as Config;
+}
+
+/**
+ * A populated model with the stats and API plugins started on it as the host starts them (timers, commands
+ * and routes left out: they do nothing per line). Returns the stats plugin's message handler, which the full
+ * side calls; the model change listeners of both plugins hear every change it makes.
+ */
+async function freshCollector(): Promise<{ model: NetworkModel; handle: (message: IrcMessage) => void }> {
+  const transport = new FakeTransport();
+  transport.connect();
+  transport.register();
   const model = new NetworkModel();
   populate(model, { users: INITIAL_USERS, channels: CHANNELS, joinedChannels: JOINED });
-  const activity = new ActivitySlice({ timeZone: 'UTC', retentionDays: 30, fold: (name) => model.fold(name) });
-  return { irc, model, activity };
+  const handlers: ((message: IrcMessage) => void)[] = [];
+  const irc: IrcPort = {
+    get state() {
+      return transport.state;
+    },
+    on: (event, listener) => {
+      if (event === 'message') handlers.push(listener as (message: IrcMessage) => void);
+      return () => undefined;
+    },
+    send: (command, ...params) => transport.send(command, ...params),
+    privmsg: (target, text) => transport.privmsg(target, text),
+    notice: (target, text) => transport.notice(target, text),
+    ctcpRequest: (target, type, text) => transport.ctcpRequest(target, type, text),
+    ctcpReply: (target, type, text) => transport.ctcpReply(target, type, text),
+    request: (request) => transport.request(request),
+    casefold: (value) => transport.casefold(value),
+  };
+  const start = async <Config>(definition: PluginDefinition<Config>): Promise<void> => {
+    await definition.start({
+      name: definition.name,
+      config: defaultConfig(definition),
+      host: { admins: [], nick: 'DataBot', ircServer: { host: '127.0.0.1', port: 6667, tls: false, tlsVerify: true } },
+      logger: createLogger({ sink: () => undefined }),
+      model,
+      irc,
+      http: { route: () => undefined, setGuard: () => undefined, addHook: () => undefined, routes: () => [] },
+      commands: {
+        register: () => undefined,
+        addAdminCheck: () => undefined,
+        isAdmin: () => Promise.resolve(false),
+        accountOf: () => Promise.resolve(null),
+      },
+      timers: { every: () => undefined, after: () => undefined },
+      onModelChange: (listener) => void model.on('change', listener),
+    });
+  };
+  await start(stats);
+  await start(api);
+  const [handle] = handlers;
+  if (!handle || handlers.length !== 1) throw new Error(`the plugins added ${handlers.length} message handlers, not 1`);
+  return { model, handle };
 }
 
 function parseOnly(lines: readonly string[]): number {
@@ -73,17 +135,12 @@ function parseOnly(lines: readonly string[]): number {
   return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
-function ingest(lines: readonly string[]): { seconds: number; users: number } {
-  const context = freshContext();
-  const now = new Date();
+async function ingest(lines: readonly string[]): Promise<{ seconds: number; users: number }> {
+  const { model, handle } = await freshCollector();
   const started = process.hrtime.bigint();
-  for (const line of lines) {
-    const message = toIrcMessage(IrcFramework.ircLineParser(line));
-    track(message, context);
-    countLine(message, context, now);
-  }
+  for (const line of lines) handle(toIrcMessage(IrcFramework.ircLineParser(line)));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { seconds, users: context.model.users.size };
+  return { seconds, users: model.users.size };
 }
 
 async function main() {
@@ -93,14 +150,14 @@ async function main() {
   const lines = generateLines(count);
   // Warm-up: the JIT sees both paths before anything counts.
   parseOnly(lines.slice(0, 50_000));
-  ingest(lines.slice(0, 50_000));
+  await ingest(lines.slice(0, 50_000));
   const parseRates: number[] = [];
   const fullRates: number[] = [];
   const ratios: number[] = [];
   let users = 0;
   for (let round = 0; round < rounds; round++) {
     const parse = count / parseOnly(lines);
-    const full = ingest(lines);
+    const full = await ingest(lines);
     users = full.users;
     parseRates.push(parse);
     fullRates.push(count / full.seconds);
@@ -112,7 +169,8 @@ async function main() {
     setup:
       `${formatCount(count)} generated lines (70% PRIVMSG, 12% JOIN, 8% PART, 5% QUIT with a new user joining, ` +
       `5% NICK) over ${formatCount(INITIAL_USERS)} users in ${JOINED} joined channels; ${rounds} interleaved rounds, ` +
-      'medians. Full = irc-framework parse + toIrcMessage + the live handlers + activity counting.',
+      "medians. Full = irc-framework parse + toIrcMessage + the stats plugin's message handler (live tracking, " +
+      "activity counting, its model change listeners) with the API plugin's caches listening too.",
     figures: [
       { name: 'parse only', value: `${formatCount(median(parseRates))} lines/s` },
       { name: 'parse + model', value: `${formatCount(median(fullRates))} lines/s` },

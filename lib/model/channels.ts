@@ -35,13 +35,20 @@ export class ChannelsSlice implements ModelSlice {
     return this.byName.get(this.fold(name));
   }
 
+  /** The channel whose folded name is `key` (a caller that folded the name already saves folding it again). */
+  byKey(key: string): Channel | undefined {
+    return this.byName.get(key);
+  }
+
   all(): IterableIterator<Channel> {
     return this.byName.values();
   }
 
-  /** @internal changed through NetworkModel, which emits the change */
-  upsert(name: string, fields: ChannelFields): Channel {
-    const key = this.fold(name);
+  /**
+   * @internal changed through NetworkModel, which emits the change
+   * @param key `name` folded, when the caller has it already
+   */
+  upsert(name: string, fields: ChannelFields, key = this.fold(name)): Channel {
     let channel = this.byName.get(key);
     if (!channel) {
       channel = {
@@ -58,15 +65,18 @@ export class ChannelsSlice implements ModelSlice {
       };
       this.byName.set(key, channel);
     }
-    for (const [field, value] of Object.entries(fields) as [keyof ChannelFields, never][]) {
-      if (value !== undefined) channel[field] = value;
+    for (const field in fields) {
+      const value = fields[field as keyof ChannelFields];
+      if (value !== undefined) (channel as unknown as Record<string, unknown>)[field] = value;
     }
     return channel;
   }
 
-  /** @internal */
-  delete(name: string): Channel | undefined {
-    const key = this.fold(name);
+  /**
+   * @internal
+   * @param key `name` folded, when the caller has it already
+   */
+  delete(name: string, key = this.fold(name)): Channel | undefined {
     const channel = this.byName.get(key);
     this.byName.delete(key);
     return channel;

@@ -3,13 +3,12 @@
  * every plugin. It changes only through the named methods below, each of which
  * emits a {@link ModelChange} afterwards. It knows nothing of persistence.
  */
-import { EventEmitter } from 'node:events';
 import { casefold, type Casemapping } from '../irc/casemapping.js';
 import { ChannelsSlice, type Channel, type ChannelFields } from './channels.js';
 import { ServersSlice, type Server, type ServerFields } from './servers.js';
 import { ServicesSlice, type ServiceCommands } from './services.js';
 import type { ModelChange, ModelSlice } from './slice.js';
-import { UsersSlice, type User, type UserFields } from './users.js';
+import { storedKey, UsersSlice, type User, type UserFields } from './users.js';
 
 /** The network's own counts (LUSERS) and the state of the bot's view of it. */
 export interface NetworkStats {
@@ -24,6 +23,9 @@ export interface NetworkStats {
   /** Whether the bot was an operator during that sync (it then sees +i users too). */
   syncedAsOperator: boolean;
 }
+
+/** More change listeners than this is a leak (a listener added per request, per connection, ...), not a design. */
+const MAX_LISTENERS = 50;
 
 export class NetworkModel {
   readonly users: UsersSlice;
@@ -44,15 +46,17 @@ export class NetworkModel {
     syncedAsOperator: false,
   };
   private readonly extraSlices = new Map<string, ModelSlice>();
-  private readonly events = new EventEmitter();
+  /**
+   * Replaced, never changed in place, when a listener comes or goes: an emit runs the listeners there were
+   * when it started (as EventEmitter does), without copying the list for every change.
+   */
+  private listeners: readonly ((change: ModelChange) => void)[] = [];
 
   constructor(private readonly clock: () => Date = () => new Date()) {
-    const fold = (name: string): string => casefold(name, this.casemappingValue);
-    this.users = new UsersSlice(fold);
-    this.channels = new ChannelsSlice(fold);
+    this.users = new UsersSlice(this.foldName);
+    this.channels = new ChannelsSlice(this.foldName);
     this.servers = new ServersSlice();
     this.services = new ServicesSlice();
-    this.events.setMaxListeners(50);
   }
 
   get casemapping(): Casemapping {
@@ -76,9 +80,21 @@ export class NetworkModel {
     return casefold(name, this.casemappingValue);
   }
 
+  /** {@link fold} as a function value, for the slices. */
+  private readonly foldName = (name: string): string => casefold(name, this.casemappingValue);
+
   on(event: 'change', listener: (change: ModelChange) => void): () => void {
-    this.events.on(event, listener);
-    return () => this.events.off(event, listener);
+    this.listeners = [...this.listeners, listener];
+    if (this.listeners.length === MAX_LISTENERS + 1) {
+      process.emitWarning(
+        `NetworkModel: more than ${MAX_LISTENERS} "${event}" listeners; a listener is probably added without being removed`,
+        'MaxListenersExceededWarning',
+      );
+    }
+    return () => {
+      const index = this.listeners.lastIndexOf(listener);
+      if (index >= 0) this.listeners = this.listeners.filter((_, other) => other !== index);
+    };
   }
 
   /** Every slice: the built-in ones, then those added (tokens, activity, ...), for persistence and lookup. */
@@ -95,7 +111,12 @@ export class NetworkModel {
 
   /** Announce a change made inside a slice that owns its own methods. */
   changed(change: ModelChange): void {
-    this.events.emit('change', change);
+    for (const listener of this.listeners) listener(change);
+  }
+
+  /** Whether anyone listens: with nobody, the hot paths do not even build the change. */
+  private get heard(): boolean {
+    return this.listeners.length > 0;
   }
 
   // --- connection -----------------------------------------------------------
@@ -128,65 +149,85 @@ export class NetworkModel {
 
   // --- users ------------------------------------------------------------------
 
-  upsertUser(nick: string, fields: UserFields = {}): User {
-    const user = this.users.upsert(nick, fields, this.clock());
-    this.changed({ slice: 'users', kind: 'upsert', name: user.nick });
+  // The methods a live line leads to take the folded names as optional last parameters: a caller that has
+  // folded them already (the collector folds each name of a line once) saves folding them again here.
+
+  /** @param key `nick` folded, when the caller has it already */
+  upsertUser(nick: string, fields: UserFields = {}, key = this.fold(nick)): User {
+    const user = this.users.upsert(nick, fields, this.clock, key);
+    if (this.heard) this.changed({ slice: 'users', kind: 'upsert', name: user.nick });
     return user;
   }
 
-  renameUser(oldNick: string, newNick: string): void {
-    const user = this.users.rename(oldNick, newNick);
+  /**
+   * @param oldKey `oldNick` folded, when the caller has it already
+   * @param newKey `newNick` folded, when the caller has it already
+   */
+  renameUser(oldNick: string, newNick: string, oldKey = this.fold(oldNick), newKey = this.fold(newNick)): void {
+    const user = this.users.rename(oldNick, newNick, oldKey, newKey);
     if (!user) return;
-    const oldKey = this.fold(oldNick);
-    const newKey = this.fold(newNick);
+    const memberKey = storedKey(newKey, user.nick, this.foldName);
     for (const channelKey of user.channels) {
-      const members = this.channels.get(channelKey)?.members;
+      const members = this.channels.byKey(channelKey)?.members;
       if (!members) continue;
       const prefix = members.get(oldKey) ?? '';
       members.delete(oldKey);
-      members.set(newKey, prefix);
+      members.set(memberKey, prefix);
     }
-    this.changed({ slice: 'users', kind: 'rename', name: newNick });
+    if (this.heard) this.changed({ slice: 'users', kind: 'rename', name: newNick });
   }
 
-  /** The user quit or was killed: gone from every channel. */
-  removeUser(nick: string): void {
-    const user = this.users.delete(nick);
+  /**
+   * The user quit or was killed: gone from every channel.
+   * @param key `nick` folded, when the caller has it already
+   */
+  removeUser(nick: string, key = this.fold(nick)): void {
+    const user = this.users.delete(nick, key);
     if (!user) return;
-    const key = this.fold(nick);
     for (const channelKey of user.channels) {
-      const channel = this.channels.get(channelKey);
+      const channel = this.channels.byKey(channelKey);
       if (channel?.members.delete(key)) channel.users = Math.max(0, channel.users - 1);
     }
-    this.changed({ slice: 'users', kind: 'remove', name: user.nick });
+    if (this.heard) this.changed({ slice: 'users', kind: 'remove', name: user.nick });
   }
 
   // --- channels -----------------------------------------------------------------
 
-  upsertChannel(name: string, fields: ChannelFields = {}): Channel {
-    const channel = this.channels.upsert(name, fields);
-    this.changed({ slice: 'channels', kind: 'upsert', name: channel.name });
+  /** @param key `name` folded, when the caller has it already */
+  upsertChannel(name: string, fields: ChannelFields = {}, key = this.fold(name)): Channel {
+    const channel = this.channels.upsert(name, fields, key);
+    if (this.heard) this.changed({ slice: 'channels', kind: 'upsert', name: channel.name });
     return channel;
   }
 
   removeChannel(name: string): void {
-    const channel = this.channels.delete(name);
-    if (!channel) return;
     const channelKey = this.fold(name);
-    for (const memberKey of channel.members.keys()) this.users.get(memberKey)?.channels.delete(channelKey);
+    const channel = this.channels.delete(name, channelKey);
+    if (!channel) return;
+    for (const memberKey of channel.members.keys()) this.users.byKey(memberKey)?.channels.delete(channelKey);
     this.changed({ slice: 'channels', kind: 'remove', name: channel.name });
   }
 
-  /** A member joined (or was listed by NAMES/WHO) with the given prefixes. */
-  addMember(channelName: string, nick: string, prefix = ''): void {
-    const channel = this.channels.get(channelName) ?? this.channels.upsert(channelName, {});
-    const user = this.users.get(nick) ?? this.users.upsert(nick, {}, this.clock());
-    const channelKey = this.fold(channel.name);
-    const userKey = this.fold(user.nick);
-    if (!channel.members.has(userKey) && channel.joined) channel.users = channel.members.size + 1;
-    channel.members.set(userKey, prefix);
-    user.channels.add(channelKey);
-    this.changed({ slice: 'channels', kind: 'join', name: channel.name });
+  /**
+   * A member joined (or was listed by NAMES/WHO) with the given prefixes.
+   * @param channelKey `channelName` folded, when the caller has it already
+   * @param userKey `nick` folded, when the caller has it already
+   */
+  addMember(
+    channelName: string,
+    nick: string,
+    prefix = '',
+    channelKey = this.fold(channelName),
+    userKey = this.fold(nick),
+  ): void {
+    const channel = this.channels.byKey(channelKey) ?? this.channels.upsert(channelName, {}, channelKey);
+    const user = this.users.byKey(userKey) ?? this.users.upsert(nick, {}, this.clock, userKey);
+    const { members } = channel;
+    const before = members.size;
+    members.set(storedKey(userKey, user.nick, this.foldName), prefix);
+    if (channel.joined && members.size !== before) channel.users = members.size;
+    user.channels.add(storedKey(channelKey, channel.name, this.foldName));
+    if (this.heard) this.changed({ slice: 'channels', kind: 'join', name: channel.name });
   }
 
   setMemberPrefix(channelName: string, nick: string, prefix: string): void {
@@ -197,15 +238,22 @@ export class NetworkModel {
     this.changed({ slice: 'channels', kind: 'prefix', name: channel.name });
   }
 
-  /** A member left (PART or KICK). The user stays known; the collector decides when to forget them. */
-  removeMember(channelName: string, nick: string): void {
-    const channel = this.channels.get(channelName);
+  /**
+   * A member left (PART or KICK). The user stays known; the collector decides when to forget them.
+   * @param channelKey `channelName` folded, when the caller has it already
+   * @param userKey `nick` folded, when the caller has it already
+   */
+  removeMember(
+    channelName: string,
+    nick: string,
+    channelKey = this.fold(channelName),
+    userKey = this.fold(nick),
+  ): void {
+    const channel = this.channels.byKey(channelKey);
     if (!channel) return;
-    const userKey = this.fold(nick);
     if (channel.members.delete(userKey) && channel.joined) channel.users = channel.members.size;
-    const user = this.users.get(nick);
-    user?.channels.delete(this.fold(channel.name));
-    this.changed({ slice: 'channels', kind: 'part', name: channel.name });
+    this.users.byKey(userKey)?.channels.delete(channelKey);
+    if (this.heard) this.changed({ slice: 'channels', kind: 'part', name: channel.name });
   }
 
   // --- servers ------------------------------------------------------------------

@@ -35,8 +35,16 @@ export type UserFields = Partial<Omit<User, 'nick' | 'channels' | 'firstSeenAt'>
  * 13 or more characters as a view into its parent string; a host or realname kept that way would
  * hold its whole 150-byte WHO line in memory, for every user.
  */
-function detached(text: string): string {
+export function detached(text: string): string {
   return text.length < 13 ? text : (JSON.parse(JSON.stringify(text)) as string);
+}
+
+/**
+ * The key to keep for `name` (stored, so detached) when `key` is its fold from a line: a key cut from
+ * the line would keep the line alive as long as the key is kept. Short keys are copies already.
+ */
+export function storedKey(key: string, name: string, fold: (name: string) => string): string {
+  return key.length < 13 ? key : fold(name);
 }
 
 /** More distinct server names than any real network has; past it, names are no longer shared. */
@@ -59,13 +67,20 @@ export class UsersSlice implements ModelSlice {
     return this.byNick.get(this.fold(nick));
   }
 
+  /** The user whose folded nick is `key` (a caller that folded the nick already saves folding it again). */
+  byKey(key: string): User | undefined {
+    return this.byNick.get(key);
+  }
+
   all(): IterableIterator<User> {
     return this.byNick.values();
   }
 
-  /** @internal changed through NetworkModel, which emits the change */
-  upsert(nick: string, fields: UserFields, now: Date): User {
-    const key = this.fold(nick);
+  /**
+   * @internal changed through NetworkModel, which emits the change
+   * @param key `nick` folded, when the caller has it already
+   */
+  upsert(nick: string, fields: UserFields, clock: () => Date, key = this.fold(nick)): User {
     let user = this.byNick.get(key);
     if (!user) {
       user = {
@@ -81,17 +96,21 @@ export class UsersSlice implements ModelSlice {
         client: null,
         clientVersion: null,
         countryCode: null,
-        firstSeenAt: this.timeText(now),
+        // Read the clock only for a new user: a Date per line for the others would be garbage.
+        firstSeenAt: this.timeText(clock()),
         channels: new Set(),
       };
-      this.byNick.set(key, user);
+      this.byNick.set(storedKey(key, user.nick, this.fold), user);
     } else if (user.nick !== nick) {
       user.nick = detached(nick);
     }
-    for (const [field, value] of Object.entries(fields) as [keyof UserFields, never][]) {
+    // for-in over a small literal allocates nothing, where Object.entries made an array per field on every line.
+    for (const field in fields) {
+      const value = fields[field as keyof UserFields];
       // Unchanged values are left alone: a sync repeats every user, and the stored strings are already compact.
-      if (value === undefined || user[field] === value) continue;
-      user[field] = (typeof value === 'string' ? this.compact(field, value) : value) as never;
+      if (value === undefined || user[field as keyof UserFields] === value) continue;
+      (user as unknown as Record<string, unknown>)[field] =
+        typeof value === 'string' ? this.compact(field as keyof UserFields, value) : value;
     }
     return user;
   }
@@ -117,21 +136,27 @@ export class UsersSlice implements ModelSlice {
     return this.lastSeenText;
   }
 
-  /** @internal */
-  rename(oldNick: string, newNick: string): User | undefined {
-    const user = this.byNick.get(this.fold(oldNick));
+  /**
+   * @internal
+   * @param oldKey `oldNick` folded, when the caller has it already
+   * @param newKey `newNick` folded, when the caller has it already
+   */
+  rename(oldNick: string, newNick: string, oldKey = this.fold(oldNick), newKey = this.fold(newNick)): User | undefined {
+    const user = this.byNick.get(oldKey);
     if (!user) return undefined;
-    this.byNick.delete(this.fold(oldNick));
-    user.nick = newNick;
-    this.byNick.set(this.fold(newNick), user);
+    this.byNick.delete(oldKey);
+    user.nick = detached(newNick);
+    this.byNick.set(storedKey(newKey, user.nick, this.fold), user);
     return user;
   }
 
-  /** @internal */
-  delete(nick: string): User | undefined {
-    const key = this.fold(nick);
+  /**
+   * @internal
+   * @param key `nick` folded, when the caller has it already
+   */
+  delete(nick: string, key = this.fold(nick)): User | undefined {
     const user = this.byNick.get(key);
-    this.byNick.delete(key);
+    if (user) this.byNick.delete(key);
     return user;
   }
 

@@ -7,10 +7,12 @@
 import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
 import type { ActivitySlice } from '../../lib/model/activity.js';
 import type { NetworkModel } from '../../lib/model/network.js';
+import { isSelfKey } from './live.js';
 
 export interface ActivityContext {
   irc: IrcPort;
   model: NetworkModel;
+  /** Folds names as the model does (the collector gives it `model.fold`): the keys are folded once, by the model. */
   activity: ActivitySlice;
 }
 
@@ -27,10 +29,14 @@ export function countLine(message: IrcMessage, { irc, model, activity }: Activit
   const source = message.source;
   // Only users' lines count; a server's name has a dot, which no nick may have.
   if (!target || !source || source.nick.includes('.')) return false;
-  if (irc.casefold(source.nick) === irc.casefold(irc.state.nick)) return false;
-  const channel = model.channels.get(target);
+  const { nick } = source;
+  // Each name is folded once, for the self check, the channel lookup and the counts alike.
+  const nickKey = model.fold(nick);
+  if (isSelfKey(nick, nickKey, irc, model)) return false;
+  const channelKey = model.fold(target);
+  const channel = model.channels.byKey(channelKey);
   if (!channel?.joined || !isChatLine(text)) return false;
-  activity.record(channel.name, source.nick, channel.hidden, at);
+  activity.recordFolded(channelKey, channel.name, nickKey, nick, channel.hidden, at);
   return true;
 }
 

@@ -3,8 +3,10 @@
  * for the channels the bot is in (and, for QUIT/NICK/AWAY/ACCOUNT/CHGHOST,
  * every user it knows). Handlers read like the protocol they follow.
  */
+import type { Casemapping } from '../../lib/irc/casemapping.js';
 import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
 import type { NetworkModel } from '../../lib/model/network.js';
+import type { UserFields } from '../../lib/model/users.js';
 
 export interface LiveContext {
   irc: IrcPort;
@@ -39,8 +41,31 @@ export function splitMemberPrefix(entry: string, irc: IrcPort): { prefix: string
   return { prefix: entry.slice(0, index), rest: entry.slice(index) };
 }
 
-function isSelf(nick: string | undefined, irc: IrcPort): boolean {
-  return nick !== undefined && irc.casefold(nick) === irc.casefold(irc.state.nick);
+// The bot's folded nick, asked for by nearly every line: folded again only when the nick or the casemapping changed.
+let ownPort: IrcPort | null = null;
+let ownNick = '';
+let ownMapping: Casemapping | null = null;
+let ownKey = '';
+
+/** The bot's own nick folded with the connection's casemapping. */
+export function ownNickKey(irc: IrcPort): string {
+  const { nick, casemapping } = irc.state;
+  if (irc !== ownPort || nick !== ownNick || casemapping !== ownMapping) {
+    ownKey = irc.casefold(nick);
+    ownPort = irc;
+    ownNick = nick;
+    ownMapping = casemapping;
+  }
+  return ownKey;
+}
+
+/**
+ * Whether `nick`, whose model key is `key`, is the bot. The model and the connection fold alike once the
+ * model has the connection's casemapping, so the key is reused; before that, the connection folds the nick itself.
+ */
+export function isSelfKey(nick: string, key: string, irc: IrcPort, model: NetworkModel): boolean {
+  const folded = irc.state.casemapping === model.casemapping ? key : irc.casefold(nick);
+  return folded === ownNickKey(irc);
 }
 
 /** Apply a channel MODE change: member prefixes and the public mode string. */
@@ -90,32 +115,42 @@ const handlers: Record<string, Handler> = {
     const [channelName, account, realname] = message.params;
     const source = message.source;
     if (!channelName || !source) return;
-    if (isSelf(source.nick, irc)) {
+    const { nick } = source;
+    // Each name is folded once for the whole line.
+    const userKey = model.fold(nick);
+    const channelKey = model.fold(channelName);
+    if (isSelfKey(nick, userKey, irc, model)) {
       // A channel LIST never showed may be secret: hidden until its modes (324) say otherwise.
-      const known = model.channels.get(channelName);
-      model.upsertChannel(channelName, { joined: true, hidden: known ? known.hidden : true });
+      const known = model.channels.byKey(channelKey);
+      model.upsertChannel(channelName, { joined: true, hidden: known ? known.hidden : true }, channelKey);
       irc.send('MODE', channelName);
     }
+    const ident = source.ident || null;
+    const host = source.host || null;
     // extended-join: JOIN #chan account :realname ("*" = not logged in)
-    const extended =
-      account !== undefined ? { account: account === '*' ? null : account, realname: realname ?? null } : {};
-    model.upsertUser(source.nick, { ident: source.ident || null, host: source.host || null, ...extended });
-    model.addMember(channelName, source.nick);
+    const fields: UserFields =
+      account !== undefined
+        ? { ident, host, account: account === '*' ? null : account, realname: realname ?? null }
+        : { ident, host };
+    model.upsertUser(nick, fields, userKey);
+    model.addMember(channelName, nick, '', channelKey, userKey);
   },
 
   PART(message, { irc, model }) {
     const [channelName] = message.params;
     const nick = message.source?.nick;
     if (!channelName || !nick) return;
-    if (isSelf(nick, irc)) leaveChannel(channelName, model);
-    else model.removeMember(channelName, nick);
+    const userKey = model.fold(nick);
+    if (isSelfKey(nick, userKey, irc, model)) leaveChannel(channelName, model);
+    else model.removeMember(channelName, nick, model.fold(channelName), userKey);
   },
 
   KICK(message, { irc, model }) {
     const [channelName, nick] = message.params;
     if (!channelName || !nick) return;
-    if (isSelf(nick, irc)) leaveChannel(channelName, model);
-    else model.removeMember(channelName, nick);
+    const userKey = model.fold(nick);
+    if (isSelfKey(nick, userKey, irc, model)) leaveChannel(channelName, model);
+    else model.removeMember(channelName, nick, model.fold(channelName), userKey);
   },
 
   QUIT(message, { model }) {

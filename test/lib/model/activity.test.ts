@@ -182,3 +182,55 @@ t.test('persistence: a snapshot restores the same counts; bad entries are skippe
   t.equal(messy.channelOn(messyDay, '#ok')!.hourly![1], 2);
   t.throws(() => messy.persistence.restore(null as never), { message: /"activity" slice must be an object/ });
 });
+
+t.test('the day and hour found for a quarter hour follow a restore and a rollover by the owner', async (t) => {
+  const activity = slice();
+  const tenPast = at('2026-11-21T10:10:00Z');
+  activity.record('#chat', 'alice', false, tenPast);
+  const stored = JSON.parse(JSON.stringify(activity.persistence.snapshot()));
+  activity.record('#chat', 'alice', false, tenPast);
+  activity.persistence.restore(stored);
+  activity.record('#chat', 'alice', false, at('2026-11-21T10:11:00Z'));
+  const day = activity.day(tenPast)!;
+  t.equal(activity.nickOn(day, 'alice')!.lines, 2, 'counted into the restored day, not the one it replaced');
+  t.equal(activity.channelOn(day, '#chat')!.hourly![10], 2);
+
+  const late = at('2026-11-21T23:50:00Z');
+  activity.record('#chat', 'alice', false, late);
+  t.ok(activity.rollover(at('2026-11-22T00:05:00Z')), 'the owner starts the next day');
+  activity.record('#chat', 'bob', false, late);
+  t.same(
+    activity.days().map((kept) => [kept.date, kept.lines]),
+    [
+      ['2026-11-21', 3],
+      ['2026-11-22', 1],
+    ],
+    'a line from the quarter hour before midnight counts for the current day once it has begun',
+  );
+  t.equal(activity.nickOn(activity.days()[1]!, 'bob')!.hourly![23], 1, 'at its own hour');
+});
+
+t.test('many nicks: each has hours of its own, and names folded by the caller count the same', async (t) => {
+  const activity = slice();
+  const nicks = Array.from({ length: 2500 }, (_, index) => `Nick[${index}]`);
+  nicks.forEach((nick, index) => {
+    const time = at(`2026-11-21T${String(index % 24).padStart(2, '0')}:30:00Z`);
+    if (index % 2 === 0) activity.record('#Chat', nick, false, time);
+    else activity.recordFolded(fold('#Chat'), '#Chat', fold(nick), nick, false, time);
+  });
+  activity.record('#chat', 'nick{7}', false, at('2026-11-21T07:45:00Z'));
+  const day = activity.days()[0]!;
+  t.equal(day.nicks.size, 2500);
+  let wrong = 0;
+  nicks.forEach((nick, index) => {
+    const counted = activity.nickOn(day, nick)!;
+    const expected = new Uint32Array(24);
+    expected[index % 24] = index === 7 ? 2 : 1;
+    if (counted.hourly!.length !== 24 || counted.hourly!.some((lines, hour) => lines !== expected[hour])) wrong++;
+  });
+  t.equal(wrong, 0, 'no nick sees another one’s hours');
+  t.match(activity.nickOn(day, 'NICK[7]'), { nick: 'nick{7}', lines: 2 }, 'the nick as last seen');
+  t.equal(activity.channelOn(day, '#CHAT')!.speakers!.size, 2500);
+  t.equal(activity.channelOn(day, '#chat')!.speakers!.get('nick{7}'), 2);
+  t.equal(activity.channelOn(day, '#chat')!.lines, 2501);
+});

@@ -101,3 +101,100 @@ t.test('ready needs a connection and a completed sync', async (t) => {
   model.connectionOpened('rfc1459');
   t.notOk(model.ready, 'a new connection needs a new sync');
 });
+
+t.test('names folded by the caller give the same model as names folded here', async (t) => {
+  const byName = modelWithChanges();
+  const byKey = modelWithChanges();
+  const fold = (name: string) => byKey.model.fold(name);
+  byName.model.upsertChannel('#Chat[1]', { joined: true });
+  byKey.model.upsertChannel('#Chat[1]', { joined: true }, fold('#Chat[1]'));
+  byName.model.upsertUser('Alice', { ident: 'a' });
+  byKey.model.upsertUser('Alice', { ident: 'a' }, fold('Alice'));
+  byName.model.addMember('#chat{1}', 'Alice', '@');
+  byKey.model.addMember('#chat{1}', 'Alice', '@', fold('#chat{1}'), fold('Alice'));
+  byName.model.addMember('#chat{1}', 'Bob~');
+  byKey.model.addMember('#chat{1}', 'Bob~', '', fold('#chat{1}'), fold('Bob~'));
+  byName.model.renameUser('Alice', 'Alice[2]');
+  byKey.model.renameUser('Alice', 'Alice[2]', fold('Alice'), fold('Alice[2]'));
+  byName.model.removeMember('#CHAT[1]', 'bob^');
+  byKey.model.removeMember('#CHAT[1]', 'bob^', fold('#CHAT[1]'), fold('bob^'));
+  byName.model.addMember('#chat{1}', 'carol');
+  byKey.model.addMember('#chat{1}', 'carol', '', fold('#chat{1}'), fold('carol'));
+  byName.model.removeUser('CAROL');
+  byKey.model.removeUser('CAROL', fold('CAROL'));
+  const picture = (model: NetworkModel) => ({
+    users: [...model.users.all()].map((user) => ({ ...user, channels: [...user.channels] })),
+    channels: [...model.channels.all()].map((channel) => ({ ...channel, members: [...channel.members] })),
+  });
+  t.same(picture(byKey.model), picture(byName.model));
+  t.same(byKey.changes, byName.changes, 'the same changes, in the same order');
+  t.same(picture(byKey.model).channels[0]!.members, [['alice{2}', '@']], 'bob parted, carol quit');
+  t.equal(byKey.model.users.byKey('alice{2}')?.nick, 'Alice[2]');
+  t.equal(byKey.model.channels.byKey('#chat{1}')?.users, 1);
+});
+
+t.test('an existing user: the clock is not read and unchanged fields keep their strings', async (t) => {
+  let reads = 0;
+  const model = new NetworkModel(() => {
+    reads++;
+    return fixedClock();
+  });
+  model.connectionOpened('rfc1459');
+  const user = model.upsertUser('alice', { host: 'a-rather-long-host.example.com' });
+  t.equal(reads, 1, 'a new user is given the time the bot first saw them');
+  const host = user.host;
+  model.upsertUser('Alice', { host: ['a-rather-long-host', 'example', 'com'].join('.'), away: true });
+  model.addMember('#chat', 'alice');
+  t.equal(reads, 1, 'a known user: no clock');
+  t.equal(user.host, host);
+  t.match(user, { nick: 'Alice', away: true });
+  model.upsertUser('alice', { away: undefined, account: null });
+  t.equal(user.away, true, 'a field given as undefined is left alone');
+});
+
+t.test('change listeners: each hears every change once, in order; removing one stops it', async (t) => {
+  const model = new NetworkModel(fixedClock);
+  const heard: string[] = [];
+  const late = (change: ModelChange) => heard.push(`late ${change.kind}`);
+  let removeLate = (): void => undefined;
+  const removeFirst = model.on('change', (change) => {
+    heard.push(`first ${change.kind}`);
+    // Added during a change: hears the next one, not this one (as with EventEmitter).
+    if (change.kind === 'connected') removeLate = model.on('change', late);
+  });
+  const removeSecond = model.on('change', (change) => {
+    heard.push(`second ${change.kind}`);
+    // Removed during a change: still hears this one.
+    if (change.kind === 'upsert') removeFirst();
+  });
+  model.connectionOpened('rfc1459');
+  model.upsertUser('alice');
+  model.addMember('#chat', 'alice');
+  removeSecond();
+  removeLate();
+  removeLate();
+  model.removeUser('alice');
+  t.same(heard, [
+    'first connected',
+    'second connected',
+    'first upsert',
+    'second upsert',
+    'late upsert',
+    'second join',
+    'late join',
+  ]);
+});
+
+t.test('more listeners than any design needs is reported as a leak', async (t) => {
+  const model = new NetworkModel(fixedClock);
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning);
+  process.on('warning', onWarning);
+  t.teardown(() => process.off('warning', onWarning));
+  const removers = Array.from({ length: 51 }, () => model.on('change', () => undefined));
+  // Warnings are delivered on the next tick.
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(warnings.length, 1);
+  t.match(warnings[0], { name: 'MaxListenersExceededWarning', message: /more than 50 "change" listeners/ });
+  for (const remove of removers) remove();
+});

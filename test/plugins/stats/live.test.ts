@@ -122,3 +122,24 @@ t.test('when the bot leaves, the channel keeps no members', async (t) => {
   t.equal(model.channels.get('#b')!.members.size, 0);
   t.equal(model.channels.get('#b')!.joined, false);
 });
+
+t.test("the bot is recognised under the connection's casemapping, also before the model has it", async (t) => {
+  const irc = new FakeTransport({ nick: 'Bot[1]' });
+  const model = new NetworkModel();
+  irc.on('message', (message) => track(message, { irc, model }));
+  irc.connect();
+  irc.register('Bot[1]', 'CASEMAPPING=ascii PREFIX=(ov)@+ CHANMODES=b,k,l,imnpst');
+  t.equal(model.casemapping, 'rfc1459', 'the model still has the default casemapping');
+  irc.receive(':Bot{1}!x@other.host JOIN #other');
+  t.notOk(model.channels.get('#other')?.joined, 'under ascii, Bot{1} is someone else');
+  t.notOk(irc.sent.includes('MODE #other'));
+  irc.receive(':BOT[1]!bot@bot.host JOIN #mine');
+  t.equal(model.channels.get('#mine')?.joined, true, 'under ascii, BOT[1] is the bot');
+
+  model.connectionOpened(irc.state.casemapping);
+  irc.receive(':Bot[1]!bot@bot.host NICK :Renamed');
+  irc.receive(':renamed!bot@bot.host JOIN #after');
+  t.equal(model.channels.get('#after')?.joined, true, 'the new nick is the bot after its own NICK');
+  irc.receive(':Bot[1]!x@other.host JOIN #stale');
+  t.notOk(model.channels.get('#stale')?.joined, 'the old nick is no longer the bot');
+});
