@@ -1,10 +1,12 @@
 /**
  * HTTP: autocannon against the real host (stats, api and tokens plugins, a fake
  * IRC transport) over a model of 50,000 users and 5,000 channels, and against a
- * raw node:http server that answers the same bytes. Both servers run in one
- * child process (`--serve`), so the load generator has a core of its own; the
- * rounds alternate raw, ours, raw, ours, ... and the ratio is the median of the
- * per-round ratios.
+ * raw node:http server that answers the same bytes: the status line, headers and
+ * body our server sent for that path, captured once at the start, so the two
+ * answers differ only in `Date` (checked before anything is measured). Both
+ * servers run in one child process (`--serve`), so the load generator has a core
+ * of its own; the rounds alternate raw, ours, raw, ours, ... and the ratio is the
+ * median of the per-round ratios.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +24,53 @@ import { FakeTransport } from '../test/support/fake-irc.js';
 import type { Result } from 'autocannon';
 import { formatCount, formatMs, formatRatio, isSmoke, load, median, runBench, type Figure } from './common.js';
 import { populate } from './model.js';
+
+/** One answer as it went over the wire: status line, headers in order and spelling, body. */
+interface Captured {
+  status: number;
+  statusMessage: string;
+  /** Name, value, name, value, ... as received. */
+  rawHeaders: string[];
+  body: Buffer;
+}
+
+/** Headers Node's server adds to every answer by itself: the raw server must not send them twice. */
+const ADDED_BY_NODE = new Set(['date', 'connection', 'keep-alive']);
+
+function capture(url: string, headers: Record<string, string>): Promise<Captured> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            statusMessage: response.statusMessage ?? '',
+            rawHeaders: response.rawHeaders,
+            body: Buffer.concat(chunks),
+          }),
+        );
+        response.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
+
+/** The headers without those named in `names` (lower case). */
+function withoutHeaders(rawHeaders: readonly string[], names: ReadonlySet<string>): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    if (!names.has(rawHeaders[index]!.toLowerCase())) kept.push(rawHeaders[index]!, rawHeaders[index + 1]!);
+  }
+  return kept;
+}
+
+/** Everything of an answer but its `Date`, for comparing two answers. */
+function withoutDate(answer: Captured): string {
+  const headers = withoutHeaders(answer.rawHeaders, new Set(['date']));
+  return JSON.stringify([answer.status, answer.statusMessage, headers, answer.body.toString('base64')]);
+}
 
 interface Served {
   ours: string;
@@ -64,26 +113,40 @@ async function serve(users: number, channels: number): Promise<void> {
   const { token, secret } = tokens.create('bench', 'benchmark', actor);
   tokens.grant(token, ['irc.users'], actor);
 
-  const bodies = new Map<string, Buffer>();
+  const requestHeaders = (token: boolean): Record<string, string> =>
+    token ? { Authorization: `Token ${secret}` } : {};
+  const answers = new Map<string, Captured>();
   for (const endpoint of ENDPOINTS) {
-    const response = await fetch(`${host.url}${endpoint.path}`, {
-      headers: endpoint.token ? { Authorization: `Token ${secret}` } : {},
-    });
-    if (response.status !== 200)
-      throw new Error(`${endpoint.path} answered ${response.status}: ${await response.text()}`);
-    bodies.set(endpoint.path, Buffer.from(await response.arrayBuffer()));
+    const answer = await capture(`${host.url}${endpoint.path}`, requestHeaders(endpoint.token));
+    if (answer.status !== 200)
+      throw new Error(`${endpoint.path} answered ${answer.status}: ${answer.body.toString('utf8')}`);
+    answers.set(endpoint.path, answer);
   }
+  // The raw server replays our status line and headers; Node adds Date, Connection and Keep-Alive to both.
+  const replies = new Map(
+    [...answers].map(([url, answer]) => [
+      url,
+      { ...answer, rawHeaders: withoutHeaders(answer.rawHeaders, ADDED_BY_NODE) },
+    ]),
+  );
   const raw = http.createServer((request, response) => {
-    const body = bodies.get(request.url ?? '');
-    if (!body) {
+    const reply = replies.get(request.url ?? '');
+    if (!reply) {
       response.writeHead(404).end();
       return;
     }
-    response.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length });
-    response.end(body);
+    response.writeHead(reply.status, reply.statusMessage, reply.rawHeaders);
+    response.end(reply.body);
   });
   await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
   const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+  for (const endpoint of ENDPOINTS) {
+    const ours = withoutDate(answers.get(endpoint.path)!);
+    const replayed = withoutDate(await capture(`${rawUrl}${endpoint.path}`, requestHeaders(endpoint.token)));
+    if (ours !== replayed) {
+      throw new Error(`The raw server's answer to ${endpoint.path} differs from ours: ${replayed} versus ${ours}`);
+    }
+  }
   const served: Served = { ours: host.url!, raw: rawUrl, token: secret };
   process.send!(served);
   process.on('disconnect', () => {
@@ -158,7 +221,9 @@ async function main() {
     setup:
       `autocannon, ${connections} connections, ${rounds} interleaved rounds of ${seconds} s per server and path ` +
       `(medians shown), over ${formatCount(users)} users and ${formatCount(channels)} channels; the raw server is ` +
-      'node:http answering the same bytes. Both servers share one process; the load generator runs in another.',
+      'node:http replaying the status line, headers and body our server sent for each path (captured once at the ' +
+      'start), so the two answers are the same bytes apart from Date. Both servers share one process; the load ' +
+      'generator runs in another.',
     figures,
   };
 }

@@ -27,6 +27,11 @@ declare module 'polka' {
   export interface Polka {
     /** Route a method and pattern; a RegExp's named groups become `request.params`. */
     add(method: string, pattern: RegExp | string, ...handlers: Handler[]): this;
+    /**
+     * The routes matching a method and path, in registration order (a HEAD request also
+     * matches GET routes); `params` holds the named groups of the matches, still encoded.
+     */
+    find(method: string, path: string): { params: Record<string, string>; handlers: Handler[] };
     /** Serve one request from a `node:http` server's request event. */
     handler(request: IncomingMessage, response: ServerResponse): void;
   }

@@ -13,6 +13,8 @@ export function etagOf(bytes: Uint8Array): string {
  */
 export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
+  // What a client sends back most of the time: the one tag it was given.
+  if (header === etag) return true;
   const tags = header.split(',').map((tag) => tag.trim());
   return tags.some((tag) => tag === '*' || tag.replace(/^W\//, '') === etag);
 }

@@ -4,15 +4,23 @@
  * `API-Version`, ETag and 304, Cache-Control by tier, HEAD, 404/405, the body
  * limit and schema, the tier guards, and one access-log line per request.
  *
- * polka does the routing. Each route is registered once, as a case-sensitive
- * regular expression whose trailing slash is optional, so both path forms reach
- * the same handler (registering both string forms would make polka collect two
- * handlers for one request, since its string patterns already accept either).
+ * The per-request path is kept short, so that a cached answer costs little
+ * more than writing it:
+ * - Routing: a static path is one lookup in a map from the exact path (both slash forms
+ *   of each static route) to its routes by method; only paths with parameters go to
+ *   polka's router, which matches them against the compiled patterns in registration order.
+ * - A request runs synchronously from the socket to the response. Only a guard,
+ *   hook, body read or handler that returns a promise makes the rest wait for it.
+ * - The query string is parsed only when a handler reads `request.query`.
+ * - Each route's `Cache-Control` is worked out at registration. An answer whose
+ *   body is a {@link SerializedJson} and that adds no headers of its own is written
+ *   with the contract's headers, its ETag and its length as one list, without
+ *   merging or validating them.
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import polka, { type Request as PolkaRequest } from 'polka';
+import polka, { type Handler as PolkaHandler } from 'polka';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
 import {
@@ -27,7 +35,7 @@ import {
 import { ApiError, invalidParameter, notFound, unavailable } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
 import { SerializedJson } from './serialized-json.js';
-import type { ApiRequest, RouteDefinition, TierGuard } from './types.js';
+import type { ApiRequest, ApiResponse, HttpMethod, RouteDefinition, TierGuard } from './types.js';
 
 export { paginate, type Page, type PaginateOptions } from './paging.js';
 
@@ -61,12 +69,22 @@ interface RouteEntry extends RegisteredRoute {
   pattern: RegExp;
   /** method + pattern with parameter names erased: two routes with the same key collide. */
   key: string;
+  /** Whether the path has `:param` segments (and so is matched by `pattern`, not looked up). */
+  parameterised: boolean;
   validateBody: BodyValidator | undefined;
+  /** `Cache-Control` of a successful answer, by the route's tier and method. */
+  cacheControl: string;
 }
 
+/** A path's routes by method. */
+type RoutesByMethod = Map<string, RouteEntry>;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const API_VERSION = '1';
 const DEFAULT_MAX_AGE = 10;
 const INTERNAL_MESSAGE = 'Internal server error; the failure has been logged';
 const INTERNAL_BODY = Buffer.from(JSON.stringify(new ApiError(500, 'internal', INTERNAL_MESSAGE).toBody()), 'utf8');
+const NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] as const;
 
 function escapeRegExp(text: string): string {
@@ -77,10 +95,10 @@ function escapeRegExp(text: string): string {
  * Compile a route path (`/api/irc/channels/:name/`) to a case-sensitive pattern with named
  * groups holding the raw (still percent-encoded) parameters.
  */
-function compilePath(plugin: string, route: RouteDefinition): { pattern: RegExp; key: string } {
+function compilePath(plugin: string, route: RouteDefinition): { pattern: RegExp; key: string; parameterised: boolean } {
   const culprit = `route ${route.method} ${route.path} of plugin "${plugin}"`;
   if (!route.path.startsWith('/')) throw new Error(`The path of ${culprit} must start with "/"`);
-  if (route.path === '/') return { pattern: /^\/$/, key: `${route.method} /` };
+  if (route.path === '/') return { pattern: /^\/$/, key: `${route.method} /`, parameterised: false };
   const trailingSlash = route.path.length > 1 && route.path.endsWith('/');
   const segments = route.path.split('/').slice(1, trailingSlash ? -1 : undefined);
   const names = new Set<string>();
@@ -104,22 +122,36 @@ function compilePath(plugin: string, route: RouteDefinition): { pattern: RegExp;
       key += `/${segment}`;
     }
   }
-  return { pattern: new RegExp(`^${source}${trailingSlash ? '/?' : ''}$`), key: `${route.method} ${key}/` };
+  return {
+    pattern: new RegExp(`^${source}${trailingSlash ? '/?' : ''}$`),
+    key: `${route.method} ${key}/`,
+    parameterised: names.size > 0,
+  };
 }
 
-/** Merge header sets case-insensitively; a later set wins. */
-function mergeHeaders(...sets: Record<string, string>[]): Record<string, string> {
+/** The request paths a static route answers: its own and, for a path ending in a slash, the one without. */
+function staticForms(path: string): string[] {
+  return path.length > 1 && path.endsWith('/') ? [path, path.slice(0, -1)] : [path];
+}
+
+/** Merge header sets case-insensitively into a flat `writeHead` list; a later set wins. */
+function mergeHeaders(sets: readonly (Record<string, string> | undefined)[]): string[] {
   const merged = new Map<string, [string, string]>();
   for (const set of sets) {
-    for (const [name, value] of Object.entries(set)) merged.set(name.toLowerCase(), [name, value]);
+    if (!set) continue;
+    for (const name of Object.keys(set)) merged.set(name.toLowerCase(), [name, set[name]!]);
   }
-  return Object.fromEntries(merged.values());
+  const flat: string[] = [];
+  for (const [name, value] of merged.values()) flat.push(name, value);
+  return flat;
 }
 
 /** Percent-decode each raw parameter exactly once; a malformed escape is the client's error. */
 function decodeParams(raw: Record<string, string> | undefined): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const [name, value] of Object.entries(raw ?? {})) {
+  if (!raw) return params;
+  for (const name of Object.keys(raw)) {
+    const value = raw[name]!;
     try {
       params[name] = decodeURIComponent(value);
     } catch {
@@ -129,21 +161,90 @@ function decodeParams(raw: Record<string, string> | undefined): Record<string, s
   return params;
 }
 
+function stageName(stage: Stage, entry: RouteEntry | undefined): string {
+  switch (stage) {
+    case 'router':
+      return 'the router';
+    case 'guard':
+      return `the ${entry?.route.tier ?? 'tier'} guard`;
+    case 'hook':
+      return 'a request hook';
+    case 'body':
+      return 'the body reader';
+    case 'handler':
+      return `plugin "${entry?.plugin ?? '?'}"`;
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+/** What a handler sees; the query string is parsed the first time it is read. */
+class RoutedRequest implements ApiRequest {
+  body: unknown = undefined;
+  tokenId?: string;
+  private parsedQuery: URLSearchParams | undefined;
+
+  constructor(
+    readonly method: HttpMethod,
+    readonly path: string,
+    readonly search: string,
+    readonly params: Record<string, string>,
+    readonly headers: IncomingHttpHeaders,
+    readonly ip: string,
+  ) {}
+
+  get query(): URLSearchParams {
+    return (this.parsedQuery ??= new URLSearchParams(this.search));
+  }
+}
+
+/** The part of the server a request is in, for the failure log. */
+type Stage = 'router' | 'guard' | 'hook' | 'body' | 'handler';
+
+/** One request from arrival to the access log: where it is, and what it has collected on the way. */
+class Exchange {
+  stage: Stage = 'router';
+  entry: RouteEntry | undefined = undefined;
+  request: RoutedRequest | undefined = undefined;
+  /** Headers the hooks returned; they ride on every answer, errors included. */
+  hookHeaders: Record<string, string> | undefined = undefined;
+  answer: ApiResponse | undefined = undefined;
+  /** How many hooks this request runs, fixed when it starts; -1 before. */
+  hookCount = -1;
+  /** Body bytes sent, for the access log. */
+  sentBytes = 0;
+
+  constructor(
+    readonly raw: IncomingMessage,
+    readonly response: ServerResponse,
+    readonly method: string,
+    /** The path without query string or fragment, as received. */
+    readonly path: string,
+    readonly search: string,
+    readonly started: number,
+  ) {}
+}
+
 export class HttpServer {
   private readonly logger: Logger;
   private readonly bodyLimit: number;
   private readonly entries: RouteEntry[] = [];
+  /** Static routes by exact request path. */
+  private readonly staticPaths = new Map<string, RoutesByMethod>();
+  /** Routes with parameters, in registration order: the first that matches wins. */
+  private readonly parameterised: RouteEntry[] = [];
+  /**
+   * polka matches the paths with parameters; it is used as a router only (the server runs its own
+   * lean request path), so each route's polka handler is just a key to its entry.
+   */
+  private readonly router = polka();
+  private readonly entryOf = new Map<PolkaHandler, RouteEntry>();
   private readonly guards = new Map<'token' | 'staff', TierGuard>();
   private readonly hooks: RequestHook[] = [];
-  private readonly app = polka({
-    onNoMatch: (request, response) => this.answerUnrouted(request, response),
-    onError: (error, request, response) =>
-      this.answerFailure(response, error, 'the router', `${request.method} ${request.path}`, {}),
-  });
   /** Open connections and how many of their requests are unanswered, so close() can drop idle ones. */
   private readonly sockets = new Map<Socket, number>();
-  /** Body bytes sent per response, for the access log. */
-  private readonly sentBytes = new WeakMap<ServerResponse, number>();
   private server: http.Server | undefined;
   private closing = false;
 
@@ -154,7 +255,7 @@ export class HttpServer {
 
   /** Register a route; `plugin` names its owner in logs. Throws on a duplicate method and path, naming both owners. */
   route(plugin: string, route: RouteDefinition): void {
-    const { pattern, key } = compilePath(plugin, route);
+    const { pattern, key, parameterised } = compilePath(plugin, route);
     const existing = this.entries.find((entry) => entry.key === key);
     if (existing) {
       throw new Error(
@@ -170,9 +271,25 @@ export class HttpServer {
         { cause: error },
       );
     }
-    const entry: RouteEntry = { plugin, route, pattern, key, validateBody };
+    let cacheControl = 'no-store';
+    if (route.tier !== 'public') cacheControl = 'private, no-store';
+    else if (route.method === 'GET') cacheControl = `public, max-age=${route.maxAge ?? DEFAULT_MAX_AGE}`;
+    const entry: RouteEntry = { plugin, route, pattern, key, parameterised, validateBody, cacheControl };
     this.entries.push(entry);
-    this.app.add(route.method, pattern, (request, response) => this.dispatch(entry, request, response));
+    if (parameterised) {
+      this.parameterised.push(entry);
+      const key: PolkaHandler = () => undefined;
+      this.entryOf.set(key, entry);
+      this.router.add(route.method, pattern, key);
+      return;
+    }
+    for (const form of staticForms(route.path)) {
+      // A route with parameters registered earlier that matches this path keeps answering it.
+      if (this.parameterised.some((other) => other.route.method === route.method && other.pattern.test(form))) continue;
+      const byMethod = this.staticPaths.get(form) ?? new Map<string, RouteEntry>();
+      if (!byMethod.has(route.method)) byMethod.set(route.method, entry);
+      this.staticPaths.set(form, byMethod);
+    }
   }
 
   /** Set the check run before every route of a tier; until one is set, that tier answers 503. */
@@ -235,202 +352,298 @@ export class HttpServer {
     this.server = undefined;
   }
 
-  /** Every request starts here: connection bookkeeping and the access log, then polka. */
-  private accept(request: IncomingMessage, response: ServerResponse): void {
+  /** Every request starts here: connection bookkeeping and the access log, then the route. */
+  private accept(raw: IncomingMessage, response: ServerResponse): void {
     const started = performance.now();
-    const socket = request.socket;
+    const socket = raw.socket;
     this.sockets.set(socket, (this.sockets.get(socket) ?? 0) + 1);
     // While closing, every answer also closes its connection.
     if (this.closing) response.setHeader('Connection', 'close');
-    response.once('close', () => {
-      const pending = (this.sockets.get(socket) ?? 1) - 1;
-      if (this.sockets.has(socket)) this.sockets.set(socket, pending);
-      if (this.closing && pending === 0) socket.destroy();
-      const path = (request.url ?? '').split('?')[0];
-      // Never headers or bodies: they carry tokens and passwords. Nor the query string, for the same reason.
-      this.logger.info(`${request.method ?? '?'} ${path}`, {
-        status: response.statusCode,
-        ms: Math.round((performance.now() - started) * 10) / 10,
-        bytes: this.sentBytes.get(response) ?? 0,
-        ip: socket.remoteAddress ?? 'unknown',
-        aborted: response.writableFinished ? undefined : true,
-      });
-    });
-    this.app.handler(request, response);
+    const url = raw.url ?? '/';
+    const fragment = url.indexOf('#');
+    const end = fragment === -1 ? url.length : fragment;
+    const question = url.indexOf('?');
+    const queryStart = question !== -1 && question < end ? question : end;
+    const path = url.slice(0, queryStart);
+    const search = url.slice(queryStart, end);
+    const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, started);
+    response.on('close', () => this.finish(exchange));
+    const entry = this.find(exchange.method, path);
+    if (entry) {
+      exchange.entry = entry;
+      this.run(exchange, 0, false, undefined);
+    } else {
+      this.answerUnrouted(exchange);
+    }
   }
 
-  private async dispatch(entry: RouteEntry, raw: PolkaRequest, response: ServerResponse): Promise<void> {
-    const { route } = entry;
-    const where = `${route.method} ${route.path}`;
-    let stage = 'the router';
-    const extraHeaders: Record<string, string> = {};
+  /** The route answering `method` on `path`; HEAD is answered by the GET route. */
+  private find(method: string, path: string): RouteEntry | undefined {
+    const wanted = method === 'HEAD' ? 'GET' : method;
+    const entry = this.staticPaths.get(path)?.get(wanted);
+    if (entry) return entry;
+    if (this.parameterised.length === 0) return undefined;
+    // polka lists every matching route in registration order; the first one answers.
+    const first = this.router.find(wanted, path).handlers[0];
+    return first ? this.entryOf.get(first) : undefined;
+  }
+
+  /**
+   * Run a routed request's steps from `step`: the tier guard (0), each hook (1..n), the body
+   * (n + 1) and the handler (n + 2). A step that returns a promise suspends the run, which
+   * resumes with the step's value once it settles. `resumed` says that `step` has already
+   * run and `value` is its outcome.
+   */
+  private run(exchange: Exchange, step: number, resumed: boolean, value: unknown): void {
+    const entry = exchange.entry!;
+    const hooks = this.hooks;
+    // Hooks added while a request waits apply from the next request on.
+    if (exchange.hookCount < 0) exchange.hookCount = hooks.length;
+    const last = exchange.hookCount + 2;
     try {
-      const request: ApiRequest = {
-        method: route.method,
-        path: raw.path,
-        // polka decodes its own params too, but leaves a malformed escape as it was; decoding the raw match once here tells the two apart.
-        params: decodeParams(entry.pattern.exec(raw.path)?.groups),
-        query: new URLSearchParams(raw.search),
-        headers: raw.headers,
-        ip: raw.socket.remoteAddress ?? '',
-        body: undefined,
-      };
-      if (route.tier !== 'public') {
-        stage = `the ${route.tier} guard`;
-        const guard = this.guards.get(route.tier);
-        if (!guard)
-          throw unavailable(
-            `${route.tier === 'token' ? 'Token' : 'Staff'} routes are not available yet: no access guard is configured`,
-          );
-        await guard(request, route);
+      exchange.request ??= this.requestOf(exchange, entry);
+      for (; step <= last; step++) {
+        let outcome: unknown = value;
+        if (!resumed) {
+          outcome = this.start(exchange, entry, step, exchange.hookCount, hooks);
+          if (isPromiseLike(outcome)) {
+            const suspended = step;
+            outcome.then(
+              (settled) => this.run(exchange, suspended, true, settled),
+              (error: unknown) => this.answerFailure(exchange, error),
+            );
+            return;
+          }
+        }
+        resumed = false;
+        this.settle(exchange, entry, step, last, outcome);
       }
-      stage = 'a request hook';
-      for (const hook of this.hooks) Object.assign(extraHeaders, await hook(request, route));
-      if (route.method === 'POST' || route.method === 'PATCH') {
-        stage = 'the body reader';
-        checkJsonContentType(raw);
-        request.body = parseJsonBody(await readBody(raw, this.bodyLimit), entry.validateBody);
-      }
-      stage = `plugin "${entry.plugin}"`;
-      const answer = await route.handler(request);
-      this.answer(
-        raw,
-        response,
-        route,
-        answer.status ?? 200,
-        answer.body,
-        mergeHeaders(extraHeaders, answer.headers ?? {}),
-      );
+      this.answer(exchange, entry, exchange.answer!);
     } catch (error) {
-      this.answerFailure(response, error, stage, where, extraHeaders, entry.plugin);
+      this.answerFailure(exchange, error);
+    }
+  }
+
+  private requestOf(exchange: Exchange, entry: RouteEntry): RoutedRequest {
+    const { raw } = exchange;
+    // The raw (still encoded) match is decoded once here, so a malformed escape is told apart from a literal "%".
+    const params = entry.parameterised ? decodeParams(entry.pattern.exec(exchange.path)?.groups) : {};
+    const ip = raw.socket.remoteAddress ?? '';
+    return new RoutedRequest(entry.route.method, exchange.path, exchange.search, params, raw.headers, ip);
+  }
+
+  /** Begin one step; its outcome (or a promise of it) goes to {@link settle}. */
+  private start(
+    exchange: Exchange,
+    entry: RouteEntry,
+    step: number,
+    hookCount: number,
+    hooks: readonly RequestHook[],
+  ): unknown {
+    const { route } = entry;
+    const request = exchange.request!;
+    if (step === 0) {
+      if (route.tier === 'public') return undefined;
+      exchange.stage = 'guard';
+      const guard = this.guards.get(route.tier);
+      if (!guard)
+        throw unavailable(
+          `${route.tier === 'token' ? 'Token' : 'Staff'} routes are not available yet: no access guard is configured`,
+        );
+      return guard(request, route);
+    }
+    if (step <= hookCount) {
+      exchange.stage = 'hook';
+      return hooks[step - 1]!(request, route);
+    }
+    if (step === hookCount + 1) {
+      if (route.method !== 'POST' && route.method !== 'PATCH') return undefined;
+      exchange.stage = 'body';
+      checkJsonContentType(exchange.raw);
+      return readBody(exchange.raw, this.bodyLimit);
+    }
+    exchange.stage = 'handler';
+    return route.handler(request);
+  }
+
+  /** Take one step's outcome: hook headers, the parsed body, or the handler's answer. */
+  private settle(exchange: Exchange, entry: RouteEntry, step: number, last: number, outcome: unknown): void {
+    if (step === last) {
+      exchange.answer = outcome as ApiResponse;
+    } else if (step === last - 1) {
+      if (outcome !== undefined) exchange.request!.body = parseJsonBody(outcome as Buffer, entry.validateBody);
+    } else if (step > 0 && outcome !== undefined && outcome !== null) {
+      exchange.hookHeaders = Object.assign(exchange.hookHeaders ?? {}, outcome as Record<string, string>);
     }
   }
 
   /** Write a successful answer: JSON, cache headers by tier, and for a GET 200 the ETag and 304. */
-  private answer(
-    raw: IncomingMessage,
-    response: ServerResponse,
-    route: RouteDefinition,
-    status: number,
-    body: unknown,
-    headers: Record<string, string>,
-  ): void {
-    // Serialize before anything is written, so a body that cannot be serialized still gets a clean 500.
-    const serialized = body instanceof SerializedJson ? body : undefined;
-    let bytes: Buffer | undefined;
-    if (status !== 204) bytes = serialized ? serialized.bytes : Buffer.from(JSON.stringify(body ?? null), 'utf8');
-    let cacheControl = 'no-store';
-    if (route.tier !== 'public') cacheControl = 'private, no-store';
-    else if (route.method === 'GET') cacheControl = `public, max-age=${route.maxAge ?? DEFAULT_MAX_AGE}`;
-    const base: Record<string, string> = { 'Cache-Control': cacheControl };
-    if (route.method === 'GET' && status === 200 && bytes) {
-      const etag = serialized?.etag ?? etagOf(bytes);
-      base.ETag = etag;
-      if (ifNoneMatchMatches(raw.headers['if-none-match'], etag)) {
-        this.send(raw, response, 304, undefined, mergeHeaders(base, headers));
+  private answer(exchange: Exchange, entry: RouteEntry, answer: ApiResponse): void {
+    const { route, cacheControl } = entry;
+    const status = answer.status ?? 200;
+    const { body } = answer;
+    if (body instanceof SerializedJson && answer.headers === undefined && exchange.hookHeaders === undefined) {
+      // The fast path: every header is known to be valid, so nothing is merged or checked.
+      if (route.method === 'GET' && status === 200) {
+        if (ifNoneMatchMatches(exchange.raw.headers['if-none-match'], body.etag)) {
+          const headers = ['Cache-Control', cacheControl, 'ETag', body.etag, 'Content-Type', JSON_TYPE];
+          headers.push('API-Version', API_VERSION);
+          this.write(exchange, 304, undefined, headers);
+          return;
+        }
+        this.write(exchange, 200, body.bytes, [
+          'Cache-Control',
+          cacheControl,
+          'ETag',
+          body.etag,
+          'Content-Type',
+          JSON_TYPE,
+          'API-Version',
+          API_VERSION,
+          'Content-Length',
+          body.contentLength,
+        ]);
         return;
       }
     }
-    this.send(raw, response, status, bytes, mergeHeaders(base, headers));
+    // Serialize before anything is written, so a body that cannot be serialized still gets a clean 500.
+    let bytes: Buffer | undefined;
+    let etag: string | undefined;
+    if (body instanceof SerializedJson) {
+      bytes = body.bytes;
+      etag = body.etag;
+    } else if (status !== 204) {
+      bytes = Buffer.from(JSON.stringify(body ?? null), 'utf8');
+    }
+    const base: Record<string, string> = { 'Cache-Control': cacheControl };
+    let answerStatus = status;
+    if (route.method === 'GET' && status === 200 && bytes) {
+      base.ETag = etag ??= etagOf(bytes);
+      if (ifNoneMatchMatches(exchange.raw.headers['if-none-match'], etag)) {
+        answerStatus = 304;
+        bytes = undefined;
+      }
+    }
+    this.send(exchange, answerStatus, bytes, [base, exchange.hookHeaders, answer.headers]);
   }
 
   /** Answer a thrown value: an ApiError as itself, anything else as a logged 500 that reveals nothing. */
-  private answerFailure(
-    response: ServerResponse,
-    error: unknown,
-    stage: string,
-    where: string,
-    headers: Record<string, string>,
-    plugin?: string,
-  ): void {
+  private answerFailure(exchange: Exchange, error: unknown): void {
     if (error instanceof ClientGoneError) return;
     let apiError: ApiError;
     if (error instanceof ApiError) {
       apiError = error;
     } else {
-      this.logger.error(`${where} failed in ${stage}`, { plugin, error: errorMessage(error) });
+      const { entry } = exchange;
+      const where = entry ? `${entry.route.method} ${entry.route.path}` : exchange.path;
+      this.logger.error(`${where} failed in ${stageName(exchange.stage, entry)}`, {
+        plugin: entry?.plugin,
+        error: errorMessage(error),
+      });
       apiError = new ApiError(500, 'internal', INTERNAL_MESSAGE);
     }
     const bytes = Buffer.from(JSON.stringify(apiError.toBody()), 'utf8');
-    this.send(
-      response.req,
-      response,
-      apiError.status,
-      bytes,
-      mergeHeaders(headers, apiError.headers, { 'Cache-Control': 'no-store' }),
-    );
+    this.send(exchange, apiError.status, bytes, [exchange.hookHeaders, apiError.headers, NO_STORE]);
   }
 
   /** 405 with `Allow` when another method serves the path, else 404. */
-  private answerUnrouted(raw: PolkaRequest, response: ServerResponse): void {
+  private answerUnrouted(exchange: Exchange): void {
+    const { path } = exchange;
     const methods = new Set<string>();
     for (const { route, pattern } of this.entries) {
-      if (pattern.test(raw.path)) {
+      if (pattern.test(path)) {
         methods.add(route.method);
         if (route.method === 'GET') methods.add('HEAD');
       }
     }
     if (methods.size === 0) {
-      this.answerFailure(
-        response,
-        notFound('not_found', `No API path matches ${raw.path}`),
-        'the router',
-        raw.path,
-        {},
-      );
+      this.answerFailure(exchange, notFound('not_found', `No API path matches ${path}`));
       return;
     }
     const allow = METHOD_ORDER.filter((method) => methods.has(method)).join(', ');
     const error = new ApiError(
       405,
       'method_not_allowed',
-      `${raw.method ?? 'This method'} is not allowed on ${raw.path}; allowed: ${allow}`,
+      `${exchange.method} is not allowed on ${path}; allowed: ${allow}`,
       undefined,
       { Allow: allow },
     );
-    this.answerFailure(response, error, 'the router', raw.path, {});
+    this.answerFailure(exchange, error);
   }
 
   /**
-   * The one place a response is written. It never throws: once a response has started it
-   * is not written again, and headers Node would refuse (a bug) turn into a plain 500.
+   * Write an answer whose headers came from handlers, hooks or errors: they are checked
+   * first, and headers Node would refuse (a bug) turn into a plain 500. `Content-Type`,
+   * `API-Version` and `Content-Length` are always the server's.
    */
   private send(
-    raw: IncomingMessage,
-    response: ServerResponse,
+    exchange: Exchange,
     status: number,
     bytes: Buffer | undefined,
-    headers: Record<string, string>,
+    headerSets: (Record<string, string> | undefined)[],
   ): void {
-    // The client is gone: nobody to answer.
-    if (response.destroyed) return;
-    const path = (raw.url ?? '').split('?')[0];
-    if (response.headersSent) {
-      this.logger.warn(`${raw.method ?? '?'} ${path} was answered already; dropped a second answer`, { status });
-      return;
-    }
-    let allHeaders = mergeHeaders(headers, { 'Content-Type': 'application/json; charset=utf-8', 'API-Version': '1' });
+    const contract: Record<string, string> = { 'Content-Type': JSON_TYPE, 'API-Version': API_VERSION };
+    if (bytes && status !== 304) contract['Content-Length'] = String(bytes.length);
+    let flat = mergeHeaders([...headerSets, contract]);
     try {
-      for (const [name, value] of Object.entries(allHeaders)) {
-        http.validateHeaderName(name);
-        http.validateHeaderValue(name, value);
+      for (let index = 0; index < flat.length; index += 2) {
+        http.validateHeaderName(flat[index]!);
+        http.validateHeaderValue(flat[index]!, flat[index + 1]!);
       }
     } catch (error) {
-      this.logger.error(`${raw.method ?? '?'} ${path} produced an invalid response header`, {
+      this.logger.error(`${exchange.method} ${exchange.path} produced an invalid response header`, {
         error: errorMessage(error),
       });
       status = 500;
       bytes = INTERNAL_BODY;
-      allHeaders = {
-        'Cache-Control': 'no-store',
-        'Content-Type': 'application/json; charset=utf-8',
-        'API-Version': '1',
-      };
+      flat = [
+        'Cache-Control',
+        'no-store',
+        'Content-Type',
+        JSON_TYPE,
+        'API-Version',
+        API_VERSION,
+        'Content-Length',
+        String(INTERNAL_BODY.length),
+      ];
     }
-    if (bytes && status !== 304) allHeaders = mergeHeaders(allHeaders, { 'Content-Length': String(bytes.length) });
-    response.writeHead(status, allHeaders);
-    const sent = raw.method === 'HEAD' || status === 304 ? undefined : bytes;
-    this.sentBytes.set(response, sent?.length ?? 0);
+    this.write(exchange, status, bytes, flat);
+  }
+
+  /**
+   * The one place a response is written, from a flat list of valid headers. It never
+   * throws: once a response has started it is not written again.
+   */
+  private write(exchange: Exchange, status: number, bytes: Buffer | undefined, headers: string[]): void {
+    const { response } = exchange;
+    // The client is gone: nobody to answer.
+    if (response.destroyed) return;
+    if (response.headersSent) {
+      this.logger.warn(`${exchange.method} ${exchange.path} was answered already; dropped a second answer`, {
+        status,
+      });
+      return;
+    }
+    response.writeHead(status, headers);
+    const sent = exchange.method === 'HEAD' || status === 304 ? undefined : bytes;
+    exchange.sentBytes = sent?.length ?? 0;
     response.end(sent);
+  }
+
+  /** The response is done or abandoned: connection bookkeeping and the access-log line. */
+  private finish(exchange: Exchange): void {
+    const { raw, response } = exchange;
+    const socket = raw.socket;
+    const pending = (this.sockets.get(socket) ?? 1) - 1;
+    if (this.sockets.has(socket)) this.sockets.set(socket, pending);
+    if (this.closing && pending === 0) socket.destroy();
+    // Never headers or bodies: they carry tokens and passwords. Nor the query string, for the same reason.
+    this.logger.info(`${exchange.method} ${exchange.path}`, {
+      status: response.statusCode,
+      ms: Math.round((performance.now() - exchange.started) * 10) / 10,
+      bytes: exchange.sentBytes,
+      ip: socket.remoteAddress ?? 'unknown',
+      aborted: response.writableFinished ? undefined : true,
+    });
   }
 }

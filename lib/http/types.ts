@@ -18,6 +18,9 @@ export interface ApiRequest {
   path: string;
   /** Path parameters, percent-decoded once (`%23chat` is `#chat`). */
   params: Record<string, string>;
+  /** The query string as received, with its leading `?`; empty when there is none. */
+  search: string;
+  /** The parsed query string. */
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
   /** The client's address (the socket's remote address). */
@@ -36,7 +39,7 @@ export interface ApiResponse {
 
 export interface RouteDefinition {
   method: HttpMethod;
-  /** polka pattern with a trailing slash, e.g. `/api/irc/channels/:name/`. */
+  /** The path, with `:name` segments for parameters and a trailing slash, e.g. `/api/irc/channels/:name/`. */
   path: string;
   /** Stable endpoint name that an administrator grants (token tier), e.g. `irc.users`. */
   name: string;

@@ -7,7 +7,7 @@
  * never handed out again. Revoked tokens stay (their id, owner and audit trail
  * keep their meaning); they simply never authenticate again.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import crypto, { createHash, randomBytes } from 'node:crypto';
 import type { ModelSlice, Persistence } from './slice.js';
 
 /** `ntd_` and 43 base64url characters: 32 random bytes. */
@@ -89,8 +89,13 @@ export interface TokensSliceOptions {
   random?: (size: number) => Buffer;
 }
 
+/** `crypto.hash` where the runtime has it (Node 20.12+); `engines` allows older 20.x releases. */
+const oneShotHash: typeof crypto.hash | undefined = typeof crypto.hash === 'function' ? crypto.hash : undefined;
+
+/** The SHA-256 (hex) a token's secret is stored and looked up by. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  // The one-shot hash (Node 20.12+) costs about half of a Hash object's; it runs on every token request.
+  return oneShotHash ? oneShotHash('sha256', secret, 'hex') : createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
 /** Whether `grants` approve `endpoint`: an exact name, or a `prefix.*` wildcard. */

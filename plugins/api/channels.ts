@@ -109,7 +109,7 @@ export function channelRoutes(
       queryParameters: listQueryParameters('the channel name', ORDERING_FIELDS, '-users'),
       handler(request) {
         requireReady(model);
-        const body = pages.get(request.query, () =>
+        const body = pages.get(request.search, () =>
           paginate(
             request,
             [...model.channels.all()]

@@ -22,7 +22,7 @@ export default definePlugin<ApiConfig>({
   configSchema: apiConfigSchema,
   start({ http, model, config, irc, onModelChange }) {
     const routes = [
-      ...networkRoutes(model, config),
+      ...networkRoutes(model, config, onModelChange),
       ...serverRoutes(model, config),
       ...channelRoutes(model, config, onModelChange),
       ...commandRoutes(model, config),

@@ -59,33 +59,77 @@ export const nullableTime: JsonSchema = { type: ['string', 'null'], format: 'dat
 /** Subscribes a listener to the model's change events. */
 export type ModelChangeSubscriber = (listener: (change: { slice: string }) => void) => unknown;
 
+/** The model slices whose changes can change a list answer (the network slice: connection and sync state). */
+const LIST_SLICES = new Set(['users', 'channels', 'network']);
+/** Most queries kept between two changes, so a client looping over random queries cannot grow the cache without end. */
+const MAX_QUERIES = 1000;
+
 /**
  * Answers of a list route kept per query until the model's users or channels change, so a
  * network of 50,000 users is mapped, sorted and paged once per change, not once per request.
+ *
+ * A request finds its answer by its query string as received, without parsing it. A query
+ * string seen for the first time is parsed and its parameters sorted: the same query with
+ * its parameters in another order shares the answer already built.
  */
 export class ListCache<T> {
+  /** Answers by their sorted query. */
   private readonly pages = new Map<string, SerializedJson>();
+  /** The same answers by query string as received. */
+  private readonly received = new Map<string, SerializedJson>();
 
   /** `onChange` subscribes to model changes; the plugin passes its context's, so the listener goes when it stops. */
   constructor(onChange: ModelChangeSubscriber) {
     // A bounded map would need eviction bookkeeping; clearing on every change keeps at most the queries asked since.
     onChange((change) => {
-      if (change.slice === 'users' || change.slice === 'channels' || change.slice === 'network') this.pages.clear();
+      if (LIST_SLICES.has(change.slice)) this.clear();
     });
   }
 
-  /** The cached answer to `query`, or `build()`'s, serialised once and kept until the next change. */
-  get(query: URLSearchParams, build: () => T): SerializedJson {
-    const sorted = new URLSearchParams(query);
+  /**
+   * The cached answer to the query string `search` (as `ApiRequest.search` holds it), or
+   * `build()`'s, serialised once and kept until the next change.
+   */
+  get(search: string, build: () => T): SerializedJson {
+    const known = this.received.get(search);
+    if (known !== undefined) return known;
+    const sorted = new URLSearchParams(search);
     sorted.sort();
     const key = sorted.toString();
     let page = this.pages.get(key);
     if (page === undefined) {
       page = new SerializedJson(build());
-      // A client looping over random queries must not grow the map without end between two changes.
-      if (this.pages.size >= 1000) this.pages.clear();
+      if (this.pages.size >= MAX_QUERIES) this.clear();
       this.pages.set(key, page);
     }
+    if (this.received.size >= MAX_QUERIES) this.received.clear();
+    this.received.set(search, page);
     return page;
+  }
+
+  private clear(): void {
+    this.pages.clear();
+    this.received.clear();
+  }
+}
+
+/**
+ * One answer kept until one of the model's slices changes: the network stats, which change
+ * when the collector polls the network, far less often than clients ask for them.
+ */
+export class ChangeCache {
+  private answer: SerializedJson | undefined;
+
+  /** `onChange` as for {@link ListCache}; the answer is dropped on every change of one of `slices`. */
+  constructor(onChange: ModelChangeSubscriber, slices: readonly string[]) {
+    const watched = new Set(slices);
+    onChange((change) => {
+      if (watched.has(change.slice)) this.answer = undefined;
+    });
+  }
+
+  /** The cached answer, or `build()`'s, serialised once and kept until the next change. */
+  get(build: () => unknown): SerializedJson {
+    return (this.answer ??= new SerializedJson(build()));
   }
 }

@@ -2,6 +2,7 @@
 import { unavailable } from '../../lib/http/errors.js';
 import type { RouteDefinition } from '../../lib/http/types.js';
 import type { NetworkModel } from '../../lib/model/network.js';
+import { ChangeCache, type ModelChangeSubscriber } from './lists.js';
 import type { ApiConfig } from './schema.js';
 
 export const networkStatsSchema = {
@@ -49,7 +50,13 @@ export function requireReady(model: NetworkModel): void {
   }
 }
 
-export function networkRoutes(model: NetworkModel, config: ApiConfig): RouteDefinition[] {
+export function networkRoutes(
+  model: NetworkModel,
+  config: ApiConfig,
+  onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
+): RouteDefinition[] {
+  // Every field of the body, and whether the model is ready, changes only with a network change.
+  const stats = new ChangeCache(onChange, ['network']);
   return [
     {
       method: 'GET',
@@ -61,7 +68,7 @@ export function networkRoutes(model: NetworkModel, config: ApiConfig): RouteDefi
       response: networkStatsSchema,
       handler() {
         requireReady(model);
-        return { body: networkStatsBody(model) };
+        return { body: stats.get(() => networkStatsBody(model)) };
       },
     },
   ];

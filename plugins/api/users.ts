@@ -99,7 +99,7 @@ export function userRoutes(
       queryParameters: listQueryParameters('the nick, host, IP or account', ORDERING, 'nick'),
       handler(request) {
         requireReady(model);
-        const body = pages.get(request.query, () =>
+        const body = pages.get(request.search, () =>
           paginate(
             request,
             [...model.users.all()].map((user) => userJson(user, model)),

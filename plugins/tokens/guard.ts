@@ -20,9 +20,22 @@ function unauthorized(message: string): ApiError {
   return new ApiError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Token' });
 }
 
+const SCHEME = 'Token ';
+
 /** The live token a request presents, or the 401 that explains what is wrong with its header. */
 export function authenticate(tokens: TokensSlice, request: ApiRequest): ApiToken | ApiError {
-  const header = request.headers.authorization?.trim() ?? '';
+  // A well-formed header of a live token is found without splitting or matching it (this runs on every
+  // token request); anything else takes the careful way below, which explains what is wrong.
+  const header = request.headers.authorization;
+  if (header?.startsWith(SCHEME)) {
+    const token = tokens.findBySecret(header.slice(SCHEME.length));
+    if (token !== undefined && token.revokedAt === null) return token;
+  }
+  return explainRefusal(tokens, header?.trim() ?? '');
+}
+
+/** The 401 for an Authorization header that does not present a live token (or, after all, the token). */
+function explainRefusal(tokens: TokensSlice, header: string): ApiToken | ApiError {
   if (header === '') {
     return unauthorized('Authentication credentials were not provided; send the header "Authorization: Token <token>"');
   }

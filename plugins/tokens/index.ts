@@ -16,16 +16,32 @@ import { staffRoutes } from './staff-routes.js';
 
 /** Full buckets are forgotten this often, so idle clients cost no memory. */
 const SWEEP_MS = 60_000;
+/**
+ * Uses of a token (its last-used time and counts per endpoint) reach the store at most this
+ * often, and at stop: announcing each request would rewrite the whole store file every
+ * second for as long as API traffic lasts.
+ */
+export const USE_SAVE_MS = 60_000;
 
 export default definePlugin<TokensConfig>({
   name: 'tokens',
   description: 'API tokens: created over IRC, approved per endpoint by administrators; tier guards and rate limits.',
   configSchema: tokensConfigSchema,
   start({ config, model, http, commands, irc, logger, timers }) {
+    let usedSinceSaved = false;
+    const announceUses = (): void => {
+      if (!usedSinceSaved) return;
+      usedSinceSaved = false;
+      model.changed({ slice: 'tokens', kind: 'use' });
+    };
     const tokens = new TokensSlice({
-      onChange: (kind, tokenId) => model.changed({ slice: 'tokens', kind, name: `#${tokenId}` }),
+      onChange: (kind, tokenId) => {
+        if (kind === 'use') usedSinceSaved = true;
+        else model.changed({ slice: 'tokens', kind, name: `#${tokenId}` });
+      },
       fold: (name) => model.fold(name),
     });
+    timers.every(USE_SAVE_MS, announceUses);
     // The host hands the slice to the store once this start returns, which restores stored tokens
     // before the HTTP server listens.
     model.addSlice(tokens);
@@ -61,5 +77,6 @@ export default definePlugin<TokensConfig>({
       commands.register(command);
     }
     if (config.opers_are_admins) commands.addAdminCheck(operAdminCheck(irc, logger));
+    return announceUses;
   },
 });

@@ -15,6 +15,7 @@ function request(query: string, path = '/api/irc/channels/'): ApiRequest {
     method: 'GET',
     path,
     params: {},
+    search: query === '' ? '' : `?${query}`,
     query: new URLSearchParams(query),
     headers: {},
     ip: '127.0.0.1',

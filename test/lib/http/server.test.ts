@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import net from 'node:net';
 import t, { type Test } from 'tap';
 import { ApiError } from '../../../lib/http/errors.js';
+import { SerializedJson } from '../../../lib/http/serialized-json.js';
 import { HttpServer, type HttpServerOptions } from '../../../lib/http/server.js';
 import type { ApiRequest, RouteDefinition } from '../../../lib/http/types.js';
 import { createLogger } from '../../../lib/logger.js';
@@ -832,4 +833,186 @@ t.test('close() lets a request in flight finish, then closes its connection', { 
   t.equal(response.status, 200);
   t.same(await response.json(), { done: true });
   t.equal(await closing, 'closed');
+});
+
+t.test('a pre-serialised body is sent as it is, with the contract headers, its ETag and 304', async (t) => {
+  const page = new SerializedJson({ count: 2, results: ['a', 'b'] });
+  const { server, url } = await start(t, (server) => {
+    server.route('test', route({ path: '/api/page/', maxAge: 30, handler: () => ({ body: page }) }));
+    server.route('test', route({ path: '/api/private/', tier: 'token', handler: () => ({ body: page }) }));
+    server.route(
+      'test',
+      route({
+        path: '/api/extra/',
+        handler: () => ({ body: page, headers: { 'X-Extra': 'yes', 'content-type': 'x' } }),
+      }),
+    );
+    server.route('test', route({ method: 'POST', path: '/api/page/', handler: () => ({ status: 201, body: page }) }));
+    server.setGuard('token', () => {});
+  });
+  const response = await fetch(url + '/api/page/');
+  t.equal(response.status, 200);
+  t.same(Buffer.from(await response.arrayBuffer()), page.bytes, 'the bytes as serialised');
+  const contract = (answer: Response) =>
+    Object.fromEntries(
+      ['content-type', 'api-version', 'cache-control', 'etag', 'content-length'].map((name) => [
+        name,
+        answer.headers.get(name),
+      ]),
+    );
+  t.same(contract(response), {
+    'content-type': 'application/json; charset=utf-8',
+    'api-version': '1',
+    'cache-control': 'public, max-age=30',
+    etag: page.etag,
+    'content-length': String(page.bytes.length),
+  });
+  t.equal(page.etag, `"${createHash('sha256').update(page.bytes).digest('base64url')}"`, 'the ETag of its bytes');
+
+  const notModified = await fetch(url + '/api/page', { headers: { 'If-None-Match': `"other", W/${page.etag}` } });
+  t.equal(notModified.status, 304);
+  t.same(contract(notModified), { ...contract(response), 'content-length': null });
+  t.equal(await notModified.text(), '');
+
+  const head = await fetch(url + '/api/page/', { method: 'HEAD' });
+  t.same(contract(head), contract(response), 'HEAD has the same headers');
+  t.equal(await head.text(), '', 'and no body');
+
+  const token = await fetch(url + '/api/private/');
+  t.equal(token.headers.get('cache-control'), 'private, no-store', 'the route tier still decides the caching');
+  await token.text();
+
+  const extra = await fetch(url + '/api/extra/');
+  t.equal(extra.headers.get('x-extra'), 'yes', 'headers of the handler are added');
+  t.equal(extra.headers.get('content-type'), 'application/json; charset=utf-8', 'but the contract headers stay');
+  t.equal(extra.headers.get('etag'), page.etag);
+  t.same(Buffer.from(await extra.arrayBuffer()), page.bytes);
+
+  server.addHook(() => ({ 'RateLimit-Remaining': '7' }));
+  const hooked = await fetch(url + '/api/page/', { headers: { 'If-None-Match': page.etag } });
+  t.equal(hooked.status, 304, 'with hook headers, If-None-Match still works');
+  t.equal(hooked.headers.get('ratelimit-remaining'), '7');
+
+  const post = await fetch(url + '/api/page/', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{}',
+  });
+  t.equal(post.status, 201);
+  t.equal(post.headers.get('etag'), null, 'only GET answers carry an ETag');
+  t.same(Buffer.from(await post.arrayBuffer()), page.bytes);
+});
+
+t.test('a guard, a hook and a handler may each answer at once or with a promise', async (t) => {
+  type Mode = 'sync' | 'async' | 'throw' | 'reject';
+  let modes: { guard: Mode; hook: Mode; handler: Mode } = { guard: 'sync', hook: 'sync', handler: 'sync' };
+  const calls: string[] = [];
+  const outcome = <T>(mode: Mode, step: string, value: T): T | Promise<T> => {
+    calls.push(step);
+    const refusal = new ApiError(418, `${step}_refused`, `${step} refused (${mode})`);
+    if (mode === 'throw') throw refusal;
+    if (mode === 'reject') return Promise.reject(refusal);
+    return mode === 'async' ? Promise.resolve(value) : value;
+  };
+  const { url } = await start(t, (server) => {
+    server.route(
+      'test',
+      route({
+        path: '/api/steps/',
+        tier: 'token',
+        handler: (request) => outcome(modes.handler, 'handler', { body: { token: request.tokenId ?? null } }),
+      }),
+    );
+    server.setGuard('token', (request) => {
+      const result = outcome(modes.guard, 'guard', undefined);
+      request.tokenId = 'token-3';
+      return result;
+    });
+    server.addHook(() => outcome(modes.hook, 'hook', { 'X-Hook': 'ran' }));
+    server.addHook(() => undefined);
+  });
+  const all: Mode[] = ['sync', 'async'];
+  for (const guard of all) {
+    for (const hook of all) {
+      for (const handler of all) {
+        modes = { guard, hook, handler };
+        calls.length = 0;
+        const response = await fetch(url + '/api/steps/');
+        const what = `guard ${guard}, hook ${hook}, handler ${handler}`;
+        t.equal(response.status, 200, what);
+        t.equal(response.headers.get('x-hook'), 'ran', `${what}: the hook's headers`);
+        t.same(await response.json(), { token: 'token-3' }, `${what}: the guard ran before the handler`);
+        t.same(calls, ['guard', 'hook', 'handler'], `${what}: in order, each once`);
+      }
+    }
+  }
+  for (const step of ['guard', 'hook', 'handler'] as const) {
+    for (const failure of ['throw', 'reject'] as const) {
+      modes = { guard: 'async', hook: 'sync', handler: 'async' };
+      modes[step] = failure;
+      calls.length = 0;
+      const response = await fetch(url + '/api/steps/');
+      t.equal(response.status, 418, `${step} ${failure}s`);
+      t.equal((await errorOf(response)).code, `${step}_refused`, `${step} ${failure}s: its error is the answer`);
+      t.equal(calls.at(-1), step, `${step} ${failure}s: nothing runs after it`);
+    }
+  }
+});
+
+t.test('routing: exact paths, parameters, HEAD, and the route registered first wins', async (t) => {
+  const answer = (name: string) => (request: ApiRequest) => ({
+    body: { route: name, params: request.params, search: request.search, query: [...request.query] },
+  });
+  const { url } = await start(t, (server) => {
+    server.route('test', route({ path: '/api/items/:id/', handler: answer('item') }));
+    server.route('test', route({ path: '/api/items/special/', handler: answer('special item') }));
+    server.route('test', route({ path: '/api/things/new/', handler: answer('new thing') }));
+    server.route('test', route({ path: '/api/things/:id/', handler: answer('thing') }));
+    server.route('test', route({ method: 'DELETE', path: '/api/things/new/', handler: answer('deleted') }));
+    server.route('test', route({ path: '/api/openapi.json', handler: answer('document') }));
+  });
+  const get = async (path: string, method = 'GET') => {
+    const response = await fetch(url + path, { method });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+  t.match(await get('/api/items/special/'), { body: { route: 'item', params: { id: 'special' } } }, 'earlier pattern');
+  t.match(await get('/api/things/new'), { body: { route: 'new thing', params: {} } }, 'earlier exact path');
+  t.match(await get('/api/things/old/'), { body: { route: 'thing', params: { id: 'old' } } });
+  t.match(await get('/api/things/new/', 'DELETE'), { body: { route: 'deleted' } }, 'by method');
+  t.match(await get('/api/openapi.json'), { body: { route: 'document' } });
+  t.equal((await get('/api/openapi.json/')).status, 404, 'a path without a trailing slash takes none');
+  t.equal((await get('/api/things/new//')).status, 404);
+  t.equal((await get('/api/things/new/', 'PATCH')).status, 405);
+  const head = await fetch(url + '/api/things/old', { method: 'HEAD' });
+  t.equal(head.status, 200, 'HEAD is answered by the GET route');
+  t.ok(Number(head.headers.get('content-length')) > 0);
+  t.equal(await head.text(), '');
+  t.match(
+    await get('/api/things/new/?limit=10&search=a%20b&limit=20'),
+    {
+      body: {
+        search: '?limit=10&search=a%20b&limit=20',
+        query: [
+          ['limit', '10'],
+          ['search', 'a b'],
+          ['limit', '20'],
+        ],
+      },
+    },
+    'the query string as received, and parsed',
+  );
+  t.match(await get('/api/things/new/'), { body: { search: '', query: [] } }, 'no query string');
+
+  // A fragment is not part of a request target, but a client may send one anyway.
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  socket.end('GET /api/items/7/?a=1#frag?b=2 HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n');
+  let received = '';
+  for await (const chunk of socket) received += String(chunk);
+  t.match(received, /^HTTP\/1\.1 200 OK\r\n/);
+  t.same(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)), {
+    route: 'item',
+    params: { id: '7' },
+    search: '?a=1',
+    query: [['a', '1']],
+  });
 });

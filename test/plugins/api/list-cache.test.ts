@@ -1,24 +1,60 @@
 import t from 'tap';
 import { NetworkModel } from '../../../lib/model/network.js';
 import type { SerializedJson } from '../../../lib/http/serialized-json.js';
-import { ListCache } from '../../../plugins/api/lists.js';
+import { ChangeCache, ListCache } from '../../../plugins/api/lists.js';
 
 t.test('a list answer is built once per query until the users or channels change', async (t) => {
   const model = new NetworkModel();
   const cache = new ListCache<number>((listener) => model.on('change', listener));
   let builds = 0;
   const build = () => ++builds;
-  const get = (query: string): unknown => JSON.parse(cache.get(new URLSearchParams(query), build).bytes.toString());
-  const first: SerializedJson = cache.get(new URLSearchParams('limit=10&offset=0'), build);
+  const get = (search: string): unknown => JSON.parse(cache.get(search, build).bytes.toString());
+  const first: SerializedJson = cache.get('?limit=10&offset=0', build);
   t.equal(first.bytes.toString(), '1');
-  t.equal(first.etag, cache.get(new URLSearchParams('limit=10&offset=0'), build).etag, 'a hit keeps its ETag');
-  t.equal(get('limit=10&offset=0'), 1);
-  t.equal(get('offset=0&limit=10'), 1, 'the same query in another order is a hit');
-  t.equal(get('limit=20'), 2, 'another query is built');
+  t.equal(cache.get('?limit=10&offset=0', build), first, 'a hit is the same answer, with its ETag');
+  t.equal(get('?limit=10&offset=0'), 1);
+  t.equal(get('?offset=0&limit=10'), 1, 'the same query in another order is a hit');
+  t.equal(get('?offset=0&limit=10&'), 1, 'so is one with an empty parameter left over');
+  t.equal(get('?limit=20'), 2, 'another query is built');
+  t.equal(get(''), 3, 'no query is a query of its own');
+  t.equal(get('?'), 3, 'and a lone "?" is the same one');
   model.upsertUser('alice');
-  t.equal(get('limit=10&offset=0'), 3, 'a user change drops every answer');
+  t.equal(get('?limit=10&offset=0'), 4, 'a user change drops every answer');
+  t.equal(get('?offset=0&limit=10'), 4, 'the other spellings of a query too');
   model.upsertChannel('#a');
-  t.equal(get('limit=20'), 4, 'a channel change too');
+  t.equal(get('?limit=20'), 5, 'a channel change too');
   model.upsertServer('hub.test');
-  t.equal(get('limit=20'), 4, 'a server change does not');
+  t.equal(get('?limit=20'), 5, 'a server change does not');
+  model.connectionOpened('rfc1459');
+  t.equal(get('?limit=20'), 6, 'a network change (a new connection) does');
+});
+
+t.test('a client looping over distinct queries does not grow the cache without end', async (t) => {
+  const model = new NetworkModel();
+  const cache = new ListCache<number>((listener) => model.on('change', listener));
+  let builds = 0;
+  const build = () => ++builds;
+  for (let offset = 0; offset < 2500; offset++) cache.get(`?offset=${offset}`, build);
+  t.equal(builds, 2500);
+  cache.get('?offset=2499', build);
+  t.equal(builds, 2500, 'the latest query is still kept');
+  cache.get('?offset=0', build);
+  t.equal(builds, 2501, 'old queries were dropped');
+});
+
+t.test('a change cache keeps one answer until one of its slices changes', async (t) => {
+  const model = new NetworkModel();
+  const cache = new ChangeCache((listener) => model.on('change', listener), ['network']);
+  let builds = 0;
+  const build = () => ({ builds: ++builds });
+  const first = cache.get(build);
+  t.same(JSON.parse(first.bytes.toString()), { builds: 1 });
+  t.equal(cache.get(build), first, 'built once');
+  model.upsertUser('alice');
+  model.upsertChannel('#a');
+  t.equal(cache.get(build), first, 'other slices do not matter');
+  model.updateStats({ users: 3 });
+  const second = cache.get(build);
+  t.same(JSON.parse(second.bytes.toString()), { builds: 2 }, 'a network change rebuilds it');
+  t.not(second.etag, first.etag, 'with a new ETag');
 });

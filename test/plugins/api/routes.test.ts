@@ -102,6 +102,33 @@ t.test('503 before the first sync, on every network path', async (t) => {
   t.match(body, { error: { message: /not finished its first sync/ } });
 });
 
+t.test('the stats answer is kept until the network state changes', async (t) => {
+  const model = populatedModel();
+  const { get } = await start(t, model);
+  const first = await get('/api/irc/stats/');
+  const etag = first.response.headers.get('etag') ?? '';
+  t.equal((await get('/api/irc/stats/')).response.headers.get('etag'), etag, 'the same answer');
+  const cached = await get('/api/irc/stats/', { headers: { 'If-None-Match': etag } });
+  t.equal(cached.response.status, 304);
+
+  model.upsertUser('carol');
+  t.equal((await get('/api/irc/stats/')).response.headers.get('etag'), etag, 'a user change is not a stats change');
+
+  model.updateStats({ users: 5, maxUsers: 10 });
+  const updated = await get('/api/irc/stats/', { headers: { 'If-None-Match': etag } });
+  t.equal(updated.response.status, 200, 'new numbers are a new answer');
+  t.match(updated.body, { users: 5, max_users: 10 });
+  t.not(updated.response.headers.get('etag'), etag);
+
+  model.connectionLost();
+  t.equal((await get('/api/irc/stats/')).response.status, 503, 'a lost connection is seen at once');
+  model.connectionOpened('rfc1459');
+  model.markSynced(false);
+  const resynced = await get('/api/irc/stats/');
+  t.equal(resynced.response.status, 200);
+  t.match(resynced.body, { synced_as_operator: false });
+});
+
 t.test('stats, servers and latency', async (t) => {
   const { get } = await start(t, populatedModel());
   const stats = await get('/api/irc/stats/');

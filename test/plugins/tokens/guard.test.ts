@@ -72,7 +72,9 @@ t.test('401 unauthorized with WWW-Authenticate: Token for every bad header', asy
     t.notOk(error.message.includes(secret), `${what}: the answer never echoes the secret`);
   }
   t.equal((await get('/api/irc/users/', `token ${secret}`)).status, 200, 'the scheme is case-insensitive, as in DRF');
-  t.equal(token.uses['irc.users'], 1);
+  t.equal((await get('/api/irc/users/', `Token \t ${secret}`)).status, 200, 'any white space separates the token');
+  t.equal((await get('/api/irc/users/', `Token ${secret}`)).status, 200, 'the usual header');
+  t.equal(token.uses['irc.users'], 3);
 });
 
 t.test('403 forbidden for a live token not approved for the endpoint; 200 once approved', async (t) => {

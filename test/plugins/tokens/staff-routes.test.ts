@@ -251,6 +251,32 @@ t.test('tokens, grants and the audit log survive a restart; the file holds no se
   t.equal(second.tokens.create('alice', 'new', admin).token.id, 3, 'ids are not reused');
 });
 
+t.test('token uses are not announced per request; stopping writes them to the store', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tokens-uses-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await startHost(t, {}, dir);
+  const issued = first.tokens.create('alice', 'busy', admin);
+  first.tokens.grant(issued.token, ['irc.users'], admin);
+  await first.host.store.flush();
+  const changes: string[] = [];
+  first.host.model.on('change', (change) => changes.push(`${change.slice}/${change.kind}`));
+  const asAlice = client(first.url, issued.secret);
+  for (let request = 0; request < 3; request++) t.equal((await asAlice('GET', '/api/irc/users/')).status, 200);
+  t.equal(issued.token.uses['irc.users'], 3, 'counted in memory at once');
+  t.same(
+    changes.filter((change) => change.startsWith('tokens/')),
+    [],
+    'no change is announced per request',
+  );
+  const before = readFileSync(first.storePath, 'utf8');
+  t.notOk(before.includes('"irc.users":3'), 'nor written yet');
+  await first.host.stop();
+  t.ok(readFileSync(first.storePath, 'utf8').includes('"irc.users":3'), 'stopping writes the pending uses');
+  const second = await startHost(t, {}, dir);
+  t.equal(second.tokens.get(issued.token.id)!.uses['irc.users'], 3);
+  t.not(second.tokens.get(issued.token.id)!.lastUsedAt, null);
+});
+
 t.test('rate limits per IP and per token, and failed authentications draw from the IP bucket', async (t) => {
   const { url, tokens } = await startHost(t, {
     rate_limit: { public: { capacity: 2, refill_per_second: 0.01 }, token: { capacity: 3, refill_per_second: 0.01 } },
