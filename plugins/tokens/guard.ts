@@ -14,6 +14,11 @@ export interface GuardOptions {
    * throttles failed authentications by client IP this way).
    */
   onUnauthorized?: (request: ApiRequest) => void;
+  /**
+   * Called before a 403 is answered, with `request.tokenId` set; may throw another ApiError
+   * instead (the plugin draws refusals from the token's bucket, so they are throttled too).
+   */
+  onForbidden?: (request: ApiRequest) => void;
 }
 
 function unauthorized(message: string): ApiError {
@@ -69,6 +74,7 @@ export function createGuard(tokens: TokensSlice, tier: 'token' | 'staff', option
     const approved = tier === 'staff' ? token.staff : grantsCover(token.grants, route.name);
     tokens.recordUse(token, approved ? route.name : null);
     if (approved) return;
+    options.onForbidden?.(request);
     const where = `${route.method} ${route.path}`;
     throw new ApiError(
       403,

@@ -56,8 +56,15 @@ export default definePlugin<TokensConfig>({
           if (!decision.allowed) throw rateLimited(decision, 'from this address');
         }
       : undefined;
-    http.setGuard('token', createGuard(tokens, 'token', { onUnauthorized }));
-    http.setGuard('staff', createGuard(tokens, 'staff', { onUnauthorized }));
+    // A live token's refusals draw from its own bucket: the request hook, which would count them, runs after the guard.
+    const onForbidden = limits.enabled
+      ? (request: { tokenId?: string }) => {
+          const decision = limiters.token.take(`token:${request.tokenId}`);
+          if (!decision.allowed) throw rateLimited(decision, `for token #${request.tokenId}`);
+        }
+      : undefined;
+    http.setGuard('token', createGuard(tokens, 'token', { onUnauthorized, onForbidden }));
+    http.setGuard('staff', createGuard(tokens, 'staff', { onUnauthorized, onForbidden }));
     if (limits.enabled) {
       http.addHook(rateLimitHook(limiters));
       timers.every(SWEEP_MS, () => {

@@ -298,6 +298,20 @@ t.test('rate limits per IP and per token, and failed authentications draw from t
   t.equal((await fetch(`${url}/api/irc/stats/`)).status, 429);
 });
 
+t.test('refusals of a live token (403) draw from its bucket too', async (t) => {
+  const { url, tokens } = await startHost(t, {
+    rate_limit: { public: { capacity: 5, refill_per_second: 0.01 }, token: { capacity: 2, refill_per_second: 0.01 } },
+  });
+  const { secret } = tokens.create('alice', '', admin);
+  const asUser = client(url, secret);
+  for (let index = 0; index < 2; index++) t.equal((await asUser('GET', '/api/irc/users/')).status, 403);
+  const limited = await asUser('GET', '/api/irc/users/');
+  t.equal(limited.status, 429, 'the third refusal finds the bucket empty');
+  t.equal(limited.headers.get('ratelimit-limit'), '2');
+  t.match(((await limited.json()) as { error: { message: string } }).error.message, /for token #1/);
+  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 200, 'the IP bucket is not touched');
+});
+
 t.test('rate limits can be turned off', async (t) => {
   const { url } = await startHost(t, { rate_limit: { enabled: false, public: { capacity: 1 } } });
   for (let index = 0; index < 3; index++) {
