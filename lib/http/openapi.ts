@@ -86,7 +86,8 @@ const ERROR_RESPONSES = {
   503: {
     component: 'Unavailable',
     description:
-      'The data is not there yet: not connected, not synced yet, or a service cannot be reached (`unavailable`).',
+      'The data is not there yet: not connected, not synced yet, or a service cannot be reached (`unavailable`). ' +
+      'May carry `Retry-After` in seconds when the wait is known to be short (all credential-check connections busy).',
   },
 } as const;
 
@@ -187,7 +188,7 @@ function components(): OpenApiDocument['components'] {
   for (const [status, { component, description }] of Object.entries(ERROR_RESPONSES)) {
     const headers: Record<string, unknown> = { 'API-Version': headerRef('API-Version') };
     if (status === '401') headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
-    if (status === '429') headers['Retry-After'] = headerRef('Retry-After');
+    if (status === '429' || status === '503') headers['Retry-After'] = headerRef('Retry-After');
     responses[component] = {
       description,
       headers,

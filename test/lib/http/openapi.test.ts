@@ -108,6 +108,11 @@ t.test("responses: the 200 schema is the route's own; errors use the contract bo
   t.same((document.components.schemas as Record<string, unknown>).Error, errorBodySchema);
   const notFound = (document.components.responses as Record<string, Record<string, unknown>>).NotFound;
   t.match(notFound, { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  const responses = document.components.responses as Record<string, { headers: Record<string, unknown> }>;
+  for (const name of ['RateLimited', 'Unavailable']) {
+    t.same(responses[name]!.headers['Retry-After'], { $ref: '#/components/headers/Retry-After' }, name);
+  }
+  t.notOk(responses.NotFound!.headers['Retry-After'], 'only where it is sent');
 });
 
 t.test('every schema in the document compiles as draft 2020-12', async (t) => {
