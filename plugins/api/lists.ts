@@ -108,8 +108,10 @@ export class ListCache<T> {
   }
 
   private clear(): void {
-    this.pages.clear();
-    this.received.clear();
+    // Map.clear() allocates a new table even for an empty map, and every live line changes the model: that was a
+    // sixth of everything the collector allocated per line. Between two requests the maps are empty anyway.
+    if (this.pages.size > 0) this.pages.clear();
+    if (this.received.size > 0) this.received.clear();
   }
 }
 

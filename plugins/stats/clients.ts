@@ -11,6 +11,7 @@ import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import { KNOWN_CLIENTS } from './client-table.js';
+import { ownNickKey } from './live.js';
 
 /** Longest client name kept (an unknown client's name is the start of its reply). */
 export const MAX_CLIENT_LENGTH = 32;
@@ -122,9 +123,15 @@ export class VersionAsker {
   /** A user appeared or changed: queue them if their client is unknown and they are due. */
   consider(nick: string): void {
     const user = this.options.model.users.get(nick);
-    if (!user || !this.shouldAsk(user)) return;
+    if (user) this.considerUser(user);
+  }
+
+  /** {@link consider} for a caller that has the user already. */
+  considerUser(user: User): void {
+    // Every join and every sync line of a user comes here: the cheap checks first, each name folded once.
+    if (user.client !== null) return;
     const key = this.options.irc.casefold(user.nick);
-    if (this.queued.has(key)) return;
+    if (this.queued.has(key) || !this.shouldAsk(user, key)) return;
     this.queued.add(key);
     this.queue.push(key);
   }
@@ -136,7 +143,7 @@ export class VersionAsker {
       const key = this.queue[this.next++]!;
       this.queued.delete(key);
       const user = model.users.get(key);
-      if (!user || !this.shouldAsk(user)) continue;
+      if (!user || !this.shouldAsk(user, irc.casefold(user.nick))) continue;
       this.askedAt.set(user, this.clock());
       irc.ctcpRequest(user.nick, 'VERSION');
       this.compactQueue();
@@ -167,11 +174,11 @@ export class VersionAsker {
     this.askedAt = new WeakMap();
   }
 
-  private shouldAsk(user: User): boolean {
+  /** @param key the user's nick folded as the connection folds it */
+  private shouldAsk(user: User, key: string): boolean {
     const { irc, model } = this.options;
     if (user.client !== null) return false;
-    const key = irc.casefold(user.nick);
-    if (key === irc.casefold(irc.state.nick) || this.services.has(key)) return false;
+    if (key === ownNickKey(irc) || this.services.has(key)) return false;
     if (user.server !== null && model.servers.get(user.server)?.isServices) return false;
     const asked = this.askedAt.get(user);
     return asked === undefined || this.clock() - asked >= this.options.retryMs;

@@ -141,7 +141,11 @@ export class CountryLocator {
 /** Set a user's country from what the model knows of them now, if it changed. */
 export function locateUser(model: NetworkModel, locator: CountryLocator, nick: string): void {
   const user = model.users.get(nick);
-  if (!user) return;
+  if (user) locateKnownUser(model, locator, user);
+}
+
+/** {@link locateUser} for a caller that has the user already. */
+export function locateKnownUser(model: NetworkModel, locator: CountryLocator, user: User): void {
   const countryCode = locator.countryOf(user);
   if (countryCode !== user.countryCode) model.upsertUser(user.nick, { countryCode });
 }

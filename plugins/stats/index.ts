@@ -13,7 +13,7 @@ import { HistorySlice } from '../../lib/model/history.js';
 import { definePlugin } from '../../lib/plugin.js';
 import { countLine, notePeak } from './activity.js';
 import { VersionAsker } from './clients.js';
-import { CountryLocator, loadGeoipCountries, locateUser, noteWhoisHost } from './countries.js';
+import { CountryLocator, loadGeoipCountries, locateKnownUser, noteWhoisHost } from './countries.js';
 import { historyRetention, recordHistoryPoint } from './history.js';
 import { noteJoinRefusal } from './joins.js';
 import { measureLatency, type ProbeChoice } from './latency.js';
@@ -98,20 +98,27 @@ export default definePlugin<StatsConfig>({
       if (activity.takeChanges()) model.changed({ slice: 'activity', kind: 'counts' });
     };
 
+    // Made once: the handler runs for every line the bot receives.
+    const live = { irc, model };
+    const counting = { irc, model, activity };
+    const fold = (name: string): string => model.fold(name);
     irc.on('message', (message) => {
-      track(message, { irc, model });
-      noteJoinRefusal(message, syncState.joins, (name) => model.fold(name));
-      countLine(message, { irc, model, activity }, new Date());
+      track(message, live);
+      noteJoinRefusal(message, syncState.joins, fold);
+      countLine(message, counting, new Date());
       versions.handleReply(message);
       noteWhoisHost(message, model);
     });
     onModelChange((change) => {
       if (!change.name) return;
       if (change.slice === 'users' && change.kind === 'upsert') {
-        locateUser(model, locator, change.name);
-        versions.consider(change.name);
+        // One lookup for both: a user changes with nearly every join.
+        const user = model.users.get(change.name);
+        if (!user) return;
+        locateKnownUser(model, locator, user);
+        versions.considerUser(user);
       } else if (change.slice === 'channels' && (change.kind === 'join' || change.kind === 'upsert')) {
-        notePeak(change.name, { model, activity }, new Date());
+        notePeak(change.name, counting, new Date());
       }
     });
     irc.on('ready', () => {

@@ -181,3 +181,20 @@ t.test(
     t.equal(model.users.get('mallory')!.client, null, 'a reply to a question of the last connection is ignored');
   },
 );
+
+t.test(
+  'considerUser: the user object as the change listener has it, queued once, never with a known client',
+  async (t) => {
+    const { model, asker } = setup(t);
+    const alice = model.upsertUser('Alice');
+    const bob = model.upsertUser('bob', { client: 'irssi' });
+    asker.considerUser(alice);
+    asker.considerUser(alice);
+    asker.considerUser(bob);
+    asker.considerUser(model.upsertUser('DataBot'));
+    t.equal(asker.waiting, 1, 'alice once; not bob, whose client is known; not the bot');
+    t.equal(asker.tick(), 'Alice');
+    asker.considerUser(alice);
+    t.equal(asker.waiting, 0, 'asked, and not due again before the retry time');
+  },
+);
