@@ -116,5 +116,10 @@ export function createLogger(options: LoggerOptions = {}, source = 'host'): Logg
 /** A message for any thrown value, without a stack. */
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
-  return String(error);
+  try {
+    return String(error);
+  } catch {
+    // An object without a prototype, or whose toString throws.
+    return Object.prototype.toString.call(error);
+  }
 }

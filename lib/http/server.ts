@@ -84,6 +84,17 @@ const API_VERSION = '1';
 const DEFAULT_MAX_AGE = 10;
 const INTERNAL_MESSAGE = 'Internal server error; the failure has been logged';
 const INTERNAL_BODY = Buffer.from(JSON.stringify(new ApiError(500, 'internal', INTERNAL_MESSAGE).toBody()), 'utf8');
+/** The headers of the plain 500, which must go out even when nothing else can be trusted. Never changed. */
+const INTERNAL_HEADERS: string[] = [
+  'Cache-Control',
+  'no-store',
+  'Content-Type',
+  JSON_TYPE,
+  'API-Version',
+  API_VERSION,
+  'Content-Length',
+  String(INTERNAL_BODY.length),
+];
 const NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] as const;
 
@@ -408,9 +419,19 @@ export class HttpServer {
           outcome = this.start(exchange, entry, step, exchange.hookCount, hooks);
           if (isPromiseLike(outcome)) {
             const suspended = step;
+            // A hand-written thenable may call back more than once; only its first settlement counts.
+            let settledOnce = false;
             outcome.then(
-              (settled) => this.run(exchange, suspended, true, settled),
-              (error: unknown) => this.answerFailure(exchange, error),
+              (settled) => {
+                if (settledOnce) return;
+                settledOnce = true;
+                this.run(exchange, suspended, true, settled);
+              },
+              (error: unknown) => {
+                if (settledOnce) return;
+                settledOnce = true;
+                this.answerFailure(exchange, error);
+              },
             );
             return;
           }
@@ -509,10 +530,12 @@ export class HttpServer {
     // Serialize before anything is written, so a body that cannot be serialized still gets a clean 500.
     let bytes: Buffer | undefined;
     let etag: string | undefined;
-    if (body instanceof SerializedJson) {
+    if (status === 204) {
+      // No content: a body the handler gave anyway is not sent, nor its length.
+    } else if (body instanceof SerializedJson) {
       bytes = body.bytes;
       etag = body.etag;
-    } else if (status !== 204) {
+    } else {
       bytes = Buffer.from(JSON.stringify(body ?? null), 'utf8');
     }
     const base: Record<string, string> = { 'Cache-Control': cacheControl };
@@ -527,8 +550,24 @@ export class HttpServer {
     this.send(exchange, answerStatus, bytes, [base, exchange.hookHeaders, answer.headers]);
   }
 
-  /** Answer a thrown value: an ApiError as itself, anything else as a logged 500 that reveals nothing. */
+  /**
+   * Answer a thrown value: an ApiError as itself, anything else as a logged 500 that reveals
+   * nothing. It never throws: if even the error answer cannot be built (an error that cannot be
+   * turned into text, details that cannot be serialised), the plain 500 goes out instead, so no
+   * request is left unanswered.
+   */
   private answerFailure(exchange: Exchange, error: unknown): void {
+    try {
+      this.answerError(exchange, error);
+    } catch (failure) {
+      this.logger.error(`${exchange.method} ${exchange.path}: the error answer could not be built`, {
+        error: errorMessage(failure),
+      });
+      this.write(exchange, 500, INTERNAL_BODY, INTERNAL_HEADERS);
+    }
+  }
+
+  private answerError(exchange: Exchange, error: unknown): void {
     if (error instanceof ClientGoneError) return;
     let apiError: ApiError;
     if (error instanceof ApiError) {
@@ -596,16 +635,7 @@ export class HttpServer {
       });
       status = 500;
       bytes = INTERNAL_BODY;
-      flat = [
-        'Cache-Control',
-        'no-store',
-        'Content-Type',
-        JSON_TYPE,
-        'API-Version',
-        API_VERSION,
-        'Content-Length',
-        String(INTERNAL_BODY.length),
-      ];
+      flat = INTERNAL_HEADERS;
     }
     this.write(exchange, status, bytes, flat);
   }

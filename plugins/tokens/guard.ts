@@ -16,9 +16,10 @@ export interface GuardOptions {
   onUnauthorized?: (request: ApiRequest) => void;
   /**
    * Called before a 403 is answered, with `request.tokenId` set; may throw another ApiError
-   * instead (the plugin draws refusals from the token's bucket, so they are throttled too).
+   * instead, or return headers for the 403 (the plugin draws refusals from the token's bucket,
+   * so they are throttled too, and says what is left).
    */
-  onForbidden?: (request: ApiRequest) => void;
+  onForbidden?: (request: ApiRequest) => Record<string, string> | void;
 }
 
 function unauthorized(message: string): ApiError {
@@ -74,7 +75,7 @@ export function createGuard(tokens: TokensSlice, tier: 'token' | 'staff', option
     const approved = tier === 'staff' ? token.staff : grantsCover(token.grants, route.name);
     tokens.recordUse(token, approved ? route.name : null);
     if (approved) return;
-    options.onForbidden?.(request);
+    const headers = options.onForbidden?.(request) ?? undefined;
     const where = `${route.method} ${route.path}`;
     throw new ApiError(
       403,
@@ -82,6 +83,8 @@ export function createGuard(tokens: TokensSlice, tier: 'token' | 'staff', option
       tier === 'staff'
         ? `Token #${token.id} is not a staff token; ${where} needs one (an administrator sends TOKEN STAFF #${token.id} ON)`
         : `Token #${token.id} is not approved for ${route.name} (${where}); an administrator must grant it (TOKEN GRANT #${token.id} ${route.name})`,
+      undefined,
+      headers,
     );
   };
 }

@@ -10,7 +10,7 @@ import { tokenCommands } from './commands.js';
 import { grantableEndpoints } from './endpoints.js';
 import { createGuard } from './guard.js';
 import { operAdminCheck } from './oper-admin.js';
-import { RateLimiter, rateLimitHook, rateLimited } from './rate-limit.js';
+import { RateLimiter, rateLimitHeaders, rateLimitHook, rateLimited } from './rate-limit.js';
 import { tokensConfigSchema, type TokensConfig } from './schema.js';
 import { staffRoutes } from './staff-routes.js';
 
@@ -29,6 +29,9 @@ export default definePlugin<TokensConfig>({
   configSchema: tokensConfigSchema,
   start({ config, model, http, commands, irc, logger, timers }) {
     let usedSinceSaved = false;
+    // The HTTP server still answers for a moment after the plugins stop (the host closes it last):
+    // from then on each use is announced at once, so the store's final flush has it.
+    let stopped = false;
     const announceUses = (): void => {
       if (!usedSinceSaved) return;
       usedSinceSaved = false;
@@ -36,8 +39,9 @@ export default definePlugin<TokensConfig>({
     };
     const tokens = new TokensSlice({
       onChange: (kind, tokenId) => {
-        if (kind === 'use') usedSinceSaved = true;
-        else model.changed({ slice: 'tokens', kind, name: `#${tokenId}` });
+        if (kind !== 'use') model.changed({ slice: 'tokens', kind, name: `#${tokenId}` });
+        else if (stopped) model.changed({ slice: 'tokens', kind, name: `#${tokenId}` });
+        else usedSinceSaved = true;
       },
       fold: (name) => model.fold(name),
     });
@@ -61,6 +65,7 @@ export default definePlugin<TokensConfig>({
       ? (request: { tokenId?: string }) => {
           const decision = limiters.token.take(`token:${request.tokenId}`);
           if (!decision.allowed) throw rateLimited(decision, `for token #${request.tokenId}`);
+          return rateLimitHeaders(decision);
         }
       : undefined;
     http.setGuard('token', createGuard(tokens, 'token', { onUnauthorized, onForbidden }));
@@ -84,6 +89,9 @@ export default definePlugin<TokensConfig>({
       commands.register(command);
     }
     if (config.opers_are_admins) commands.addAdminCheck(operAdminCheck(irc, logger));
-    return announceUses;
+    return () => {
+      stopped = true;
+      announceUses();
+    };
   },
 });

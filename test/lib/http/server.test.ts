@@ -598,6 +598,58 @@ t.test('any other failure is a 500 that reveals nothing, logged with the plugin 
   await after.text();
 });
 
+t.test('an error whose own answer cannot be built still gets the plain 500, sync or async', async (t) => {
+  const { url, log } = await start(t, (server) => {
+    // A thrown value without a prototype cannot be turned into text; details with a BigInt cannot be serialised.
+    server.route(
+      'stats',
+      route({
+        path: '/api/bare/',
+        handler: () => {
+          throw Object.create(null) as unknown;
+        },
+      }),
+    );
+    server.route(
+      'stats',
+      route({ path: '/api/bare-async/', handler: () => Promise.reject(Object.create(null) as unknown) }),
+    );
+    server.route(
+      'stats',
+      route({
+        path: '/api/details/',
+        handler: () => {
+          throw new ApiError(400, 'bad', 'bad input', [{ field: 'a', message: 'b', n: 1n } as never]);
+        },
+      }),
+    );
+  });
+  for (const path of ['/api/bare/', '/api/bare-async/', '/api/details/']) {
+    const response = await fetch(url + path);
+    t.equal(response.status, 500, path);
+    t.equal(((await response.json()) as { error: { code: string } }).error.code, 'internal', path);
+  }
+  await log.waitForLine(/ERROR .*GET \/api\/details\/: the error answer could not be built/);
+  t.equal((await fetch(url + '/api/nowhere/')).status, 404, 'the server still answers');
+});
+
+t.test('a 204 carries no body and no Content-Length, even with a pre-serialised body', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route(
+      'stats',
+      route({
+        method: 'DELETE',
+        path: '/api/thing/',
+        handler: () => ({ status: 204, body: new SerializedJson({ a: 1 }) }),
+      }),
+    );
+  });
+  const response = await fetch(url + '/api/thing/', { method: 'DELETE' });
+  t.equal(response.status, 204);
+  t.equal(response.headers.get('content-length'), null);
+  t.equal(await response.text(), '');
+});
+
 t.test('a client that leaves before the answer breaks nothing', async (t) => {
   const handlerEntered = gate();
   const release = gate();

@@ -277,6 +277,22 @@ t.test('token uses are not announced per request; stopping writes them to the st
   t.not(second.tokens.get(issued.token.id)!.lastUsedAt, null);
 });
 
+t.test('a use after the plugin stopped, while the HTTP server still answers, still reaches the store', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tokens-late-use-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await startHost(t, {}, dir);
+  const issued = first.tokens.create('alice', 'late', admin);
+  first.tokens.grant(issued.token, ['irc.users'], admin);
+  const changes: string[] = [];
+  first.host.model.on('change', (change) => changes.push(`${change.slice}/${change.kind}`));
+  // What the guard does for a request that arrives after the plugins stopped but before HTTP closes.
+  const stop = first.host.stop();
+  first.tokens.recordUse(issued.token, 'irc.users');
+  await stop;
+  t.ok(changes.includes('tokens/use'), 'the late use was announced');
+  t.ok(readFileSync(first.storePath, 'utf8').includes('"irc.users":1'), 'and written');
+});
+
 t.test('rate limits per IP and per token, and failed authentications draw from the IP bucket', async (t) => {
   const { url, tokens } = await startHost(t, {
     rate_limit: { public: { capacity: 2, refill_per_second: 0.01 }, token: { capacity: 3, refill_per_second: 0.01 } },
@@ -304,7 +320,10 @@ t.test('refusals of a live token (403) draw from its bucket too', async (t) => {
   });
   const { secret } = tokens.create('alice', '', admin);
   const asUser = client(url, secret);
-  for (let index = 0; index < 2; index++) t.equal((await asUser('GET', '/api/irc/users/')).status, 403);
+  const first = await asUser('GET', '/api/irc/users/');
+  t.equal(first.status, 403);
+  t.equal(first.headers.get('ratelimit-remaining'), '1', 'the 403 says what is left');
+  t.equal((await asUser('GET', '/api/irc/users/')).status, 403);
   const limited = await asUser('GET', '/api/irc/users/');
   t.equal(limited.status, 429, 'the third refusal finds the bucket empty');
   t.equal(limited.headers.get('ratelimit-limit'), '2');
