@@ -9,6 +9,7 @@ import {
   writePieces,
   type JsonPiece,
 } from '../../../lib/store/json-pieces.js';
+import { watchEventLoop } from './fixtures/event-loop.js';
 import { makeTempDir } from './fixtures/temp-store.js';
 
 function text(pieces: Iterable<JsonPiece>): string {
@@ -90,15 +91,7 @@ t.test('writePieces writes every byte in order, reused buffers and big pieces in
 t.test('writePieces lets the event loop run while pieces take long to make', async (t) => {
   const file = path.join(makeTempDir(t), 'out.json');
   const handle = await open(file, 'w');
-  let ticks = 0;
-  let longestGap = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longestGap = Math.max(longestGap, now - last);
-    last = now;
-    ticks++;
-  }, 1);
+  const stopWatching = watchEventLoop();
   const started = performance.now();
   await writePieces(
     handle,
@@ -112,7 +105,7 @@ t.test('writePieces lets the event loop run while pieces take long to make', asy
     })(),
   );
   const took = performance.now() - started;
-  clearInterval(timer);
+  const { ticks, longestGap } = stopWatching();
   await handle.close();
   t.ok(took >= 200, `the work took ${took.toFixed(0)} ms`);
   // Without yielding, the timer could not run at all until the write was over.

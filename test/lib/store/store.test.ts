@@ -3,6 +3,7 @@ import path from 'node:path';
 import t from 'tap';
 import { AtomicJsonFile } from '../../../lib/store/atomic-json-file.js';
 import { CURRENT_SCHEMA_VERSION, Store, type PersistedSlice } from '../../../lib/store/store.js';
+import { watchEventLoop } from './fixtures/event-loop.js';
 import {
   captureLogger,
   deferred,
@@ -399,18 +400,10 @@ t.test('a slice with snapshotJson is written from its pieces, with the event loo
   const big = piecewiseSlice('big', 300, 1);
   store.register(big);
   store.register(countingSlice('small', () => ({ plain: true })));
-  let ticks = 0;
-  let longestGap = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    longestGap = Math.max(longestGap, now - last);
-    last = now;
-    ticks++;
-  }, 1);
+  const stopWatching = watchEventLoop();
   store.markDirty();
   await store.flush();
-  clearInterval(timer);
+  const { ticks, longestGap } = stopWatching();
   t.equal(big.snapshots, 0, 'snapshot() is not called when there are pieces');
   t.equal(big.piecesTaken, 300);
   t.ok(ticks >= 20, `a 1 ms timer ran ${ticks} times during a write of 300 ms of work`);
