@@ -50,6 +50,21 @@ function gate<T = void>() {
   return { opened, open };
 }
 
+/** A route at /api/slow/ that answers `body` once `release` opens; `entered` opens when its handler starts. */
+function slowRoute(body: unknown) {
+  const entered = gate();
+  const release = gate();
+  const slow = route({
+    path: '/api/slow/',
+    handler: async () => {
+      entered.open();
+      await release.opened;
+      return { body };
+    },
+  });
+  return { route: slow, entered, release };
+}
+
 async function errorOf(response: Response) {
   const body = (await response.json()) as {
     error: { status: number; code: string; message: string; details?: unknown };
@@ -651,20 +666,9 @@ t.test('a 204 carries no body and no Content-Length, even with a pre-serialised 
 });
 
 t.test('a client that leaves before the answer breaks nothing', async (t) => {
-  const handlerEntered = gate();
-  const release = gate();
+  const { route: slow, entered: handlerEntered, release } = slowRoute({ late: true });
   const { url, log } = await start(t, (server) => {
-    server.route(
-      'slow',
-      route({
-        path: '/api/slow/',
-        handler: async () => {
-          handlerEntered.open();
-          await release.opened;
-          return { body: { late: true } };
-        },
-      }),
-    );
+    server.route('slow', slow);
     server.route('slow', route({ path: '/api/fast/', handler: () => ({ body: { fast: true } }) }));
   });
   const abort = new AbortController();
@@ -862,20 +866,9 @@ t.test('close() does not wait for idle keep-alive connections', { timeout: 10_00
 });
 
 t.test('close() lets a request in flight finish, then closes its connection', { timeout: 10_000 }, async (t) => {
-  const handlerEntered = gate();
-  const release = gate();
+  const { route: slow, entered: handlerEntered, release } = slowRoute({ done: true });
   const { server, url } = await start(t, (server) => {
-    server.route(
-      'slow',
-      route({
-        path: '/api/slow/',
-        handler: async () => {
-          handlerEntered.open();
-          await release.opened;
-          return { body: { done: true } };
-        },
-      }),
-    );
+    server.route('slow', slow);
   });
   const request = fetch(url + '/api/slow/');
   await handlerEntered.opened;
