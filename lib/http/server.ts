@@ -244,11 +244,10 @@ export class HttpServer {
   private readonly entries: RouteEntry[] = [];
   /** Static routes by exact request path. */
   private readonly staticPaths = new Map<string, RoutesByMethod>();
-  /** Routes with parameters, in registration order: the first that matches wins. */
-  private readonly parameterised: RouteEntry[] = [];
   /**
    * polka matches the paths with parameters; it is used as a router only (the server runs its own
-   * lean request path), so each route's polka handler is just a key to its entry.
+   * lean request path), so each route's polka handler is just a key to its entry. Of the routes that
+   * match, the first registered answers.
    */
   private readonly router = polka();
   private readonly entryOf = new Map<PolkaHandler, RouteEntry>();
@@ -288,7 +287,6 @@ export class HttpServer {
     const entry: RouteEntry = { plugin, route, pattern, key, parameterised, validateBody, cacheControl };
     this.entries.push(entry);
     if (parameterised) {
-      this.parameterised.push(entry);
       const key: PolkaHandler = () => undefined;
       this.entryOf.set(key, entry);
       this.router.add(route.method, pattern, key);
@@ -296,7 +294,7 @@ export class HttpServer {
     }
     for (const form of staticForms(route.path)) {
       // A route with parameters registered earlier that matches this path keeps answering it.
-      if (this.parameterised.some((other) => other.route.method === route.method && other.pattern.test(form))) continue;
+      if (this.router.find(route.method, form).handlers.length > 0) continue;
       const byMethod = this.staticPaths.get(form) ?? new Map<string, RouteEntry>();
       if (!byMethod.has(route.method)) byMethod.set(route.method, entry);
       this.staticPaths.set(form, byMethod);
@@ -393,7 +391,7 @@ export class HttpServer {
     const wanted = method === 'HEAD' ? 'GET' : method;
     const entry = this.staticPaths.get(path)?.get(wanted);
     if (entry) return entry;
-    if (this.parameterised.length === 0) return undefined;
+    if (this.entryOf.size === 0) return undefined;
     // polka lists every matching route in registration order; the first one answers.
     const first = this.router.find(wanted, path).handlers[0];
     return first ? this.entryOf.get(first) : undefined;

@@ -39,9 +39,8 @@ export default definePlugin<TokensConfig>({
     };
     const tokens = new TokensSlice({
       onChange: (kind, tokenId) => {
-        if (kind !== 'use') model.changed({ slice: 'tokens', kind, name: `#${tokenId}` });
-        else if (stopped) model.changed({ slice: 'tokens', kind, name: `#${tokenId}` });
-        else usedSinceSaved = true;
+        if (kind === 'use' && !stopped) usedSinceSaved = true;
+        else model.changed({ slice: 'tokens', kind, name: `#${tokenId}` });
       },
       fold: (name) => model.fold(name),
     });
