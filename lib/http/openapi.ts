@@ -3,6 +3,8 @@
  * definitions (paths, tiers, JSON schemas, query parameters) the server uses,
  * so the document cannot drift from what is served. The error responses follow
  * the HTTP contract: every error has the body `{"error": {status, code, message}}`.
+ * The server answers HEAD wherever a GET is routed, with the GET's status and headers
+ * and never a body (errors included), so each GET has a HEAD operation that says so.
  */
 import type { RegisteredRoute } from './server.js';
 import type { JsonSchema, RouteDefinition } from './types.js';
@@ -56,7 +58,10 @@ export const errorBodySchema: JsonSchema = {
   },
 };
 
-/** Each error response the document refers to: status, component name, when it happens and its codes. */
+/**
+ * Each error response the document refers to: status, component name, when it happens and its codes.
+ * `requestBody` errors only answer a request that has a body, so no HEAD gets them.
+ */
 const ERROR_RESPONSES = {
   400: {
     component: 'BadRequest',
@@ -73,10 +78,15 @@ const ERROR_RESPONSES = {
     description:
       'No such name (`channel_not_found`, `server_not_found`, `user_not_found`, `operator_not_found`, `not_found`).',
   },
-  413: { component: 'PayloadTooLarge', description: 'The body is over the size limit (`payload_too_large`).' },
+  413: {
+    component: 'PayloadTooLarge',
+    description: 'The body is over the size limit (`payload_too_large`).',
+    requestBody: true,
+  },
   415: {
     component: 'UnsupportedMediaType',
     description: 'The body is not `application/json` (`unsupported_media_type`).',
+    requestBody: true,
   },
   429: {
     component: 'RateLimited',
@@ -109,6 +119,12 @@ const HEADERS = {
 
 const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
+/** The component of an error's bodiless HEAD answer, next to the GET's: `NotFound` → `HeadNotFound`. */
+const headComponent = (status: ErrorStatus): string => `Head${ERROR_RESPONSES[status].component}`;
+
+/** An OpenAPI operation object. */
+type Operation = Record<string, unknown> & { operationId: string; responses: Record<string, unknown> };
+
 /** `/api/irc/channels/:name/` → `/api/irc/channels/{name}/` */
 export function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
@@ -130,8 +146,8 @@ function errorStatuses(route: RouteDefinition): ErrorStatus[] {
   return statuses;
 }
 
-function operationFor(route: RouteDefinition, operationId: string): Record<string, unknown> {
-  const parameters: Record<string, unknown>[] = [
+function parametersOf(route: RouteDefinition): Record<string, unknown>[] {
+  return [
     ...pathParameterNames(route.path).map((name) => ({
       name,
       in: 'path',
@@ -147,28 +163,38 @@ function operationFor(route: RouteDefinition, operationId: string): Record<strin
       schema: parameter.schema,
     })),
   ];
-  const successHeaders: Record<string, unknown> = {
+}
+
+function successHeaders(route: RouteDefinition): Record<string, unknown> {
+  const headers: Record<string, unknown> = {
     'API-Version': headerRef('API-Version'),
     'Cache-Control': headerRef('Cache-Control'),
   };
-  if (route.method === 'GET') successHeaders.ETag = headerRef('ETag');
+  if (route.method === 'GET') headers.ETag = headerRef('ETag');
+  return headers;
+}
+
+function notModified(): Record<string, unknown> {
+  return {
+    description: 'Not modified: the `If-None-Match` header names the current ETag. No body.',
+    headers: { ETag: headerRef('ETag'), 'API-Version': headerRef('API-Version') },
+  };
+}
+
+function operationFor(route: RouteDefinition, operationId: string): Operation {
+  const parameters = parametersOf(route);
   const responses: Record<string, unknown> = {
     200: {
       description: route.summary,
-      headers: successHeaders,
+      headers: successHeaders(route),
       content: { 'application/json': { schema: route.response ?? {} } },
     },
   };
-  if (route.method === 'GET') {
-    responses[304] = {
-      description: 'Not modified: the `If-None-Match` header names the current ETag. No body.',
-      headers: { ETag: headerRef('ETag'), 'API-Version': headerRef('API-Version') },
-    };
-  }
+  if (route.method === 'GET') responses[304] = notModified();
   for (const status of errorStatuses(route)) {
     responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].component}` };
   }
-  const operation: Record<string, unknown> = {
+  const operation: Operation = {
     operationId,
     summary: route.summary,
     tags: [route.tier],
@@ -183,16 +209,54 @@ function operationFor(route: RouteDefinition, operationId: string): Record<strin
   return operation;
 }
 
+/**
+ * The HEAD operation of a GET route: the GET's parameters, security, statuses and headers, and no
+ * `content` anywhere, since the server sends no body to a HEAD, not even an error's.
+ */
+function headOperationFor(route: RouteDefinition, get: Operation, operationId: string): Operation {
+  const responses: Record<string, unknown> = {
+    200: {
+      description:
+        `${route.summary}: the headers of the GET's 200, without its body. ` +
+        '`Content-Type` and `Content-Length` are those of the body a GET would get.',
+      headers: successHeaders(route),
+    },
+    304: notModified(),
+  };
+  for (const status of errorStatuses(route)) {
+    responses[status] = { $ref: `#/components/responses/${headComponent(status)}` };
+  }
+  return {
+    ...get,
+    operationId,
+    summary: `${route.summary} (headers only: the GET's answer without its body)`,
+    responses,
+  };
+}
+
+function errorHeaders(status: ErrorStatus): Record<string, unknown> {
+  const headers: Record<string, unknown> = { 'API-Version': headerRef('API-Version') };
+  if (status === 401) headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
+  if (status === 429 || status === 503) headers['Retry-After'] = headerRef('Retry-After');
+  return headers;
+}
+
 function components(): OpenApiDocument['components'] {
   const responses: Record<string, unknown> = {};
-  for (const [status, { component, description }] of Object.entries(ERROR_RESPONSES)) {
-    const headers: Record<string, unknown> = { 'API-Version': headerRef('API-Version') };
-    if (status === '401') headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
-    if (status === '429' || status === '503') headers['Retry-After'] = headerRef('Retry-After');
+  const statuses = Object.keys(ERROR_RESPONSES).map((status) => Number(status) as ErrorStatus);
+  for (const status of statuses) {
+    const { component, description } = ERROR_RESPONSES[status];
     responses[component] = {
       description,
-      headers,
+      headers: errorHeaders(status),
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+  for (const status of statuses) {
+    if ('requestBody' in ERROR_RESPONSES[status]) continue;
+    responses[headComponent(status)] = {
+      description: `${ERROR_RESPONSES[status].description} A HEAD gets the status and headers only: no error body.`,
+      headers: errorHeaders(status),
     };
   }
   return {
@@ -211,15 +275,32 @@ function components(): OpenApiDocument['components'] {
   };
 }
 
-/** The OpenAPI 3.1 document of every registered route, in registration order. */
+/**
+ * The OpenAPI 3.1 document of every registered route, in registration order, with a HEAD
+ * operation after each GET. An operation's id is its route's name, `<name>.<method>` when
+ * routes share the name, and `<GET's id>.head` for a HEAD; an id taken already gets `.2`, `.3`, ...
+ */
 export function buildOpenApiDocument(routes: readonly RegisteredRoute[], info: OpenApiInfo): OpenApiDocument {
   const nameCounts = new Map<string, number>();
   for (const { route } of routes) nameCounts.set(route.name, (nameCounts.get(route.name) ?? 0) + 1);
+  const taken = new Set<string>();
+  // Two routes named alike by different plugins must not break the document: the later one's id gets a number.
+  const claim = (operationId: string): string => {
+    let unique = operationId;
+    for (let suffix = 2; taken.has(unique); suffix++) unique = `${operationId}.${suffix}`;
+    taken.add(unique);
+    return unique;
+  };
   const paths: OpenApiDocument['paths'] = {};
   for (const { route } of routes) {
     const operationId = nameCounts.get(route.name) === 1 ? route.name : `${route.name}.${route.method.toLowerCase()}`;
     const path = openApiPath(route.path);
-    paths[path] = { ...paths[path], [route.method.toLowerCase()]: operationFor(route, operationId) };
+    const operation = operationFor(route, claim(operationId));
+    const operations: Record<string, Operation> = { [route.method.toLowerCase()]: operation };
+    if (route.method === 'GET') {
+      operations.head = headOperationFor(route, operation, claim(`${operation.operationId}.head`));
+    }
+    paths[path] = { ...paths[path], ...operations };
   }
   return {
     openapi: '3.1.0',

@@ -1,8 +1,16 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import t from 'tap';
-import { buildOpenApiDocument, errorBodySchema, openApiPath, TOKEN_SCHEME } from '../../../lib/http/openapi.js';
-import type { RegisteredRoute } from '../../../lib/http/server.js';
+import t, { type Test } from 'tap';
+import { ApiError, notFound, unavailable } from '../../../lib/http/errors.js';
+import {
+  buildOpenApiDocument,
+  errorBodySchema,
+  openApiPath,
+  TOKEN_SCHEME,
+  type OpenApiDocument,
+} from '../../../lib/http/openapi.js';
+import { HttpServer, type RegisteredRoute } from '../../../lib/http/server.js';
 import type { RouteDefinition } from '../../../lib/http/types.js';
+import { createLogger } from '../../../lib/logger.js';
 import { OpenApiValidator } from '../../plugins/api/fixtures/openapi-validator.js';
 
 function route(definition: Partial<RouteDefinition> & Pick<RouteDefinition, 'path' | 'name'>): RegisteredRoute {
@@ -63,7 +71,7 @@ t.test('paths use OpenAPI templates, one path item per path with an operation pe
     '/api/irc/check-credentials/',
     '/api/staff/tokens/',
   ]);
-  t.same(Object.keys(document.paths['/api/staff/tokens/']!), ['get', 'post']);
+  t.same(Object.keys(document.paths['/api/staff/tokens/']!), ['get', 'head', 'post']);
   t.equal(operation('/api/staff/tokens/', 'get').operationId, 'staff.tokens.get', 'a shared name gets the method');
   t.equal(operation('/api/irc/channels/{name}/', 'get').operationId, 'irc.channel');
   t.equal(operation('/api/irc/channels/{name}/', 'get')['x-endpoint-name'], 'irc.channel');
@@ -151,4 +159,227 @@ t.test('the validator the tests use finds what does not match', async (t) => {
   t.match(validator.check('GET', '/api/irc/channels/%23a/', 418, {}), [/status 418 is not documented/]);
   t.match(validator.check('GET', '/api/elsewhere/', 200, {}), [/not in the document/]);
   t.same(validator.check('GET', '/api/irc/channels/', 304, undefined), []);
+});
+
+/** A response object as the document has it, with a `$ref` to a component response followed. */
+interface ResponseObject {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: unknown;
+}
+
+function responseOf(source: OpenApiDocument, response: unknown): ResponseObject {
+  const { $ref } = response as { $ref?: string };
+  if ($ref === undefined) return response as ResponseObject;
+  const name = $ref.replace('#/components/responses/', '');
+  const component = (source.components.responses as Record<string, ResponseObject>)[name];
+  if (!component) throw new Error(`${$ref} names no component response`);
+  return component;
+}
+
+const getOperations = (source: OpenApiDocument) =>
+  Object.entries(source.paths).flatMap(([path, item]) =>
+    item.get ? [{ path, get: item.get as Operation, head: item.head as Operation | undefined }] : [],
+  );
+
+t.test('every GET has a HEAD operation with its id, tags, name, parameters and security', async (t) => {
+  const gets = getOperations(document);
+  t.equal(gets.length, 4, 'the GET routes of the fixture');
+  for (const { path, get, head } of gets) {
+    if (!head) {
+      t.fail(`GET ${path} has no HEAD operation`);
+      continue;
+    }
+    t.equal(head.operationId, `${get.operationId as string}.head`, `${path} id`);
+    t.match(head.summary, /headers only.*without its body/, `${path} summary`);
+    t.ok((head.summary as string).startsWith(get.summary as string), `${path} summary names the GET's`);
+    t.same(head.tags, get.tags, `${path} tags`);
+    t.equal(head['x-endpoint-name'], get['x-endpoint-name'], `${path} endpoint name`);
+    t.same(head.parameters, get.parameters, `${path} parameters`);
+    t.same(head.security, get.security, `${path} security`);
+    t.notOk('requestBody' in head, `${path} HEAD takes no body`);
+  }
+  t.equal(operation('/api/staff/tokens/', 'head').operationId, 'staff.tokens.get.head', "a shared name's GET id");
+  t.notOk(document.paths['/api/irc/check-credentials/']!.head, 'only GET routes answer HEAD');
+});
+
+t.test('operation ids are unique across the document', async (t) => {
+  const ids = Object.values(document.paths).flatMap((item) =>
+    Object.values(item).map((value) => (value as Operation).operationId),
+  );
+  t.equal(ids.length, 10, 'six routes, four of them GETs');
+  t.same([...new Set(ids)].sort(), [...ids].sort(), ids.join(', '));
+});
+
+t.test('two operations that would share an id still get ids of their own', async (t) => {
+  const clash = [
+    route({ path: '/api/a/', name: 'x' }),
+    { ...route({ path: '/api/b/', name: 'x.head' }), plugin: 'other' },
+  ];
+  const built = buildOpenApiDocument(clash, { title: 'Clash', version: '1' });
+  const ids = Object.values(built.paths).flatMap((item) =>
+    Object.values(item).map((operation) => (operation as { operationId: string }).operationId),
+  );
+  t.same(ids, ['x', 'x.head', 'x.head.2', 'x.head.2.head']);
+});
+
+t.test("HEAD responses: the GET's statuses and headers, never a body", async (t) => {
+  for (const { path, get, head } of getOperations(document)) {
+    if (!head) {
+      t.fail(`GET ${path} has no HEAD operation`);
+      continue;
+    }
+    t.same(Object.keys(head.responses), Object.keys(get.responses), `${path}: the same statuses`);
+    for (const [status, response] of Object.entries(head.responses)) {
+      const headResponse = responseOf(document, response);
+      const getResponse = responseOf(document, get.responses[status]);
+      t.notOk('content' in headResponse, `HEAD ${path} ${status} has no body`);
+      t.same(headResponse.headers, getResponse.headers, `HEAD ${path} ${status} has the GET's headers`);
+    }
+    t.same(
+      Object.keys(responseOf(document, head.responses['200']).headers ?? {}).sort(),
+      ['API-Version', 'Cache-Control', 'ETag'],
+      `HEAD ${path} 200 headers`,
+    );
+  }
+  t.same(
+    operation('/api/irc/channels/{name}/', 'head').responses['404'],
+    { $ref: '#/components/responses/HeadNotFound' },
+    'errors refer to the bodiless components',
+  );
+  const responses = document.components.responses as Record<string, ResponseObject>;
+  t.notOk(responses.HeadPayloadTooLarge, 'no HEAD answer for errors of request bodies');
+  t.notOk(responses.HeadUnsupportedMediaType);
+  t.match(responses.HeadNotFound!.description, /HEAD gets the status and headers only/);
+});
+
+/**
+ * A server with a GET route for each answer a HEAD can get: a list (200, 304), a name (404, 400
+ * for a malformed escape), a token route (401, 403, and 429 from a per-token limit) and a
+ * route whose data is not there yet (503).
+ */
+async function headServer(t: Test) {
+  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
+  const served: RouteDefinition[] = [
+    {
+      method: 'GET',
+      path: '/api/irc/channels/',
+      name: 'irc.channels',
+      summary: 'Every visible channel',
+      tier: 'public',
+      handler: () => ({ body: { count: 1, results: [{ name: '#a' }] } }),
+    },
+    {
+      method: 'GET',
+      path: '/api/irc/channels/:name/',
+      name: 'irc.channel',
+      summary: 'One visible channel',
+      tier: 'public',
+      handler: (request) => {
+        if (request.params.name !== '#a')
+          throw notFound('channel_not_found', `No visible channel named ${request.params.name}`);
+        return { body: { name: '#a' } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/irc/users/:nick/',
+      name: 'irc.user',
+      summary: 'One connected user',
+      tier: 'token',
+      handler: (request) => ({ body: { nick: request.params.nick } }),
+    },
+    {
+      method: 'GET',
+      path: '/api/irc/stats/',
+      name: 'irc.stats',
+      summary: 'Network statistics',
+      tier: 'public',
+      handler: () => {
+        throw unavailable('The network has not finished its first sync');
+      },
+    },
+  ];
+  for (const definition of served) server.route('test', definition);
+  server.setGuard('token', (request) => {
+    const token = request.headers.authorization?.replace(/^Token /, '');
+    if (token !== 'approved' && token !== 'limited' && token !== 'unapproved')
+      throw new ApiError(401, 'unauthorized', 'Missing or unknown token', undefined, { 'WWW-Authenticate': 'Token' });
+    if (token === 'unapproved') throw new ApiError(403, 'forbidden', 'The token is not approved for irc.user');
+    request.tokenId = token;
+  });
+  server.addHook((request) => {
+    if (request.tokenId === 'limited')
+      throw new ApiError(429, 'rate_limited', 'Over the limit of this token', undefined, { 'Retry-After': '7' });
+  });
+  const { url } = await server.listen();
+  t.teardown(() => server.close());
+  return { url, served: buildOpenApiDocument(server.routes(), { title: 'HEAD test', version: '1' }) };
+}
+
+t.test("a real server's HEAD answers agree with the document's HEAD operations", async (t) => {
+  const { url, served } = await headServer(t);
+  const etag = (await fetch(`${url}/api/irc/channels/`)).headers.get('etag') ?? '';
+  t.match(etag, /^".+"$/, 'the GET has an ETag to send back');
+  const cases: { path: string; template: string; status: number; headers?: Record<string, string> }[] = [
+    { path: '/api/irc/channels/', template: '/api/irc/channels/', status: 200 },
+    { path: '/api/irc/channels/', template: '/api/irc/channels/', status: 304, headers: { 'If-None-Match': etag } },
+    { path: '/api/irc/channels/%23a/', template: '/api/irc/channels/{name}/', status: 200 },
+    { path: '/api/irc/channels/%23nope/', template: '/api/irc/channels/{name}/', status: 404 },
+    { path: '/api/irc/channels/%zz/', template: '/api/irc/channels/{name}/', status: 400 },
+    { path: '/api/irc/users/alice/', template: '/api/irc/users/{nick}/', status: 401 },
+    {
+      path: '/api/irc/users/alice/',
+      template: '/api/irc/users/{nick}/',
+      status: 403,
+      headers: { Authorization: 'Token unapproved' },
+    },
+    {
+      path: '/api/irc/users/alice/',
+      template: '/api/irc/users/{nick}/',
+      status: 429,
+      headers: { Authorization: 'Token limited' },
+    },
+    {
+      path: '/api/irc/users/alice/',
+      template: '/api/irc/users/{nick}/',
+      status: 200,
+      headers: { Authorization: 'Token approved' },
+    },
+    { path: '/api/irc/stats/', template: '/api/irc/stats/', status: 503 },
+  ];
+  for (const { path, template, status, headers = {} } of cases) {
+    const where = `HEAD ${path} → ${status}`;
+    const head = await fetch(url + path, { method: 'HEAD', headers });
+    const get = await fetch(url + path, { headers });
+    const getBody = await get.text();
+    t.equal(head.status, status, where);
+    t.equal(get.status, status, `${where}: the GET's status too`);
+    t.equal(await head.text(), '', `${where}: no body`);
+    const operation = served.paths[template]?.head as Operation | undefined;
+    if (!operation) {
+      t.fail(`${where}: the document has no HEAD operation for ${template}`);
+      continue;
+    }
+    const documented = operation.responses[String(status)];
+    if (!documented) {
+      t.fail(`${where}: the status is not documented for HEAD ${template}`);
+      continue;
+    }
+    const response = responseOf(served, documented);
+    t.notOk('content' in response, `${where}: the document promises no body`);
+    const names = Object.keys(response.headers ?? {});
+    t.ok(names.includes('API-Version'), `${where}: API-Version is documented`);
+    for (const name of names) {
+      // The document says a 503 "may" carry Retry-After: only when the wait is known to be short.
+      const optional = status === 503 && name === 'Retry-After';
+      if (!optional) t.ok(head.headers.has(name), `${where}: documented ${name} is sent`);
+      t.equal(head.headers.get(name), get.headers.get(name), `${where}: ${name} as the GET's`);
+    }
+    t.equal(head.headers.get('api-version'), '1', `${where}: API-Version`);
+    if (status !== 304) {
+      t.not(getBody, '', `${where}: the GET has the body HEAD leaves out`);
+      t.equal(head.headers.get('content-length'), String(Buffer.byteLength(getBody)), `${where}: Content-Length`);
+    }
+  }
 });
