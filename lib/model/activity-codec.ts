@@ -7,7 +7,8 @@
  * (only the current day counts lines), so their text is kept, as UTF-8 bytes, from the first
  * write that made it and written again as it is.
  */
-import type { ChannelDay, DayActivity, NickDay } from './activity.js';
+import type { ChannelDay, DayActivity } from './activity.js';
+import type { NickRecords, SpeakerGrouping } from './nick-counts.js';
 
 /** The slice's file format. */
 export interface StoredActivity {
@@ -40,7 +41,7 @@ export function activitySnapshot(timeZone: string, days: readonly DayActivity[])
         hidden: channel.hidden,
         peak_users: channel.peakUsers,
         ...(channel.hourly ? { hourly: [...channel.hourly] } : {}),
-        ...(channel.speakers ? { speakers: Object.fromEntries(channel.speakers) } : {}),
+        ...(day.speakers ? { speakers: speakersOf(day, channel) } : {}),
       })),
       nicks: [...day.nicks.values()].map((nick) => ({
         nick: nick.nick,
@@ -51,6 +52,15 @@ export function activitySnapshot(timeZone: string, days: readonly DayActivity[])
       })),
     })),
   };
+}
+
+/** One channel's lines per folded nick, as stored. */
+function speakersOf(day: DayActivity, channel: ChannelDay): Record<string, number> {
+  const speakers: Record<string, number> = {};
+  day.speakers?.forEach((nickId, channelId, lines) => {
+    if (channelId === channel.id) speakers[day.nicks.keyAt(nickId)] = lines;
+  });
+  return speakers;
 }
 
 /** Bytes of text per piece: a few hundred records, a fraction of a millisecond of work. */
@@ -75,6 +85,7 @@ interface KeptDay {
  */
 export class ActivityCodec {
   private readonly kept = new WeakMap<DayActivity, KeptDay>();
+  private readonly memory: WriteMemory = {};
 
   /** Bytes of past days' text held now, over the days given (the slice's current list). */
   keptBytes(days: readonly DayActivity[]): number {
@@ -100,7 +111,7 @@ export class ActivityCodec {
       if (index > 0) yield ',';
       const day = list[index]!;
       if (index < list.length - 1) yield* this.pastDay(day, out);
-      else yield* dayPieces(day, out);
+      else yield* dayPieces(day, out, this.memory);
     }
     yield ']}';
   }
@@ -114,7 +125,7 @@ export class ActivityCodec {
     const stamp = { lines: day.lines, channels: day.channels.size, nicks: day.nicks.size };
     const parts: Buffer[] = [];
     let bytes = 0;
-    for (const piece of dayPieces(day, out)) {
+    for (const piece of dayPieces(day, out, this.memory)) {
       const part = Buffer.from(piece);
       parts.push(part);
       bytes += part.byteLength;
@@ -124,29 +135,48 @@ export class ActivityCodec {
   }
 }
 
+/** What a write may lend the next one: the speakers' grouping, whose memory is reused. */
+interface WriteMemory {
+  grouping?: SpeakerGrouping;
+}
+
 /** One day's record, in pieces written into `out`. */
-function* dayPieces(day: DayActivity, out: JsonBytes): Generator<Uint8Array, void, undefined> {
+function* dayPieces(day: DayActivity, out: JsonBytes, memory: WriteMemory): Generator<Uint8Array, void, undefined> {
   out.ascii('{"date":');
   out.string(day.date);
   out.ascii(',"lines":');
   out.count(day.lines);
   out.ascii(',"channels":[');
+  // Channels and their speakers are taken at one moment, so a channel's speakers add up to its lines:
+  // there are few channels, and the speakers come in one pass.
+  const channels = [...day.channels.values()].map((channel): ChannelDay => ({
+    ...channel,
+    hourly: channel.hourly?.slice() ?? null,
+  }));
+  let ids = 0;
+  for (const channel of channels) ids = Math.max(ids, channel.id + 1);
+  // Taken while in use, so a write running alongside (there is none in the store) cannot share it.
+  const reuse = memory.grouping;
+  memory.grouping = undefined;
+  const speakers = day.speakers?.grouping(ids, reuse) ?? null;
+  if (speakers) {
+    while (!speakers.step()) yield out.take();
+    memory.grouping = speakers;
+  }
+  const { nicks } = day;
   let first = true;
-  for (const channel of day.channels.values()) {
+  for (const channel of channels) {
     if (!first) out.comma();
     first = false;
-    // Taken at once so the channel's record is of one moment, even when it spans pieces.
-    const speakers = channel.speakers;
-    const keys = speakers ? [...speakers.keys()] : null;
-    const counts = speakers ? [...speakers.values()] : null;
     channelHead(channel, out);
-    if (keys && counts) {
+    if (speakers) {
+      const { id } = channel;
       out.ascii(',"speakers":{');
-      for (let index = 0; index < keys.length; index++) {
-        if (index > 0) out.comma();
-        out.string(keys[index]!);
+      for (let at = speakers.offsets[id]!; at < speakers.offsets[id + 1]!; at++) {
+        if (at > speakers.offsets[id]!) out.comma();
+        out.string(nicks.keyAt(speakers.nicks[at]!));
         out.colon();
-        out.count(counts[index]!);
+        out.count(speakers.lines[at]!);
         if (out.length >= PIECE_BYTES) yield out.take();
       }
       out.ascii('}');
@@ -155,11 +185,11 @@ function* dayPieces(day: DayActivity, out: JsonBytes): Generator<Uint8Array, voi
     if (out.length >= PIECE_BYTES) yield out.take();
   }
   out.ascii('],"nicks":[');
-  first = true;
-  for (const nick of day.nicks.values()) {
-    if (!first) out.comma();
-    first = false;
-    nickRecord(nick, out);
+  // Read by index at each record's turn: a nick first counted during the write is in the next one.
+  const size = nicks.size;
+  for (let index = 0; index < size; index++) {
+    if (index > 0) out.comma();
+    nickRecord(nicks, index, out);
     if (out.length >= PIECE_BYTES) yield out.take();
   }
   out.ascii(']}');
@@ -180,20 +210,28 @@ function channelHead(channel: ChannelDay, out: JsonBytes): void {
   }
 }
 
-function nickRecord(nick: NickDay, out: JsonBytes): void {
+function nickRecord(nicks: NickRecords, index: number, out: JsonBytes): void {
   out.ascii('{"nick":');
-  out.string(nick.nick);
+  out.string(nicks.nickAt(index));
   out.ascii(',"lines":');
-  out.count(nick.lines);
+  out.count(nicks.linesAt(index));
   out.ascii(',"hidden_lines":');
-  out.count(nick.hiddenLines);
-  if (nick.hourly) {
-    out.ascii(',"hourly":');
-    out.counts(nick.hourly);
-  }
-  if (nick.hiddenHourly) {
-    out.ascii(',"hidden_hourly":');
-    out.counts(nick.hiddenHourly);
+  out.count(nicks.hiddenLinesAt(index));
+  if (nicks.hasHours) {
+    out.ascii(',"hourly":[');
+    for (let hour = 0; hour < 24; hour++) {
+      if (hour > 0) out.comma();
+      out.count(nicks.hourAt(index, hour));
+    }
+    out.ascii(']');
+    if (nicks.hasHiddenHoursAt(index)) {
+      out.ascii(',"hidden_hourly":[');
+      for (let hour = 0; hour < 24; hour++) {
+        if (hour > 0) out.comma();
+        out.count(nicks.hiddenHourAt(index, hour));
+      }
+      out.ascii(']');
+    }
   }
   out.ascii('}');
 }

@@ -8,18 +8,19 @@
  * at the time, so public views can leave those lines out.
  */
 import { ActivityCodec, activitySnapshot, type StoredActivity } from './activity-codec.js';
+import { NickCounts, NickTotalsBuilder, SpeakerCounts, type NickDay, type NickRecords } from './nick-counts.js';
 import type { ModelSlice, Persistence } from './slice.js';
 import { addDays, TimeZone } from './time-zone.js';
 import { detached } from './users.js';
 
 const HOURS = 24;
-/** Nicks whose hours share one buffer. */
-const HOURS_PER_BLOCK = 1024;
 /** Every UTC offset in use is a whole number of quarter hours, so one quarter hour has one date and one hour. */
 const QUARTER_HOUR_MS = 15 * 60 * 1000;
 
 /** One channel on one day. */
 export interface ChannelDay {
+  /** Its place among the day's channels, in the order they were first counted; speakers are counted by it. */
+  id: number;
   name: string;
   lines: number;
   /** Whether the channel was hidden when its last line (or member count) was seen. */
@@ -28,26 +29,9 @@ export interface ChannelDay {
   peakUsers: number;
   /** Today only: lines per hour of the day; null on earlier days. */
   hourly: Uint32Array | null;
-  /** Today only: lines per folded nick; null on earlier days. */
-  speakers: Map<string, number> | null;
 }
 
-/** One nick on one day. */
-export interface NickDay {
-  nick: string;
-  lines: number;
-  /** Of those, lines in channels that were hidden at the time. */
-  hiddenLines: number;
-  /** Today only: lines per hour; null on earlier days. */
-  hourly: Uint32Array | null;
-  /** Today only: hidden lines per hour, allocated at the first one. */
-  hiddenHourly: Uint32Array | null;
-}
-
-/** A nick-day as counted here: with its key in `nicks` (a restored one is given it at its first line). */
-interface CountedNickDay extends NickDay {
-  key?: string;
-}
+export type { NickDay } from './nick-counts.js';
 
 export interface DayActivity {
   /** `YYYY-MM-DD` in the slice's time zone. */
@@ -55,8 +39,18 @@ export interface DayActivity {
   lines: number;
   /** By folded channel name. */
   channels: Map<string, ChannelDay>;
-  /** By folded nick. */
-  nicks: Map<string, NickDay>;
+  /** By folded nick: the current day's with hours ({@link NickCounts}), earlier days' with totals only. */
+  nicks: NickRecords;
+  /** Today only: lines per nick (by its id in {@link nicks}) and channel (by its {@link ChannelDay.id}). */
+  speakers: SpeakerCounts | null;
+}
+
+/** The current day, as it is counted. */
+interface CountedDay extends DayActivity {
+  nicks: NickCounts;
+  speakers: SpeakerCounts;
+  /** The day's channels by id. */
+  channelList: ChannelDay[];
 }
 
 export interface NickCount {
@@ -104,12 +98,9 @@ export class ActivitySlice implements ModelSlice {
   private readonly dayList: DayActivity[] = [];
   private changedSinceTaken = false;
   /** What {@link currentDay} found last, for the quarter hour `cachedQuarter`; every line asks it again. */
-  private cachedDay: DayActivity | null = null;
+  private cachedDay: CountedDay | null = null;
   private cachedQuarter = NaN;
   private currentHour = 0;
-  /** The block {@link newHours} cuts nicks' hours from, and how much of it is used. */
-  private hoursBlock = new Uint32Array(0);
-  private hoursUsed = HOURS_PER_BLOCK * HOURS;
 
   constructor(private readonly options: ActivityOptions) {
     if (!Number.isInteger(options.retentionDays) || options.retentionDays < 1) {
@@ -162,29 +153,11 @@ export class ActivitySlice implements ModelSlice {
     const day = this.currentDay(at);
     const hour = this.currentHour;
     const channelDay = this.channelDay(day, channelKey, channel, hidden);
-    let nickDay: CountedNickDay | undefined = day.nicks.get(nickKey);
-    if (!nickDay) {
-      // Kept all day: copies, so they do not keep the lines they were cut from alive.
-      const key = detached(nickKey);
-      nickDay = { nick: detached(nick), lines: 0, hiddenLines: 0, hourly: this.newHours(), hiddenHourly: null, key };
-      day.nicks.set(key, nickDay);
-    } else if (nickDay.nick !== nick) {
-      nickDay.nick = detached(nick);
-    }
-    // Every channel's speakers share the nick's one key string, not a copy each from the line that added them.
-    nickDay.key ??= detached(nickKey);
-    const speakerKey = nickDay.key;
+    const nickId = day.nicks.add(nickKey, nick, hour, hidden);
+    day.speakers.add(nickId, channelDay.id);
     day.lines++;
     channelDay.lines++;
     channelDay.hourly![hour]!++;
-    channelDay.speakers!.set(speakerKey, (channelDay.speakers!.get(speakerKey) ?? 0) + 1);
-    nickDay.lines++;
-    nickDay.hourly![hour]!++;
-    if (hidden) {
-      nickDay.hiddenLines++;
-      nickDay.hiddenHourly ??= new Uint32Array(HOURS);
-      nickDay.hiddenHourly[hour]!++;
-    }
     this.changedSinceTaken = true;
   }
 
@@ -207,7 +180,7 @@ export class ActivitySlice implements ModelSlice {
     const current = this.dayList.at(-1);
     if (current && current.date >= date) return false;
     if (current) compact(current);
-    this.dayList.push({ date, lines: 0, channels: new Map(), nicks: new Map() });
+    this.dayList.push(countedDay(date, 0));
     const oldest = addDays(date, 1 - this.options.retentionDays);
     while (this.dayList.length > 0 && this.dayList[0]!.date < oldest) this.dayList.shift();
     this.changedSinceTaken = true;
@@ -216,22 +189,28 @@ export class ActivitySlice implements ModelSlice {
 
   /** The top `limit` nicks of a day; with `include`, counting only lines in the channels it accepts. */
   topNicks(day: DayActivity, limit: number, include?: ChannelFilter): NickCount[] {
-    let totals: Iterable<[string, number]>;
+    const { nicks } = day;
+    const totals: [number, number][] = [];
     if (include) {
-      const sums = new Map<string, number>();
-      for (const channel of day.channels.values()) {
-        if (!include(channel)) continue;
-        for (const [key, lines] of channel.speakers ?? []) sums.set(key, (sums.get(key) ?? 0) + lines);
-      }
-      totals = sums;
+      // By channel only the current day knows; an earlier day has no lines to count then.
+      const sums = new Float64Array(nicks.size);
+      const counted = channelsById(day).map((channel) => include(channel));
+      day.speakers?.forEach((nickId, channelId, lines) => {
+        if (counted[channelId]) sums[nickId]! += lines;
+      });
+      sums.forEach((lines, index) => {
+        if (lines > 0) totals.push([index, lines]);
+      });
     } else {
-      totals = [...day.nicks].map(([key, nickDay]): [string, number] => [key, nickDay.lines]);
+      for (let index = 0; index < nicks.size; index++) {
+        const lines = nicks.linesAt(index);
+        if (lines > 0) totals.push([index, lines]);
+      }
     }
-    return [...totals]
-      .filter(([, lines]) => lines > 0)
-      .sort(byLinesThenKey)
-      .slice(0, limit)
-      .map(([key, lines]) => ({ nick: day.nicks.get(key)?.nick ?? key, lines }));
+    return leaders(totals, limit, (index) => nicks.keyAt(index)).map(([index, lines]) => ({
+      nick: nicks.nickAt(index),
+      lines,
+    }));
   }
 
   /** The top `limit` channels of a day among those `include` accepts. */
@@ -246,11 +225,16 @@ export class ActivitySlice implements ModelSlice {
 
   /** The top `limit` speakers of one channel on a day. */
   topSpeakers(day: DayActivity, channel: string, limit: number): NickCount[] {
-    const speakers = day.channels.get(this.options.fold(channel))?.speakers ?? new Map<string, number>();
-    return [...speakers]
-      .sort(byLinesThenKey)
-      .slice(0, limit)
-      .map(([key, lines]) => ({ nick: day.nicks.get(key)?.nick ?? key, lines }));
+    const speakers = this.speakerLines(day, channel);
+    return leaders(speakers, limit, (index) => day.nicks.keyAt(index)).map(([index, lines]) => ({
+      nick: day.nicks.nickAt(index),
+      lines,
+    }));
+  }
+
+  /** Lines per folded nick in one channel on a day (the current day only; earlier days keep no speakers). */
+  speakersOf(day: DayActivity, channel: string): Map<string, number> {
+    return new Map(this.speakerLines(day, channel).map(([index, lines]) => [day.nicks.keyAt(index), lines]));
   }
 
   channelOn(day: DayActivity, channel: string): ChannelDay | undefined {
@@ -261,11 +245,22 @@ export class ActivitySlice implements ModelSlice {
     return day.nicks.get(this.options.fold(nick));
   }
 
+  /** [nick index, lines] of one channel's speakers on a day. */
+  private speakerLines(day: DayActivity, channel: string): [number, number][] {
+    const id = day.channels.get(this.options.fold(channel))?.id;
+    const speakers: [number, number][] = [];
+    if (id === undefined) return speakers;
+    day.speakers?.forEach((nickId, channelId, lines) => {
+      if (channelId === id) speakers.push([nickId, lines]);
+    });
+    return speakers;
+  }
+
   /**
    * The current day (after a rollover, if `at` is past it); sets {@link currentHour} to the hour of `at`.
    * Within the quarter hour of the call before, both are what they were then, so the time zone is not asked.
    */
-  private currentDay(at: Date): DayActivity {
+  private currentDay(at: Date): CountedDay {
     const quarter = Math.floor(at.getTime() / QUARTER_HOUR_MS);
     const cached = this.cachedDay;
     // The list may have changed since (a rollover by the owner, a restore): the day must still be the last one.
@@ -273,32 +268,20 @@ export class ActivitySlice implements ModelSlice {
       return cached;
     }
     this.rollover(at);
+    // The last day is always a counted one: rollover and restore make it so, and compact only earlier ones.
     const day = this.dayList[this.dayList.length - 1]!;
+    if (!isCounted(day)) throw new Error(`ActivitySlice: the current day ${day.date} has no counts`);
     this.cachedDay = day;
     this.cachedQuarter = quarter;
     this.currentHour = this.timeZone.at(at).hour;
     return day;
   }
 
-  /**
-   * Zeroed hours for a nick's first line of the day. A Uint32Array of 24 is too big for V8 to keep on its
-   * heap, so each would get a buffer of its own, allocated and freed outside it: instead they are cut
-   * from blocks shared by {@link HOURS_PER_BLOCK} nicks, which go together when the day is compacted.
-   */
-  private newHours(): Uint32Array {
-    if (this.hoursUsed === HOURS_PER_BLOCK * HOURS) {
-      this.hoursBlock = new Uint32Array(HOURS_PER_BLOCK * HOURS);
-      this.hoursUsed = 0;
-    }
-    const hours = this.hoursBlock.subarray(this.hoursUsed, this.hoursUsed + HOURS);
-    this.hoursUsed += HOURS;
-    return hours;
-  }
-
-  private channelDay(day: DayActivity, key: string, name: string, hidden: boolean): ChannelDay {
+  private channelDay(day: CountedDay, key: string, name: string, hidden: boolean): ChannelDay {
     let channel = day.channels.get(key);
     if (!channel) {
-      channel = { name, lines: 0, hidden, peakUsers: 0, hourly: new Uint32Array(HOURS), speakers: new Map() };
+      channel = { id: day.channelList.length, name, lines: 0, hidden, peakUsers: 0, hourly: new Uint32Array(HOURS) };
+      day.channelList.push(channel);
       day.channels.set(detached(key), channel);
     } else {
       channel.hidden = hidden;
@@ -312,7 +295,6 @@ export class ActivitySlice implements ModelSlice {
     if (typeof data !== 'object' || data === null || !Array.isArray(data.days)) {
       throw new Error('the "activity" slice must be an object with a "days" array');
     }
-    const { fold } = this.options;
     const days: DayActivity[] = [];
     // Hours are only read for the newest day: a million nick-days of hours made only to be dropped cost seconds.
     const isDate = (date: unknown): date is string => typeof date === 'string' && /^\d{4}-\d\d-\d\d$/.test(date);
@@ -320,50 +302,124 @@ export class ActivitySlice implements ModelSlice {
     for (const stored of data.days) if (isDate(stored?.date) && stored.date > newest) newest = stored.date;
     for (const stored of data.days) {
       if (!isDate(stored?.date)) continue;
-      const current = stored.date === newest;
-      const day: DayActivity = { date: stored.date, lines: count(stored.lines), channels: new Map(), nicks: new Map() };
-      for (const channel of Array.isArray(stored.channels) ? stored.channels : []) {
-        if (typeof channel?.name !== 'string') continue;
-        const speakers =
-          current && channel.speakers && typeof channel.speakers === 'object'
-            ? new Map(Object.entries(channel.speakers).map(([key, lines]) => [key, count(lines)]))
-            : new Map<string, number>();
-        day.channels.set(fold(channel.name), {
-          name: channel.name,
-          lines: count(channel.lines),
-          hidden: channel.hidden !== false,
-          peakUsers: count(channel.peak_users),
-          hourly: current ? hoursFrom(channel.hourly) : null,
-          speakers: current ? speakers : null,
-        });
-      }
-      for (const nick of Array.isArray(stored.nicks) ? stored.nicks : []) {
-        if (typeof nick?.nick !== 'string') continue;
-        day.nicks.set(fold(nick.nick), {
-          nick: nick.nick,
-          lines: count(nick.lines),
-          hiddenLines: count(nick.hidden_lines),
-          hourly: current ? hoursFrom(nick.hourly) : null,
-          hiddenHourly: current && nick.hidden_hourly ? hoursFrom(nick.hidden_hourly) : null,
-        });
-      }
-      days.push(day);
+      days.push(stored.date === newest ? this.restoreCounted(stored) : this.restoreTotals(stored));
     }
     days.sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0));
     // Only the newest day may be the current one; the others keep their totals only.
     for (const day of days.slice(0, -1)) compact(day);
     this.dayList.splice(0, this.dayList.length, ...days);
   }
+
+  /** The newest stored day, with its hours and speakers, to go on counting. */
+  private restoreCounted(stored: StoredDay): CountedDay {
+    const { fold } = this.options;
+    const day = countedDay(stored.date, count(stored.lines));
+    const { nicks } = day;
+    for (const nick of Array.isArray(stored.nicks) ? stored.nicks : []) {
+      if (typeof nick?.nick !== 'string') continue;
+      const hidden = nick.hidden_hourly ? hoursFrom(nick.hidden_hourly) : null;
+      nicks.set(
+        fold(nick.nick),
+        nick.nick,
+        count(nick.lines),
+        count(nick.hidden_lines),
+        hoursFrom(nick.hourly),
+        hidden,
+      );
+    }
+    for (const entry of Array.isArray(stored.channels) ? stored.channels : []) {
+      if (typeof entry?.name !== 'string') continue;
+      const key = fold(entry.name);
+      const channel: ChannelDay = {
+        id: day.channels.get(key)?.id ?? day.channelList.length,
+        name: entry.name,
+        lines: count(entry.lines),
+        hidden: entry.hidden !== false,
+        peakUsers: count(entry.peak_users),
+        hourly: hoursFrom(entry.hourly),
+      };
+      day.channelList[channel.id] = channel;
+      day.channels.set(key, channel);
+      if (!entry.speakers || typeof entry.speakers !== 'object') continue;
+      for (const [nickKey, lines] of Object.entries(entry.speakers)) {
+        // A speaker without a nick record of its own still counts in the channel.
+        let nickId = nicks.indexOf(nickKey);
+        if (nickId < 0) nickId = nicks.set(nickKey, nickKey, 0, 0, null, null);
+        day.speakers.add(nickId, channel.id, count(lines));
+      }
+    }
+    return day;
+  }
+
+  /** An earlier stored day: its totals. */
+  private restoreTotals(stored: StoredDay): DayActivity {
+    const { fold } = this.options;
+    const channels = new Map<string, ChannelDay>();
+    for (const channel of Array.isArray(stored.channels) ? stored.channels : []) {
+      if (typeof channel?.name !== 'string') continue;
+      const key = fold(channel.name);
+      channels.set(key, {
+        id: channels.get(key)?.id ?? channels.size,
+        name: channel.name,
+        lines: count(channel.lines),
+        hidden: channel.hidden !== false,
+        peakUsers: count(channel.peak_users),
+        hourly: null,
+      });
+    }
+    const nicks = new NickTotalsBuilder();
+    for (const nick of Array.isArray(stored.nicks) ? stored.nicks : []) {
+      if (typeof nick?.nick !== 'string') continue;
+      nicks.add(fold(nick.nick), nick.nick, count(nick.lines), count(nick.hidden_lines));
+    }
+    return { date: stored.date, lines: count(stored.lines), channels, nicks: nicks.build(), speakers: null };
+  }
 }
 
-/** A day that is over keeps its totals; the hourly detail and the speakers per channel go. */
+type StoredDay = StoredActivity['days'][number];
+
+function countedDay(date: string, lines: number): CountedDay {
+  return {
+    date,
+    lines,
+    channels: new Map(),
+    nicks: new NickCounts(),
+    speakers: new SpeakerCounts(),
+    channelList: [],
+  };
+}
+
+function isCounted(day: DayActivity): day is CountedDay {
+  return day.nicks instanceof NickCounts && day.speakers !== null && 'channelList' in day;
+}
+
+/** The channels of a day by id (gaps, from a stored file that named a channel twice, stay empty). */
+function channelsById(day: DayActivity): ChannelDay[] {
+  if (isCounted(day)) return day.channelList;
+  const list: ChannelDay[] = [];
+  for (const channel of day.channels.values()) list[channel.id] = channel;
+  return list;
+}
+
+/**
+ * A day that is over keeps its totals; the hours, and the lines per nick and channel, go.
+ * The day stays the same object (the store's writer keeps its text by it).
+ */
 function compact(day: DayActivity): void {
-  for (const channel of day.channels.values()) {
-    channel.hourly = null;
-    channel.speakers = null;
-  }
-  for (const nick of day.nicks.values()) {
-    nick.hourly = null;
-    nick.hiddenHourly = null;
-  }
+  for (const channel of day.channels.values()) channel.hourly = null;
+  if (day.nicks instanceof NickCounts) day.nicks = day.nicks.totals();
+  day.speakers = null;
+  if ('channelList' in day) delete (day as { channelList?: ChannelDay[] }).channelList;
+}
+
+/**
+ * The first `limit` of `[index, lines]` entries, most lines first, then by folded name (`keyOf`),
+ * so ties always come out the same.
+ */
+function leaders(entries: [number, number][], limit: number, keyOf: (index: number) => string): [number, number][] {
+  return entries.sort((a, b) => b[1] - a[1] || compareKeys(keyOf(a[0]), keyOf(b[0]))).slice(0, limit);
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

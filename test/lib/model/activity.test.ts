@@ -230,7 +230,7 @@ t.test('many nicks: each has hours of its own, and names folded by the caller co
   });
   t.equal(wrong, 0, 'no nick sees another one’s hours');
   t.match(activity.nickOn(day, 'NICK[7]'), { nick: 'nick{7}', lines: 2 }, 'the nick as last seen');
-  t.equal(activity.channelOn(day, '#CHAT')!.speakers!.size, 2500);
-  t.equal(activity.channelOn(day, '#chat')!.speakers!.get('nick{7}'), 2);
+  t.equal(activity.speakersOf(day, '#CHAT').size, 2500);
+  t.equal(activity.speakersOf(day, '#chat').get('nick{7}'), 2);
   t.equal(activity.channelOn(day, '#chat')!.lines, 2501);
 });
