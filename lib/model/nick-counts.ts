@@ -409,24 +409,20 @@ export class NickTotals extends NickRecordsBase {
 }
 
 /**
- * Builds a {@link NickTotals} from stored records (a restore): a nick stored twice keeps the
- * later record, as a map would.
+ * Builds a {@link NickTotals} from stored records (a restore). A nick stored twice (only a file
+ * edited by hand has that) is kept twice, as written; looking it up finds the later record.
  */
 export class NickTotalsBuilder {
   private readonly keyList: string[] = [];
   private readonly nameList: string[] = [];
   private readonly lines: number[] = [];
   private readonly hiddenLines: number[] = [];
-  private readonly seen = new Map<string, number>();
 
   add(key: string, nick: string, lines: number, hiddenLines: number): void {
-    const known = this.seen.get(key);
-    const index = known ?? this.keyList.length;
-    if (known === undefined) this.seen.set(key, index);
-    this.keyList[index] = key;
-    this.nameList[index] = nick;
-    this.lines[index] = lines;
-    this.hiddenLines[index] = hiddenLines;
+    this.keyList.push(key);
+    this.nameList.push(nick);
+    this.lines.push(lines);
+    this.hiddenLines.push(hiddenLines);
   }
 
   build(): NickTotals {

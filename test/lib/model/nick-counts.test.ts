@@ -120,16 +120,20 @@ t.test('a restore puts counts back; totals keep the lines only', async (t) => {
   );
 });
 
-t.test('stored totals: a nick stored twice keeps the later record', async (t) => {
+t.test('stored totals: a nick stored twice is kept as written, and found as the later record', async (t) => {
   const builder = new NickTotalsBuilder();
   builder.add('dave', 'Dave', 3, 0);
   builder.add('erin', 'Erin', 1, 1);
   builder.add('dave', 'DAVE', 4, 2);
   const totals = builder.build();
-  t.equal(totals.size, 2);
+  t.equal(totals.size, 3);
   t.same(totals.get('dave'), { nick: 'DAVE', lines: 4, hiddenLines: 2, hourly: null, hiddenHourly: null });
   t.equal(totals.indexOf('erin'), 1);
   t.equal(totals.indexOf('frank'), -1);
+  t.same(
+    [...totals.values()].map((record) => record.lines),
+    [3, 1, 4],
+  );
 });
 
 t.test('lines per nick and channel agree with a plain map, and group by channel in steps', async (t) => {
