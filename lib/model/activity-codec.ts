@@ -32,35 +32,42 @@ export interface StoredActivity {
 export function activitySnapshot(timeZone: string, days: readonly DayActivity[]): StoredActivity {
   return {
     time_zone: timeZone,
-    days: days.map((day) => ({
-      date: day.date,
-      lines: day.lines,
-      channels: [...day.channels.values()].map((channel) => ({
-        name: channel.name,
-        lines: channel.lines,
-        hidden: channel.hidden,
-        peak_users: channel.peakUsers,
-        ...(channel.hourly ? { hourly: [...channel.hourly] } : {}),
-        ...(day.speakers ? { speakers: speakersOf(day, channel) } : {}),
-      })),
-      nicks: [...day.nicks.values()].map((nick) => ({
-        nick: nick.nick,
-        lines: nick.lines,
-        hidden_lines: nick.hiddenLines,
-        ...(nick.hourly ? { hourly: [...nick.hourly] } : {}),
-        ...(nick.hiddenHourly ? { hidden_hourly: [...nick.hiddenHourly] } : {}),
-      })),
-    })),
+    days: days.map((day) => {
+      const speakers = speakersByChannel(day);
+      return {
+        date: day.date,
+        lines: day.lines,
+        channels: [...day.channels.values()].map((channel) => ({
+          name: channel.name,
+          lines: channel.lines,
+          hidden: channel.hidden,
+          peak_users: channel.peakUsers,
+          ...(channel.hourly ? { hourly: [...channel.hourly] } : {}),
+          ...(speakers ? { speakers: speakers.get(channel.id) ?? {} } : {}),
+        })),
+        nicks: [...day.nicks.values()].map((nick) => ({
+          nick: nick.nick,
+          lines: nick.lines,
+          hidden_lines: nick.hiddenLines,
+          ...(nick.hourly ? { hourly: [...nick.hourly] } : {}),
+          ...(nick.hiddenHourly ? { hidden_hourly: [...nick.hiddenHourly] } : {}),
+        })),
+      };
+    }),
   };
 }
 
-/** One channel's lines per folded nick, as stored. */
-function speakersOf(day: DayActivity, channel: ChannelDay): Record<string, number> {
-  const speakers: Record<string, number> = {};
-  day.speakers?.forEach((nickId, channelId, lines) => {
-    if (channelId === channel.id) speakers[day.nicks.keyAt(nickId)] = lines;
+/** Each channel's lines per folded nick, by channel id; null for a day that keeps no speakers. */
+function speakersByChannel(day: DayActivity): Map<number, Record<string, number>> | null {
+  if (!day.speakers) return null;
+  const byChannel = new Map<number, [string, number][]>();
+  day.speakers.forEach((nickId, channelId, lines) => {
+    let speakers = byChannel.get(channelId);
+    if (!speakers) byChannel.set(channelId, (speakers = []));
+    speakers.push([day.nicks.keyAt(nickId), lines]);
   });
-  return speakers;
+  // fromEntries, not assignment: a nick may be "__proto__".
+  return new Map([...byChannel].map(([channelId, speakers]) => [channelId, Object.fromEntries(speakers)]));
 }
 
 /** Bytes of text per piece: a few hundred records, a fraction of a millisecond of work. */

@@ -53,6 +53,29 @@ t.test('the pieces are the JSON of the snapshot, odd names included', async (t) 
   t.equal(piecesText(restored), text, 'what is restored writes the same text again');
 });
 
+t.test(
+  'a nick named like an object key ("__proto__") is written, snapshotted and restored like any other',
+  async (t) => {
+    const activity = slice();
+    activity.record('#chat', '__proto__', false, at('2026-11-21T10:00:00Z'));
+    activity.record('#chat', 'constructor', false, at('2026-11-21T10:00:00Z'));
+    const snapshot = activity.persistence.snapshot();
+    t.same(Object.entries(snapshot.days[0]!.channels[0]!.speakers!).sort(), [
+      ['__proto__', 1],
+      ['constructor', 1],
+    ]);
+    const text = piecesText(activity);
+    t.equal(text, JSON.stringify(snapshot));
+    const restored = slice();
+    restored.persistence.restore(JSON.parse(text) as StoredActivity);
+    const day = restored.days()[0]!;
+    t.same([...restored.speakersOf(day, '#chat')].sort(), [
+      ['__proto__', 1],
+      ['constructor', 1],
+    ]);
+  },
+);
+
 t.test('many records come in many small pieces', async (t) => {
   const activity = slice();
   for (let index = 0; index < 20_000; index++) {
