@@ -9,12 +9,14 @@
  * line what the plugin does: live tracking, activity counting, the other
  * message handlers, and the model change listeners (peak member counts,
  * countries, CTCP VERSION queue); the API plugin runs too, so its caches
- * hear every change as they do in a real bot.
+ * hear every change as they do in a real bot. Listeners are wrapped for error
+ * isolation as the host wraps them.
  */
 import IrcFramework from 'irc-framework';
 import { checkSchema } from '../lib/config.js';
 import { toIrcMessage } from '../lib/irc/irc-framework.js';
 import type { IrcMessage, IrcPort } from '../lib/irc/port.js';
+import { isolated } from '../lib/isolated.js';
 import { createLogger } from '../lib/logger.js';
 import { NetworkModel } from '../lib/model/network.js';
 import type { PluginDefinition } from '../lib/plugin.js';
@@ -85,12 +87,16 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
   const model = new NetworkModel();
   populate(model, { users: INITIAL_USERS, channels: CHANNELS, joinedChannels: JOINED });
   const handlers: ((message: IrcMessage) => void)[] = [];
-  const irc: IrcPort = {
+  const logger = createLogger({ sink: () => undefined });
+  // Listeners are wrapped as the host wraps them (lib/isolated.ts), so the full side pays for that too.
+  const ircFor = (plugin: string): IrcPort => ({
     get state() {
       return transport.state;
     },
     on: (event, listener) => {
-      if (event === 'message') handlers.push(listener as (message: IrcMessage) => void);
+      if (event === 'message') {
+        handlers.push(isolated(logger, plugin, 'handler for IRC message', listener as (message: IrcMessage) => void));
+      }
       return () => undefined;
     },
     send: (command, ...params) => transport.send(command, ...params),
@@ -100,15 +106,15 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
     ctcpReply: (target, type, text) => transport.ctcpReply(target, type, text),
     request: (request) => transport.request(request),
     casefold: (value) => transport.casefold(value),
-  };
+  });
   const start = async <Config>(definition: PluginDefinition<Config>): Promise<void> => {
     await definition.start({
       name: definition.name,
       config: defaultConfig(definition),
       host: { admins: [], nick: 'DataBot', ircServer: { host: '127.0.0.1', port: 6667, tls: false, tlsVerify: true } },
-      logger: createLogger({ sink: () => undefined }),
+      logger,
       model,
-      irc,
+      irc: ircFor(definition.name),
       http: { route: () => undefined, setGuard: () => undefined, addHook: () => undefined, routes: () => [] },
       commands: {
         register: () => undefined,
@@ -117,7 +123,8 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
         accountOf: () => Promise.resolve(null),
       },
       timers: { every: () => undefined, after: () => undefined },
-      onModelChange: (listener) => void model.on('change', listener),
+      onModelChange: (listener) =>
+        void model.on('change', isolated(logger, definition.name, 'model change handler', listener)),
     });
   };
   await start(stats);

@@ -8,6 +8,7 @@
 import { CommandRegistry } from './commands.js';
 import { checkSchema, type HostConfig } from './config.js';
 import { HttpServer } from './http/server.js';
+import { isolated } from './isolated.js';
 import type { RouteDefinition } from './http/types.js';
 import type { IrcEventName, IrcEvents, IrcPort, IrcTransport, Unsubscribe } from './irc/port.js';
 import { errorMessage, type Logger } from './logger.js';
@@ -229,21 +230,12 @@ export class Host {
   }
 
   /** A plugin's handler failed: log it with the plugin's name and go on. */
-  private isolate<Args extends unknown[]>(
+  private isolate<Args extends [] | [unknown]>(
     plugin: string,
     what: string,
     handler: (...args: Args) => unknown,
   ): (...args: Args) => void {
-    return (...args: Args) => {
-      try {
-        const result = handler(...args);
-        if (result instanceof Promise) {
-          result.catch((error: unknown) => this.logger.error(`${what} failed`, { plugin, error: errorMessage(error) }));
-        }
-      } catch (error) {
-        this.logger.error(`${what} failed`, { plugin, error: errorMessage(error) });
-      }
-    };
+    return isolated(this.logger, plugin, what, handler);
   }
 
   private contextFor(name: string, config: Record<string, unknown>, running: RunningPlugin): PluginContext {
