@@ -1,7 +1,9 @@
 /**
  * The network model: one typed, in-memory picture of the network shared by
  * every plugin. It changes only through the named methods below, each of which
- * emits a {@link ModelChange} afterwards. It knows nothing of persistence.
+ * emits a {@link ModelChange} afterwards, when something did change: a user or a
+ * member given again as the model knows them is no change. It knows nothing of
+ * persistence.
  */
 import { casefold, type Casemapping } from '../irc/casemapping.js';
 import { ChannelsSlice, type Channel, type ChannelFields } from './channels.js';
@@ -154,8 +156,12 @@ export class NetworkModel {
 
   /** @param key `nick` folded, when the caller has it already */
   upsertUser(nick: string, fields: UserFields = {}, key = this.fold(nick)): User {
-    const user = this.users.upsert(nick, fields, this.clock, key);
-    if (this.heard) this.changed({ slice: 'users', kind: 'upsert', name: user.nick });
+    const known = this.users.byKey(key);
+    const user = known ?? this.users.add(nick, this.clock, key);
+    // Nothing new (a sync's WHO row, a known user re-joining): no change, so no listener runs and no cache is dropped.
+    if (this.users.update(user, nick, fields) || known === undefined) {
+      if (this.heard) this.changed({ slice: 'users', kind: 'upsert', name: user.nick });
+    }
     return user;
   }
 
@@ -221,13 +227,21 @@ export class NetworkModel {
     userKey = this.fold(nick),
   ): void {
     const channel = this.channels.byKey(channelKey) ?? this.channels.upsert(channelName, {}, channelKey);
-    const user = this.users.byKey(userKey) ?? this.users.upsert(nick, {}, this.clock, userKey);
+    const user = this.users.byKey(userKey) ?? this.users.add(nick, this.clock, userKey);
     const { members } = channel;
-    const before = members.size;
-    members.set(storedKey(userKey, user.nick, this.foldName), prefix);
-    if (channel.joined && members.size !== before) channel.users = members.size;
-    user.channels.add(storedKey(channelKey, channel.name, this.foldName));
-    if (this.heard) this.changed({ slice: 'channels', kind: 'join', name: channel.name });
+    let changed = false;
+    // Looked up before it is written: a member listed again with the same prefixes is no change.
+    const known = members.get(userKey);
+    if (known !== prefix) {
+      members.set(known === undefined ? storedKey(userKey, user.nick, this.foldName) : userKey, prefix);
+      if (channel.joined && known === undefined) channel.users = members.size;
+      changed = true;
+    }
+    if (!user.channels.has(channelKey)) {
+      user.channels.add(storedKey(channelKey, channel.name, this.foldName));
+      changed = true;
+    }
+    if (changed && this.heard) this.changed({ slice: 'channels', kind: 'join', name: channel.name });
   }
 
   setMemberPrefix(channelName: string, nick: string, prefix: string): void {
@@ -251,9 +265,12 @@ export class NetworkModel {
   ): void {
     const channel = this.channels.byKey(channelKey);
     if (!channel) return;
-    if (channel.members.delete(userKey) && channel.joined) channel.users = channel.members.size;
-    this.users.byKey(userKey)?.channels.delete(channelKey);
-    if (this.heard) this.changed({ slice: 'channels', kind: 'part', name: channel.name });
+    const wasMember = channel.members.delete(userKey);
+    if (wasMember && channel.joined) channel.users = channel.members.size;
+    // A PART of someone the bot did not see join (its members are not known yet) is no change.
+    if ((this.users.byKey(userKey)?.channels.delete(channelKey) || wasMember) && this.heard) {
+      this.changed({ slice: 'channels', kind: 'part', name: channel.name });
+    }
   }
 
   // --- servers ------------------------------------------------------------------

@@ -77,42 +77,52 @@ export class UsersSlice implements ModelSlice {
   }
 
   /**
-   * @internal changed through NetworkModel, which emits the change
-   * @param key `nick` folded, when the caller has it already
+   * @internal changed through NetworkModel, which emits the change. A user the slice does not have yet
+   * (the caller looked): no fields known, first seen now.
+   * @param key `nick` folded
    */
-  upsert(nick: string, fields: UserFields, clock: () => Date, key = this.fold(nick)): User {
-    let user = this.byNick.get(key);
-    if (!user) {
-      user = {
-        nick: detached(nick),
-        ident: null,
-        host: null,
-        ip: null,
-        realname: null,
-        account: null,
-        server: null,
-        away: false,
-        isOperator: false,
-        client: null,
-        clientVersion: null,
-        countryCode: null,
-        // Read the clock only for a new user: a Date per line for the others would be garbage.
-        firstSeenAt: this.timeText(clock()),
-        channels: new Set(),
-      };
-      this.byNick.set(storedKey(key, user.nick, this.fold), user);
-    } else if (user.nick !== nick) {
+  add(nick: string, clock: () => Date, key: string): User {
+    const user: User = {
+      nick: detached(nick),
+      ident: null,
+      host: null,
+      ip: null,
+      realname: null,
+      account: null,
+      server: null,
+      away: false,
+      isOperator: false,
+      client: null,
+      clientVersion: null,
+      countryCode: null,
+      // Read the clock only for a new user: a Date per line for the others would be garbage.
+      firstSeenAt: this.timeText(clock()),
+      channels: new Set(),
+    };
+    this.byNick.set(storedKey(key, user.nick, this.fold), user);
+    return user;
+  }
+
+  /**
+   * @internal Set the fields given (undefined ones are left alone) and the nick's case as `nick` has it.
+   * @returns whether anything changed (a sync repeats every user, a re-join what is known: often nothing does)
+   */
+  update(user: User, nick: string, fields: UserFields): boolean {
+    let changed = false;
+    if (user.nick !== nick) {
       user.nick = detached(nick);
+      changed = true;
     }
     // for-in over a small literal allocates nothing, where Object.entries made an array per field on every line.
     for (const field in fields) {
       const value = fields[field as keyof UserFields];
-      // Unchanged values are left alone: a sync repeats every user, and the stored strings are already compact.
+      // Unchanged values are left alone: the stored strings are already compact.
       if (value === undefined || user[field as keyof UserFields] === value) continue;
       (user as unknown as Record<string, unknown>)[field] =
         typeof value === 'string' ? this.compact(field as keyof UserFields, value) : value;
+      changed = true;
     }
-    return user;
+    return changed;
   }
 
   private compact(field: keyof UserFields, value: string): string {

@@ -97,14 +97,29 @@ export interface VersionAskerOptions {
   clock?: () => number;
 }
 
+/** One question asked: the retries come from these, in the order they were asked. */
+interface Question {
+  /** Weak: a user who quits before their retry is due is not kept for it. */
+  user: WeakRef<User>;
+  at: number;
+}
+
 /**
  * The queue of users to ask, the asking (one per {@link VersionAsker.tick}, which the
- * owner paces), and the replies. Per user it keeps one number, when they were asked.
+ * owner paces), and the replies. Per user it keeps when they were asked, and per
+ * question of the last `retryMs` a weak reference to whom it went.
+ *
+ * A user is queued when they appear or change ({@link considerUser}); a user whose client is
+ * still unknown `retryMs` after being asked is asked again by {@link tick} itself, as nothing
+ * else need happen to them meanwhile (a sync seeing them unchanged is no change).
  */
 export class VersionAsker {
   private queue: string[] = [];
   private queued = new Set<string>();
   private next = 0;
+  /** Every question of the last `retryMs`, oldest first; those before `nextAsked` are done with. */
+  private asked: Question[] = [];
+  private nextAsked = 0;
   /** When each user was last asked; held by the user object, so renames keep it and quits free it. */
   private askedAt = new WeakMap<User, number>();
   private readonly services: Set<string>;
@@ -115,7 +130,7 @@ export class VersionAsker {
     this.clock = options.clock ?? Date.now;
   }
 
-  /** Users waiting to be asked. */
+  /** Users waiting to be asked (retries not due yet are not counted). */
   get waiting(): number {
     return this.queue.length - this.next;
   }
@@ -136,7 +151,10 @@ export class VersionAsker {
     this.queue.push(key);
   }
 
-  /** Ask the next user in the queue who still needs it; returns the nick asked, if any. */
+  /**
+   * Ask the next user in the queue who still needs it, else the first one whose retry is due;
+   * returns the nick asked, if any.
+   */
   tick(): string | null {
     const { irc, model } = this.options;
     while (this.next < this.queue.length) {
@@ -144,13 +162,11 @@ export class VersionAsker {
       this.queued.delete(key);
       const user = model.users.get(key);
       if (!user || !this.shouldAsk(user, irc.casefold(user.nick))) continue;
-      this.askedAt.set(user, this.clock());
-      irc.ctcpRequest(user.nick, 'VERSION');
       this.compactQueue();
-      return user.nick;
+      return this.ask(user);
     }
     this.compactQueue();
-    return null;
+    return this.retry();
   }
 
   /** Read a VERSION reply; only one from a user the bot asked, whose client is still unknown, counts. */
@@ -171,7 +187,39 @@ export class VersionAsker {
     this.queue = [];
     this.queued = new Set();
     this.next = 0;
+    this.asked = [];
+    this.nextAsked = 0;
     this.askedAt = new WeakMap();
+  }
+
+  private ask(user: User): string {
+    const at = this.clock();
+    this.askedAt.set(user, at);
+    this.asked.push({ user: new WeakRef(user), at });
+    this.options.irc.ctcpRequest(user.nick, 'VERSION');
+    return user.nick;
+  }
+
+  /** Ask again the first user asked `retryMs` ago or more who is still here, unknown and not asked since. */
+  private retry(): string | null {
+    const { irc, model, retryMs } = this.options;
+    const now = this.clock();
+    let nick: string | null = null;
+    while (nick === null && this.nextAsked < this.asked.length) {
+      const question = this.asked[this.nextAsked]!;
+      if (now - question.at < retryMs) break;
+      this.nextAsked++;
+      const user = question.user.deref();
+      // Asked again since (a later question is theirs), quit, or no longer to be asked (answered, now a service).
+      if (!user || this.askedAt.get(user) !== question.at || model.users.get(user.nick) !== user) continue;
+      if (this.shouldAsk(user, irc.casefold(user.nick))) nick = this.ask(user);
+    }
+    const rest = withoutTaken(this.asked, this.nextAsked);
+    if (rest !== this.asked) {
+      this.asked = rest;
+      this.nextAsked = 0;
+    }
+    return nick;
   }
 
   /** @param key the user's nick folded as the connection folds it */
@@ -185,12 +233,17 @@ export class VersionAsker {
   }
 
   private compactQueue(): void {
-    if (this.next === this.queue.length) {
-      this.queue = [];
-      this.next = 0;
-    } else if (this.next > 1000 && this.next * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.next);
+    const rest = withoutTaken(this.queue, this.next);
+    if (rest !== this.queue) {
+      this.queue = rest;
       this.next = 0;
     }
   }
+}
+
+/** `queue` without its first `taken` items once they are all of it, or most of a long one; else `queue` itself. */
+function withoutTaken<T>(queue: T[], taken: number): T[] {
+  if (taken === 0) return queue;
+  if (taken === queue.length) return [];
+  return taken > 1000 && taken * 2 > queue.length ? queue.slice(taken) : queue;
 }

@@ -64,7 +64,11 @@ const VANITY_TLDS = new Set([
 
 /** The country a host's top-level domain names (`dsl.example.de` → DE, `x.co.uk` → GB); null for any other host. */
 export function countryFromHost(host: string): string | null {
-  if (isIP(host) !== 0) return null;
+  return isIP(host) === 0 ? countryFromHostName(host) : null;
+}
+
+/** {@link countryFromHost} for a host known not to be an IP. */
+function countryFromHostName(host: string): string | null {
   const tld = /\.([a-z]{2})\.?$/i.exec(host)?.[1]?.toLowerCase();
   if (!tld || VANITY_TLDS.has(tld)) return null;
   const code = tld === 'uk' ? 'GB' : tld.toUpperCase();
@@ -134,7 +138,7 @@ export class CountryLocator {
     const fromIp = user.ip ? this.ofIp(user.ip) : null;
     if (fromIp) return fromIp;
     if (!user.host) return null;
-    return isIP(user.host) !== 0 ? this.ofIp(user.host) : countryFromHost(user.host);
+    return isIP(user.host) !== 0 ? this.ofIp(user.host) : countryFromHostName(user.host);
   }
 }
 

@@ -198,3 +198,46 @@ t.test('more listeners than any design needs is reported as a leak', async (t) =
   t.match(warnings[0], { name: 'MaxListenersExceededWarning', message: /more than 50 "change" listeners/ });
   for (const remove of removers) remove();
 });
+
+t.test('an upsert that changes nothing is no change: no event, so no listener runs', async (t) => {
+  const { model, changes } = modelWithChanges();
+  const heard = () => changes.filter((change) => change.slice === 'users').map((change) => change.name);
+  const row = { ident: '~a', host: 'a-rather-long-host.example.com', account: null, realname: 'Alice A', away: false };
+  const alice = model.upsertUser('Alice', row);
+  t.same(heard(), ['Alice'], 'a new user is a change');
+  model.upsertUser('alice', { ...row, host: ['a-rather-long-host', 'example', 'com'].join('.') });
+  t.same(heard(), ['Alice', 'alice'], "the nick's case is a change");
+  model.upsertUser('alice', { ...row, host: ['a-rather-long-host', 'example', 'com'].join('.') });
+  model.upsertUser('alice', { ident: '~a', account: undefined });
+  model.upsertUser('alice');
+  t.same(heard(), ['Alice', 'alice'], 'the same values again (a WHO row, a re-join), or none: no event');
+  model.upsertUser('alice', { ...row, away: true });
+  t.same(heard(), ['Alice', 'alice', 'alice'], 'one field that differs is a change');
+  t.match(alice, { nick: 'alice', away: true, host: 'a-rather-long-host.example.com' });
+  t.equal(model.upsertUser('ALICE'), alice, 'the user is returned whether or not anything changed');
+});
+
+t.test('a member listed again as they are, or a part of someone not there, is no change', async (t) => {
+  const { model, changes } = modelWithChanges();
+  const heard = () => changes.filter((change) => change.slice === 'channels').map((change) => change.kind);
+  model.upsertChannel('#chat', { joined: true });
+  model.addMember('#chat', 'alice', '@');
+  model.addMember('#chat', 'bob');
+  t.same(heard(), ['upsert', 'join', 'join']);
+  model.addMember('#CHAT', 'Alice', '@');
+  model.addMember('#chat', 'bob', '');
+  t.same(heard(), ['upsert', 'join', 'join'], 'NAMES repeating a member with the same prefix: no event');
+  model.addMember('#chat', 'bob', '+');
+  t.same(heard(), ['upsert', 'join', 'join', 'join'], 'a new prefix is a change');
+  t.equal(model.channels.get('#chat')!.members.get('bob'), '+');
+  t.equal(model.channels.get('#chat')!.users, 2);
+  model.removeMember('#chat', 'carol');
+  model.upsertUser('dave');
+  model.removeMember('#chat', 'dave');
+  model.removeMember('#nowhere', 'alice');
+  t.same(heard(), ['upsert', 'join', 'join', 'join'], 'a PART of someone who is not a member: no event');
+  model.removeMember('#chat', 'BOB');
+  t.same(heard(), ['upsert', 'join', 'join', 'join', 'part']);
+  t.equal(model.channels.get('#chat')!.users, 1);
+  t.same([...model.users.get('bob')!.channels], []);
+});

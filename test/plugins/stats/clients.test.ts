@@ -198,3 +198,46 @@ t.test(
     t.equal(asker.waiting, 0, 'asked, and not due again before the retry time');
   },
 );
+
+t.test('a user whose client stays unknown is asked again by the tick alone once the retry time is over', async (t) => {
+  const { irc, model, asker, versionRequests, advance } = setup(t);
+  for (const nick of ['mallory', 'quitter', 'renamed', 'answers']) asker.consider(model.upsertUser(nick).nick);
+  t.same(
+    [asker.tick(), asker.tick(), asker.tick(), asker.tick(), asker.tick()],
+    ['mallory', 'quitter', 'renamed', 'answers', null],
+  );
+  irc.on('message', (message) => asker.handleReply(message));
+  irc.receive(':answers!a@h NOTICE DataBot :\x01VERSION irssi v1.4.5\x01');
+  model.removeUser('quitter');
+  model.renameUser('renamed', 'Renamed_');
+  // A sync sees them again with nothing new: no change, so nobody considers them.
+  model.upsertUser('mallory');
+  advance(59_999);
+  t.equal(asker.tick(), null, 'not before the retry time');
+  advance(1);
+  t.equal(asker.tick(), 'mallory', 'still unknown: asked again, with nothing else happening to them');
+  t.equal(asker.tick(), 'Renamed_', 'a renamed user, under the new nick');
+  t.equal(asker.tick(), null, 'not a user who quit, nor one who answered');
+  advance(60_000);
+  t.same([asker.tick(), asker.tick(), asker.tick()], ['mallory', 'Renamed_', null], 'and again after each retry time');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(versionRequests().length, 8);
+
+  asker.reset();
+  advance(60_000);
+  t.equal(asker.tick(), null, 'a new connection forgets the questions of the last one');
+});
+
+t.test('a user asked again because they changed is not asked twice for one retry time', async (t) => {
+  const { model, asker, advance } = setup(t);
+  asker.consider(model.upsertUser('alice').nick);
+  t.equal(asker.tick(), 'alice');
+  advance(60_000);
+  asker.considerUser(model.upsertUser('alice', { away: true }));
+  t.equal(asker.tick(), 'alice', 'due, and queued by the change');
+  t.equal(asker.tick(), null, "the first question's retry is done with: she was asked since");
+  advance(59_999);
+  t.equal(asker.tick(), null);
+  advance(1);
+  t.equal(asker.tick(), 'alice');
+});

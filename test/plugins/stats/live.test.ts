@@ -143,3 +143,21 @@ t.test("the bot is recognised under the connection's casemapping, also before th
   irc.receive(':Bot[1]!x@other.host JOIN #stale');
   t.notOk(model.channels.get('#stale')?.joined, 'the old nick is no longer the bot');
 });
+
+t.test('a user joining again as the model knows them changes nothing; a new host does', async (t) => {
+  const { irc, model } = setup();
+  joinAs(irc, '#a', 'DataBot');
+  joinAs(irc, '#b', 'DataBot');
+  const changes: string[] = [];
+  model.on('change', (change) => changes.push(`${change.slice} ${change.kind} ${change.name ?? ''}`));
+  irc.receive(':carol!c@carol.host JOIN #a * :Carol C', ':carol!c@carol.host PART #a');
+  irc.receive(':carol!c@carol.host JOIN #b * :Carol C');
+  t.same(changes, ['users upsert carol', 'channels join #a', 'channels part #a', 'channels join #b']);
+  changes.length = 0;
+  irc.receive(':dave!d@dave.host JOIN #a', ':dave!d@dave.host JOIN #b');
+  t.same(changes, ['users upsert dave', 'channels join #a', 'channels join #b'], 'without extended-join too');
+  changes.length = 0;
+  irc.receive(':carol!c@new.host JOIN #a * :Carol C', ':carol!c@new.host PART #b :bye', ':erin!e@h PART #b');
+  t.same(changes, ['users upsert carol', 'channels join #a', 'channels part #b'], 'a PART of a stranger is none');
+  t.equal(model.users.get('carol')!.host, 'new.host');
+});

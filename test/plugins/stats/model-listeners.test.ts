@@ -1,0 +1,65 @@
+/** The collector's model listeners inside the real host, with a fake IRC connection: they follow real changes only. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { parseConfig } from '../../../lib/config.js';
+import { Host } from '../../../lib/host.js';
+import { createLogger } from '../../../lib/logger.js';
+import { ActivitySlice } from '../../../lib/model/activity.js';
+import type { PluginDefinition } from '../../../lib/plugin.js';
+import stats from '../../../plugins/stats/index.js';
+import { FakeTransport } from '../../support/fake-irc.js';
+
+t.test('countries and peaks follow real changes; a line that changes nothing is no change', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'stats-listeners-'));
+  const config = parseConfig(
+    JSON.stringify({
+      irc: { host: '127.0.0.1', nick: 'DataBot' },
+      http: { host: '127.0.0.1', port: 0 },
+      store: { path: path.join(dir, 'store.json') },
+      plugins: { stats: { version_requests_per_second: 0 } },
+    }),
+    'test',
+    {},
+  );
+  const transport = new FakeTransport();
+  const host = new Host({
+    config,
+    logger: createLogger({ sink: () => undefined }),
+    plugins: [stats as PluginDefinition<never>],
+    transport,
+  });
+  await host.start();
+  t.teardown(async () => {
+    await host.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const { model } = host;
+  const activity = model.slices().find((slice) => slice instanceof ActivitySlice)!;
+  const peak = () => activity.channelOn(activity.day(new Date())!, '#chat')?.peakUsers;
+  transport.receive(
+    ':DataBot!databot@bot.host JOIN #chat',
+    ':hub.test.net 353 DataBot = #chat :DataBot',
+    ':hub.test.net 366 DataBot #chat :End of /NAMES list.',
+    ':hub.test.net 324 DataBot #chat +nt',
+  );
+  const userChanges: string[] = [];
+  model.on('change', (change) => {
+    if (change.slice === 'users') userChanges.push(`${change.kind} ${change.name ?? ''}`);
+  });
+
+  transport.receive(':alice!a@dsl.example.de JOIN #chat');
+  t.equal(model.users.get('alice')!.countryCode, 'DE', 'a new user is located');
+  t.equal(peak(), 2);
+  t.same(userChanges, ['upsert alice', 'upsert alice'], 'the user, then the country the listener found');
+
+  userChanges.length = 0;
+  transport.receive(':alice!a@dsl.example.de PART #chat', ':alice!a@dsl.example.de JOIN #chat');
+  t.same(userChanges, [], 'the same user again: no change, so no listener ran');
+  t.equal(model.users.get('alice')!.countryCode, 'DE');
+
+  transport.receive(':bob!b@h JOIN #chat', ':alice!a@dsl.example.de CHGHOST a cable.example.fr');
+  t.equal(model.users.get('alice')!.countryCode, 'FR', 'a new host is located again');
+  t.equal(peak(), 3, 'the peak followed the joins');
+});
