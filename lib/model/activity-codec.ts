@@ -162,37 +162,42 @@ function* dayPieces(day: DayActivity, out: JsonBytes, memory: WriteMemory): Gene
   }));
   let ids = 0;
   for (const channel of channels) ids = Math.max(ids, channel.id + 1);
-  // Taken while in use, so a write running alongside (there is none in the store) cannot share it.
-  const reuse = memory.grouping;
-  memory.grouping = undefined;
-  const speakers = day.speakers?.grouping(ids, reuse) ?? null;
-  if (speakers) {
-    while (!speakers.step()) yield out.take();
-    memory.grouping = speakers;
-  }
+  // The nicks as they are now: a rollover during the write makes the day's nicks its totals only.
   const { nicks } = day;
-  let first = true;
-  for (const channel of channels) {
-    if (!first) out.comma();
-    first = false;
-    channelHead(channel, out);
-    if (speakers) {
-      const { id } = channel;
-      out.ascii(',"speakers":{');
-      for (let at = speakers.offsets[id]!; at < speakers.offsets[id + 1]!; at++) {
-        if (at > speakers.offsets[id]!) out.comma();
-        out.string(nicks.keyAt(speakers.nicks[at]!));
-        out.colon();
-        out.count(speakers.lines[at]!);
-        if (out.length >= PIECE_BYTES) yield out.take();
+  let speakers: SpeakerGrouping | null = null;
+  // The grouping's memory is the next write's once this one has written the channels, and not before:
+  // a write running alongside (the store runs none) finds none to reuse meanwhile.
+  if (day.speakers) {
+    speakers = day.speakers.grouping(ids, memory.grouping);
+    memory.grouping = undefined;
+  }
+  try {
+    if (speakers) while (!speakers.step()) yield out.take();
+    let first = true;
+    for (const channel of channels) {
+      if (!first) out.comma();
+      first = false;
+      channelHead(channel, out);
+      if (speakers) {
+        const { id } = channel;
+        out.ascii(',"speakers":{');
+        for (let at = speakers.offsets[id]!; at < speakers.offsets[id + 1]!; at++) {
+          if (at > speakers.offsets[id]!) out.comma();
+          out.string(nicks.keyAt(speakers.nicks[at]!));
+          out.colon();
+          out.count(speakers.lines[at]!);
+          if (out.length >= PIECE_BYTES) yield out.take();
+        }
+        out.ascii('}');
       }
       out.ascii('}');
+      if (out.length >= PIECE_BYTES) yield out.take();
     }
-    out.ascii('}');
-    if (out.length >= PIECE_BYTES) yield out.take();
+  } finally {
+    if (speakers) memory.grouping = speakers;
   }
   out.ascii('],"nicks":[');
-  // Read by index at each record's turn: a nick first counted during the write is in the next one.
+  // Read by index at each record's turn: a nick first counted after this point is in the next write.
   const size = nicks.size;
   for (let index = 0; index < size; index++) {
     if (index > 0) out.comma();

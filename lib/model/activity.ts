@@ -248,12 +248,9 @@ export class ActivitySlice implements ModelSlice {
   /** [nick index, lines] of one channel's speakers on a day. */
   private speakerLines(day: DayActivity, channel: string): [number, number][] {
     const id = day.channels.get(this.options.fold(channel))?.id;
-    const speakers: [number, number][] = [];
-    if (id === undefined) return speakers;
-    day.speakers?.forEach((nickId, channelId, lines) => {
-      if (channelId === id) speakers.push([nickId, lines]);
-    });
-    return speakers;
+    const { speakers } = day;
+    if (id === undefined || !speakers) return [];
+    return speakers.nicksIn(id).map((nickId): [number, number] => [nickId, speakers.get(nickId, id)]);
   }
 
   /**

@@ -211,12 +211,12 @@ export class NickCounts extends NickRecordsBase {
     const rows = this.rows;
     const base = id * ROW;
     rows[base + LENGTH] = key.length | (nick === key ? NAME_IS_KEY : 0);
-    rows[base + LINES] = lines;
-    rows[base + HIDDEN] = hiddenLines;
-    for (let hour = 0; hour < HOURS; hour++) rows[base + HOURS_AT + hour] = hourly?.[hour] ?? 0;
+    rows[base + LINES] = clamp(lines);
+    rows[base + HIDDEN] = clamp(hiddenLines);
+    for (let hour = 0; hour < HOURS; hour++) rows[base + HOURS_AT + hour] = clamp(hourly?.[hour] ?? 0);
     if (hiddenHourly || this.hiddenHours) {
       const hours = this.hiddenHoursFor(id);
-      for (let hour = 0; hour < HOURS; hour++) hours[id * HOURS + hour] = hiddenHourly?.[hour] ?? 0;
+      for (let hour = 0; hour < HOURS; hour++) hours[id * HOURS + hour] = clamp(hiddenHourly?.[hour] ?? 0);
     }
     return id;
   }
@@ -446,6 +446,8 @@ export class SpeakerCounts {
   private table = new Int32Array(INITIAL_PAIRS * PAIR);
   private mask = INITIAL_PAIRS - 1;
   private used = 0;
+  /** By channel id: the ids of the nicks counted in it, so one channel's speakers are found without a scan. */
+  private readonly nicksByChannel: number[][] = [];
 
   /** Pairs counted. */
   get size(): number {
@@ -461,7 +463,7 @@ export class SpeakerCounts {
       const base = slot * PAIR;
       const found = table[base]!;
       if (found === nick && table[base + 1] === channelId) {
-        table[base + 2]! += lines;
+        table[base + 2] = clamp(table[base + 2]! + lines);
         return;
       }
       if (found === 0) {
@@ -472,8 +474,9 @@ export class SpeakerCounts {
         }
         table[base] = nick;
         table[base + 1] = channelId;
-        table[base + 2] = lines;
+        table[base + 2] = clamp(lines);
         this.used++;
+        (this.nicksByChannel[channelId] ??= []).push(nickId);
         return;
       }
       slot = (slot + 1) & this.mask;
@@ -489,6 +492,11 @@ export class SpeakerCounts {
       if (table[base] === 0) return 0;
       if (table[base] === nick && table[base + 1] === channelId) return table[base + 2]!;
     }
+  }
+
+  /** The ids of the nicks counted in channel `channelId`, in the order they first were. */
+  nicksIn(channelId: number): readonly number[] {
+    return this.nicksByChannel[channelId] ?? [];
   }
 
   /** Every pair, in no particular order. */
@@ -524,6 +532,13 @@ export class SpeakerCounts {
     this.table = table;
     this.mask = mask;
   }
+}
+
+/** The largest count a 32-bit slot holds; a count never wraps to a negative number. */
+const MAX_COUNT = 0x7fffffff;
+
+function clamp(count: number): number {
+  return count < MAX_COUNT ? count : MAX_COUNT;
 }
 
 function pairSlot(nick: number, channelId: number, mask: number): number {

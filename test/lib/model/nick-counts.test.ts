@@ -28,7 +28,10 @@ t.test('counts per nick and hour agree with a plain map, through every growth of
       ? `a-very-long-nick-name-that-does-not-fit-in-a-row-${index}`
       : index % 5 === 0
         ? `nïck-ünïcode-${index}`
-        : `n${index}`;
+        : index % 3 === 0
+          ? // Code units of 0x8000 and up (CJK, surrogates) are stored as negative numbers in the row.
+            `日本語𝄞${index}`
+          : `n${index}`;
   const ids = new Map<string, number>();
   let movedIds = 0;
   for (let line = 0; line < 60_000; line++) {
@@ -76,6 +79,30 @@ t.test('counts per nick and hour agree with a plain map, through every growth of
   t.notOk(counts.has('a-very-long-nick-name-that-does-not-fit-in-a-row-99999'));
   t.same([...counts.keys()].sort(), [...expected.keys()].sort(), 'keys in id order, every one once');
 });
+
+t.test(
+  'keys whose hashes collide stay apart: short ones by their characters, long ones by their strings',
+  async (t) => {
+    // FNV-1a collisions, found by search: two of 5 characters, and two of 38 that share their first 34
+    // (all a row holds), so only the comparison with the whole string tells them apart.
+    const pairs = [
+      ['n3pvu', 'ne3ea'],
+      ['xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx3uzx', 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxa2ad'],
+    ] as const;
+    const counts = new NickCounts();
+    for (const [a, b] of pairs) {
+      counts.add(a, a, 1, false);
+      counts.add(b, b, 2, false);
+      counts.add(b, b, 2, false);
+    }
+    for (const [a, b] of pairs) {
+      t.not(counts.indexOf(a), counts.indexOf(b), `${a} and ${b} are two nicks`);
+      t.match(counts.get(a), { nick: a, lines: 1 });
+      t.match(counts.get(b), { nick: b, lines: 2 });
+    }
+    t.equal(counts.size, 4);
+  },
+);
 
 t.test('the nick as last seen, whether or not it is its key', async (t) => {
   const counts = new NickCounts();
@@ -173,7 +200,7 @@ t.test('lines per nick and channel agree with a plain map, and group by channel 
   const before = expected.get('0/0')!;
   const later = speakers.grouping(channels, grouping);
   speakers.add(0, 0);
-  speakers.add(12_345, 7);
+  speakers.add(99_999, 7);
   while (!later.step());
   let zeroLines = -1;
   for (let at = later.offsets[0]!; at < later.offsets[1]!; at++)
@@ -181,4 +208,14 @@ t.test('lines per nick and channel agree with a plain map, and group by channel 
   t.equal(zeroLines, before, 'a line counted after the grouping started is in the next one');
   grouping = later;
   t.equal(grouping.offsets[channels], expected.size, 'the pair added later is not in it');
+  t.equal(speakers.size, expected.size + 1, 'but it is counted');
+  t.same(
+    [...speakers.nicksIn(7)].sort((a, b) => a - b),
+    [...expected.keys()]
+      .filter((key) => key.endsWith('/7'))
+      .map((key) => Number(key.split('/')[0]))
+      .concat(99_999)
+      .sort((a, b) => a - b),
+    "a channel's nicks, each once",
+  );
 });
