@@ -278,7 +278,7 @@ function components(): OpenApiDocument['components'] {
 /**
  * The OpenAPI 3.1 document of every registered route, in registration order, with a HEAD
  * operation after each GET. An operation's id is its route's name, `<name>.<method>` when
- * routes share the name, and `<GET's id>.head` for a HEAD; an id taken already gets `.2`, `.3`, ...
+ * routes share the name, and `<GET's id>.head` for a HEAD; a HEAD id taken already by a route gets `.2`, `.3`, ...
  */
 export function buildOpenApiDocument(routes: readonly RegisteredRoute[], info: OpenApiInfo): OpenApiDocument {
   const nameCounts = new Map<string, number>();
@@ -291,16 +291,19 @@ export function buildOpenApiDocument(routes: readonly RegisteredRoute[], info: O
     taken.add(unique);
     return unique;
   };
-  const paths: OpenApiDocument['paths'] = {};
-  for (const { route } of routes) {
+  // The routes' own ids are claimed first, so a HEAD's id is the only kind that may need a number.
+  const operations = routes.map(({ route }) => {
     const operationId = nameCounts.get(route.name) === 1 ? route.name : `${route.name}.${route.method.toLowerCase()}`;
+    return { route, operation: operationFor(route, claim(operationId)) };
+  });
+  const paths: OpenApiDocument['paths'] = {};
+  for (const { route, operation } of operations) {
     const path = openApiPath(route.path);
-    const operation = operationFor(route, claim(operationId));
-    const operations: Record<string, Operation> = { [route.method.toLowerCase()]: operation };
+    const item: Record<string, Operation> = { [route.method.toLowerCase()]: operation };
     if (route.method === 'GET') {
-      operations.head = headOperationFor(route, operation, claim(`${operation.operationId}.head`));
+      item.head = headOperationFor(route, operation, claim(`${operation.operationId}.head`));
     }
-    paths[path] = { ...paths[path], ...operations };
+    paths[path] = { ...paths[path], ...item };
   }
   return {
     openapi: '3.1.0',

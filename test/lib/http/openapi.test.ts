@@ -220,7 +220,7 @@ t.test('two operations that would share an id still get ids of their own', async
   const ids = Object.values(built.paths).flatMap((item) =>
     Object.values(item).map((operation) => (operation as { operationId: string }).operationId),
   );
-  t.same(ids, ['x', 'x.head', 'x.head.2', 'x.head.2.head']);
+  t.same(ids, ['x', 'x.head.2', 'x.head', 'x.head.head'], "a route keeps its own id; only a HEAD's gets a number");
 });
 
 t.test("HEAD responses: the GET's statuses and headers, never a body", async (t) => {
