@@ -24,7 +24,7 @@ import api from '../plugins/api/index.js';
 import stats from '../plugins/stats/index.js';
 import { FakeTransport } from '../test/support/fake-irc.js';
 import { formatCount, formatRatio, isSmoke, median, runBench, seededRandom } from './common.js';
-import { channelOf, nickOf, populate } from './model.js';
+import { channelOf, identityOf, nickOf, populate } from './model.js';
 
 const INITIAL_USERS = 20_000;
 const CHANNELS = 500;
@@ -38,54 +38,56 @@ const JOINED = 200;
  */
 function generateLines(count: number, channelsOf: Map<string, string[]>): string[] {
   const random = seededRandom(7);
-  const online: string[] = Array.from({ length: INITIAL_USERS }, (_, index) => nickOf(index));
+  /** Who is online: their nick now, and the index their ident, host, account and realname come from. */
+  const online = Array.from({ length: INITIAL_USERS }, (_, index) => ({ nick: nickOf(index), index }));
   let nextUser = INITIAL_USERS;
   let nextNick = 0;
   const lines: string[] = [];
-  const mask = (nick: string): string => `:${nick}!~${nick.slice(0, 8)}@host-${nick.length}.example.com`;
+  // A user keeps their ident and host through nick changes, as on a server.
+  const mask = (user: { nick: string; index: number }): string => {
+    const { ident, host } = identityOf(user.index);
+    return `:${user.nick}!${ident}@${host}`;
+  };
   const pickChannel = () => channelOf(Math.floor(JOINED * random() ** 2));
-  const join = (nick: string, channels: string[]) => {
+  const join = (user: { nick: string; index: number }, channels: string[]) => {
     // The busier channels first, as users join them more; one the user is in already is not joined again.
     let channel = pickChannel();
     for (let tries = 0; tries < 8 && channels.includes(channel); tries++) channel = pickChannel();
-    if (channels.includes(channel)) return false;
+    if (channels.includes(channel)) return;
     channels.push(channel);
-    lines.push(`${mask(nick)} JOIN ${channel} * :Real Name`);
-    return true;
+    const { account, realname } = identityOf(user.index);
+    lines.push(`${mask(user)} JOIN ${channel} ${account ?? '*'} :${realname}`);
   };
   while (lines.length < count) {
     const roll = random();
     const slot = Math.floor(random() * online.length);
-    const nick = online[slot]!;
-    const channels = channelsOf.get(nick) ?? [];
-    channelsOf.set(nick, channels);
-    if (roll < 0.7 || (roll < 0.82 && channels.length >= JOINED / 2)) {
-      // A user in no channel speaks in none: they join one first.
-      if (channels.length === 0) join(nick, channels);
+    const user = online[slot]!;
+    const channels = channelsOf.get(user.nick) ?? [];
+    channelsOf.set(user.nick, channels);
+    if (channels.length === 0) {
+      // The bot sees nothing of a user who shares no channel with it, until they join one.
+      join(user, channels);
+    } else if (roll < 0.7 || (roll < 0.82 && channels.length >= JOINED / 2)) {
       const channel = channels[Math.floor(random() * channels.length)]!;
-      lines.push(`${mask(nick)} PRIVMSG ${channel} :hello there, this is line ${lines.length} of the benchmark`);
+      lines.push(`${mask(user)} PRIVMSG ${channel} :hello there, this is line ${lines.length} of the benchmark`);
     } else if (roll < 0.82) {
-      join(nick, channels);
+      join(user, channels);
     } else if (roll < 0.9) {
-      if (channels.length === 0) {
-        join(nick, channels);
-        continue;
-      }
       const [channel] = channels.splice(Math.floor(random() * channels.length), 1);
-      lines.push(`${mask(nick)} PART ${channel} :bye`);
+      lines.push(`${mask(user)} PART ${channel} :bye`);
     } else if (roll < 0.95) {
-      lines.push(`${mask(nick)} QUIT :Quit: leaving`);
-      channelsOf.delete(nick);
-      const fresh = nickOf(nextUser++);
+      lines.push(`${mask(user)} QUIT :Quit: leaving`);
+      channelsOf.delete(user.nick);
+      const fresh = { nick: nickOf(nextUser), index: nextUser++ };
       online[slot] = fresh;
       const freshChannels: string[] = [];
-      channelsOf.set(fresh, freshChannels);
+      channelsOf.set(fresh.nick, freshChannels);
       join(fresh, freshChannels);
     } else {
-      const renamed = `renamed${(nextNick++).toString(36)}`;
-      lines.push(`${mask(nick)} NICK :${renamed}`);
-      channelsOf.delete(nick);
-      channelsOf.set(renamed, channels);
+      const renamed = { nick: `renamed${(nextNick++).toString(36)}`, index: user.index };
+      lines.push(`${mask(user)} NICK :${renamed.nick}`);
+      channelsOf.delete(user.nick);
+      channelsOf.set(renamed.nick, channels);
       online[slot] = renamed;
     }
   }

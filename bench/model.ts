@@ -27,6 +27,24 @@ export function channelOf(index: number): string {
   return `#chan-${WORDS[index % WORDS.length]}-${index}`;
 }
 
+/** The WHO fields of user `index` (nick {@link nickOf}): what a server shows of them wherever they appear. */
+export function identityOf(index: number): {
+  ident: string;
+  host: string;
+  ip: string;
+  realname: string;
+  account: string | null;
+} {
+  const octets = [10 + (index % 200), (index >> 8) & 255, index & 255, 1 + (index % 250)];
+  return {
+    ident: `~u${index % 1000}`,
+    host: `${octets.join('-')}.dyn.isp${index % 40}.example.com`,
+    ip: octets.join('.'),
+    realname: `Real Name ${index}`,
+    account: index % 3 === 0 ? nickOf(index) : null,
+  };
+}
+
 /** Fill `model` (connected, synced as an operator) with a deterministic network of the given size. */
 export function populate(model: NetworkModel, size: ModelSize): void {
   const random = seededRandom(size.seed ?? 42);
@@ -44,13 +62,8 @@ export function populate(model: NetworkModel, size: ModelSize): void {
   }
   for (let index = 0; index < size.users; index++) {
     const nick = nickOf(index);
-    const octets = [10 + (index % 200), (index >> 8) & 255, index & 255, 1 + (index % 250)];
     model.upsertUser(nick, {
-      ident: `~u${index % 1000}`,
-      host: `${octets.join('-')}.dyn.isp${index % 40}.example.com`,
-      ip: octets.join('.'),
-      realname: `Real Name ${index}`,
-      account: index % 3 === 0 ? nick : null,
+      ...identityOf(index),
       server: SERVERS[index % SERVERS.length]!,
       away: index % 11 === 0,
       isOperator: index % 1000 === 0,
