@@ -192,10 +192,11 @@ export class ActivitySlice implements ModelSlice {
     const { nicks } = day;
     const totals: [number, number][] = [];
     if (include) {
-      // By channel only the current day knows; an earlier day has no lines to count then.
+      // Lines by channel only the current day keeps: an earlier day has none to count then.
+      if (!isCounted(day)) return [];
       const sums = new Float64Array(nicks.size);
-      const counted = channelsById(day).map((channel) => include(channel));
-      day.speakers?.forEach((nickId, channelId, lines) => {
+      const counted = day.channelList.map((channel) => include(channel));
+      day.speakers.forEach((nickId, channelId, lines) => {
         if (counted[channelId]) sums[nickId]! += lines;
       });
       sums.forEach((lines, index) => {
@@ -388,14 +389,6 @@ function countedDay(date: string, lines: number): CountedDay {
 
 function isCounted(day: DayActivity): day is CountedDay {
   return day.nicks instanceof NickCounts && day.speakers !== null && 'channelList' in day;
-}
-
-/** The channels of a day by id (gaps, from a stored file that named a channel twice, stay empty). */
-function channelsById(day: DayActivity): ChannelDay[] {
-  if (isCounted(day)) return day.channelList;
-  const list: ChannelDay[] = [];
-  for (const channel of day.channels.values()) list[channel.id] = channel;
-  return list;
 }
 
 /**

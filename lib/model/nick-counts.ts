@@ -90,10 +90,6 @@ abstract class NickRecordsBase implements NickRecords {
   /** The index of the folded nick `key`, or -1. */
   abstract indexOf(key: string): number;
 
-  get [Symbol.toStringTag](): string {
-    return 'NickRecords';
-  }
-
   /** The record at `index`, as an object of its own (changing it changes nothing here). */
   recordAt(index: number): NickDay {
     let hourly: Uint32Array | null = null;
@@ -562,6 +558,7 @@ export class SpeakerGrouping {
   /** The table as it was, and the memory behind the arrays, which a later grouping may reuse. */
   private readonly table: Int32Array;
   private readonly memory: { table: Int32Array; nicks: Uint32Array; lines: Uint32Array };
+  private readonly channels: number;
   private next: Uint32Array | null = null;
   private slot = 0;
 
@@ -582,8 +579,6 @@ export class SpeakerGrouping {
     this.offsets = new Uint32Array(channels + 1);
     this.channels = channels;
   }
-
-  private readonly channels: number;
 
   /** Group some more; true once every pair is in place. */
   step(): boolean {
