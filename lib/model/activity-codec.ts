@@ -57,17 +57,28 @@ export function activitySnapshot(timeZone: string, days: readonly DayActivity[])
   };
 }
 
-/** Each channel's lines per folded nick, by channel id; null for a day that keeps no speakers. */
+/** Each channel's lines per folded nick, by channel id, grouped as a write groups them; null for a day that keeps none. */
 function speakersByChannel(day: DayActivity): Map<number, Record<string, number>> | null {
   if (!day.speakers) return null;
-  const byChannel = new Map<number, [string, number][]>();
-  day.speakers.forEach((nickId, channelId, lines) => {
-    let speakers = byChannel.get(channelId);
-    if (!speakers) byChannel.set(channelId, (speakers = []));
-    speakers.push([day.nicks.keyAt(nickId), lines]);
-  });
+  const channels = [...day.channels.values()];
+  const grouping = day.speakers.grouping(idLimit(channels));
+  while (!grouping.step());
+  const { offsets, nicks, lines } = grouping;
   // fromEntries, not assignment: a nick may be "__proto__".
-  return new Map([...byChannel].map(([channelId, speakers]) => [channelId, Object.fromEntries(speakers)]));
+  return new Map(
+    channels.map(({ id }) => {
+      const speakers: [string, number][] = [];
+      for (let at = offsets[id]!; at < offsets[id + 1]!; at++) speakers.push([day.nicks.keyAt(nicks[at]!), lines[at]!]);
+      return [id, Object.fromEntries(speakers)];
+    }),
+  );
+}
+
+/** One more than the highest channel id: the number of places a grouping by channel needs. */
+function idLimit(channels: readonly ChannelDay[]): number {
+  let limit = 0;
+  for (const channel of channels) limit = Math.max(limit, channel.id + 1);
+  return limit;
 }
 
 /** Bytes of text per piece: a few hundred records, a fraction of a millisecond of work. */
@@ -160,15 +171,13 @@ function* dayPieces(day: DayActivity, out: JsonBytes, memory: WriteMemory): Gene
     ...channel,
     hourly: channel.hourly?.slice() ?? null,
   }));
-  let ids = 0;
-  for (const channel of channels) ids = Math.max(ids, channel.id + 1);
   // The nicks as they are now: a rollover during the write makes the day's nicks its totals only.
   const { nicks } = day;
   let speakers: SpeakerGrouping | null = null;
   // The grouping's memory is the next write's once this one has written the channels, and not before:
   // a write running alongside (the store runs none) finds none to reuse meanwhile.
   if (day.speakers) {
-    speakers = day.speakers.grouping(ids, memory.grouping);
+    speakers = day.speakers.grouping(idLimit(channels), memory.grouping);
     memory.grouping = undefined;
   }
   try {
