@@ -229,15 +229,6 @@ export class Host {
     }
   }
 
-  /** A plugin's handler failed: log it with the plugin's name and go on. */
-  private isolate<Args extends [] | [unknown]>(
-    plugin: string,
-    what: string,
-    handler: (...args: Args) => unknown,
-  ): (...args: Args) => void {
-    return isolated(this.logger, plugin, what, handler);
-  }
-
   private contextFor(name: string, config: Record<string, unknown>, running: RunningPlugin): PluginContext {
     const logger = this.logger.child(name);
     const { irc, http, commands, model } = this;
@@ -249,7 +240,7 @@ export class Host {
         return irc.state;
       },
       on: <E extends IrcEventName>(event: E, listener: (...args: IrcEvents[E]) => void): Unsubscribe => {
-        const unsubscribe = irc.on(event, this.isolate(name, `handler for IRC ${event}`, listener));
+        const unsubscribe = irc.on(event, isolated(this.logger, name, `handler for IRC ${event}`, listener));
         track(unsubscribe);
         return unsubscribe;
       },
@@ -291,16 +282,16 @@ export class Host {
       },
       timers: {
         every: (ms, task) => {
-          const timer = setInterval(this.isolate(name, 'timer', task), ms);
+          const timer = setInterval(isolated(this.logger, name, 'timer', task), ms);
           track(() => clearInterval(timer));
         },
         after: (ms, task) => {
-          const timer = setTimeout(this.isolate(name, 'timer', task), ms);
+          const timer = setTimeout(isolated(this.logger, name, 'timer', task), ms);
           track(() => clearTimeout(timer));
         },
       },
       onModelChange: (listener) => {
-        track(model.on('change', this.isolate(name, 'model change handler', listener)));
+        track(model.on('change', isolated(this.logger, name, 'model change handler', listener)));
       },
     };
   }
