@@ -2,12 +2,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { parseConfig } from '../../lib/config.js';
 import { Host, HostError, resolvePlugins } from '../../lib/host.js';
 import { createLogger } from '../../lib/logger.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
 import { definePlugin, type PluginDefinition } from '../../lib/plugin.js';
 import { FakeTransport } from '../support/fake-irc.js';
+import { testHostConfig } from '../support/host-config.js';
 
 type AnyPlugin = PluginDefinition<never>;
 
@@ -23,17 +23,7 @@ function plugin(name: string, dependencies: string[] = [], start: AnyPlugin['sta
 
 function setup(plugins: readonly AnyPlugin[], pluginConfig: Record<string, unknown>, admins: string[] = []) {
   const dir = mkdtempSync(path.join(tmpdir(), 'host-test-'));
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: '127.0.0.1', nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: path.join(dir, 'store.json') },
-      admins,
-      plugins: pluginConfig,
-    }),
-    'test',
-    {},
-  );
+  const config = testHostConfig(path.join(dir, 'store.json'), { admins, plugins: pluginConfig });
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
   const transport = new FakeTransport();

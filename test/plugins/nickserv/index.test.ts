@@ -14,6 +14,7 @@ import { createLogger } from '../../../lib/logger.js';
 import { builtinPlugins } from '../../../plugins/index.js';
 import { checkResponseSchema } from '../../../plugins/nickserv/route.js';
 import { FakeTransport } from '../../support/fake-irc.js';
+import { testHostConfig } from '../../support/host-config.js';
 import { startFakeRpc, type FakeRpcServer, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
 import { testGuardPlugin } from './fixtures/test-guard.js';
 
@@ -47,16 +48,9 @@ async function setup(
 ): Promise<Setup> {
   const rpc = await startFakeRpc(answer);
   const dir = mkdtempSync(path.join(tmpdir(), 'nickserv-test-'));
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: '127.0.0.1', nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: path.join(dir, 'store.json') },
-      plugins: { testguard: {}, nickserv: { backend: 'anope-rpc', url: rpc.url, ...nickserv } },
-    }),
-    'test',
-    {},
-  );
+  const config = testHostConfig(path.join(dir, 'store.json'), {
+    plugins: { testguard: {}, nickserv: { backend: 'anope-rpc', url: rpc.url, ...nickserv } },
+  });
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
   const host = new Host({

@@ -3,26 +3,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { parseConfig } from '../../../lib/config.js';
 import { Host } from '../../../lib/host.js';
 import { createLogger } from '../../../lib/logger.js';
 import { ActivitySlice } from '../../../lib/model/activity.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
 import { FakeTransport } from '../../support/fake-irc.js';
+import { testHostConfig } from '../../support/host-config.js';
 
 t.test('countries and peaks follow real changes; a line that changes nothing is no change', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'stats-listeners-'));
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: '127.0.0.1', nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: path.join(dir, 'store.json') },
-      plugins: { stats: { version_requests_per_second: 0 } },
-    }),
-    'test',
-    {},
-  );
+  const config = testHostConfig(path.join(dir, 'store.json'), {
+    plugins: { stats: { version_requests_per_second: 0 } },
+  });
   const transport = new FakeTransport();
   const host = new Host({
     config,

@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { parseConfig } from '../../../lib/config.js';
 import { Host } from '../../../lib/host.js';
 import { createLogger } from '../../../lib/logger.js';
 import { ActivitySlice } from '../../../lib/model/activity.js';
@@ -13,18 +12,10 @@ import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
 import { recordHistoryPoint } from '../../../plugins/stats/history.js';
 import { FakeTransport } from '../../support/fake-irc.js';
+import { testHostConfig } from '../../support/host-config.js';
 
 function hostWith(dir: string, statsConfig: Record<string, unknown>) {
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: '127.0.0.1', nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: path.join(dir, 'store.json') },
-      plugins: { stats: statsConfig },
-    }),
-    'test',
-    {},
-  );
+  const config = testHostConfig(path.join(dir, 'store.json'), { plugins: { stats: statsConfig } });
   const transport = new FakeTransport();
   const logs: string[] = [];
   const host = new Host({

@@ -7,7 +7,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { parseConfig } from '../../../lib/config.js';
 import { Host } from '../../../lib/host.js';
 import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
 import { createLogger } from '../../../lib/logger.js';
@@ -15,6 +14,7 @@ import type { TokensSlice } from '../../../lib/model/tokens.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import { FakeTransport } from '../../support/fake-irc.js';
+import { testHostConfig } from '../../support/host-config.js';
 import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 /** Stands in for the api plugin: one public route and two token routes. */
@@ -62,17 +62,7 @@ async function startHost(t: Test, tokensConfig: Record<string, unknown> = {}, st
   const dir = storeDir ?? mkdtempSync(path.join(tmpdir(), 'tokens-test-'));
   if (!storeDir) t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const storePath = path.join(dir, 'store.json');
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: '127.0.0.1', nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: storePath },
-      admins: ['boss'],
-      plugins: { fakeapi: {}, tokens: tokensConfig },
-    }),
-    'test',
-    {},
-  );
+  const config = testHostConfig(storePath, { admins: ['boss'], plugins: { fakeapi: {}, tokens: tokensConfig } });
   const logs: string[] = [];
   const host = new Host({
     config,
