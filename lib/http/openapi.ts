@@ -113,6 +113,18 @@ const HEADERS = {
     description: 'Strong entity tag of the body; send it back in `If-None-Match` to get 304.',
     schema: { type: 'string' },
   },
+  'RateLimit-Limit': {
+    description: 'When rate limits are on: the size of the bucket the request drew from, in requests.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Remaining': {
+    description: 'When rate limits are on: the whole requests left in that bucket.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Reset': {
+    description: 'When rate limits are on: seconds until that bucket is full again.',
+    schema: { type: 'integer', minimum: 0 },
+  },
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } },
   'WWW-Authenticate': { description: 'Always `Token`.', schema: { type: 'string' } },
 } as const;
@@ -165,19 +177,38 @@ function parametersOf(route: RouteDefinition): Record<string, unknown>[] {
   ];
 }
 
+/** The tokens plugin's rate limit hook, on by default, adds these to every answer it lets through. */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Limit': headerRef('RateLimit-Limit'),
+  'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
+  'RateLimit-Reset': headerRef('RateLimit-Reset'),
+};
+
 function successHeaders(route: RouteDefinition): Record<string, unknown> {
   const headers: Record<string, unknown> = {
     'API-Version': headerRef('API-Version'),
     'Cache-Control': headerRef('Cache-Control'),
   };
   if (route.method === 'GET') headers.ETag = headerRef('ETag');
-  return headers;
+  return { ...headers, ...RATE_LIMIT_HEADERS };
 }
 
+/**
+ * A GET's (and HEAD's) 304. It carries what the 200 would have of the headers RFC 9110 §15.4.5 names
+ * (`Cache-Control`, `ETag`, and `Date`, which no answer lists) and the headers every answer gets;
+ * being bodiless, it has no `Content-Type` or `Content-Length`.
+ */
 function notModified(): Record<string, unknown> {
   return {
-    description: 'Not modified: the `If-None-Match` header names the current ETag. No body.',
-    headers: { ETag: headerRef('ETag'), 'API-Version': headerRef('API-Version') },
+    description:
+      'Not modified: the `If-None-Match` header names the current ETag. No body, so no `Content-Type` or ' +
+      "`Content-Length`; the 200's `Cache-Control` and `ETag` are repeated.",
+    headers: {
+      'API-Version': headerRef('API-Version'),
+      'Cache-Control': headerRef('Cache-Control'),
+      ETag: headerRef('ETag'),
+      ...RATE_LIMIT_HEADERS,
+    },
   };
 }
 

@@ -157,6 +157,15 @@ function mergeHeaders(sets: readonly (Record<string, string> | undefined)[]): st
   return flat;
 }
 
+/** A flat `writeHead` list without the header `lowerName` (given in lower case). */
+function withoutHeader(flat: readonly string[], lowerName: string): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index < flat.length; index += 2) {
+    if (flat[index]!.toLowerCase() !== lowerName) kept.push(flat[index]!, flat[index + 1]!);
+  }
+  return kept;
+}
+
 /** Percent-decode each raw parameter exactly once; a malformed escape is the client's error. */
 function decodeParams(raw: Record<string, string> | undefined): Record<string, string> {
   const params: Record<string, string> = {};
@@ -505,9 +514,14 @@ export class HttpServer {
       // The fast path: every header is known to be valid, so nothing is merged or checked.
       if (route.method === 'GET' && status === 200) {
         if (ifNoneMatchMatches(exchange.raw.headers['if-none-match'], body.etag)) {
-          const headers = ['Cache-Control', cacheControl, 'ETag', body.etag, 'Content-Type', JSON_TYPE];
-          headers.push('API-Version', API_VERSION);
-          this.write(exchange, 304, undefined, headers);
+          this.write(exchange, 304, undefined, [
+            'Cache-Control',
+            cacheControl,
+            'ETag',
+            body.etag,
+            'API-Version',
+            API_VERSION,
+          ]);
           return;
         }
         this.write(exchange, 200, body.bytes, [
@@ -611,7 +625,8 @@ export class HttpServer {
   /**
    * Write an answer whose headers came from handlers, hooks or errors: they are checked
    * first, and headers Node would refuse (a bug) turn into a plain 500. `Content-Type`,
-   * `API-Version` and `Content-Length` are always the server's.
+   * `API-Version` and `Content-Length` are always the server's; a 304 has neither
+   * `Content-Type` nor `Content-Length`.
    */
   private send(
     exchange: Exchange,
@@ -622,6 +637,8 @@ export class HttpServer {
     const contract: Record<string, string> = { 'Content-Type': JSON_TYPE, 'API-Version': API_VERSION };
     if (bytes && status !== 304) contract['Content-Length'] = String(bytes.length);
     let flat = mergeHeaders([...headerSets, contract]);
+    // RFC 9110 §15.4.5: a 304 should not carry representation metadata, and without a body there is nothing to type.
+    if (status === 304) flat = withoutHeader(flat, 'content-type');
     try {
       for (let index = 0; index < flat.length; index += 2) {
         http.validateHeaderName(flat[index]!);

@@ -123,6 +123,28 @@ t.test("responses: the 200 schema is the route's own; errors use the contract bo
   t.notOk(responses.NotFound!.headers['Retry-After'], 'only where it is sent');
 });
 
+t.test("a 304's headers: each one a component with a description, and no Content-Type", async (t) => {
+  const components = document.components.headers as Record<string, { description?: string }>;
+  for (const { path, get, head } of getOperations(document)) {
+    for (const [method, operation] of [
+      ['GET', get],
+      ['HEAD', head],
+    ] as const) {
+      const notModified = responseOf(document, operation?.responses['304']);
+      t.notOk('content' in notModified, `${method} ${path} 304 has no body`);
+      for (const [name, header] of Object.entries(notModified.headers ?? {})) {
+        const ref = (header as { $ref?: string }).$ref ?? '';
+        const description = components[ref.replace('#/components/headers/', '')]?.description;
+        t.match(description, /\w/, `${method} ${path} 304 ${name} is described`);
+      }
+      t.notOk(
+        Object.keys(notModified.headers ?? {}).some((name) => name.toLowerCase() === 'content-type'),
+        `${method} ${path} 304 lists no Content-Type, which OpenAPI would ignore anyway`,
+      );
+    }
+  }
+});
+
 t.test('every schema in the document compiles as draft 2020-12', async (t) => {
   const ajv = new Ajv2020({ strict: false });
   ajv.addSchema({ ...document, $id: 'https://example.test/openapi.json' });
@@ -159,6 +181,34 @@ t.test('the validator the tests use finds what does not match', async (t) => {
   t.match(validator.check('GET', '/api/irc/channels/%23a/', 418, {}), [/status 418 is not documented/]);
   t.match(validator.check('GET', '/api/elsewhere/', 200, {}), [/not in the document/]);
   t.same(validator.check('GET', '/api/irc/channels/', 304, undefined), []);
+
+  const sent = (headers: Record<string, string>) =>
+    new Headers({
+      date: 'Sat, 21 Nov 2026 14:03:00 GMT',
+      connection: 'keep-alive',
+      'keep-alive': 'timeout=5',
+      ...headers,
+    });
+  const notModified = { 'API-Version': '1', 'Cache-Control': 'public, max-age=10', ETag: '"a"' };
+  for (const method of ['GET', 'HEAD']) {
+    t.same(validator.undocumentedHeaders(method, '/api/irc/channels/', 304, sent(notModified)), [], `${method} 304`);
+    t.match(
+      validator.undocumentedHeaders(method, '/api/irc/channels/', 304, sent({ ...notModified, 'X-Extra': 'yes' })),
+      [/sends x-extra, which the document does not list/],
+      `${method}: a header the 304 does not list`,
+    );
+    t.match(
+      validator.undocumentedHeaders(method, '/api/irc/channels/', 304, sent({ 'Content-Type': 'application/json' })),
+      [/sends content-type/],
+      `${method}: a 304 has no body for a Content-Type to describe`,
+    );
+  }
+  t.same(
+    validator.undocumentedHeaders('GET', '/api/irc/channels/', 200, sent({ 'Content-Type': 'application/json' })),
+    [],
+    "a 200's Content-Type is that of its documented body",
+  );
+  t.match(validator.undocumentedHeaders('GET', '/api/irc/channels/', 418, sent({})), [/status 418 is not documented/]);
 });
 
 /** A response object as the document has it, with a `$ref` to a component response followed. */
@@ -236,11 +286,13 @@ t.test("HEAD responses: the GET's statuses and headers, never a body", async (t)
       t.notOk('content' in headResponse, `HEAD ${path} ${status} has no body`);
       t.same(headResponse.headers, getResponse.headers, `HEAD ${path} ${status} has the GET's headers`);
     }
-    t.same(
-      Object.keys(responseOf(document, head.responses['200']).headers ?? {}).sort(),
-      ['API-Version', 'Cache-Control', 'ETag'],
-      `HEAD ${path} 200 headers`,
-    );
+    for (const status of ['200', '304']) {
+      t.same(
+        Object.keys(responseOf(document, head.responses[status]).headers ?? {}).sort(),
+        ['API-Version', 'Cache-Control', 'ETag', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+        `HEAD ${path} ${status} headers`,
+      );
+    }
   }
   t.same(
     operation('/api/irc/channels/{name}/', 'head').responses['404'],
@@ -372,12 +424,24 @@ t.test("a real server's HEAD answers agree with the document's HEAD operations",
     t.ok(names.includes('API-Version'), `${where}: API-Version is documented`);
     for (const name of names) {
       // The document says a 503 "may" carry Retry-After: only when the wait is known to be short.
-      const optional = status === 503 && name === 'Retry-After';
+      // The RateLimit-* headers come only when rate limits are on, and this server has none.
+      const optional = (status === 503 && name === 'Retry-After') || name.startsWith('RateLimit-');
       if (!optional) t.ok(head.headers.has(name), `${where}: documented ${name} is sent`);
       t.equal(head.headers.get(name), get.headers.get(name), `${where}: ${name} as the GET's`);
     }
     t.equal(head.headers.get('api-version'), '1', `${where}: API-Version`);
-    if (status !== 304) {
+    if (status === 304) {
+      for (const [method, answer] of [
+        ['HEAD', head],
+        ['GET', get],
+      ] as const) {
+        t.same(
+          new OpenApiValidator(served).undocumentedHeaders(method, path, status, answer.headers),
+          [],
+          `${method} ${path} → 304: the document lists every header sent`,
+        );
+      }
+    } else {
       t.not(getBody, '', `${where}: the GET has the body HEAD leaves out`);
       t.equal(head.headers.get('content-length'), String(Buffer.byteLength(getBody)), `${where}: Content-Length`);
     }

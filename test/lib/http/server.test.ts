@@ -220,10 +220,14 @@ t.test('GET 200 carries a strong ETag of the body; If-None-Match answers 304', a
     t.equal(response.status, 304, `If-None-Match: ${header}`);
     t.equal(response.headers.get('etag'), etag);
     t.equal(response.headers.get('cache-control'), 'public, max-age=10');
+    t.equal(response.headers.get('api-version'), '1');
+    t.equal(response.headers.get('content-type'), null, 'no body, so no Content-Type');
     t.equal(await response.text(), '');
   }
   const head = await fetch(url + '/api/irc/stats/', { method: 'HEAD', headers: { 'If-None-Match': etag } });
   t.equal(head.status, 304, 'HEAD honours If-None-Match too');
+  t.equal(head.headers.get('etag'), etag);
+  t.equal(head.headers.get('content-type'), null);
 
   const stale = await fetch(url + '/api/irc/stats/', { headers: { 'If-None-Match': '"not-it"' } });
   t.equal(stale.status, 200);
@@ -916,7 +920,11 @@ t.test('a pre-serialised body is sent as it is, with the contract headers, its E
 
   const notModified = await fetch(url + '/api/page', { headers: { 'If-None-Match': `"other", W/${page.etag}` } });
   t.equal(notModified.status, 304);
-  t.same(contract(notModified), { ...contract(response), 'content-length': null });
+  t.same(
+    contract(notModified),
+    { ...contract(response), 'content-type': null, 'content-length': null },
+    'a 304 has no body, so neither its type nor its length',
+  );
   t.equal(await notModified.text(), '');
 
   const head = await fetch(url + '/api/page/', { method: 'HEAD' });
@@ -932,11 +940,16 @@ t.test('a pre-serialised body is sent as it is, with the contract headers, its E
   t.equal(extra.headers.get('content-type'), 'application/json; charset=utf-8', 'but the contract headers stay');
   t.equal(extra.headers.get('etag'), page.etag);
   t.same(Buffer.from(await extra.arrayBuffer()), page.bytes);
+  const extraNotModified = await fetch(url + '/api/extra/', { headers: { 'If-None-Match': page.etag } });
+  t.equal(extraNotModified.status, 304);
+  t.equal(extraNotModified.headers.get('x-extra'), 'yes', "the handler's headers go with a 304 too");
+  t.equal(extraNotModified.headers.get('content-type'), null, "but not a Content-Type, even the handler's");
 
   server.addHook(() => ({ 'RateLimit-Remaining': '7' }));
   const hooked = await fetch(url + '/api/page/', { headers: { 'If-None-Match': page.etag } });
   t.equal(hooked.status, 304, 'with hook headers, If-None-Match still works');
   t.equal(hooked.headers.get('ratelimit-remaining'), '7');
+  t.same(contract(hooked), contract(notModified), 'merged or not, a 304 has the same headers');
 
   const post = await fetch(url + '/api/page/', {
     method: 'POST',

@@ -7,6 +7,7 @@ import { commandRoutes } from '../../../plugins/api/commands.js';
 import { networkRoutes } from '../../../plugins/api/network.js';
 import { openApiRoutes } from '../../../plugins/api/openapi.js';
 import { serverRoutes } from '../../../plugins/api/servers.js';
+import { RateLimiter, rateLimitHook } from '../../../plugins/tokens/rate-limit.js';
 import { OpenApiValidator } from './fixtures/openapi-validator.js';
 
 /** Strings that only the token tier may show: none of them may appear in a public answer. */
@@ -50,8 +51,13 @@ function populatedModel(): NetworkModel {
   return model;
 }
 
-async function start(t: Test, model: NetworkModel) {
+/** `rateLimits` adds the hook the tokens plugin adds when rate limits are on (its default). */
+async function start(t: Test, model: NetworkModel, { rateLimits = false } = {}) {
   const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
+  if (rateLimits) {
+    const bucket = { capacity: 1000, refill_per_second: 1 };
+    server.addHook(rateLimitHook({ public: new RateLimiter(bucket), token: new RateLimiter(bucket) }));
+  }
   const config = { cache_seconds: 30 };
   const routes = [
     ...networkRoutes(model, config),
@@ -75,6 +81,13 @@ async function start(t: Test, model: NetworkModel) {
       [],
       `${path} matches the OpenAPI document`,
     );
+    if (response.status === 304) {
+      t.same(
+        validator.undocumentedHeaders(init.method ?? 'GET', path, 304, response.headers),
+        [],
+        `${path}: the document lists every header of the 304`,
+      );
+    }
     // A 404 repeats the name asked for; that is the client's own text.
     const shown = PRIVATE.filter((secret) => !decodeURIComponent(path).includes(secret) && text.includes(secret));
     t.same(shown, [], `${path} shows no ident, host, IP, realname, account or hidden channel`);
@@ -233,6 +246,49 @@ t.test('ETag, 304, HEAD', async (t) => {
   t.equal(head.response.status, 200);
   t.equal(head.response.headers.get('etag'), etag);
   t.equal(head.body, undefined);
+});
+
+/** The headers RFC 9110 §15.4.5 says a 304 carries when the 200 would have had them. */
+const REPEATED_ON_304 = ['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary'];
+
+t.test('a 304 to GET and HEAD sends only headers the document lists for it, and those a 200 would', async (t) => {
+  for (const rateLimits of [false, true]) {
+    const model = populatedModel();
+    model.setServiceCommands([{ service: 'NickServ', commands: [{ name: 'IDENTIFY', description: null }] }]);
+    const { get, document } = await start(t, model, { rateLimits });
+    const examples: Record<string, string> = {
+      '/api/irc/channels/{name}/': `/api/irc/channels/${encodeURIComponent('#Chat[1]')}/`,
+      '/api/irc/servers/{name}/': '/api/irc/servers/hub.test.net/',
+    };
+    const paths = Object.keys(document.paths as Record<string, unknown>).map(
+      (template) => examples[template] ?? template,
+    );
+    t.equal(paths.length, 8, 'every GET path of the API plugin');
+    t.same(
+      paths.filter((path) => path.includes('{')),
+      [],
+      'an example for each path parameter',
+    );
+    for (const path of paths) {
+      const where = `${path}${rateLimits ? ' with rate limits' : ''}`;
+      const ok = await get(path);
+      t.equal(ok.response.status, 200, `${where}: 200 first`);
+      const etag = ok.response.headers.get('etag') ?? '';
+      for (const method of ['GET', 'HEAD']) {
+        // `get` also checks every header of a 304 against the document.
+        const { response } = await get(path, { method, headers: { 'If-None-Match': etag } });
+        t.equal(response.status, 304, `${method} ${where}: 304`);
+        t.equal(response.headers.get('content-type'), null, `${method} ${where}: no body, so no Content-Type`);
+        for (const name of REPEATED_ON_304) {
+          const value = ok.response.headers.get(name);
+          if (value === null) t.equal(response.headers.get(name), null, `${method} ${where}: no ${name}, as the 200`);
+          else if (name === 'date') t.ok(response.headers.has(name), `${method} ${where}: a date`);
+          else t.equal(response.headers.get(name), value, `${method} ${where}: the 200's ${name}`);
+        }
+        if (rateLimits) t.ok(response.headers.has('ratelimit-remaining'), `${method} ${where}: rate limit headers`);
+      }
+    }
+  }
 });
 
 t.test('commands: 503 until the services answered, then grouped by service; search narrows the commands', async (t) => {
