@@ -115,7 +115,7 @@ function startingChannels(): Map<string, string[]> {
   for (const user of model.users.all()) {
     channelsOf.set(
       user.nick,
-      [...user.channels].map((key) => model.channels.byKey(key)!.name),
+      [...user.channels].map((channel) => channel.name),
     );
   }
   return channelsOf;

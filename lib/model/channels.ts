@@ -1,5 +1,6 @@
 /** Channels the bot knows of, keyed by folded name. */
 import type { ModelSlice } from './slice.js';
+import type { User } from './users.js';
 
 export interface Channel {
   name: string;
@@ -15,8 +16,11 @@ export interface Channel {
   hidden: boolean;
   /** Whether the bot is in the channel (then members are live). */
   joined: boolean;
-  /** Folded nick → member prefixes (`@`, `+`, `@+` with multi-prefix). */
-  members: Map<string, string>;
+  /**
+   * Member → their prefixes (`@`, `+`, `@+` with multi-prefix). Keyed by the user object, which a
+   * nick change keeps: a rename changes nothing here, and a line finds a member without comparing names.
+   */
+  members: Map<User, string>;
 }
 
 export type ChannelFields = Partial<Omit<Channel, 'name' | 'members'>>;

@@ -10,7 +10,7 @@ import { ChannelsSlice, type Channel, type ChannelFields } from './channels.js';
 import { ServersSlice, type Server, type ServerFields } from './servers.js';
 import { ServicesSlice, type ServiceCommands } from './services.js';
 import type { ModelChange, ModelSlice } from './slice.js';
-import { storedKey, UsersSlice, type User, type UserFields } from './users.js';
+import { UsersSlice, type User, type UserFields } from './users.js';
 
 /** The network's own counts (LUSERS) and the state of the bot's view of it. */
 export interface NetworkStats {
@@ -170,16 +170,13 @@ export class NetworkModel {
    * @param newKey `newNick` folded, when the caller has it already
    */
   renameUser(oldNick: string, newNick: string, oldKey = this.fold(oldNick), newKey = this.fold(newNick)): void {
-    const user = this.users.rename(oldNick, newNick, oldKey, newKey);
+    const user = this.users.byKey(oldKey);
     if (!user) return;
-    const memberKey = storedKey(newKey, user.nick, this.foldName);
-    for (const channelKey of user.channels) {
-      const members = this.channels.byKey(channelKey)?.members;
-      if (!members) continue;
-      const prefix = members.get(oldKey) ?? '';
-      members.delete(oldKey);
-      members.set(memberKey, prefix);
-    }
+    // Someone the model still has under the new nick is gone (a server lets no two users share a nick).
+    const holder = this.users.byKey(newKey);
+    if (holder && holder !== user) this.removeUser(holder.nick, newKey);
+    this.users.rename(oldNick, newNick, oldKey, newKey);
+    // Channels know their members as user objects, which a rename keeps: nothing else to change.
     if (this.heard) this.changed({ slice: 'users', kind: 'rename', name: newNick });
   }
 
@@ -190,9 +187,8 @@ export class NetworkModel {
   removeUser(nick: string, key = this.fold(nick)): void {
     const user = this.users.delete(nick, key);
     if (!user) return;
-    for (const channelKey of user.channels) {
-      const channel = this.channels.byKey(channelKey);
-      if (channel?.members.delete(key)) channel.users = Math.max(0, channel.users - 1);
+    for (const channel of user.channels) {
+      if (channel.members.delete(user)) channel.users = Math.max(0, channel.users - 1);
     }
     if (this.heard) this.changed({ slice: 'users', kind: 'remove', name: user.nick });
   }
@@ -210,7 +206,7 @@ export class NetworkModel {
     const channelKey = this.fold(name);
     const channel = this.channels.delete(name, channelKey);
     if (!channel) return;
-    for (const memberKey of channel.members.keys()) this.users.byKey(memberKey)?.channels.delete(channelKey);
+    for (const member of channel.members.keys()) member.channels.delete(channel);
     this.changed({ slice: 'channels', kind: 'remove', name: channel.name });
   }
 
@@ -231,24 +227,30 @@ export class NetworkModel {
     const { members } = channel;
     let changed = false;
     // Looked up before it is written: a member listed again with the same prefixes is no change.
-    const known = members.get(userKey);
+    const known = members.get(user);
     if (known !== prefix) {
-      members.set(known === undefined ? storedKey(userKey, user.nick, this.foldName) : userKey, prefix);
+      members.set(user, prefix);
       if (channel.joined && known === undefined) channel.users = members.size;
       changed = true;
     }
-    if (!user.channels.has(channelKey)) {
-      user.channels.add(storedKey(channelKey, channel.name, this.foldName));
+    if (!user.channels.has(channel)) {
+      user.channels.add(channel);
       changed = true;
     }
     if (changed && this.heard) this.changed({ slice: 'channels', kind: 'join', name: channel.name });
   }
 
+  /** The prefixes of `nick` in `channelName`; undefined when they are not a member (as far as the bot knows). */
+  memberPrefix(channelName: string, nick: string): string | undefined {
+    const user = this.users.get(nick);
+    return user && this.channels.get(channelName)?.members.get(user);
+  }
+
   setMemberPrefix(channelName: string, nick: string, prefix: string): void {
     const channel = this.channels.get(channelName);
-    const userKey = this.fold(nick);
-    if (!channel?.members.has(userKey)) return;
-    channel.members.set(userKey, prefix);
+    const user = this.users.get(nick);
+    if (!channel || !user || !channel.members.has(user)) return;
+    channel.members.set(user, prefix);
     this.changed({ slice: 'channels', kind: 'prefix', name: channel.name });
   }
 
@@ -264,11 +266,12 @@ export class NetworkModel {
     userKey = this.fold(nick),
   ): void {
     const channel = this.channels.byKey(channelKey);
-    if (!channel) return;
-    const wasMember = channel.members.delete(userKey);
+    const user = this.users.byKey(userKey);
+    if (!channel || !user) return;
+    const wasMember = channel.members.delete(user);
     if (wasMember && channel.joined) channel.users = channel.members.size;
     // A PART of someone the bot did not see join (its members are not known yet) is no change.
-    if ((this.users.byKey(userKey)?.channels.delete(channelKey) || wasMember) && this.heard) {
+    if ((user.channels.delete(channel) || wasMember) && this.heard) {
       this.changed({ slice: 'channels', kind: 'part', name: channel.name });
     }
   }

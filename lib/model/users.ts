@@ -3,6 +3,7 @@
  * them, so a user is one flat object, and the strings many users share (server
  * names, the time a sync first saw them) are stored once.
  */
+import type { Channel } from './channels.js';
 import type { ModelSlice } from './slice.js';
 
 export interface User {
@@ -24,8 +25,8 @@ export interface User {
   countryCode: string | null;
   /** ISO time the bot first saw the user (the network does not say when they connected). */
   firstSeenAt: string;
-  /** Folded names of the channels the bot saw the user in. */
-  channels: Set<string>;
+  /** The channels the bot saw the user in (the same objects as the channels slice's). */
+  channels: Set<Channel>;
 }
 
 export type UserFields = Partial<Omit<User, 'nick' | 'channels' | 'firstSeenAt'>>;

@@ -134,7 +134,7 @@ export function channelRoutes(
         requireReady(model);
         const channel = findPublicChannel(model, request.params.name ?? '');
         const members = [...channel.members]
-          .map(([key, prefix]) => ({ nick: model.users.get(key)?.nick ?? key, prefix }))
+          .map(([member, prefix]) => ({ nick: member.nick, prefix }))
           .sort((a, b) => byName({ name: a.nick }, { name: b.nick }));
         return {
           body: {

@@ -7,7 +7,6 @@
  */
 import type { JsonSchema } from '../../lib/http/types.js';
 import type { HistoryPoint } from '../../lib/model/history.js';
-import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import { networkStatsSchema } from './network.js';
 import { hostmaskOf } from './users.js';
@@ -302,21 +301,15 @@ export function operatorJson(user: User, view: View) {
 }
 
 /** The user's channels as names, sorted; `includeHidden` for the token view. */
-export function channelNamesOf(user: User, model: NetworkModel, includeHidden: boolean): string[] {
+export function channelNamesOf(user: User, includeHidden: boolean): string[] {
   const names: string[] = [];
-  for (const key of user.channels) {
-    const channel = model.channels.get(key);
-    if (channel && (includeHidden || !channel.hidden)) names.push(channel.name);
-  }
+  for (const channel of user.channels) if (includeHidden || !channel.hidden) names.push(channel.name);
   return names.sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0));
 }
 
 /** Users a public answer may name: those in no channel the bot knows of, or in at least one public one. */
-export function isPublicUser(user: User, model: NetworkModel): boolean {
+export function isPublicUser(user: User): boolean {
   if (user.channels.size === 0) return true;
-  for (const key of user.channels) {
-    const channel = model.channels.get(key);
-    if (channel && !channel.hidden) return true;
-  }
+  for (const channel of user.channels) if (!channel.hidden) return true;
   return false;
 }

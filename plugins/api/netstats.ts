@@ -135,7 +135,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       (user) =>
         model.fold(user.nick) !== self &&
         !(user.server !== null && model.servers.get(user.server)?.isServices) &&
-        (view === 'token' || isPublicUser(user, model)),
+        (view === 'token' || isPublicUser(user)),
     );
   };
   const today = (): { activity: ActivitySlice; day: DayActivity | undefined; date: string; now: Date } => {
@@ -223,14 +223,14 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
           lines -= counted.hiddenLines;
           counted.hiddenHourly?.forEach((hidden, hour) => (hourly[hour]! -= hidden));
         }
-        const shown = user ? view === 'token' || isPublicUser(user, model) : lines > 0;
+        const shown = user ? view === 'token' || isPublicUser(user) : lines > 0;
         if (!shown) throw notFound('user_not_found', `No user named ${nick} is online or was active today`);
         const countryCode = user?.countryCode ?? null;
         const profile = {
           nick: user?.nick ?? counted?.nick ?? nick,
           online: user !== undefined,
           server: user?.server ?? null,
-          channels: user ? channelNamesOf(user, model, view === 'token') : [],
+          channels: user ? channelNamesOf(user, view === 'token') : [],
           away: user?.away ?? false,
           is_operator: user?.isOperator ?? false,
           client: user?.client ?? null,
@@ -382,7 +382,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       handler(request, view) {
         requireReady(model);
         const operators = [...model.users.all()]
-          .filter((user) => user.isOperator && (view === 'token' || isPublicUser(user, model)))
+          .filter((user) => user.isOperator && (view === 'token' || isPublicUser(user)))
           .map((user) => operatorJson(user, view));
         return paginate(request, operators, {
           orderingFields: ['nick', 'server'],

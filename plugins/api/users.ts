@@ -60,7 +60,7 @@ export function hostmaskOf(user: User): string | null {
   return user.ident !== null && user.host !== null ? `${user.nick}!${user.ident}@${user.host}` : null;
 }
 
-export function userJson(user: User, model: NetworkModel) {
+export function userJson(user: User) {
   return {
     nick: user.nick,
     ident: user.ident,
@@ -72,7 +72,7 @@ export function userJson(user: User, model: NetworkModel) {
     realname: user.realname,
     account: user.account,
     server: user.server,
-    channels: [...user.channels].map((key) => model.channels.get(key)?.name ?? key).sort(),
+    channels: [...user.channels].map((channel) => channel.name).sort(),
     away: user.away,
     is_operator: user.isOperator,
     client: user.client,
@@ -102,7 +102,7 @@ export function userRoutes(
         const body = pages.get(request.search, () =>
           paginate(
             request,
-            [...model.users.all()].map((user) => userJson(user, model)),
+            [...model.users.all()].map((user) => userJson(user)),
             {
               orderingFields: ORDERING,
               defaultOrdering: 'nick',
@@ -125,7 +125,7 @@ export function userRoutes(
         const nick = request.params.nick ?? '';
         const user = model.users.get(nick);
         if (!user) throw notFound('user_not_found', `No connected user named ${nick}`);
-        return { body: userJson(user, model) };
+        return { body: userJson(user) };
       },
     },
   ];

@@ -91,7 +91,7 @@ export function applyChannelModes(
       const nick = parameters[next++];
       if (!nick) continue;
       const symbol = irc.state.prefixes.find((prefix) => prefix.mode === mode)!.symbol;
-      const current = channel.members.get(irc.casefold(nick));
+      const current = model.memberPrefix(channel.name, nick);
       if (current === undefined) continue;
       const updated = adding ? rankPrefixes(current + symbol, irc) : current.replace(symbol, '');
       model.setMemberPrefix(channelName, nick, updated);
@@ -267,7 +267,7 @@ function leaveChannel(channelName: string, model: NetworkModel): void {
   const channel = model.channels.get(channelName);
   if (!channel) return;
   const others = Math.max(0, channel.members.size - 1);
-  for (const memberKey of [...channel.members.keys()]) model.removeMember(channel.name, memberKey);
+  for (const member of [...channel.members.keys()]) model.removeMember(channel.name, member.nick);
   model.upsertChannel(channel.name, { joined: false, users: others });
 }
 

@@ -1,8 +1,14 @@
 import t from 'tap';
 import { NetworkModel } from '../../../lib/model/network.js';
+import type { Channel } from '../../../lib/model/channels.js';
 import type { ModelChange } from '../../../lib/model/slice.js';
 
 const fixedClock = () => new Date('2026-11-21T14:03:00.000Z');
+
+/** A channel's members as (folded nick, prefixes) pairs, in the order they joined. */
+function memberPairs(model: NetworkModel, channel: Channel): [string, string][] {
+  return [...channel.members].map(([user, prefix]) => [model.fold(user.nick), prefix]);
+}
 
 function modelWithChanges() {
   const model = new NetworkModel(fixedClock);
@@ -20,17 +26,14 @@ t.test('members follow joins, parts, nick changes and quits under the casemappin
   const channel = model.channels.get('#chat{1}')!;
   t.equal(channel.name, '#Chat[1]', 'rfc1459 folds [ to {, so both names are the same channel');
   t.equal(channel.users, 2, 'a joined channel counts its members');
-  t.same(
-    [...channel.members],
-    [
-      ['alice', '@'],
-      ['bob', ''],
-    ],
-  );
+  t.same(memberPairs(model, channel), [
+    ['alice', '@'],
+    ['bob', ''],
+  ]);
 
   model.renameUser('alice', 'Alice^');
   t.equal(model.users.get('alice~')?.nick, 'Alice^', 'the user is found by the folded new nick (~ folds to ^)');
-  t.equal(channel.members.get('alice^'), '@', 'the prefix moves with the nick');
+  t.equal(model.memberPrefix('#chat[1]', 'alice^'), '@', 'the prefix moves with the nick');
   t.notOk(model.users.get('alice'), 'the old nick is gone');
 
   model.removeMember('#chat[1]', 'BOB');
@@ -123,8 +126,8 @@ t.test('names folded by the caller give the same model as names folded here', as
   byName.model.removeUser('CAROL');
   byKey.model.removeUser('CAROL', fold('CAROL'));
   const picture = (model: NetworkModel) => ({
-    users: [...model.users.all()].map((user) => ({ ...user, channels: [...user.channels] })),
-    channels: [...model.channels.all()].map((channel) => ({ ...channel, members: [...channel.members] })),
+    users: [...model.users.all()].map((user) => ({ ...user, channels: [...user.channels].map(({ name }) => name) })),
+    channels: [...model.channels.all()].map((channel) => ({ ...channel, members: memberPairs(model, channel) })),
   });
   t.same(picture(byKey.model), picture(byName.model));
   t.same(byKey.changes, byName.changes, 'the same changes, in the same order');
@@ -229,7 +232,7 @@ t.test('a member listed again as they are, or a part of someone not there, is no
   t.same(heard(), ['upsert', 'join', 'join'], 'NAMES repeating a member with the same prefix: no event');
   model.addMember('#chat', 'bob', '+');
   t.same(heard(), ['upsert', 'join', 'join', 'join'], 'a new prefix is a change');
-  t.equal(model.channels.get('#chat')!.members.get('bob'), '+');
+  t.equal(model.memberPrefix('#chat', 'bob'), '+');
   t.equal(model.channels.get('#chat')!.users, 2);
   model.removeMember('#chat', 'carol');
   model.upsertUser('dave');
@@ -241,3 +244,30 @@ t.test('a member listed again as they are, or a part of someone not there, is no
   t.equal(model.channels.get('#chat')!.users, 1);
   t.same([...model.users.get('bob')!.channels], []);
 });
+
+t.test(
+  'a rename onto a nick the model still has for someone else: that user is gone, from their channels too',
+  async (t) => {
+    const { model, changes } = modelWithChanges();
+    model.upsertChannel('#c', { joined: true });
+    model.addMember('#c', 'alice', '@');
+    model.addMember('#c', 'bob');
+    changes.length = 0;
+    model.renameUser('alice', 'Bob');
+    t.equal(model.users.size, 1, 'one user is left');
+    const channel = model.channels.get('#c')!;
+    t.same(
+      memberPairs(model, channel),
+      [['bob', '@']],
+      'the renamed user keeps their prefix; the old bob is no member',
+    );
+    t.equal(channel.users, 1);
+    t.same(
+      changes.map(({ kind, name }) => [kind, name]),
+      [
+        ['remove', 'bob'],
+        ['rename', 'Bob'],
+      ],
+    );
+  },
+);

@@ -1,4 +1,5 @@
 import t from 'tap';
+import type { Channel } from '../../../lib/model/channels.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { track } from '../../../plugins/stats/live.js';
 import { FakeTransport } from '../../support/fake-irc.js';
@@ -12,6 +13,11 @@ function setup() {
   irc.register('DataBot', 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX');
   model.connectionOpened(irc.state.casemapping);
   return { irc, model };
+}
+
+/** A channel's members as folded nick → prefixes. */
+function prefixesOf(model: NetworkModel, channel: Channel): Record<string, string> {
+  return Object.fromEntries([...channel.members].map(([user, prefix]) => [model.fold(user.nick), prefix]));
 }
 
 /** The bot joins `channel`, NAMES lists `names`, MODE answers `modes`. */
@@ -38,7 +44,7 @@ t.test('joining: members with every prefix (multi-prefix, userhost-in-names), mo
   const channel = model.channels.get('#NEW')!;
   t.match(channel, { joined: true, hidden: false, users: 3, modes: '+knt', createdAt: '2023-11-14T22:13:20.000Z' });
   t.notMatch(JSON.stringify(channel), /secretkey/, 'the key is never kept');
-  t.same(Object.fromEntries(channel.members), { alice: '@+', bob: '+', databot: '' });
+  t.same(prefixesOf(model, channel), { alice: '@+', bob: '+', databot: '' });
   t.match(model.users.get('alice'), { ident: 'al', host: 'host.a' }, 'userhost-in-names fills ident and host');
 });
 
@@ -60,11 +66,11 @@ t.test('prefixes change with MODE, including several in one line and list modes 
   const { irc, model } = setup();
   joinAs(irc, '#room', 'DataBot alice bob');
   irc.receive(':op!o@h MODE #room +ovb alice bob *!*@bad.host');
-  t.same(Object.fromEntries(model.channels.get('#room')!.members), { databot: '', alice: '@', bob: '+' });
+  t.same(prefixesOf(model, model.channels.get('#room')!), { databot: '', alice: '@', bob: '+' });
   irc.receive(':op!o@h MODE #room +v alice');
-  t.equal(model.channels.get('#room')!.members.get('alice'), '@+', 'prefixes are kept highest first');
+  t.equal(model.memberPrefix('#room', 'alice'), '@+', 'prefixes are kept highest first');
   irc.receive(':op!o@h MODE #room -o+k alice key');
-  t.equal(model.channels.get('#room')!.members.get('alice'), '+');
+  t.equal(model.memberPrefix('#room', 'alice'), '+');
   t.equal(model.channels.get('#room')!.modes, '+knt');
 });
 
@@ -75,8 +81,8 @@ t.test('join, part, kick, quit, nick change of others', async (t) => {
   t.equal(model.channels.get('#room')!.users, 3);
   t.match(model.users.get('carol'), { account: 'carolacct', realname: 'Carol C', ident: 'c', host: 'carol.host' });
   irc.receive(':carol!c@carol.host NICK :Carol_');
-  t.ok(model.channels.get('#room')!.members.has('carol_'));
-  t.notOk(model.channels.get('#room')!.members.has('carol'));
+  t.equal(model.memberPrefix('#room', 'carol_'), '', 'the member is found by the new nick');
+  t.equal(model.memberPrefix('#room', 'carol'), undefined, 'and not by the old one');
   irc.receive(':Carol_!c@carol.host PART #room :bye');
   t.equal(model.channels.get('#room')!.users, 2);
   t.ok(model.users.get('carol_'), 'a user who parts is kept until the next sync decides');
