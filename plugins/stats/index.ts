@@ -121,6 +121,12 @@ export default definePlugin<StatsConfig>({
     const fold = (name: string): string => model.fold(name);
     const now = millisecondClock();
     irc.on('message', (message) => {
+      // Two lines in three are chat, and only activity counting reads a PRIVMSG (live tracking, JOIN refusals,
+      // VERSION replies and WHOIS hosts take nothing from one): they skip the other handlers' checks.
+      if (message.command === 'PRIVMSG') {
+        countLine(message, counting, now());
+        return;
+      }
       track(message, live);
       noteJoinRefusal(message, syncState.joins, fold);
       countLine(message, counting, now());
