@@ -4,7 +4,7 @@
  * At 100,000 speakers a day and 30 days kept the slice is tens of MB of JSON. Building it as one
  * object and stringifying it held the event loop for seconds, so the text is produced in small
  * pieces the store writes with other work in between. Days before the current one never change
- * (only the current day counts lines), so their text is kept, as UTF-8 bytes, from the first
+ * (only the current day counts lines), so their text is kept, as strings, from the first
  * write that made it and written again as it is.
  */
 import type { ChannelDay, DayActivity } from './activity.js';
@@ -110,7 +110,10 @@ export class ActivityCodec {
   private readonly kept = new WeakMap<DayActivity, KeptDay>();
   private readonly memory: WriteMemory = {};
 
-  /** Bytes of past days' text held now, over the days given (the slice's current list). */
+  /**
+   * The UTF-8 length of past days' text kept now, over the days given (the slice's current list):
+   * what the kept text adds to each write. Its size in the heap is that or up to twice that.
+   */
   keptBytes(days: readonly DayActivity[]): number {
     let bytes = 0;
     for (const day of days) bytes += this.kept.get(day)?.bytes ?? 0;

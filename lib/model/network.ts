@@ -190,6 +190,8 @@ export class NetworkModel {
     for (const channel of user.channels) {
       if (channel.members.delete(user)) channel.users = Math.max(0, channel.users - 1);
     }
+    // Someone still holding the object (a weak reference, a request in flight) sees no channel it is not in.
+    user.channels.clear();
     if (this.heard) this.changed({ slice: 'users', kind: 'remove', name: user.nick });
   }
 
@@ -207,7 +209,20 @@ export class NetworkModel {
     const channel = this.channels.delete(name, channelKey);
     if (!channel) return;
     for (const member of channel.members.keys()) member.channels.delete(channel);
+    channel.members.clear();
     this.changed({ slice: 'channels', kind: 'remove', name: channel.name });
+  }
+
+  /**
+   * The bot left `channelName`: its members are no longer seen. The users stay known (the
+   * collector decides when to forget them), and the channel keeps `users` as the count to show.
+   */
+  clearMembers(channelName: string, users: number): void {
+    const channel = this.channels.get(channelName);
+    if (!channel) return;
+    for (const member of channel.members.keys()) member.channels.delete(channel);
+    channel.members.clear();
+    this.upsertChannel(channel.name, { joined: false, users });
   }
 
   /**

@@ -110,6 +110,7 @@ export function applyChannelModes(
   });
 }
 
+// No PRIVMSG here: the collector sends a PRIVMSG to activity counting only (plugins/stats/index.ts).
 const handlers: Record<string, Handler> = {
   JOIN(message, { irc, model }) {
     const [channelName, account, realname] = message.params;
@@ -266,9 +267,7 @@ const handlers: Record<string, Handler> = {
 function leaveChannel(channelName: string, model: NetworkModel): void {
   const channel = model.channels.get(channelName);
   if (!channel) return;
-  const others = Math.max(0, channel.members.size - 1);
-  for (const member of [...channel.members.keys()]) model.removeMember(channel.name, member.nick);
-  model.upsertChannel(channel.name, { joined: false, users: others });
+  model.clearMembers(channel.name, Math.max(0, channel.members.size - 1));
 }
 
 /** Feed one message to its handler, if it has one. */

@@ -34,6 +34,14 @@ t.test('members follow joins, parts, nick changes and quits under the casemappin
   model.renameUser('alice', 'Alice^');
   t.equal(model.users.get('alice~')?.nick, 'Alice^', 'the user is found by the folded new nick (~ folds to ^)');
   t.equal(model.memberPrefix('#chat[1]', 'alice^'), '@', 'the prefix moves with the nick');
+  t.same(
+    memberPairs(model, channel),
+    [
+      ['alice^', '@'],
+      ['bob', ''],
+    ],
+    'the same two members, alice under her new nick',
+  );
   t.notOk(model.users.get('alice'), 'the old nick is gone');
 
   model.removeMember('#chat[1]', 'BOB');
@@ -271,3 +279,35 @@ t.test(
     );
   },
 );
+
+t.test('a user or channel that is gone keeps no memberships', async (t) => {
+  const { model } = modelWithChanges();
+  model.upsertChannel('#a', { joined: true });
+  model.addMember('#a', 'alice');
+  model.addMember('#b', 'alice');
+  const alice = model.users.get('alice')!;
+  const b = model.channels.get('#b')!;
+  model.removeChannel('#b');
+  t.same(
+    [...alice.channels].map(({ name }) => name),
+    ['#a'],
+    'alice is no longer in #b',
+  );
+  t.equal(b.members.size, 0, 'and #b no longer lists her');
+  model.removeUser('alice');
+  t.equal(alice.channels.size, 0, 'a user who quit is in no channel');
+  t.equal(model.channels.get('#a')!.members.size, 0);
+
+  model.addMember('#a', 'bob');
+  model.addMember('#a', 'carol', '@');
+  model.addMember('#c', 'carol');
+  model.clearMembers('#a', 5);
+  t.match(model.channels.get('#a'), { joined: false, users: 5 }, 'the bot left #a: the count to show is kept');
+  t.equal(model.channels.get('#a')!.members.size, 0);
+  t.same(
+    [...model.users.get('carol')!.channels].map(({ name }) => name),
+    ['#c'],
+    'carol is still in #c',
+  );
+  t.equal(model.users.get('bob')!.channels.size, 0);
+});

@@ -82,7 +82,11 @@ t.test('join, part, kick, quit, nick change of others', async (t) => {
   t.match(model.users.get('carol'), { account: 'carolacct', realname: 'Carol C', ident: 'c', host: 'carol.host' });
   irc.receive(':carol!c@carol.host NICK :Carol_');
   t.equal(model.memberPrefix('#room', 'carol_'), '', 'the member is found by the new nick');
-  t.equal(model.memberPrefix('#room', 'carol'), undefined, 'and not by the old one');
+  t.same(
+    prefixesOf(model, model.channels.get('#room')!),
+    { databot: '', alice: '', carol_: '' },
+    'the same three members, carol under her new nick',
+  );
   irc.receive(':Carol_!c@carol.host PART #room :bye');
   t.equal(model.channels.get('#room')!.users, 2);
   t.ok(model.users.get('carol_'), 'a user who parts is kept until the next sync decides');
@@ -91,6 +95,7 @@ t.test('join, part, kick, quit, nick change of others', async (t) => {
   irc.receive(':dave!d@h JOIN #room * :Dave', ':dave!d@h QUIT :Quit: gone');
   t.notOk(model.users.get('dave'), 'a quit user is gone');
   t.equal(model.channels.get('#room')!.users, 1);
+  t.same(prefixesOf(model, model.channels.get('#room')!), { databot: '' }, 'only the bot is left');
 });
 
 t.test('topic, away, account and host changes', async (t) => {
@@ -124,6 +129,7 @@ t.test('when the bot leaves, the channel keeps no members', async (t) => {
   t.match(model.channels.get('#a'), { joined: false, users: 1 }, 'alice is still there');
   t.equal(model.channels.get('#a')!.members.size, 0);
   t.equal(model.users.get('alice')!.channels.size, 0);
+  t.equal(model.users.get('databot')!.channels.size, 1, 'the bot is still in #b');
   irc.receive(':op!o@h KICK #b DataBot :bye');
   t.equal(model.channels.get('#b')!.members.size, 0);
   t.equal(model.channels.get('#b')!.joined, false);
