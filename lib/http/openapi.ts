@@ -58,25 +58,51 @@ export const errorBodySchema: JsonSchema = {
   },
 };
 
+interface ErrorResponse {
+  component: string;
+  description: string;
+  headers?: readonly HeaderName[];
+  rateLimits?: false;
+  requestBody?: true;
+}
+
 /**
- * Each error response the document refers to: status, component name, when it happens and its codes.
- * `requestBody` errors only answer a request that has a body, so no HEAD gets them.
+ * Each error response the document refers to: status, component name, when it happens and its codes,
+ * and the headers it carries besides `API-Version` and `Cache-Control`, which every error has.
+ * `requestBody` errors only answer a request that has a body, so no HEAD gets them. No operation
+ * lists the 405: it answers the methods the document has no operation for. `rateLimits: false`
+ * marks errors answered before the rate limit hook runs that add no rate limit headers of their
+ * own, so they never carry `RateLimit-*`.
  */
 const ERROR_RESPONSES = {
   400: {
     component: 'BadRequest',
-    description: 'A bad query parameter (`invalid_parameter`) or body (`invalid_body`).',
+    description:
+      'A bad query parameter (`invalid_parameter`) or body (`invalid_body`). A malformed percent-escape in the path ' +
+      'is refused before the rate limits count the request, so that answer has no `RateLimit-*` headers.',
   },
   401: {
     component: 'Unauthorized',
     description:
-      'No `Authorization` header, a malformed one, or an unknown or revoked token (`unauthorized`). Carries `WWW-Authenticate: Token`.',
+      'No `Authorization` header, a malformed one, or an unknown or revoked token (`unauthorized`). Carries ' +
+      '`WWW-Authenticate: Token`, and no `RateLimit-*` headers, even where refusals count against the rate limit.',
+    headers: ['WWW-Authenticate'],
+    rateLimits: false,
   },
   403: { component: 'Forbidden', description: 'The token is not approved for this endpoint (`forbidden`).' },
   404: {
     component: 'NotFound',
     description:
-      'No such name (`channel_not_found`, `server_not_found`, `user_not_found`, `operator_not_found`, `not_found`).',
+      'No such name (`channel_not_found`, `server_not_found`, `user_not_found`, `operator_not_found`, `not_found`). ' +
+      'A path the server does not have at all is `not_found` too, and has no `RateLimit-*` headers.',
+  },
+  405: {
+    component: 'MethodNotAllowed',
+    description:
+      'The path is served, but not with this method (`method_not_allowed`). Carries `Allow`. No operation lists ' +
+      'this response: it answers the methods a path of the document has no operation for.',
+    headers: ['Allow'],
+    rateLimits: false,
   },
   413: {
     component: 'PayloadTooLarge',
@@ -91,6 +117,7 @@ const ERROR_RESPONSES = {
   429: {
     component: 'RateLimited',
     description: 'Over a rate limit (`rate_limited`). Carries `Retry-After` in seconds.',
+    headers: ['Retry-After'],
   },
   500: { component: 'Internal', description: 'A bug (`internal`); the message never carries details.' },
   503: {
@@ -98,15 +125,22 @@ const ERROR_RESPONSES = {
     description:
       'The data is not there yet: not connected, not synced yet, or a service cannot be reached (`unavailable`). ' +
       'May carry `Retry-After` in seconds when the wait is known to be short (all credential-check connections busy).',
+    headers: ['Retry-After'],
   },
-} as const;
+} as const satisfies Record<number, ErrorResponse>;
 
 type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
 const HEADERS = {
+  Allow: {
+    description: 'The methods the path is served with, e.g. `GET, HEAD`.',
+    schema: { type: 'string' },
+  },
   'API-Version': { description: 'The API version of the response: 1.', schema: { type: 'string', const: '1' } },
   'Cache-Control': {
-    description: '`public, max-age=<n>` on public answers, `private, no-store` on token and staff answers.',
+    description:
+      '`public, max-age=<n>` on public answers to GET, `private, no-store` on token and staff answers, ' +
+      '`no-store` on errors and on public answers to other methods.',
     schema: { type: 'string' },
   },
   ETag: {
@@ -129,7 +163,9 @@ const HEADERS = {
   'WWW-Authenticate': { description: 'Always `Token`.', schema: { type: 'string' } },
 } as const;
 
-const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+type HeaderName = keyof typeof HEADERS;
+
+const headerRef = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
 
 /** The component of an error's bodiless HEAD answer, next to the GET's: `NotFound` → `HeadNotFound`. */
 const headComponent = (status: ErrorStatus): string => `Head${ERROR_RESPONSES[status].component}`;
@@ -177,7 +213,10 @@ function parametersOf(route: RouteDefinition): Record<string, unknown>[] {
   ];
 }
 
-/** The tokens plugin's rate limit hook, on by default, adds these to every answer it lets through. */
+/**
+ * The tokens plugin's rate limit hook, on by default, adds these to every answer it lets through (errors
+ * included), and its guards to their 403 and to each 429 they give.
+ */
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': headerRef('RateLimit-Limit'),
   'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
@@ -265,11 +304,18 @@ function headOperationFor(route: RouteDefinition, get: Operation, operationId: s
   };
 }
 
+/**
+ * Every header an error answer can carry: the server gives each error `API-Version` and
+ * `Cache-Control: no-store`, and the rate limit hook's headers once it has run.
+ */
 function errorHeaders(status: ErrorStatus): Record<string, unknown> {
-  const headers: Record<string, unknown> = { 'API-Version': headerRef('API-Version') };
-  if (status === 401) headers['WWW-Authenticate'] = headerRef('WWW-Authenticate');
-  if (status === 429 || status === 503) headers['Retry-After'] = headerRef('Retry-After');
-  return headers;
+  const error: ErrorResponse = ERROR_RESPONSES[status];
+  const headers: Record<string, unknown> = {
+    'API-Version': headerRef('API-Version'),
+    'Cache-Control': headerRef('Cache-Control'),
+  };
+  for (const name of error.headers ?? []) headers[name] = headerRef(name);
+  return error.rateLimits === false ? headers : { ...headers, ...RATE_LIMIT_HEADERS };
 }
 
 function components(): OpenApiDocument['components'] {
@@ -286,7 +332,9 @@ function components(): OpenApiDocument['components'] {
   for (const status of statuses) {
     if ('requestBody' in ERROR_RESPONSES[status]) continue;
     responses[headComponent(status)] = {
-      description: `${ERROR_RESPONSES[status].description} A HEAD gets the status and headers only: no error body.`,
+      description:
+        `${ERROR_RESPONSES[status].description} A HEAD gets the status and headers only: no error body. ` +
+        '`Content-Type` and `Content-Length` are those of the error body a GET would get.',
       headers: errorHeaders(status),
     };
   }

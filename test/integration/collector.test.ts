@@ -40,12 +40,12 @@ async function client(nick: string, port: number, caps?: string[]): Promise<IrcC
   return irc;
 }
 
-/** GET a path of the bot's API; the answer must match the OpenAPI document. */
+/** GET a path of the bot's API; the answer, headers included, must match the OpenAPI document. */
 async function get(apiPath: string, init: RequestInit = {}): Promise<{ response: Response; body: Body }> {
   const response = await fetch(bot.url + apiPath, init);
   const text = await response.text();
   const body = text === '' ? undefined : (JSON.parse(text) as unknown);
-  const problems = validator.check(init.method ?? 'GET', apiPath, response.status, body);
+  const problems = validator.check(init.method ?? 'GET', apiPath, response.status, body, response.headers);
   if (problems.length > 0) throw new Error(`the answer does not match the OpenAPI document: ${problems.join('; ')}`);
   answers.push({ path: apiPath, status: response.status, text });
   return { response, body: body as Body };

@@ -52,11 +52,12 @@ const sent = new Map<string, Map<string, number>>();
 
 type Body = Record<string, unknown> & { results: Record<string, unknown>[] };
 
+/** GET a path of the bot's API; the answer, headers included, must match the OpenAPI document. */
 async function get(apiPath: string, init: RequestInit = {}): Promise<{ response: Response; body: Body }> {
   const response = await fetch(bot.url + apiPath, init);
   const text = await response.text();
   const body = JSON.parse(text) as Body;
-  const problems = validator.check('GET', apiPath, response.status, body);
+  const problems = validator.check('GET', apiPath, response.status, body, response.headers);
   if (problems.length > 0) throw new Error(`the answer does not match the OpenAPI document: ${problems.join('; ')}`);
   if (!apiPath.startsWith('/api/')) publicAnswers.push({ path: apiPath, text });
   return { response, body };

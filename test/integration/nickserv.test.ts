@@ -42,14 +42,14 @@ interface Answer {
 
 const CHECK_PATH = '/api/irc/check-credentials/';
 
-/** POST to the credential check as given; the answer must match the bot's OpenAPI document. */
+/** POST to the credential check as given; the answer, headers included, must match the bot's OpenAPI document. */
 async function post(bot: TestBot, headers: Record<string, string>, body: string): Promise<Answer> {
   const response = await fetch(bot.url + CHECK_PATH, { method: 'POST', headers, body });
   const text = await response.text();
   const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
   const validator = validators.get(bot);
   if (!validator) throw new Error(`no OpenAPI document was loaded for ${bot.config.irc.nick}`);
-  const problems = validator.check('POST', CHECK_PATH, response.status, parsed);
+  const problems = validator.check('POST', CHECK_PATH, response.status, parsed, response.headers);
   if (problems.length > 0) throw new Error(`the answer does not match the OpenAPI document: ${problems.join('; ')}`);
   checkedStatuses.push(response.status);
   return {

@@ -71,7 +71,7 @@ async function createToken(irc: IrcClient, label: string): Promise<Created> {
   return { id: Number(match[1]), secret: match[2]! };
 }
 
-/** One request to the bot's API; the answer must match the OpenAPI document. */
+/** One request to the bot's API; the answer, headers included, must match the OpenAPI document. */
 async function api(pathname: string, authorization?: string, init: RequestInit = {}) {
   const response = await fetch(bot.url + pathname, {
     ...init,
@@ -82,7 +82,7 @@ async function api(pathname: string, authorization?: string, init: RequestInit =
   });
   const text = await response.text();
   const parsed = text === '' ? undefined : (JSON.parse(text) as unknown);
-  const problems = validator.check(init.method ?? 'GET', pathname, response.status, parsed);
+  const problems = validator.check(init.method ?? 'GET', pathname, response.status, parsed, response.headers);
   if (problems.length > 0) throw new Error(`the answer does not match the OpenAPI document: ${problems.join('; ')}`);
   checkedStatuses.push(response.status);
   const body = parsed as Record<string, unknown> & { error?: { code: string; message: string } };

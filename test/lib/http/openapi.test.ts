@@ -145,6 +145,51 @@ t.test("a 304's headers: each one a component with a description, and no Content
   }
 });
 
+t.test('error responses list every header the server sends with them, each a described component', async (t) => {
+  const rateLimit = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+  const always = ['API-Version', 'Cache-Control'];
+  const expected: Record<string, string[]> = {
+    BadRequest: [...always, ...rateLimit],
+    Unauthorized: [...always, 'WWW-Authenticate'],
+    Forbidden: [...always, ...rateLimit],
+    NotFound: [...always, ...rateLimit],
+    MethodNotAllowed: [...always, 'Allow'],
+    PayloadTooLarge: [...always, ...rateLimit],
+    UnsupportedMediaType: [...always, ...rateLimit],
+    RateLimited: [...always, 'Retry-After', ...rateLimit],
+    Internal: [...always, ...rateLimit],
+    Unavailable: [...always, 'Retry-After', ...rateLimit],
+  };
+  const responses = document.components.responses as Record<string, ResponseObject>;
+  const headers = document.components.headers as Record<string, { description?: string }>;
+  const errors = Object.keys(responses).filter((name) => name in expected || name.replace(/^Head/, '') in expected);
+  t.same(
+    errors.sort(),
+    Object.keys(expected)
+      .flatMap((name) => (/PayloadTooLarge|UnsupportedMediaType/.test(name) ? [name] : [name, `Head${name}`]))
+      .sort(),
+    'every error has its component, and a bodiless one for HEAD unless only a request body causes it',
+  );
+  for (const name of errors) {
+    const listed = responses[name]!.headers ?? {};
+    t.same(Object.keys(listed).sort(), [...expected[name.replace(/^Head/, '')]!].sort(), `${name} headers`);
+    for (const [header, value] of Object.entries(listed)) {
+      t.same(value, { $ref: `#/components/headers/${header}` }, `${name} ${header} is the shared component`);
+      t.match(headers[header]?.description, /\w/, `${name} ${header} is described`);
+    }
+  }
+  for (const header of rateLimit) {
+    t.match(headers[header]!.description, /^When rate limits are on/, `${header}: only when rate limits are on`);
+  }
+  t.match(headers['Cache-Control']!.description, /`no-store` on errors/);
+  for (const path of Object.keys(document.paths)) {
+    for (const [method, value] of Object.entries(document.paths[path]!)) {
+      const statuses = Object.keys((value as Operation).responses);
+      t.notOk(statuses.includes('405'), `${method.toUpperCase()} ${path}: no operation lists the 405 of other methods`);
+    }
+  }
+});
+
 t.test('every schema in the document compiles as draft 2020-12', async (t) => {
   const ajv = new Ajv2020({ strict: false });
   ajv.addSchema({ ...document, $id: 'https://example.test/openapi.json' });
@@ -209,6 +254,74 @@ t.test('the validator the tests use finds what does not match', async (t) => {
     "a 200's Content-Type is that of its documented body",
   );
   t.match(validator.undocumentedHeaders('GET', '/api/irc/channels/', 418, sent({})), [/status 418 is not documented/]);
+
+  const error = { 'API-Version': '1', 'Cache-Control': 'no-store', 'Content-Type': 'application/json' };
+  const limits = { 'RateLimit-Limit': '60', 'RateLimit-Remaining': '0', 'RateLimit-Reset': '60' };
+  for (const method of ['GET', 'HEAD']) {
+    const channel = '/api/irc/channels/%23a/';
+    t.same(
+      validator.undocumentedHeaders(method, channel, 404, sent({ ...error, ...limits })),
+      [],
+      `${method} 404 with the rate limit headers (a HEAD's Content-Type is that of the GET's error body)`,
+    );
+    t.match(
+      validator.undocumentedHeaders(method, channel, 404, sent({ ...error, 'Retry-After': '1' })),
+      [/→ 404: sends retry-after, which the document does not list/],
+      `${method}: a header the 404 does not list`,
+    );
+    t.same(validator.undocumentedHeaders(method, channel, 429, sent({ ...error, ...limits, 'Retry-After': '1' })), []);
+    t.same(
+      validator.undocumentedHeaders(method, '/api/irc/users/x/', 401, sent({ ...error, 'WWW-Authenticate': 'Token' })),
+      [],
+    );
+    t.match(
+      validator.undocumentedHeaders(method, '/api/irc/users/x/', 401, sent({ ...error, ...limits })),
+      [/sends ratelimit-limit/, /sends ratelimit-remaining/, /sends ratelimit-reset/],
+      `${method}: a 401 never carries RateLimit-*`,
+    );
+    t.same(
+      validator.undocumentedHeaders(method, '/api/elsewhere/', 404, sent(error)),
+      [],
+      `${method}: an unknown path`,
+    );
+    t.match(
+      validator.undocumentedHeaders(method, '/api/elsewhere/', 404, sent({ ...error, Allow: 'GET' })),
+      [/sends allow/],
+      `${method}: an unknown path's 404 is checked against the NotFound component`,
+    );
+    t.match(validator.undocumentedHeaders(method, '/api/elsewhere/', 400, sent(error)), [/not in the document/]);
+  }
+  t.same(
+    validator.undocumentedHeaders('HEAD', '/api/irc/check-credentials/', 405, sent({ ...error, Allow: 'POST' })),
+    [],
+    "a method without an operation: the 405's component",
+  );
+  t.same(
+    validator.undocumentedHeaders('DELETE', '/api/irc/channels/', 405, sent({ ...error, Allow: 'GET, HEAD' })),
+    [],
+  );
+  t.match(
+    validator.undocumentedHeaders('DELETE', '/api/irc/channels/', 405, sent({ ...error, 'WWW-Authenticate': 'Token' })),
+    [/sends www-authenticate/],
+  );
+  t.match(validator.undocumentedHeaders('DELETE', '/api/irc/channels/', 404, sent(error)), [/no such operation/]);
+  t.match(
+    validator.undocumentedHeaders('HEAD', '/api/irc/channels/', 200, sent({ 'Content-Type': 'application/json' })),
+    [],
+    "a HEAD 200's Content-Type is that of the GET's body",
+  );
+
+  const notFoundBody = { error: { status: 404, code: 'channel_not_found', message: 'No' } };
+  t.same(validator.check('GET', '/api/irc/channels/%23a/', 404, notFoundBody, sent(error)), [], 'check with headers');
+  t.match(
+    validator.check('GET', '/api/irc/channels/%23a/', 404, notFoundBody, sent({ ...error, 'X-Extra': 'yes' })),
+    [/sends x-extra/],
+    'check given the headers fails on one the document does not list',
+  );
+  t.same(validator.check('HEAD', '/api/elsewhere/', 404, undefined, sent(error)), [], "an unknown path's HEAD 404");
+  t.match(validator.check('HEAD', '/api/elsewhere/', 404, notFoundBody), [/a body where none is documented/]);
+  t.same(validator.check('POST', '/api/irc/channels/', 405, { error: { status: 405, code: 'x', message: 'y' } }), []);
+  t.match(validator.check('POST', '/api/irc/channels/', 405, {}), [/required property 'error'/]);
 });
 
 /** A response object as the document has it, with a `$ref` to a component response followed. */
@@ -430,18 +543,17 @@ t.test("a real server's HEAD answers agree with the document's HEAD operations",
       t.equal(head.headers.get(name), get.headers.get(name), `${where}: ${name} as the GET's`);
     }
     t.equal(head.headers.get('api-version'), '1', `${where}: API-Version`);
-    if (status === 304) {
-      for (const [method, answer] of [
-        ['HEAD', head],
-        ['GET', get],
-      ] as const) {
-        t.same(
-          new OpenApiValidator(served).undocumentedHeaders(method, path, status, answer.headers),
-          [],
-          `${method} ${path} → 304: the document lists every header sent`,
-        );
-      }
-    } else {
+    for (const [method, answer] of [
+      ['HEAD', head],
+      ['GET', get],
+    ] as const) {
+      t.same(
+        new OpenApiValidator(served).undocumentedHeaders(method, path, status, answer.headers),
+        [],
+        `${method} ${path} → ${status}: the document lists every header sent`,
+      );
+    }
+    if (status !== 304) {
       t.not(getBody, '', `${where}: the GET has the body HEAD leaves out`);
       t.equal(head.headers.get('content-length'), String(Buffer.byteLength(getBody)), `${where}: Content-Length`);
     }

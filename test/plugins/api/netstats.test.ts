@@ -121,12 +121,19 @@ async function start(t: Test, model: NetworkModel) {
   t.teardown(() => server.close());
   const document = (await (await fetch(`${url}/api/openapi.json`)).json()) as Record<string, unknown>;
   const validator = new OpenApiValidator(document);
-  /** GET a path; the answer must match the OpenAPI document, and a public one must hold no private string. */
+  /**
+   * GET a path; the answer, headers included, must match the OpenAPI document, and a public one must
+   * hold no private string.
+   */
   const get = async (path: string) => {
     const response = await fetch(url + path);
     const text = await response.text();
     const body = JSON.parse(text) as Body;
-    t.same(validator.check('GET', path, response.status, body), [], `${path} matches the OpenAPI document`);
+    t.same(
+      validator.check('GET', path, response.status, body, response.headers),
+      [],
+      `${path} matches the OpenAPI document`,
+    );
     if (!path.startsWith('/api/')) {
       const shown = PRIVATE.filter((secret) => !decodeURIComponent(path).includes(secret) && text.includes(secret));
       t.same(shown, [], `${path} shows nothing private`);

@@ -50,11 +50,15 @@ async function start(t: Test, model: NetworkModel) {
   t.teardown(() => server.close());
   const document = (await (await fetch(`${url}/api/openapi.json`)).json()) as Record<string, unknown>;
   const validator = new OpenApiValidator(document);
-  /** GET a path; the answer is checked against the published OpenAPI document. */
+  /** GET a path; the answer, headers included, is checked against the published OpenAPI document. */
   return async (path: string) => {
     const response = await fetch(url + path);
     const body = (await response.json()) as Record<string, unknown>;
-    t.same(validator.check('GET', path, response.status, body), [], `${path} matches the OpenAPI document`);
+    t.same(
+      validator.check('GET', path, response.status, body, response.headers),
+      [],
+      `${path} matches the OpenAPI document`,
+    );
     return { status: response.status, body };
   };
 }

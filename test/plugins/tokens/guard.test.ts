@@ -1,10 +1,12 @@
 /** The tier guards over real HTTP: every 401 variant, 403, and 200 once approved. */
 import t, { type Test } from 'tap';
+import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
 import { HttpServer } from '../../../lib/http/server.js';
 import type { RouteDefinition } from '../../../lib/http/types.js';
 import { createLogger } from '../../../lib/logger.js';
 import { TokensSlice } from '../../../lib/model/tokens.js';
 import { createGuard } from '../../../plugins/tokens/guard.js';
+import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 const admin = { account: 'boss', via: 'irc' } as const;
 
@@ -35,8 +37,20 @@ async function start(t: Test, onUnauthorized?: () => void) {
   server.route('test', route('/api/staff/tokens/', 'staff.tokens', 'staff'));
   const { url } = await server.listen();
   t.teardown(() => server.close());
-  const get = (path: string, authorization?: string) =>
-    fetch(url + path, { headers: authorization === undefined ? {} : { Authorization: authorization } });
+  const document = buildOpenApiDocument(server.routes(), { title: 'test', version: '1' });
+  const validator = new OpenApiValidator(document as unknown as Record<string, unknown>);
+  /** GET a path; every header of the answer must be one the document lists for its status. */
+  const get = async (path: string, authorization?: string) => {
+    const response = await fetch(url + path, {
+      headers: authorization === undefined ? {} : { Authorization: authorization },
+    });
+    t.same(
+      validator.undocumentedHeaders('GET', path, response.status, response.headers),
+      [],
+      `GET ${path} → ${response.status}: the document lists every header sent`,
+    );
+    return response;
+  };
   return { tokens, get, logs };
 }
 

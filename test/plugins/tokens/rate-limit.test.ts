@@ -1,10 +1,12 @@
 /** Token buckets with a fake clock, and the hook over real HTTP: headers, 429 and Retry-After. */
 import t from 'tap';
 import { ApiError } from '../../../lib/http/errors.js';
+import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
 import { HttpServer } from '../../../lib/http/server.js';
 import type { ApiRequest, RouteDefinition } from '../../../lib/http/types.js';
 import { createLogger } from '../../../lib/logger.js';
 import { RateLimiter, rateLimitHook } from '../../../plugins/tokens/rate-limit.js';
+import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 function clock(start = 1_000_000) {
   let now = start;
@@ -98,19 +100,36 @@ t.test('over HTTP: RateLimit-* headers on answers, 429 rate_limited with Retry-A
   });
   const { url } = await server.listen();
   t.teardown(() => server.close());
-  const first = await fetch(`${url}/api/irc/stats/`);
+  const validator = new OpenApiValidator(
+    buildOpenApiDocument(server.routes(), { title: 'test', version: '1' }) as unknown as Record<string, unknown>,
+  );
+  /** Every header of an answer must be one the document lists for its status. */
+  const documented = async (path: string, init: RequestInit = {}) => {
+    const response = await fetch(path, init);
+    const method = init.method ?? 'GET';
+    t.same(
+      validator.undocumentedHeaders(method, new URL(path).pathname, response.status, response.headers),
+      [],
+      `${method} ${path} → ${response.status}: the document lists every header sent`,
+    );
+    return response;
+  };
+  const first = await documented(`${url}/api/irc/stats/`);
   t.equal(first.status, 200);
   t.equal(first.headers.get('ratelimit-limit'), '2');
   t.equal(first.headers.get('ratelimit-remaining'), '1');
   t.equal(first.headers.get('ratelimit-reset'), '10');
-  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 200);
-  const limited = await fetch(`${url}/api/irc/stats/`);
+  t.equal((await documented(`${url}/api/irc/stats/`)).status, 200);
+  const limited = await documented(`${url}/api/irc/stats/`);
   t.equal(limited.status, 429);
   t.equal(limited.headers.get('retry-after'), '10');
   t.equal(limited.headers.get('ratelimit-remaining'), '0');
   const body = (await limited.json()) as { error: { code: string; message: string } };
   t.equal(body.error.code, 'rate_limited');
   t.match(body.error.message, /retry in 10 s/);
+  const limitedHead = await documented(`${url}/api/irc/stats/`, { method: 'HEAD' });
+  t.equal(limitedHead.status, 429, 'a HEAD draws from the same bucket');
+  t.equal(limitedHead.headers.get('retry-after'), '10');
   time.advance(10_000);
-  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 200, 'allowed again after Retry-After');
+  t.equal((await documented(`${url}/api/irc/stats/`)).status, 200, 'allowed again after Retry-After');
 });

@@ -206,10 +206,120 @@ t.test('staff answers match the OpenAPI document generated from the routes', asy
   for (const [method, path, body] of requests) {
     const response = await asStaff(method, path, body);
     t.same(
-      validator.check(method, path, response.status, await response.json()),
+      validator.check(method, path, response.status, await response.json(), response.headers),
       [],
-      `${method} ${path} (${response.status})`,
+      `${method} ${path} (${response.status}), headers included`,
     );
+  }
+});
+
+t.test("the guards' and rate limits' error answers send only the headers the document lists", async (t) => {
+  for (const enabled of [true, false]) {
+    const bucket = { capacity: 12, refill_per_second: 0.001 };
+    const { host, url, tokens } = await startHost(t, { rate_limit: { enabled, public: bucket, token: bucket } });
+    const document = buildOpenApiDocument(host.http.routes(), { title: 'test', version: '1' });
+    const validator = new OpenApiValidator(document as unknown as Record<string, unknown>);
+    const staff = tokens.create('carol', 'ops', admin);
+    tokens.setStaff(staff.token, true, admin);
+    const ungranted = tokens.create('alice', 'none', admin);
+    const granted = tokens.create('alice', 'users', admin);
+    tokens.grant(granted.token, ['irc.users'], admin);
+    const when = enabled ? 'rate limits on' : 'rate limits off';
+    /** One request; its answer, headers included, must match the document. */
+    const send = async (
+      method: string,
+      path: string,
+      options: { authorization?: string; contentType?: string; body?: string } = {},
+    ) => {
+      const headers: Record<string, string> = {};
+      if (options.authorization !== undefined) headers.Authorization = options.authorization;
+      if (options.contentType !== undefined) headers['Content-Type'] = options.contentType;
+      const response = await fetch(url + path, { method, headers, body: options.body });
+      const text = await response.text();
+      const body = text === '' ? undefined : (JSON.parse(text) as unknown);
+      t.same(
+        validator.check(method, path, response.status, body, response.headers),
+        [],
+        `${method} ${path} → ${response.status} (${when}) matches the document, headers included`,
+      );
+      return response;
+    };
+    /** The error's own headers: each one iff `expected` says so. */
+    const expectHeaders = (response: Response, where: string, expected: Record<string, boolean>) => {
+      t.equal(response.headers.get('cache-control'), 'no-store', `${where}: errors are not stored`);
+      for (const [name, sent] of Object.entries(expected))
+        t.equal(response.headers.has(name), sent, `${where}: ${name}`);
+    };
+    const asStaff = `Token ${staff.secret}`;
+    const cases: [method: string, path: string, status: number, authorization?: string][] = [
+      ['GET', '/api/irc/users/', 401],
+      ['GET', '/api/irc/users/', 401, 'Token abc'],
+      ['GET', '/api/irc/users/', 401, `Token ntd_${'A'.repeat(43)}`],
+      ['GET', '/api/irc/users/bob/', 403, `Token ${ungranted.secret}`],
+      ['GET', '/api/staff/tokens/', 403, `Token ${granted.secret}`],
+      ['GET', '/api/staff/tokens/999/', 404, asStaff],
+      ['GET', '/api/staff/tokens/?limit=-1', 400, asStaff],
+      ['PUT', '/api/staff/tokens/', 405, asStaff],
+      ['POST', `/api/staff/tokens/${granted.token.id}/`, 405],
+      ['GET', '/api/nowhere/', 404, asStaff],
+    ];
+    for (const [first, path, status, authorization] of cases) {
+      for (const method of first === 'GET' ? ['GET', 'HEAD'] : [first]) {
+        const where = `${method} ${path} (${when})`;
+        const response = await send(method, path, { authorization });
+        t.equal(response.status, status, where);
+        // The rate limit hook has not run for a 401, a 405 or an unknown path's 404, and none adds RateLimit-* itself.
+        const counted = enabled && status !== 401 && status !== 405 && path !== '/api/nowhere/';
+        expectHeaders(response, where, {
+          'www-authenticate': status === 401,
+          allow: status === 405,
+          'retry-after': false,
+          'ratelimit-limit': counted,
+          'ratelimit-remaining': counted,
+          'ratelimit-reset': counted,
+        });
+      }
+    }
+    const target = `/api/staff/tokens/${granted.token.id}/`;
+    const bodies: [status: number, contentType: string, body: string][] = [
+      [400, 'application/json', '{"grant": ["irc.nope"]}'],
+      [400, 'application/json', '{'],
+      [415, 'text/plain', '{}'],
+    ];
+    for (const [status, contentType, body] of bodies) {
+      const where = `PATCH ${target} ${contentType} ${body} (${when})`;
+      const response = await send('PATCH', target, { authorization: asStaff, contentType, body });
+      t.equal(response.status, status, where);
+      expectHeaders(response, where, { 'ratelimit-remaining': enabled, 'retry-after': false });
+    }
+    if (!enabled) continue;
+
+    // Empty each bucket: the hook's (a granted token), the 403's (a token without grants) and the 401's (the IP).
+    const limits: [what: string, path: string, authorization?: string][] = [
+      ['the token bucket', '/api/irc/users/', `Token ${granted.secret}`],
+      ["a refused token's bucket", '/api/irc/users/', `Token ${ungranted.secret}`],
+      ["a refused client's bucket", '/api/irc/users/', 'Token guess'],
+    ];
+    for (const [what, path, authorization] of limits) {
+      for (const method of ['GET', 'HEAD']) {
+        let response = await send(method, path, { authorization });
+        for (let tries = 0; response.status !== 429 && tries <= bucket.capacity; tries++) {
+          response = await send(method, path, { authorization });
+        }
+        const where = `${method} ${path}: ${what}`;
+        t.equal(response.status, 429, `${where} is empty`);
+        expectHeaders(response, where, {
+          'retry-after': true,
+          'ratelimit-limit': true,
+          'ratelimit-remaining': true,
+          'ratelimit-reset': true,
+          'www-authenticate': false,
+        });
+      }
+    }
+    const publicLimited = await send('GET', '/api/irc/stats/');
+    t.equal(publicLimited.status, 429, 'the public bucket the refusals emptied');
+    expectHeaders(publicLimited, 'GET /api/irc/stats/', { 'retry-after': true, 'ratelimit-remaining': true });
   }
 });
 
