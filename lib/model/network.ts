@@ -208,8 +208,7 @@ export class NetworkModel {
     const channelKey = this.fold(name);
     const channel = this.channels.delete(name, channelKey);
     if (!channel) return;
-    for (const member of channel.members.keys()) member.channels.delete(channel);
-    channel.members.clear();
+    this.dropMembers(channel);
     this.changed({ slice: 'channels', kind: 'remove', name: channel.name });
   }
 
@@ -220,9 +219,14 @@ export class NetworkModel {
   clearMembers(channelName: string, users: number): void {
     const channel = this.channels.get(channelName);
     if (!channel) return;
+    this.dropMembers(channel);
+    this.upsertChannel(channel.name, { joined: false, users });
+  }
+
+  /** Empty `channel`'s members, and take it out of each one's channels. */
+  private dropMembers(channel: Channel): void {
     for (const member of channel.members.keys()) member.channels.delete(channel);
     channel.members.clear();
-    this.upsertChannel(channel.name, { joined: false, users });
   }
 
   /**

@@ -44,7 +44,7 @@ export function detached(text: string): string {
  * The key to keep for `name` (stored, so detached) when `key` is its fold from a line: a key cut from
  * the line would keep the line alive as long as the key is kept. Short keys are copies already.
  */
-export function storedKey(key: string, name: string, fold: (name: string) => string): string {
+function storedKey(key: string, name: string, fold: (name: string) => string): string {
   return key.length < 13 ? key : fold(name);
 }
 
