@@ -1,0 +1,56 @@
+/**
+ * The benchmarks that need no IRC network (ingest, memory, store), at their smoke sizes: each runs
+ * to the end and reports its figures, so a change to the model or the store cannot leave
+ * `npm run bench` broken until someone runs it. The figures of a smoke run are not comparable with
+ * the targets, so only their presence and form are checked here.
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { RESULT_PREFIX, type BenchResult } from '../../bench/common.js';
+
+const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench');
+
+function runSmoke(file: string, nodeArgs: string[] = []): { status: number | null; result: BenchResult | null } {
+  const run = spawnSync(process.execPath, [...nodeArgs, path.join(benchDir, file), '--smoke'], {
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
+  const line = run.stdout.split('\n').find((candidate) => candidate.startsWith(RESULT_PREFIX));
+  return { status: run.status, result: line ? (JSON.parse(line.slice(RESULT_PREFIX.length)) as BenchResult) : null };
+}
+
+function figure(result: BenchResult, name: string): string {
+  return result.figures.find((candidate) => candidate.name === name)?.value ?? '';
+}
+
+t.test('ingest: both sides run and the ratio is a number', async (t) => {
+  const { status, result } = runSmoke('ingest.js');
+  t.equal(status, 0);
+  if (!result) return t.fail('no result line');
+  t.match(figure(result, 'parse only'), /^[\d,]+ lines\/s$/);
+  t.match(figure(result, 'parse + model'), /^[\d,]+ lines\/s$/);
+  t.equal(figure(result, 'users tracked at the end'), '20,000', 'a quit is followed by a new user, so the count holds');
+  t.match(figure(result, 'parse only, per line / one uncached memory read'), /^[\d,]+ ns \/ [\d,]+ ns /);
+  const ratio = Number.parseFloat(figure(result, 'ratio full ÷ parse only'));
+  t.ok(ratio > 0 && ratio < 1, `the full side is slower than parsing alone (${ratio}×)`);
+});
+
+t.test('memory: a size per user for each model size', async (t) => {
+  const { status, result } = runSmoke('memory.js', ['--expose-gc']);
+  t.equal(status, 0);
+  if (!result) return t.fail('no result line');
+  t.ok(result.figures.length >= 1, 'at least one model size');
+  for (const { name, value } of result.figures) t.match(value, /^[\d.]+ KB per user$/, name);
+});
+
+t.test('store: a flush, a file and a load', async (t) => {
+  const { status, result } = runSmoke('store.js');
+  t.equal(status, 0);
+  if (!result) return t.fail('no result line');
+  t.match(figure(result, 'flush time'), /^[\d.]+ ms \(first flush [\d.]+ ms\)$/);
+  t.match(figure(result, 'file size'), /^[\d.,]+ MB$/);
+  t.match(figure(result, 'longest event-loop block'), /^[\d.]+ ms/);
+  t.match(figure(result, 'load at startup (read + parse / restore)'), /^[\d.]+ ms \/ [\d.]+ ms$/);
+});
