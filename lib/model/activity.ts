@@ -77,7 +77,7 @@ export interface ActivityOptions {
 
 /** Order of a leaderboard: most lines first, then by folded name, so ties always come out the same. */
 function byLinesThenKey(a: [string, number], b: [string, number]): number {
-  return b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  return b[1] - a[1] || compareKeys(a[0], b[0]);
 }
 
 function count(value: unknown): number {
