@@ -35,6 +35,8 @@ export interface IrcSessionState {
   readonly isOperator: boolean;
   /** The server the bot is connected to (from 001/004). */
   readonly server: string;
+  /** The server's software and version as RPL_MYINFO (004) names it (`InspIRCd-3`); empty until then. */
+  readonly serverVersion: string;
   /** ISUPPORT tokens (`CASEMAPPING` → `rfc1459`, `WHOX` → ``). */
   readonly isupport: ReadonlyMap<string, string>;
   /** IRCv3 capabilities that were acknowledged. */

@@ -54,6 +54,7 @@ class SessionState implements IrcSessionState {
   account: string | null = null;
   isOperator = false;
   server = '';
+  serverVersion = '';
   isupport = new Map<string, string>();
   caps = new Set<string>();
   casemapping: Casemapping = 'rfc1459';
@@ -73,6 +74,7 @@ class SessionState implements IrcSessionState {
     this.account = null;
     this.isOperator = false;
     this.server = '';
+    this.serverVersion = '';
     this.isupport.clear();
     this.caps.clear();
   }
@@ -415,6 +417,9 @@ export abstract class BaseTransport implements IrcTransport {
         this.reconnectAttempts = 0;
         this.clearRegistrationTimer();
         this.logger.info('registered', { nick: state.nick, server: state.server });
+        break;
+      case '004': // RPL_MYINFO: me server version usermodes chanmodes
+        state.serverVersion = params[2] ?? '';
         break;
       case '005':
         this.applyIsupport(params.slice(1, -1));

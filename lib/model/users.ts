@@ -9,7 +9,13 @@ import type { ModelSlice } from './slice.js';
 export interface User {
   nick: string;
   ident: string | null;
+  /** The host the network shows (a cloak or vhost, where it sets one). */
   host: string | null;
+  /**
+   * The host the user connects from, behind any cloak: only an operator sees it (InspIRCd's WHO flag `x`,
+   * WHOIS 378). Null while unknown.
+   */
+  realHost: string | null;
   /** Only known when the network shows it (as an oper: WHOX %i or WHOIS 378). */
   ip: string | null;
   realname: string | null;
@@ -87,6 +93,7 @@ export class UsersSlice implements ModelSlice {
       nick: detached(nick),
       ident: null,
       host: null,
+      realHost: null,
       ip: null,
       realname: null,
       account: null,

@@ -38,7 +38,9 @@ export const userSchema: JsonSchema = {
     ident: nullableString('The user name (ident) part of the hostmask.'),
     host: nullableString('The host as the network shows it (possibly cloaked).'),
     hostmask: nullableString('nick!ident@host'),
-    real_host: nullableString('The uncloaked host; null when the bot did not see it.'),
+    real_host: nullableString(
+      'The host behind any cloak or vhost; only an IRC operator sees it (InspIRCd, or a WHOIS), else null.',
+    ),
     ip: nullableString('The IP address; only seen when the bot is an IRC operator.'),
     realname: nullableString('The real name (gecos).'),
     account: nullableString('The NickServ account the user is logged in to.'),
@@ -66,8 +68,7 @@ export function userJson(user: User) {
     ident: user.ident,
     host: user.host,
     hostmask: hostmaskOf(user),
-    // The collector records the host the network shows, which may be a cloak; the real one is not kept yet.
-    real_host: null,
+    real_host: user.realHost,
     ip: user.ip,
     realname: user.realname,
     account: user.account,

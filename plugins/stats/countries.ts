@@ -154,11 +154,15 @@ export function locateKnownUser(model: NetworkModel, locator: CountryLocator, us
   if (countryCode !== user.countryCode) model.upsertUser(user.nick, { countryCode });
 }
 
-/** RPL_WHOISHOST `378 me nick :is connecting from ident@host 192.0.2.1`: an operator sees the IP. */
+/**
+ * RPL_WHOISHOST `378 me nick :is connecting from ident@host 192.0.2.1` (InspIRCd; `*@host` on UnrealIRCd):
+ * an operator sees the real host and the IP.
+ */
 export function noteWhoisHost(message: IrcMessage, model: NetworkModel): void {
   if (message.command !== '378') return;
   const nick = message.params[1];
-  const ip = /\s(\S+)$/.exec(message.params.at(-1) ?? '')?.[1];
-  if (!nick || !ip || isIP(ip) === 0 || !model.users.get(nick)) return;
-  model.upsertUser(nick, { ip });
+  const match = /\sfrom (?:\S*@)?(\S+) (\S+)$/.exec(message.params.at(-1) ?? '');
+  if (!nick || !match || !model.users.get(nick)) return;
+  const [, realHost, ip] = match;
+  model.upsertUser(nick, isIP(ip!) === 0 ? { realHost } : { realHost, ip });
 }

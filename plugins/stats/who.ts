@@ -8,6 +8,8 @@ import type { SyncContext } from './sync.js';
 
 /** WHOX token that marks our own WHO replies. */
 export const WHOX_TOKEN = '77';
+/** WHOX token of the replies that carry real hosts (see {@link seesRealHosts}). */
+export const REAL_HOST_TOKEN = '78';
 
 /** The order servers send WHOX fields in, whatever order they were asked in (ircu's order). */
 const WHOX_ORDER = 'tcuihsnfdlaor';
@@ -30,6 +32,19 @@ const NICK_INITIALS = [...'abcdefghijklmnopqrstuvwxyz', '[', ']', '\\', '`', '_'
 export function whoMasks(networkUsers: number | null, chunkAbove: number): string[] {
   if (networkUsers !== null && networkUsers <= chunkAbove) return ['*'];
   return NICK_INITIALS.map((initial) => `${initial}*`);
+}
+
+/**
+ * Whether the bot can ask for real hosts: InspIRCd answers WHO with flag `x` with the host behind any
+ * cloak or vhost in the host field, to an operator. Other servers' flags differ (an unknown one may be
+ * an error, or be taken for another filter), so they are not asked; a WHOIS still shows real hosts there.
+ */
+export function seesRealHosts(state: {
+  isOperator: boolean;
+  serverVersion: string;
+  isupport: ReadonlyMap<string, string>;
+}): boolean {
+  return state.isOperator && state.isupport.has('WHOX') && /^InspIRCd-[34]\b/.test(state.serverVersion);
 }
 
 /** One user as WHO describes them. */
@@ -121,8 +136,28 @@ export async function syncWho(context: SyncContext): Promise<WhoResult> {
       result.seen.add(key);
       if (entry.isOperator) result.operators.add(key);
     }
+    if (seesRealHosts(irc.state)) await syncRealHosts(context, mask);
   }
   return result;
+}
+
+/**
+ * The real hosts of the users `mask` matches: the same WHO again with flag `x`, asking only for nick and host.
+ * Only users the model has take one (someone who connected in between is asked at the next sync).
+ */
+async function syncRealHosts({ irc, model }: SyncContext, mask: string): Promise<void> {
+  const lines = await irc.request({
+    send: ['WHO', mask, `${mask === '*' ? '' : 'n'}x%thn,${REAL_HOST_TOKEN}`],
+    reply: (line) => line.command === '354' && line.params[1] === REAL_HOST_TOKEN,
+    end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
+    timeoutMs: 120000,
+  });
+  for (const line of lines) {
+    // 354 me 78 <host> <nick>: WHOX sends the fields in its own order, host before nick.
+    const [, , host, nick] = line.params;
+    if (line.command !== '354' || !host || !nick || !model.users.get(nick)) continue;
+    model.upsertUser(nick, { realHost: host });
+  }
 }
 
 /** One line of RPL_STATS `249 me :nick (ident@host) Idle: 5s`; null for the closing count. */

@@ -11,6 +11,7 @@ import { startCrowd, type Crowd } from '../../scripts/crowd.js';
 import { eventually, startBot, type TestBot } from '../support/bot.js';
 import { IrcClient, type IrcMessage } from '../support/irc-client.js';
 import type { ModelChange } from '../../lib/model/slice.js';
+import type { TokensSlice } from '../../lib/model/tokens.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { OpenApiValidator } from '../plugins/api/fixtures/openapi-validator.js';
 
@@ -198,6 +199,8 @@ t.before(async () => {
         max_channels: 50,
       },
       api: {},
+      // For the token tier's user details; tokens are made on the slice, as TOKEN CREATE would.
+      tokens: { rate_limit: { enabled: false } },
     },
   });
   const document = (await (await fetch(`${bot.url}/api/openapi.json`)).json()) as Record<string, unknown>;
@@ -437,6 +440,45 @@ t.test('WHO completeness: every user the network has, invisible ones included, w
 
   await Promise.all(connections.map((irc) => irc.quit('done')));
   await oracle.quit('done');
+});
+
+t.test('real hosts: a vhost is the host shown, the host behind it is real_host (an operator sees it)', async (t) => {
+  const model = bot.host.model;
+  const oper = await client(`vh${tag}`, network.hubPort);
+  await oper.request(`OPER ${network.operName} ${network.operPass}`, '381');
+  // One WEBIRC member (its real host is the IP it claimed) and one plain member (127.0.0.1) get a vhost.
+  const gateway = crowd!.clients.find((member) => member.ip !== null)!;
+  const plain = crowd!.clients.find((member) => member.ip === null)!;
+  const vhosts = new Map([
+    [gateway.nick, `gw-${tag}.vhost.example`],
+    [plain.nick, `plain-${tag}.vhost.example`],
+  ]);
+  for (const [nick, vhost] of vhosts) oper.send(`CHGHOST ${nick} ${vhost}`);
+  // The second of two syncs surely started after the vhosts were set.
+  await syncs(2);
+  t.match(model.users.get(gateway.nick), { host: vhosts.get(gateway.nick), realHost: gateway.ip });
+  t.match(model.users.get(plain.nick), { host: vhosts.get(plain.nick), realHost: '127.0.0.1' });
+  const others = crowd!.clients.filter((member) => !vhosts.has(member.nick));
+  t.same(
+    others.filter((member) => model.users.get(member.nick)?.realHost !== (member.ip ?? '127.0.0.1')).map((m) => m.nick),
+    [],
+    'every other member: the real host is where it connected from',
+  );
+
+  const tokens = model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
+  const { token, secret } = tokens.create('tester', 'real hosts', { account: 'tester', via: 'irc' });
+  tokens.grant(token, ['irc.user'], { account: 'tester', via: 'irc' });
+  const { response, body } = await get(`/api/irc/users/${encodeURIComponent(gateway.nick)}/`, {
+    headers: { Authorization: `Token ${secret}` },
+  });
+  t.equal(response.status, 200);
+  t.match(body, {
+    host: vhosts.get(gateway.nick),
+    hostmask: `${gateway.nick}!${model.users.get(gateway.nick)!.ident}@${vhosts.get(gateway.nick)}`,
+    real_host: gateway.ip,
+    ip: gateway.ip,
+  });
+  await oper.quit('done');
 });
 
 t.test('servers and latency: hub and leaf answer with a number', async (t) => {

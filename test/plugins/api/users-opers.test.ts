@@ -14,6 +14,7 @@ function filledModel(): NetworkModel {
   model.upsertUser('alice', {
     ident: 'al',
     host: 'a.example.net',
+    realHost: 'dsl-42.home.example',
     ip: '192.0.2.10',
     realname: 'Alice A',
     account: 'alice',
@@ -77,7 +78,7 @@ t.test('a user with every contract field; what the bot did not see is null', asy
     ident: 'al',
     host: 'a.example.net',
     hostmask: 'alice!al@a.example.net',
-    real_host: null,
+    real_host: 'dsl-42.home.example',
     ip: '192.0.2.10',
     realname: 'Alice A',
     account: 'alice',
@@ -92,6 +93,7 @@ t.test('a user with every contract field; what the bot did not see is null', asy
   const ghost = await get('/api/irc/users/ghost/');
   t.equal(ghost.body.hostmask, null, 'no hostmask without ident and host');
   t.equal(ghost.body.ip, null);
+  t.equal(ghost.body.real_host, null);
 });
 
 t.test('lookups by nick follow the CASEMAPPING and answer 404 user_not_found', async (t) => {

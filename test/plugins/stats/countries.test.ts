@@ -91,8 +91,24 @@ t.test('locateUser sets the country when it changes; WHOIS 378 gives the IP', as
     ':hub.test.net 378 DataBot alice :is connecting from garbage',
   );
   t.equal(model.users.get('alice')!.ip, '81.2.69.142');
+  t.equal(model.users.get('alice')!.realHost, '81.2.69.142', 'the host behind the cloak, from the same line');
+  t.equal(model.users.get('alice')!.host, 'cloak.example.com', 'the host shown is left as it is');
   t.equal(model.users.get('ghost'), undefined, 'an unknown nick is not added');
   locateUser(model, locator, 'alice');
   t.equal(model.users.get('alice')!.countryCode, 'GB');
   locateUser(model, locator, 'nobody');
+});
+
+t.test("WHOIS 378 in UnrealIRCd's form gives the real host without the ident", async (t) => {
+  const model = new NetworkModel();
+  model.connectionOpened('rfc1459');
+  model.upsertUser('bob', { host: 'Clk-1234.example' });
+  const irc = new FakeTransport();
+  t.teardown(() => irc.quit('test over'));
+  irc.on('message', (message) => noteWhoisHost(message, model));
+  irc.connect();
+  irc.receive(':irc.example 378 DataBot bob :is connecting from *@dsl-7.isp.example 192.0.2.5');
+  t.match(model.users.get('bob'), { host: 'Clk-1234.example', realHost: 'dsl-7.isp.example', ip: '192.0.2.5' });
+  irc.receive(':irc.example 378 DataBot bob :is connecting from *@other.isp.example not-an-ip');
+  t.match(model.users.get('bob'), { realHost: 'other.isp.example', ip: '192.0.2.5' }, 'no IP where the line has none');
 });

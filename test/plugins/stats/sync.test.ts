@@ -28,6 +28,8 @@ interface FakeUser {
   flags: string;
   account: string;
   realname: string;
+  /** The host behind the cloak `host` is, when it differs. */
+  realHost?: string;
 }
 
 const users: FakeUser[] = [
@@ -40,6 +42,7 @@ const users: FakeUser[] = [
     flags: 'H*',
     account: 'alice',
     realname: 'Alice A',
+    realHost: 'alice.home.isp.example',
   },
   {
     nick: 'Bob',
@@ -85,18 +88,21 @@ const users: FakeUser[] = [
 
 const WHOX_ORDER = 'tcuihsnfdlaor';
 
-/** The WHOX reply a server would give `who` for `mask` (a nick prefix and `*`) with `fields`. */
-function whoxLines(mask: string, fields: string, list: readonly FakeUser[] = users): string[] {
+/**
+ * The WHOX reply a server would give `who` for `mask` (a nick prefix and `*`) with `fields`; with `realHosts`,
+ * as InspIRCd answers an operator's WHO with flag `x` (the host behind the cloak, the token 78 asked for).
+ */
+function whoxLines(mask: string, fields: string, list: readonly FakeUser[] = users, realHosts = false): string[] {
   const prefix = mask.replace(/\*$/, '').toLowerCase().replace('[', '{');
   const matching = list.filter((user) => user.nick.toLowerCase().replace('[', '{').startsWith(prefix));
   return [
     ...matching.map((user) => {
       const values: Record<string, string> = {
-        t: '77',
+        t: realHosts ? '78' : '77',
         c: '*',
         u: user.ident,
         i: user.ip,
-        h: user.host,
+        h: realHosts ? (user.realHost ?? user.host) : user.host,
         s: user.server,
         n: user.nick,
         f: user.flags,
@@ -169,6 +175,7 @@ function setup(options: { operator?: boolean; config?: Partial<StatsConfig>; isu
     .answer(/^LIST$/, listWithModes)
     .answer(/^STATS P$/, statsP)
     .answer(/^WHO (\S+) n?%(\w+),77$/, (match) => whoxLines(match[1]!, match[2]!))
+    .answer(/^WHO (\S+) n?x%(\w+),78$/, (match) => whoxLines(match[1]!, match[2]!, users, true))
     .answer(/^WHOIS NickServ$/, [
       ':hub.test.net 311 DataBot NickServ NickServ services.test.net * :Nickname Services',
       ':hub.test.net 312 DataBot NickServ services.test.net :TestNet Services',
@@ -315,6 +322,42 @@ t.test('chunked WHO on a big network finds everyone once', async (t) => {
   t.equal(sent.length, 35);
   t.ok(sent.includes('WHO a* n%tcuihsnfar,77'), 'the n flag matches the mask against nicks only');
   t.same([...model.users.all()].map((user) => user.nick).sort(), ['Bob', 'DataBot', 'NickServ', '[carol]', 'alice']);
+});
+
+t.test('an operator on InspIRCd asks each WHO again with flag x for the hosts behind cloaks', async (t) => {
+  const { irc, model, context } = setup({ config: { who_chunk_above: 3 } });
+  irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
+  await fullSync(context, createSyncState());
+  const sent = irc.sentMatching(/^WHO /);
+  t.equal(sent.length, 70, 'two WHOs per first letter');
+  t.equal(
+    sent.indexOf('WHO a* nx%thn,78'),
+    sent.indexOf('WHO a* n%tcuihsnfar,77') + 1,
+    'each mask asked again at once',
+  );
+  t.match(model.users.get('alice'), { host: 'a.example', realHost: 'alice.home.isp.example' });
+  t.match(model.users.get('bob'), { host: 'b.example', realHost: 'b.example' }, 'no cloak: the same host');
+  t.equal(model.users.size, 5, 'the second WHO adds nobody');
+
+  const small = setup();
+  small.irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
+  await fullSync(small.context, createSyncState());
+  t.same(small.irc.sentMatching(/^WHO /), ['WHO * %tcuihsnfar,77', 'WHO * x%thn,78'], 'a small network: * twice');
+  t.equal(small.model.users.get('alice')!.realHost, 'alice.home.isp.example');
+});
+
+t.test('no WHO for real hosts as a non-operator, or on a server that is not InspIRCd', async (t) => {
+  for (const [operator, version] of [
+    [false, 'InspIRCd-3'],
+    [true, 'UnrealIRCd-6.1.0'],
+    [true, 'solanum-1.0'],
+  ] as const) {
+    const { irc, model, context } = setup({ operator });
+    irc.receive(`:hub.test.net 004 DataBot hub.test.net ${version} iosw biklmnopstv :bklov`);
+    await fullSync(context, createSyncState());
+    t.same(irc.sentMatching(/,78$/), [], `${operator ? 'an operator' : 'a user'} on ${version}`);
+    t.equal(model.users.get('bob')?.realHost ?? null, null);
+  }
 });
 
 t.test('as a non-operator: no IP asked, LIST is taken as it is, operators from STATS P', async (t) => {
