@@ -97,7 +97,7 @@ export function userRoutes(
       summary: 'List of connected users, including hostmasks',
       tier: 'token',
       response: pageSchema(userSchema),
-      queryParameters: listQueryParameters('the nick, host, IP or account', ORDERING, 'nick'),
+      queryParameters: listQueryParameters('the nick, host, real host, IP or account', ORDERING, 'nick'),
       handler(request) {
         requireReady(model);
         const body = pages.get(request.search, () =>
@@ -107,7 +107,13 @@ export function userRoutes(
             {
               orderingFields: ORDERING,
               defaultOrdering: 'nick',
-              searchField: (item) => [item.nick, item.host ?? '', item.ip ?? '', item.account ?? ''],
+              searchField: (item) => [
+                item.nick,
+                item.host ?? '',
+                item.real_host ?? '',
+                item.ip ?? '',
+                item.account ?? '',
+              ],
             },
           ),
         );

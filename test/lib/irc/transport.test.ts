@@ -65,6 +65,9 @@ t.test('session state comes from the server lines', async (t) => {
   irc.register('DataBot', 'CASEMAPPING=ascii PREFIX=(ov)@+ WHOX BOT=B');
   t.ok(irc.state.registered);
   t.equal(irc.state.server, 'irc.test');
+  t.equal(irc.state.serverVersion, '', 'no RPL_MYINFO yet');
+  irc.receive(':irc.test 004 DataBot irc.test InspIRCd-3 iosw biklmnopstv :bklov');
+  t.equal(irc.state.serverVersion, 'InspIRCd-3', 'the software RPL_MYINFO names');
   t.equal(irc.state.casemapping, 'ascii');
   t.same(irc.state.prefixes, [
     { mode: 'o', symbol: '@' },
@@ -81,6 +84,8 @@ t.test('session state comes from the server lines', async (t) => {
   t.ok(irc.sent.includes('MODE DataBot +B'), 'bot mode requested because ISUPPORT has BOT');
   irc.receive(':DataBot!d@h NICK :DataBot2');
   t.equal(irc.state.nick, 'DataBot2');
+  irc.drop();
+  t.equal(irc.state.serverVersion, '', 'forgotten with the connection');
 });
 
 t.test('after registration: OPER, then ready', async (t) => {

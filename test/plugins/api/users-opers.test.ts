@@ -104,7 +104,7 @@ t.test('lookups by nick follow the CASEMAPPING and answer 404 user_not_found', a
   t.same(missing.body, { error: { status: 404, code: 'user_not_found', message: 'No connected user named nobody' } });
 });
 
-t.test('the user list is paginated and searchable by nick, host, IP and account', async (t) => {
+t.test('the user list is paginated and searchable by nick, host, real host, IP and account', async (t) => {
   const get = await start(t, filledModel());
   const all = (await get('/api/irc/users/')).body as unknown as Page;
   t.equal(all.count, 4);
@@ -118,6 +118,7 @@ t.test('the user list is paginated and searchable by nick, host, IP and account'
     );
   t.same(await search('ALI'), ['alice'], 'nick');
   t.same(await search('198.51'), ['Bob[away]'], 'host');
+  t.same(await search('home.example'), ['alice'], 'real host');
   t.same(await search('203.0.113'), ['Oper'], 'IP');
   t.same(await search('root'), ['Oper'], 'account');
   const paged = (await get('/api/irc/users/?limit=2&ordering=-nick')).body as unknown as Page & { next: string };
