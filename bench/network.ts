@@ -28,6 +28,11 @@ export interface BotReady {
   url: string;
   /** From host.start() (the connect) to the model being complete (the first sync's end). */
   syncMs: number;
+  /**
+   * From host.start() to every user having a real host too (asked after the sync is complete, see
+   * plugins/stats/who.ts); null if that did not happen within 30 s.
+   */
+  realHostsMs: number | null;
   users: number;
   channels: number;
 }
@@ -110,9 +115,14 @@ async function child(request: CrowdRequest | BotRequest): Promise<void> {
   });
   await synced(bot);
   const syncMs = performance.now() - started;
+  const { model } = bot.host;
+  const allHaveRealHosts = (): boolean => [...model.users.all()].every((user) => user.realHost !== null);
+  const deadline = performance.now() + 30_000;
+  while (!allHaveRealHosts() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   const ready: BotReady = {
     url: bot.url,
     syncMs,
+    realHostsMs: allHaveRealHosts() ? performance.now() - started : null,
     users: bot.host.model.users.size,
     channels: bot.host.model.channels.size,
   };

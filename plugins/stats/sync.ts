@@ -12,7 +12,7 @@ import { createJoinState, joinChannels, type JoinState } from './joins.js';
 import { checkChannelModes, createListState, syncList, type ListState } from './list.js';
 import type { StatsConfig } from './schema.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
-import { syncOperators, syncWho } from './who.js';
+import { syncOperators, syncRealHosts, syncWho } from './who.js';
 
 export interface SyncContext {
   irc: IrcPort;
@@ -102,7 +102,10 @@ export function applyOperators(model: NetworkModel, operators: ReadonlySet<strin
   }
 }
 
-/** The whole sync, in order; marks the model synced when it completes, then joins and asks missing modes. */
+/**
+ * The whole sync, in order; marks the model synced when it completes, then joins, asks for real hosts
+ * (as an operator on InspIRCd) and asks missing modes.
+ */
 export async function fullSync(context: SyncContext, state: SyncState): Promise<void> {
   const { irc, model, logger, config } = context;
   const started = Date.now();
@@ -126,6 +129,7 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
     ms: Date.now() - started,
   });
   joinChannels(context, state.joins);
+  await syncRealHosts(context);
   // The pacer sends about one line per refresh second at the default pace: spend at most that many.
   await checkChannelModes(context, state.list, modesToAsk, Math.max(10, config.refresh_seconds));
 }

@@ -136,16 +136,23 @@ export async function syncWho(context: SyncContext): Promise<WhoResult> {
       result.seen.add(key);
       if (entry.isOperator) result.operators.add(key);
     }
-    if (seesRealHosts(irc.state)) await syncRealHosts(context, mask);
   }
   return result;
 }
 
 /**
- * The real hosts of the users `mask` matches: the same WHO again with flag `x`, asking only for nick and host.
- * Only users the model has take one (someone who connected in between is asked at the next sync).
+ * The hosts behind cloaks and vhosts, where the bot can see them ({@link seesRealHosts}): each WHO mask of
+ * the round again with flag `x`, asking only for nick and host. Only users the model has take one (someone
+ * who connected since is asked at the next sync). The sync asks after the model is complete: a detail
+ * only the token tier shows need not hold up the first answer.
  */
-async function syncRealHosts({ irc, model }: SyncContext, mask: string): Promise<void> {
+export async function syncRealHosts(context: SyncContext): Promise<void> {
+  const { irc, model, config } = context;
+  if (!seesRealHosts(irc.state)) return;
+  for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) await realHostsOf(context, mask);
+}
+
+async function realHostsOf({ irc, model }: SyncContext, mask: string): Promise<void> {
   const lines = await irc.request({
     send: ['WHO', mask, `${mask === '*' ? '' : 'n'}x%thn,${REAL_HOST_TOKEN}`],
     reply: (line) => line.command === '354' && line.params[1] === REAL_HOST_TOKEN,
