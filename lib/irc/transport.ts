@@ -421,6 +421,13 @@ export abstract class BaseTransport implements IrcTransport {
       case '004': // RPL_MYINFO: me server version usermodes chanmodes
         state.serverVersion = params[2] ?? '';
         break;
+      case '351': // RPL_VERSION: me version.debuglevel server :comments
+        // An attached client's 004 went by before the transport saw it: the VERSION its resync asks answers
+        // (before its WHOIS names the server). Else only our own server's answer: a latency probe asks services too.
+        if (state.serverVersion === '' && (state.server === '' || message.source?.nick === state.server)) {
+          state.serverVersion = (params[1] ?? '').replace(/\.$/, '');
+        }
+        break;
       case '005':
         this.applyIsupport(params.slice(1, -1));
         break;

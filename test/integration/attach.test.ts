@@ -75,6 +75,7 @@ async function hostOn(
 async function checkServed(t: Test, host: Host, transport: IrcTransport, nick: string): Promise<void> {
   t.equal(transport.state.nick, nick, "the client's nick");
   t.equal(transport.state.server, 'hub.test.net', 'the server, asked again');
+  t.match(transport.state.serverVersion, /^InspIRCd-3/, "the server's software, from its VERSION answer");
   t.equal(transport.state.casemapping, 'rfc1459', 'ISUPPORT, asked again');
   t.ok(transport.state.isOperator, 'OPER after attaching, as configured');
   const response = await fetch(`${host.url}/api/irc/stats/`);

@@ -88,6 +88,18 @@ t.test('session state comes from the server lines', async (t) => {
   t.equal(irc.state.serverVersion, '', 'forgotten with the connection');
 });
 
+t.test("without 004 (an attached client's went by), the server's own VERSION answer names the software", async (t) => {
+  const irc = new FakeTransport();
+  irc.connect();
+  irc.register();
+  irc.receive(':services.test 351 DataBot atheme-7.2.12. services.test :eAR TS6ow');
+  t.equal(irc.state.serverVersion, '', "another server's answer (a latency probe's) is not ours");
+  irc.receive(':irc.test 351 DataBot InspIRCd-3. irc.test :irc.test');
+  t.equal(irc.state.serverVersion, 'InspIRCd-3');
+  irc.receive(':irc.test 351 DataBot Other-1. irc.test :again');
+  t.equal(irc.state.serverVersion, 'InspIRCd-3', 'a known version is kept');
+});
+
 t.test('after registration: OPER, then ready', async (t) => {
   const irc = new FakeTransport({ oper: { name: 'op', password: 'pw' } });
   let ready = 0;
