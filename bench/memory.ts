@@ -43,7 +43,7 @@ async function main() {
     title: 'Memory',
     setup:
       `Heap used (after full GCs) by the users of a fresh model, each with WHO fields (ident, host, IP, realname, ` +
-      `account for a third, server) and two channel memberships, over ${formatCount(CHANNELS)} channels; ` +
+      `account for a third, server) and a real host (behind a cloak for a tenth), and two channel memberships, over ${formatCount(CHANNELS)} channels; ` +
       "membership entries on both sides (the channel's members map and the user's channel set) are included.",
     figures,
   };

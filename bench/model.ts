@@ -27,18 +27,24 @@ export function channelOf(index: number): string {
   return `#chan-${WORDS[index % WORDS.length]}-${index}`;
 }
 
-/** The WHO fields of user `index` (nick {@link nickOf}): what a server shows of them wherever they appear. */
+/**
+ * The WHO fields of user `index` (nick {@link nickOf}): what a server shows of them wherever they appear,
+ * and the real host an operator sees (one user in ten has a cloak).
+ */
 export function identityOf(index: number): {
   ident: string;
   host: string;
+  realHost: string;
   ip: string;
   realname: string;
   account: string | null;
 } {
   const octets = [10 + (index % 200), (index >> 8) & 255, index & 255, 1 + (index % 250)];
+  const realHost = `${octets.join('-')}.dyn.isp${index % 40}.example.com`;
   return {
     ident: `~u${index % 1000}`,
-    host: `${octets.join('-')}.dyn.isp${index % 40}.example.com`,
+    host: index % 10 === 0 ? `isp${index % 40}-${((index * 2654435761) >>> 0).toString(16)}.cloak.example` : realHost,
+    realHost,
     ip: octets.join('.'),
     realname: `Real Name ${index}`,
     account: index % 3 === 0 ? nickOf(index) : null,

@@ -127,14 +127,17 @@ export class UsersSlice implements ModelSlice {
       // Unchanged values are left alone: the stored strings are already compact.
       if (value === undefined || user[field as keyof UserFields] === value) continue;
       (user as unknown as Record<string, unknown>)[field] =
-        typeof value === 'string' ? this.compact(field as keyof UserFields, value) : value;
+        typeof value === 'string' ? this.compact(user, field as keyof UserFields, value) : value;
       changed = true;
     }
     return changed;
   }
 
-  private compact(field: keyof UserFields, value: string): string {
-    return field === 'server' ? this.sharedServerName(value) : detached(value);
+  private compact(user: User, field: keyof UserFields, value: string): string {
+    if (field === 'server') return this.sharedServerName(value);
+    // Most users have no cloak: their real host is the host, kept once.
+    if (field === 'realHost' && value === user.host) return user.host;
+    return detached(value);
   }
 
   private sharedServerName(name: string): string {

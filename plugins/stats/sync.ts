@@ -12,7 +12,7 @@ import { createJoinState, joinChannels, type JoinState } from './joins.js';
 import { checkChannelModes, createListState, syncList, type ListState } from './list.js';
 import type { StatsConfig } from './schema.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
-import { syncOperators, syncRealHosts, syncWho } from './who.js';
+import { syncOperators, syncRealHosts, syncWho, type RealHostState } from './who.js';
 
 export interface SyncContext {
   irc: IrcPort;
@@ -25,10 +25,11 @@ export interface SyncContext {
 export interface SyncState {
   list: ListState;
   joins: JoinState;
+  realHosts: RealHostState;
 }
 
 export function createSyncState(): SyncState {
-  return { list: createListState(), joins: createJoinState() };
+  return { list: createListState(), joins: createJoinState(), realHosts: { refused: false } };
 }
 
 const isNumeric =
@@ -129,7 +130,7 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
     ms: Date.now() - started,
   });
   joinChannels(context, state.joins);
-  await syncRealHosts(context);
+  await syncRealHosts(context, state.realHosts);
   // The pacer sends about one line per refresh second at the default pace: spend at most that many.
   await checkChannelModes(context, state.list, modesToAsk, Math.max(10, config.refresh_seconds));
 }

@@ -140,31 +140,57 @@ export async function syncWho(context: SyncContext): Promise<WhoResult> {
   return result;
 }
 
-/**
- * The hosts behind cloaks and vhosts, where the bot can see them ({@link seesRealHosts}): each WHO mask of
- * the round again with flag `x`, asking only for nick and host. Only users the model has take one (someone
- * who connected since is asked at the next sync). The sync asks after the model is complete: a detail
- * only the token tier shows need not hold up the first answer.
- */
-export async function syncRealHosts(context: SyncContext): Promise<void> {
-  const { irc, model, config } = context;
-  if (!seesRealHosts(irc.state)) return;
-  for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) await realHostsOf(context, mask);
+/** What the bot learnt about real hosts on this connection. */
+export interface RealHostState {
+  /** The server hid other users' IPs in an `x` answer: the bot's operator class lacks users/auspex. */
+  refused: boolean;
 }
 
-async function realHostsOf({ irc, model }: SyncContext, mask: string): Promise<void> {
+/**
+ * The hosts behind cloaks and vhosts, where the bot can see them ({@link seesRealHosts}): the WHO masks of
+ * the round again with flag `x`, asking only for IP, host and nick. A user's real host never changes while
+ * they are online, so only the masks of users still without one are asked. Only users the model has take
+ * one (someone who connected since is asked at the next sync). The sync asks after the model is complete:
+ * a detail only the token tier shows need not hold up the first answer.
+ */
+export async function syncRealHosts(context: SyncContext, state: RealHostState): Promise<void> {
+  const { irc, model, config } = context;
+  if (state.refused || !seesRealHosts(irc.state)) return;
+  // The folded first characters of the nicks still without a real host; a mask asks for its own.
+  const missing = new Set<string>();
+  for (const user of model.users.all()) if (user.realHost === null) missing.add(model.fold(user.nick.charAt(0)));
+  for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) {
+    if (mask === '*' ? missing.size > 0 : missing.has(model.fold(mask.charAt(0)))) {
+      if (!(await realHostsOf(context, mask))) {
+        state.refused = true;
+        context.logger.info('no real hosts: the server hides IPs from this operator (no users/auspex privilege)');
+        return;
+      }
+    }
+  }
+}
+
+/** WHOX's IP field for a user whose IP the asker may not see. */
+const HIDDEN_IP = '255.255.255.255';
+
+/** Real hosts of the users `mask` matches; false if the server hid them (see {@link RealHostState}). */
+async function realHostsOf({ irc, model }: SyncContext, mask: string): Promise<boolean> {
   const lines = await irc.request({
-    send: ['WHO', mask, `${mask === '*' ? '' : 'n'}x%thn,${REAL_HOST_TOKEN}`],
+    send: ['WHO', mask, `${mask === '*' ? '' : 'n'}x%tihn,${REAL_HOST_TOKEN}`],
     reply: (line) => line.command === '354' && line.params[1] === REAL_HOST_TOKEN,
     end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
     timeoutMs: 120000,
   });
+  // An operator without the users/auspex privilege gets the shown host for `x`, with the IP hidden: no
+  // real host at all, then. (Services show 0.0.0.0 and their own host, which is their real one.)
+  if (lines.some((line) => line.command === '354' && line.params[2] === HIDDEN_IP)) return false;
   for (const line of lines) {
-    // 354 me 78 <host> <nick>: WHOX sends the fields in its own order, host before nick.
-    const [, , host, nick] = line.params;
+    // 354 me 78 <ip> <host> <nick>: WHOX sends the fields in its own order.
+    const [, , , host, nick] = line.params;
     if (line.command !== '354' || !host || !nick || !model.users.get(nick)) continue;
     model.upsertUser(nick, { realHost: host });
   }
+  return true;
 }
 
 /** One line of RPL_STATS `249 me :nick (ident@host) Idle: 5s`; null for the closing count. */

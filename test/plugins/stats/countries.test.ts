@@ -86,12 +86,12 @@ t.test('locateUser sets the country when it changes; WHOIS 378 gives the IP', as
   irc.on('message', (message) => noteWhoisHost(message, model));
   irc.connect();
   irc.receive(
-    ':hub.test.net 378 DataBot alice :is connecting from webuser@81.2.69.142 81.2.69.142',
+    ':hub.test.net 378 DataBot alice :is connecting from webuser@dsl-81-2-69-142.isp.example 81.2.69.142',
     ':hub.test.net 378 DataBot ghost :is connecting from x@y 192.0.2.9',
     ':hub.test.net 378 DataBot alice :is connecting from garbage',
   );
   t.equal(model.users.get('alice')!.ip, '81.2.69.142');
-  t.equal(model.users.get('alice')!.realHost, '81.2.69.142', 'the host behind the cloak, from the same line');
+  t.equal(model.users.get('alice')!.realHost, 'dsl-81-2-69-142.isp.example', 'the host behind the cloak, too');
   t.equal(model.users.get('alice')!.host, 'cloak.example.com', 'the host shown is left as it is');
   t.equal(model.users.get('ghost'), undefined, 'an unknown nick is not added');
   locateUser(model, locator, 'alice');

@@ -324,7 +324,7 @@ t.test('chunked WHO on a big network finds everyone once', async (t) => {
   t.same([...model.users.all()].map((user) => user.nick).sort(), ['Bob', 'DataBot', 'NickServ', '[carol]', 'alice']);
 });
 
-t.test('an operator on InspIRCd asks each WHO again with flag x for the hosts behind cloaks', async (t) => {
+t.test('an operator on InspIRCd asks WHO again with flag x for the hosts behind cloaks', async (t) => {
   const { irc, model, context } = setup({ config: { who_chunk_above: 3 } });
   irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
   let askedBeforeSynced: string[] | null = null;
@@ -333,37 +333,79 @@ t.test('an operator on InspIRCd asks each WHO again with flag x for the hosts be
   });
   await fullSync(context, createSyncState());
   t.same(askedBeforeSynced, [], 'the model is complete (synced) before real hosts are asked');
-  const sent = irc.sentMatching(/^WHO /);
-  t.equal(sent.length, 70, 'two WHOs per first letter');
+  t.equal(irc.sentMatching(/,77$/).length, 35, 'WHO per first letter');
   t.same(
-    sent.slice(35),
-    sent.slice(0, 35).map((query) => query.replace(/ n%tcuihsnfar,77$/, ' nx%thn,78')),
-    'then every mask again with x',
+    irc.sentMatching(/,78$/),
+    ['a', 'b', 'd', 'n', '[', '{'].map((initial) => `WHO ${initial}* nx%tihn,78`),
+    "then again with x, for the first letters of the model's nicks only ([ and { are one letter)",
   );
   t.match(model.users.get('alice'), { host: 'a.example', realHost: 'alice.home.isp.example' });
   t.match(model.users.get('bob'), { host: 'b.example', realHost: 'b.example' }, 'no cloak: the same host');
+  t.equal(model.users.get('NickServ')!.realHost, 'services.test.net', 'services (IP 0.0.0.0) too');
   t.equal(model.users.size, 5, 'the second WHO adds nobody');
+
+  irc.sent.length = 0;
+  await fullSync(context, createSyncState());
+  t.same(irc.sentMatching(/,78$/), [], 'the next sync: everyone has one, and a real host does not change');
+  model.upsertUser('Bob', { realHost: null });
+  irc.sent.length = 0;
+  await fullSync(context, createSyncState());
+  t.same(irc.sentMatching(/,78$/), ['WHO b* nx%tihn,78'], 'only the letter of a nick still without one');
+  t.equal(model.users.get('bob')!.realHost, 'b.example');
 
   const small = setup();
   small.irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
   await fullSync(small.context, createSyncState());
-  t.same(small.irc.sentMatching(/^WHO /), ['WHO * %tcuihsnfar,77', 'WHO * x%thn,78'], 'a small network: * twice');
+  t.same(small.irc.sentMatching(/^WHO /), ['WHO * %tcuihsnfar,77', 'WHO * x%tihn,78'], 'a small network: * twice');
   t.equal(small.model.users.get('alice')!.realHost, 'alice.home.isp.example');
 });
 
-t.test('no WHO for real hosts as a non-operator, or on a server that is not InspIRCd', async (t) => {
-  for (const [operator, version] of [
-    [false, 'InspIRCd-3'],
-    [true, 'UnrealIRCd-6.1.0'],
-    [true, 'solanum-1.0'],
-  ] as const) {
-    const { irc, model, context } = setup({ operator });
-    irc.receive(`:hub.test.net 004 DataBot hub.test.net ${version} iosw biklmnopstv :bklov`);
-    await fullSync(context, createSyncState());
-    t.same(irc.sentMatching(/,78$/), [], `${operator ? 'an operator' : 'a user'} on ${version}`);
-    t.equal(model.users.get('bob')?.realHost ?? null, null);
-  }
+t.test('an operator without users/auspex: the host x shows is not taken for a real one', async (t) => {
+  const { irc, model, context } = setup({ config: { who_chunk_above: 3 } });
+  irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
+  // What InspIRCd answers such an operator: the shown host, and every IP but its own hidden.
+  irc.answer(/^WHO (\S+) nx%tihn,78$/, (match) => [
+    ...users
+      .filter((user) => user.nick.toLowerCase().startsWith(match[1]!.slice(0, 1)))
+      .map(
+        (user) =>
+          `:hub.test.net 354 DataBot 78 ${user.nick === 'DataBot' ? user.ip : '255.255.255.255'} ${user.host} ${user.nick}`,
+      ),
+    `:hub.test.net 315 DataBot ${match[1]} :End of /WHO list.`,
+  ]);
+  const state = createSyncState();
+  await fullSync(context, state);
+  t.same(irc.sentMatching(/,78$/), ['WHO a* nx%tihn,78'], 'the first answer shows hidden IPs: no more asked');
+  t.same(
+    [...model.users.all()].map((user) => user.realHost),
+    [null, null, null, null, null],
+    'not the cloaks, and nothing from a round the server refused',
+  );
+  irc.sent.length = 0;
+  await fullSync(context, state);
+  t.same(irc.sentMatching(/,78$/), [], 'not asked again on this connection');
 });
+
+t.test(
+  'no WHO for real hosts as a non-operator, without WHOX, or on a server that is not InspIRCd 3 or 4',
+  async (t) => {
+    for (const [operator, version, isupport] of [
+      [false, 'InspIRCd-3', undefined],
+      [true, 'InspIRCd-3', 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst ELIST=CMNTU'],
+      [true, 'InspIRCd-2.0', undefined],
+      [true, 'UnrealIRCd-6.1.0', undefined],
+      [true, 'solanum-1.0', undefined],
+    ] as const) {
+      const { irc, model, context } = setup({ operator, ...(isupport ? { isupport } : {}) });
+      irc.answer(/^WHO \*$/, whoxLines('*', 'tcuihsnfar').slice(-1));
+      irc.receive(`:hub.test.net 004 DataBot hub.test.net ${version} iosw biklmnopstv :bklov`);
+      await fullSync(context, createSyncState());
+      const who = `${operator ? 'an operator' : 'a user'} on ${version}${isupport ? ' without WHOX' : ''}`;
+      t.same(irc.sentMatching(/ x%|,78$/), [], who);
+      t.equal(model.users.get('alice')?.realHost ?? null, null);
+    }
+  },
+);
 
 t.test('as a non-operator: no IP asked, LIST is taken as it is, operators from STATS P', async (t) => {
   const { irc, model, context } = setup({ operator: false });
