@@ -9,7 +9,7 @@ import type { JsonSchema } from '../../lib/http/types.js';
 import type { HistoryPoint } from '../../lib/model/history.js';
 import type { User } from '../../lib/model/users.js';
 import { networkStatsSchema } from './network.js';
-import { hostmaskOf } from './users.js';
+import { hostmaskOf, realHostSchema } from './users.js';
 
 export type View = 'public' | 'token';
 
@@ -203,6 +203,7 @@ export function userProfileSchema(view: View): JsonSchema {
       ident: nullableString('The user name (ident) part of the hostmask.'),
       host: nullableString('The host as the network shows it (possibly cloaked).'),
       hostmask: nullableString('nick!ident@host'),
+      real_host: realHostSchema,
       ip: nullableString('The IP address; only seen when the collector is an IRC operator.'),
       realname: nullableString('The real name (gecos).'),
       account: nullableString('The NickServ account the user is logged in to.'),
@@ -289,6 +290,7 @@ export function operatorSchema(view: View): JsonSchema {
     Object.assign(properties, {
       account: nullableString('The NickServ account the operator is logged in to.'),
       hostmask: nullableString('nick!ident@host'),
+      real_host: realHostSchema,
       ip: nullableString('The IP address; only seen when the collector is an IRC operator.'),
     });
   }
@@ -297,7 +299,9 @@ export function operatorSchema(view: View): JsonSchema {
 
 export function operatorJson(user: User, view: View) {
   const shown = { nick: user.nick, server: user.server, away: user.away };
-  return view === 'public' ? shown : { ...shown, account: user.account, hostmask: hostmaskOf(user), ip: user.ip };
+  return view === 'public'
+    ? shown
+    : { ...shown, account: user.account, hostmask: hostmaskOf(user), real_host: user.realHost, ip: user.ip };
 }
 
 /** The user's channels as names, sorted; `includeHidden` for the token view. */

@@ -244,6 +244,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
                 ident: user?.ident ?? null,
                 host: user?.host ?? null,
                 hostmask: user ? hostmaskOf(user) : null,
+                real_host: user?.realHost ?? null,
                 ip: user?.ip ?? null,
                 realname: user?.realname ?? null,
                 account: user?.account ?? null,

@@ -10,16 +10,17 @@ import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import { requireReady } from './network.js';
 import { listQueryParameters, pageSchema } from './lists.js';
-import { hostmaskOf } from './users.js';
+import { hostmaskOf, realHostSchema } from './users.js';
 
 export const operatorSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['nick', 'account', 'hostmask', 'ip', 'server', 'away'],
+  required: ['nick', 'account', 'hostmask', 'real_host', 'ip', 'server', 'away'],
   properties: {
     nick: { type: 'string' },
     account: { type: ['string', 'null'], description: 'The NickServ account the operator is logged in to.' },
     hostmask: { type: ['string', 'null'], description: 'nick!ident@host' },
+    real_host: realHostSchema,
     ip: { type: ['string', 'null'], description: 'The IP address; only seen when the bot is an IRC operator.' },
     server: { type: ['string', 'null'], description: 'The server the operator is connected to.' },
     away: { type: 'boolean' },
@@ -31,6 +32,7 @@ export function operatorJson(user: User) {
     nick: user.nick,
     account: user.account,
     hostmask: hostmaskOf(user),
+    real_host: user.realHost,
     ip: user.ip,
     server: user.server,
     away: user.away,

@@ -13,6 +13,12 @@ import { requireReady } from './network.js';
 
 const nullableString = (description: string) => ({ type: ['string', 'null'], description }) as const;
 
+/** `real_host`, wherever the token tier shows a user. */
+export const realHostSchema = nullableString(
+  'The host behind any cloak or vhost. Only an IRC operator sees it: the collector asks on InspIRCd, and takes ' +
+    'it from a WHOIS elsewhere (the bot seldom asks one); null until seen.',
+);
+
 export const userSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
@@ -38,9 +44,7 @@ export const userSchema: JsonSchema = {
     ident: nullableString('The user name (ident) part of the hostmask.'),
     host: nullableString('The host as the network shows it (possibly cloaked).'),
     hostmask: nullableString('nick!ident@host'),
-    real_host: nullableString(
-      'The host behind any cloak or vhost; only an IRC operator sees it (InspIRCd, or a WHOIS), else null.',
-    ),
+    real_host: realHostSchema,
     ip: nullableString('The IP address; only seen when the bot is an IRC operator.'),
     realname: nullableString('The real name (gecos).'),
     account: nullableString('The NickServ account the user is logged in to.'),

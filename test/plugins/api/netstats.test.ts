@@ -16,12 +16,14 @@ const MINUTE_MS = 60 * 1000;
 const PRIVATE = [
   'secret-ident',
   'secret.host.example',
+  'secret.realhost.example',
   '198.51.100.7',
   'Secret Realname',
   'secretaccount',
   '#hush',
   'onlyhidden',
   'opident',
+  'op.home.example',
   '203.0.113.5',
 ];
 
@@ -43,6 +45,7 @@ function filled() {
   model.upsertUser('Alice', {
     ident: 'secret-ident',
     host: 'secret.host.example',
+    realHost: 'secret.realhost.example',
     ip: '198.51.100.7',
     realname: 'Secret Realname',
     account: 'secretaccount',
@@ -57,6 +60,7 @@ function filled() {
   model.upsertUser('Oper', {
     ident: 'opident',
     host: 'staff.example.net',
+    realHost: 'op.home.example',
     ip: '203.0.113.5',
     account: 'root',
     server: 'hub.test.net',
@@ -287,6 +291,7 @@ t.test(
       ident: 'secret-ident',
       host: 'secret.host.example',
       hostmask: 'Alice!secret-ident@secret.host.example',
+      real_host: 'secret.realhost.example',
       ip: '198.51.100.7',
       realname: 'Secret Realname',
       account: 'secretaccount',
@@ -429,6 +434,7 @@ t.test('operators and servers', async (t) => {
       away: false,
       account: 'root',
       hostmask: 'Oper!opident@staff.example.net',
+      real_host: 'op.home.example',
       ip: '203.0.113.5',
     },
   ]);

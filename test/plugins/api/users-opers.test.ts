@@ -24,6 +24,7 @@ function filledModel(): NetworkModel {
   model.upsertUser('Oper', {
     ident: 'op',
     host: 'staff.example.net',
+    realHost: 'staff.example.net',
     ip: '203.0.113.5',
     account: 'root',
     isOperator: true,
@@ -138,6 +139,7 @@ t.test('operators: the contract fields, list and detail, 404 operator_not_found'
     nick: 'Oper',
     account: 'root',
     hostmask: 'Oper!op@staff.example.net',
+    real_host: 'staff.example.net',
     ip: '203.0.113.5',
     server: null,
     away: false,
