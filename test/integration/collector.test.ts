@@ -454,6 +454,12 @@ t.test('real hosts: a vhost is the host shown, the host behind it is real_host (
     [plain.nick, `plain-${tag}.vhost.example`],
   ]);
   for (const [nick, vhost] of vhosts) oper.send(`CHGHOST ${nick} ${vhost}`);
+  // The bot shares a channel with both: it sees the CHGHOST (cap chghost) as it happens.
+  await eventually(
+    () => [...vhosts].every(([nick, vhost]) => model.users.get(nick)?.host === vhost),
+    'the vhosts, live',
+    10000,
+  );
   // The second of two syncs surely started after the vhosts were set.
   await syncs(2);
   t.match(model.users.get(gateway.nick), { host: vhosts.get(gateway.nick), realHost: gateway.ip });
