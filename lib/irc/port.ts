@@ -35,7 +35,10 @@ export interface IrcSessionState {
   readonly isOperator: boolean;
   /** The server the bot is connected to (from 001/004). */
   readonly server: string;
-  /** The server's software and version as RPL_MYINFO (004) names it (`InspIRCd-3`); empty until then. */
+  /**
+   * The server's software and version as RPL_MYINFO (004) names it (`InspIRCd-3`), or for an attached
+   * client, whose 004 went by, its RPL_VERSION (351); empty until then.
+   */
   readonly serverVersion: string;
   /** ISUPPORT tokens (`CASEMAPPING` → `rfc1459`, `WHOX` → ``). */
   readonly isupport: ReadonlyMap<string, string>;

@@ -50,7 +50,7 @@ export function operatorRoutes(model: NetworkModel): RouteDefinition[] {
       summary: 'List of IRC operators',
       tier: 'token',
       response: pageSchema(operatorSchema),
-      queryParameters: listQueryParameters('the nick, hostmask, IP or account', ORDERING, 'nick'),
+      queryParameters: listQueryParameters('the nick, hostmask, real host, IP or account', ORDERING, 'nick'),
       handler(request) {
         requireReady(model);
         const operators = [...model.users.all()].filter((user) => user.isOperator).map(operatorJson);
@@ -59,7 +59,13 @@ export function operatorRoutes(model: NetworkModel): RouteDefinition[] {
             orderingFields: ORDERING,
             defaultOrdering: 'nick',
             // The hostmask holds the host.
-            searchField: (item) => [item.nick, item.hostmask ?? '', item.ip ?? '', item.account ?? ''],
+            searchField: (item) => [
+              item.nick,
+              item.hostmask ?? '',
+              item.real_host ?? '',
+              item.ip ?? '',
+              item.account ?? '',
+            ],
           }),
         };
       },

@@ -131,8 +131,16 @@ export async function syncWho(context: SyncContext): Promise<WhoResult> {
         line.command === '354' ? parseWhoxReply(line, fields) : line.command === '352' ? parseWhoReply(line) : null;
       if (!entry) continue;
       const { nick, ...fieldsOfUser } = entry;
-      model.upsertUser(nick, fieldsOfUser);
       const key = model.fold(nick);
+      const known = model.users.byKey(key);
+      // Someone else behind a known nick (the bot saw neither the quit nor the new connection): the real host
+      // the model has is the previous person's, and is asked again.
+      const replaced =
+        known !== undefined &&
+        known.realHost !== null &&
+        ((entry.ip !== null && known.ip !== null && entry.ip !== known.ip) ||
+          (entry.ident !== null && known.ident !== null && entry.ident !== known.ident));
+      model.upsertUser(nick, replaced ? { ...fieldsOfUser, realHost: null } : fieldsOfUser, key);
       result.seen.add(key);
       if (entry.isOperator) result.operators.add(key);
     }
@@ -160,7 +168,8 @@ export async function syncRealHosts(context: SyncContext, state: RealHostState):
   const missing = new Set<string>();
   for (const user of model.users.all()) if (user.realHost === null) missing.add(model.fold(user.nick.charAt(0)));
   for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) {
-    if (mask === '*' ? missing.size > 0 : missing.has(model.fold(mask.charAt(0)))) {
+    // Masks that fold alike (`[*` and `{*`) match the same nicks: the first one asks, and takes the initial off.
+    if (mask === '*' ? missing.size > 0 : missing.delete(model.fold(mask.charAt(0)))) {
       if (!(await realHostsOf(context, mask))) {
         state.refused = true;
         context.logger.info('no real hosts: the server hides IPs from this operator (no users/auspex privilege)');
