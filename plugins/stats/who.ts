@@ -4,6 +4,7 @@
  * sees every user, invisible ones included; without it, what the network shows.
  */
 import type { IrcMessage } from '../../lib/irc/port.js';
+import type { User } from '../../lib/model/users.js';
 import type { SyncContext } from './sync.js';
 
 /** WHOX token that marks our own WHO replies. */
@@ -133,19 +134,22 @@ export async function syncWho(context: SyncContext): Promise<WhoResult> {
       const { nick, ...fieldsOfUser } = entry;
       const key = model.fold(nick);
       const known = model.users.byKey(key);
-      // Someone else behind a known nick (the bot saw neither the quit nor the new connection): the real host
-      // the model has is the previous person's, and is asked again.
-      const replaced =
-        known !== undefined &&
-        known.realHost !== null &&
-        ((entry.ip !== null && known.ip !== null && entry.ip !== known.ip) ||
-          (entry.ident !== null && known.ident !== null && entry.ident !== known.ident));
-      model.upsertUser(nick, replaced ? { ...fieldsOfUser, realHost: null } : fieldsOfUser, key);
+      // Someone else behind a known nick: the bot shared no channel with either, so it saw neither the quit
+      // nor the new connection. They are a new user, whose client, country, real host and first-seen time
+      // are their own, not the previous person's.
+      if (known && known.channels.size === 0 && isSomeoneElse(known, entry)) model.removeUser(known.nick, key);
+      model.upsertUser(nick, fieldsOfUser, key);
       result.seen.add(key);
       if (entry.isOperator) result.operators.add(key);
     }
   }
   return result;
+}
+
+/** Whether WHO shows another connection than the model's `known` under its nick: another IP or ident. */
+function isSomeoneElse(known: User, entry: WhoEntry): boolean {
+  const differs = (now: string | null, before: string | null) => now !== null && before !== null && now !== before;
+  return differs(entry.ip, known.ip) || differs(entry.ident, known.ident);
 }
 
 /** What the bot learnt about real hosts on this connection. */

@@ -360,8 +360,12 @@ t.test('an operator on InspIRCd asks WHO again with flag x for the hosts behind 
   irc
     .answer(/^WHO (\S+) n?%(\w+),77$/, (match) => whoxLines(match[1]!, match[2]!, newcomer))
     .answer(/^WHO (\S+) n?x%(\w+),78$/, (match) => whoxLines(match[1]!, match[2]!, newcomer, true));
+  const before = model.users.get('alice')!;
+  model.upsertUser('alice', { client: 'irssi' });
   irc.sent.length = 0;
   await fullSync(context, createSyncState());
+  t.not(model.users.get('alice'), before, 'a new user under the old nick');
+  t.equal(model.users.get('alice')!.client, null, "not the previous person's client");
   t.same(irc.sentMatching(/,78$/), ['WHO a* nx%tihn,78'], 'a nick behind which WHO shows someone else: asked again');
   t.match(model.users.get('alice'), { ident: 'new', ip: '192.0.2.77', realHost: 'newcomer.isp.example' });
 
