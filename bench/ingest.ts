@@ -84,7 +84,10 @@ function generateLines(count: number, channelsOf: Map<string, string[]>): string
       channelsOf.set(fresh.nick, freshChannels);
       join(fresh, freshChannels);
     } else {
-      const renamed = { nick: `renamed${(nextNick++).toString(36)}`, index: user.index };
+      const renamed = {
+        nick: `${nextNick % 3 === 1 ? 'Renamed' : 'renamed'}${(nextNick++).toString(36)}`,
+        index: user.index,
+      };
       lines.push(`${mask(user)} NICK :${renamed.nick}`);
       channelsOf.delete(user.nick);
       channelsOf.set(renamed.nick, channels);

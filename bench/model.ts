@@ -19,12 +19,15 @@ export interface ModelSize {
 const SERVERS = ['hub.example.net', 'leaf1.example.net', 'leaf2.example.net', 'leaf3.example.net'];
 const WORDS = ['irc', 'linux', 'help', 'chat', 'music', 'games', 'dev', 'news', 'art', 'code', 'web', 'rust'];
 
+/** Nick `index`; a third start with a capital, as many nicks on real networks do (the collector folds them). */
 export function nickOf(index: number): string {
-  return `user${index.toString(36)}_${index % 97}`;
+  return `${index % 3 === 1 ? 'User' : 'user'}${index.toString(36)}_${index % 97}`;
 }
 
+/** Channel `index`; one in five is named with capitals (`#Chan-Linux-5`). */
 export function channelOf(index: number): string {
-  return `#chan-${WORDS[index % WORDS.length]}-${index}`;
+  const word = WORDS[index % WORDS.length]!;
+  return index % 5 === 0 ? `#Chan-${word[0]!.toUpperCase()}${word.slice(1)}-${index}` : `#chan-${word}-${index}`;
 }
 
 /**
