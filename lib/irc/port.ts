@@ -69,6 +69,11 @@ export interface IrcRequest {
   end: (message: IrcMessage) => boolean;
   /** Default 15000 ms. */
   timeoutMs?: number;
+  /**
+   * Runs when the line leaves the paced send queue, which may be seconds after the request was made:
+   * a round trip is timed from here.
+   */
+  onSent?: () => void;
 }
 
 export interface IrcPort {

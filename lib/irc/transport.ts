@@ -246,6 +246,7 @@ export abstract class BaseTransport implements IrcTransport {
           reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
         }, timeoutMs);
         this.pending.push(pending);
+        request.onSent?.();
       });
       this.queued.add(pending);
     });

@@ -35,20 +35,24 @@ export type ProbeChoice = Map<string, number>;
 const isNoSuchServer = (message: IrcMessage, server: string): boolean =>
   message.command === '402' && sameServer(message.params[1], server);
 
-/** The round trip of one probe in ms, or null when the server did not answer in time. */
+/**
+ * The round trip of one probe in ms, or null when the server did not answer in time. The clock starts when
+ * the line leaves the send queue: time spent queued behind a sync's lines is the bot's, not the network's.
+ */
 async function probeOnce(
   context: SyncContext,
   probe: Probe,
   server: string,
   timeoutMs: number,
 ): Promise<number | null> {
-  const started = performance.now();
+  let started = NaN;
   try {
     const lines = await context.irc.request({
       send: [probe.command, server],
       reply: () => false,
       end: (message) => probe.answers(message, server) || isNoSuchServer(message, server),
       timeoutMs,
+      onSent: () => (started = performance.now()),
     });
     if (!probe.answers(lines.at(-1)!, server)) return null;
     return Math.round((performance.now() - started) * 10) / 10;

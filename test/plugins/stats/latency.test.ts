@@ -6,8 +6,8 @@ import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/sche
 import type { SyncContext } from '../../../plugins/stats/sync.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
-function setup() {
-  const irc = new ScriptedTransport();
+function setup(pacing?: { burst: number; intervalMs: number }) {
+  const irc = new ScriptedTransport(pacing ? { pacing } : {});
   irc.connect();
   irc.register('DataBot', 'CASEMAPPING=rfc1459');
   const model = new NetworkModel();
@@ -60,4 +60,25 @@ t.test('a server that splits off meanwhile (402) is null at once', async (t) => 
   t.equal(model.servers.get('leaf.test.net')!.latencyMs, null);
   t.type(model.servers.get('hub.test.net')!.latencyMs, 'number');
   t.ok(Date.now() - started < 2000, 'no probe waited for its timeout');
+});
+
+t.test('time spent in the send queue is not latency: the clock starts when the probe is written', async (t) => {
+  // One line per 150 ms, and a sync's worth of lines queued ahead of the probes.
+  const { irc, model, context } = setup({ burst: 1, intervalMs: 150 });
+  // The pacer's timer does not keep a process alive (a socket does, in a bot): this does, here.
+  const alive = setInterval(() => undefined, 1000);
+  t.teardown(() => clearInterval(alive));
+  model.removeServer('dead.test.net');
+  model.removeServer('services.test.net');
+  model.removeServer('leaf.test.net');
+  irc.send('PING', 'filler-1');
+  irc.send('PING', 'filler-2');
+  irc.send('PING', 'filler-3');
+  const started = Date.now();
+  await measureLatency(context, new Map(), 5000);
+  const waited = Date.now() - started;
+  t.ok(waited >= 400, `the probe waited behind the queue (${waited} ms)`);
+  const { latencyMs } = model.servers.get('hub.test.net')!;
+  t.type(latencyMs, 'number');
+  t.ok(latencyMs! < 100, `the round trip is the answer's, not the queue's (${latencyMs} ms)`);
 });
