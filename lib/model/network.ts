@@ -223,9 +223,15 @@ export class NetworkModel {
     this.upsertChannel(channel.name, { joined: false, users });
   }
 
-  /** Empty `channel`'s members, and take it out of each one's channels. */
+  /**
+   * Empty `channel`'s members, and take it out of each one's channels. The members of a secret or private
+   * channel may still be in it, out of the bot's sight: they are marked so that public answers keep them out.
+   */
   private dropMembers(channel: Channel): void {
-    for (const member of channel.members.keys()) member.channels.delete(channel);
+    for (const member of channel.members.keys()) {
+      member.channels.delete(channel);
+      if (channel.hidden) member.inUnwatchedHiddenChannel = true;
+    }
     channel.members.clear();
   }
 

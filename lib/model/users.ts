@@ -33,9 +33,14 @@ export interface User {
   firstSeenAt: string;
   /** The channels the bot saw the user in (the same objects as the channels slice's). */
   channels: Set<Channel>;
+  /**
+   * The bot left a secret or private channel the user was in, so it no longer sees whether they are still
+   * there: public answers leave the user out unless the bot sees them in a public channel.
+   */
+  inUnwatchedHiddenChannel: boolean;
 }
 
-export type UserFields = Partial<Omit<User, 'nick' | 'channels' | 'firstSeenAt'>>;
+export type UserFields = Partial<Omit<User, 'nick' | 'channels' | 'firstSeenAt' | 'inUnwatchedHiddenChannel'>>;
 
 /**
  * A copy of `text` that does not keep the line it was cut from alive. V8 represents a substring of
@@ -106,6 +111,7 @@ export class UsersSlice implements ModelSlice {
       // Read the clock only for a new user: a Date per line for the others would be garbage.
       firstSeenAt: this.timeText(clock()),
       channels: new Set(),
+      inUnwatchedHiddenChannel: false,
     };
     this.byNick.set(storedKey(key, user.nick, this.fold), user);
     return user;

@@ -310,4 +310,24 @@ t.test('a user or channel that is gone keeps no memberships', async (t) => {
     'carol is still in #c',
   );
   t.equal(model.users.get('bob')!.channels.size, 0);
+  t.notOk(model.users.get('bob')!.inUnwatchedHiddenChannel, 'a public channel left behind hides nobody');
+});
+
+t.test('members of a secret or private channel the bot leaves are marked: they may still be in it', (t) => {
+  t.plan(4);
+  const model = new NetworkModel();
+  model.connectionOpened('rfc1459');
+  model.upsertChannel('#hush', { joined: true, hidden: true });
+  model.upsertChannel('#open', { joined: true });
+  model.addMember('#hush', 'spy');
+  model.addMember('#hush', 'both');
+  model.addMember('#open', 'both');
+  model.addMember('#open', 'plain');
+  model.clearMembers('#hush', 2);
+  t.ok(model.users.get('spy')!.inUnwatchedHiddenChannel);
+  t.ok(model.users.get('both')!.inUnwatchedHiddenChannel, 'whatever else they are in');
+  t.notOk(model.users.get('plain')!.inUnwatchedHiddenChannel);
+  model.removeUser('spy');
+  model.upsertUser('spy');
+  t.notOk(model.users.get('spy')!.inUnwatchedHiddenChannel, 'someone who comes back after a quit starts unmarked');
 });

@@ -310,6 +310,27 @@ t.test(
   },
 );
 
+t.test('a user last seen only in a secret channel the bot left stays out of public answers', async (t) => {
+  const { model } = filled();
+  const { get } = await start(t, model);
+  // The bot leaves #hush (it was kicked, or parted): it no longer sees who is in it.
+  model.clearMembers('#hush', 2);
+  t.equal(model.users.get('onlyhidden')!.channels.size, 0);
+  t.match((await get('/network/data/user/onlyhidden/')).body, { error: { status: 404, code: 'user_not_found' } });
+  t.match((await get('/api/netstats/user/onlyhidden/')).body, { user: { nick: 'onlyhidden', channels: [] } });
+  t.match((await get('/network/data/user/alice/')).body, { user: { channels: ['#chat'] } }, 'seen in a public one');
+  const countries = await get('/network/data/countries/?ordering=country_code');
+  t.notOk(
+    countries.body.results.some((item) => item.country_code === 'FR'),
+    'not counted in a public distribution',
+  );
+  t.match(countries.body, { total: 4 });
+  t.match((await get('/api/netstats/countries/')).body, { total: 5 }, 'the token path counts them');
+  // Seen in a public channel again, they are public again.
+  model.addMember('#chat', 'onlyhidden');
+  t.match((await get('/network/data/user/onlyhidden/')).body, { user: { channels: ['#chat'] } });
+});
+
 t.test('countries and clients: distributions of the users seen, without the bot and services', async (t) => {
   const { model } = filled();
   const { get } = await start(t, model);
