@@ -19,6 +19,7 @@
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import polka, { type Handler as PolkaHandler } from 'polka';
 import type { Logger } from '../logger.js';
@@ -96,6 +97,42 @@ const INTERNAL_HEADERS: string[] = [
   String(INTERNAL_BODY.length),
 ];
 const NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
+const SLASH = 0x2f;
+
+/**
+ * The path and query of a request target in absolute form (`http://host/path?query`), which RFC 9112
+ * (3.2.2) has servers accept; any other target is returned as it is (and is not found).
+ */
+function originForm(target: string): string {
+  const authority = /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i.exec(target);
+  if (!authority) return target;
+  const rest = target.slice(authority[0].length);
+  return rest.charCodeAt(0) === SLASH ? rest : `/${rest}`;
+}
+
+/**
+ * Node's HTTP parser refused a request before any route could see it (an unknown method, a malformed
+ * line, headers over the size limit, a request that took too long to arrive): the answer is in the
+ * contract's form too, and the connection is closed, since the rest of what it sent cannot be read.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'headers_too_large', 'The request headers are larger than the server accepts']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'request_timeout', 'The request did not arrive in time']
+        : [400, 'parse_error', 'Malformed HTTP request: the request line or headers could not be read'];
+  const body = JSON.stringify(new ApiError(status, code, message).toBody());
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
+      `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `API-Version: ${API_VERSION}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] as const;
 
 function escapeRegExp(text: string): string {
@@ -330,6 +367,7 @@ export class HttpServer {
     if (this.server)
       throw new Error(`The HTTP server is already listening on ${this.options.host}:${this.options.port}`);
     const server = http.createServer((request, response) => this.accept(request, response));
+    server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket));
     server.on('connection', (socket: Socket) => {
       this.sockets.set(socket, 0);
       socket.once('close', () => this.sockets.delete(socket));
@@ -377,7 +415,8 @@ export class HttpServer {
     this.sockets.set(socket, (this.sockets.get(socket) ?? 0) + 1);
     // While closing, every answer also closes its connection.
     if (this.closing) response.setHeader('Connection', 'close');
-    const url = raw.url ?? '/';
+    let url = raw.url ?? '/';
+    if (url.charCodeAt(0) !== SLASH) url = originForm(url);
     const fragment = url.indexOf('#');
     const end = fragment === -1 ? url.length : fragment;
     const question = url.indexOf('?');

@@ -104,6 +104,60 @@ t.test('every answer is JSON and carries API-Version', async (t) => {
   }
 });
 
+/** Send `text` on a fresh connection and read until the server closes it (or `until` appears). */
+async function rawExchange(t: Test, url: string, text: string, until?: string): Promise<string> {
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  let received = '';
+  await new Promise<void>((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('utf8');
+      if (until && received.includes(until)) resolve();
+    });
+    socket.on('close', () => resolve());
+    socket.on('error', () => resolve());
+    socket.write(text);
+  });
+  return received;
+}
+
+t.test('a request the HTTP parser refuses still gets a JSON error with API-Version', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route('test', route({ path: '/api/ok/', handler: () => ({ body: { ok: true } }) }));
+  });
+  const cases = [
+    ['an unknown method', 'FOO /api/ok/ HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'parse_error'],
+    ['a malformed request line', 'GET /api/ok/ NOTHTTP\r\n\r\n', 400, 'parse_error'],
+    [
+      'headers over the limit',
+      `GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'headers_too_large',
+    ],
+  ] as const;
+  for (const [what, request, status, code] of cases) {
+    const answer = await rawExchange(t, url, request);
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    t.match(head, new RegExp(`^HTTP/1\\.1 ${status} `), `${what}: status`);
+    t.match(head, /\r\nContent-Type: application\/json; charset=utf-8\r\n/i, `${what}: JSON`);
+    t.match(head, /\r\nAPI-Version: 1\r\n/i, `${what}: API-Version`);
+    t.match(JSON.parse(body), { error: { status, code, message: String } }, `${what}: the contract's body`);
+  }
+});
+
+t.test('a request target in absolute form (RFC 9112) is answered like its path', async (t) => {
+  const { url } = await start(t, (server) => {
+    server.route('test', route({ path: '/api/ok/', handler: (request) => ({ body: { search: request.search } }) }));
+  });
+  for (const target of ['http://example.com/api/ok/?a=1', 'HTTP://example.com:8080/api/ok/?a=1']) {
+    const answer = await rawExchange(t, url, `GET ${target} HTTP/1.1\r\nHost: example.com\r\n\r\n`, '}');
+    t.match(answer, /^HTTP\/1\.1 200 /, target);
+    t.match(answer, /\{"search":"\?a=1"\}$/, `${target}: the query is kept`);
+  }
+  const bare = await rawExchange(t, url, 'GET http://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n', '}}');
+  t.match(bare, /^HTTP\/1\.1 404 /, 'no path is the root, which is not a route here');
+});
+
 t.test('paths answer with and without the trailing slash', async (t) => {
   const { url } = await start(t, (server) => {
     server.route('test', route({ path: '/api/irc/stats/', handler: () => ({ body: { users: 3 } }) }));
