@@ -11,9 +11,10 @@ import { TOKEN_PATTERN, grantsCover, type ApiToken, type TokensSlice } from '../
 export interface GuardOptions {
   /**
    * Called before a 401 is answered; may throw another ApiError instead (the plugin
-   * throttles failed authentications by client IP this way).
+   * throttles failed authentications by client IP this way). `revoked` says the header
+   * presents a revoked token, whose every use is a 401.
    */
-  onUnauthorized?: (request: ApiRequest) => void;
+  onUnauthorized?: (request: ApiRequest, refusal: { revoked: boolean }) => void;
   /**
    * Called before a 403 is answered, with `request.tokenId` set; may throw another ApiError
    * instead, or return headers for the 403 (the plugin draws refusals from the token's bucket,
@@ -25,6 +26,9 @@ export interface GuardOptions {
 function unauthorized(message: string): ApiError {
   return new ApiError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Token' });
 }
+
+/** The 401 of a well-formed token that was revoked. */
+class RevokedTokenError extends ApiError {}
 
 const SCHEME = 'Token ';
 
@@ -58,7 +62,17 @@ function explainRefusal(tokens: TokensSlice, header: string): ApiToken | ApiErro
   }
   const token = tokens.findBySecret(secret);
   if (!token) return unauthorized('Invalid token: no such token');
-  if (token.revokedAt !== null) return unauthorized(`Token #${token.id} was revoked at ${token.revokedAt}`);
+  if (token.revokedAt !== null) {
+    return new RevokedTokenError(
+      401,
+      'unauthorized',
+      `Token #${token.id} was revoked at ${token.revokedAt}`,
+      undefined,
+      {
+        'WWW-Authenticate': 'Token',
+      },
+    );
+  }
   return token;
 }
 
@@ -67,7 +81,7 @@ export function createGuard(tokens: TokensSlice, tier: 'token' | 'staff', option
   return (request: ApiRequest, route: RouteDefinition): void => {
     const result = authenticate(tokens, request);
     if (result instanceof ApiError) {
-      options.onUnauthorized?.(request);
+      options.onUnauthorized?.(request, { revoked: result instanceof RevokedTokenError });
       throw result;
     }
     const token = result;

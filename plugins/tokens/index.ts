@@ -53,10 +53,12 @@ export default definePlugin<TokensConfig>({
     const limits = config.rate_limit;
     const limiters = { public: new RateLimiter(limits.public), token: new RateLimiter(limits.token) };
     // Failed authentications draw from the client IP's public bucket, so guessing tokens is throttled too.
+    // A revoked token is still told so (401) when the bucket is empty: every use of one is a 401, and a
+    // 429 would invite its client to try again later.
     const onUnauthorized = limits.enabled
-      ? (request: { ip: string }) => {
+      ? (request: { ip: string }, { revoked }: { revoked: boolean }) => {
           const decision = limiters.public.take(`ip:${request.ip}`);
-          if (!decision.allowed) throw rateLimited(decision, 'from this address');
+          if (!decision.allowed && !revoked) throw rateLimited(decision, 'from this address');
         }
       : undefined;
     // A live token's refusals draw from its own bucket: the request hook, which would count them, runs after the guard.

@@ -412,6 +412,13 @@ t.test('rate limits per IP and per token, and failed authentications draw from t
   t.equal(throttled.status, 429, 'guessing is throttled by IP');
   t.ok(throttled.headers.get('retry-after'));
   t.equal((await fetch(`${url}/api/irc/stats/`)).status, 429);
+  // A revoked token is told so even then: every use of one is a 401, never a 429 to come back after.
+  const gone = tokens.create('alice', 'gone', admin);
+  tokens.revoke(gone.token, admin);
+  const revoked = await client(url, gone.secret)('GET', '/api/irc/users/');
+  t.equal(revoked.status, 401, 'a revoked token with the IP bucket empty');
+  t.match(((await revoked.json()) as { error: { message: string } }).error.message, /revoked/);
+  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 429, 'and it drew from the bucket all the same');
 });
 
 t.test('refusals of a live token (403) draw from its bucket too', async (t) => {
