@@ -32,8 +32,11 @@ function integerParameter(query: URLSearchParams, name: string, fallback: number
   if (text === null || text === '') return fallback;
   const value = /^\d+$/.test(text) ? Number(text) : NaN;
   if (!(value >= min && value <= max)) {
+    // Past the largest exact integer, the bound is said: "at least 0" alone would not explain the refusal.
     const range =
-      max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
+      max === Number.MAX_SAFE_INTEGER && !(value > max)
+        ? `an integer of at least ${min}`
+        : `an integer from ${min} to ${max}`;
     throw invalidParameter(name, `must be ${range}; got ${JSON.stringify(text)}`);
   }
   return value;

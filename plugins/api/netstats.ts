@@ -84,12 +84,18 @@ function topOf(request: ApiRequest): number {
 }
 
 /** An ISO 8601 time (`2026-11-21`, `2026-11-21T14:00Z`, `...T14:00:00.000+01:00`); without a zone it is UTC. */
+/** Whether `YYYY-MM-DD` names a real day: `Date.parse` takes 2026-02-30 for 2026-03-02. */
+function isCalendarDate(date: string): boolean {
+  const [year, month, day] = date.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
+}
+
 function timeParameter(request: ApiRequest, name: string): number | undefined {
   const text = request.query.get(name);
   if (text === null || text === '') return undefined;
   const match = /^(\d{4}-\d\d-\d\d)(?:T(\d\d:\d\d(?::\d\d(?:\.\d{1,9})?)?)(Z|[+-]\d\d:?\d\d)?)?$/i.exec(text);
   const time = match ? Date.parse(`${match[1]}T${match[2] ?? '00:00'}${match[3] ?? 'Z'}`) : NaN;
-  if (Number.isNaN(time)) {
+  if (!match || Number.isNaN(time) || !isCalendarDate(match[1]!)) {
     throw invalidParameter(
       name,
       `must be an ISO 8601 time such as 2026-11-21T14:00:00Z or 2026-11-21; got ${JSON.stringify(text)}`,

@@ -4,6 +4,7 @@
  * approve endpoints, mark staff tokens, and see and revoke every token.
  * A token is always written `#<id>`; commands take `<id>` or `#<id>`.
  */
+import { openApiPath } from '../../lib/http/openapi.js';
 import type { CommandDefinition, CommandInvocation } from '../../lib/commands.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from '../../lib/model/tokens.js';
@@ -50,7 +51,7 @@ export function describeAudit(entry: AuditEntry): string {
 
 /** `GET /api/irc/users/{nick}/` from the route pattern `/api/irc/users/:nick/`. */
 function displayPath(endpoint: GrantableEndpoint): string {
-  return `${endpoint.method} ${endpoint.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}')}`;
+  return `${endpoint.method} ${openApiPath(endpoint.path)}`;
 }
 
 export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[] {

@@ -5,6 +5,7 @@
  * endpoint name (or, on staff routes, without the staff flag) → 403 `forbidden`.
  */
 import { ApiError } from '../../lib/http/errors.js';
+import { openApiPath } from '../../lib/http/openapi.js';
 import type { ApiRequest, RouteDefinition, TierGuard } from '../../lib/http/types.js';
 import { TOKEN_PATTERN, grantsCover, type ApiToken, type TokensSlice } from '../../lib/model/tokens.js';
 
@@ -90,7 +91,7 @@ export function createGuard(tokens: TokensSlice, tier: 'token' | 'staff', option
     tokens.recordUse(token, approved ? route.name : null);
     if (approved) return;
     const headers = options.onForbidden?.(request) ?? undefined;
-    const where = `${route.method} ${route.path}`;
+    const where = `${route.method} ${openApiPath(route.path)}`;
     throw new ApiError(
       403,
       'forbidden',

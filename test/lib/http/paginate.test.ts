@@ -121,6 +121,12 @@ t.test('bad limit and offset values are 400 invalid_parameter, naming what is al
   for (const value of ['-1', 'x', '2.5']) {
     invalid(t, `offset=${value}`, 'offset', /^offset: must be an integer of at least 0; got /);
   }
+  invalid(
+    t,
+    'offset=9007199254740993',
+    'offset',
+    /^offset: must be an integer from 0 to 9007199254740991; got "9007199254740993"$/,
+  );
 });
 
 t.test('ordering must be a listed field, optionally with -', async (t) => {

@@ -418,6 +418,7 @@ t.test('history: since, until, buckets; bad parameters are 400', async (t) => {
     daily.body.results.map((point) => [point.time, point.users]),
     [['2026-11-21T00:00:00.000Z', 129]],
   );
+  t.equal((await get('/network/data/history/?since=2024-02-29')).body.count, 30, 'a leap day is a day');
   const fiveMinutes = await get('/network/data/history/?bucket=5m&since=2026-11-21');
   t.equal(fiveMinutes.body.count, 30);
   const paged = await get('/network/data/history/?limit=10&offset=10');
@@ -429,6 +430,8 @@ t.test('history: since, until, buckets; bad parameters are 400', async (t) => {
   for (const [query, field] of [
     ['since=yesterday', 'since'],
     ['until=2026-13-45', 'until'],
+    ['since=2026-02-30', 'since'],
+    ['until=2026-04-31T10:00Z', 'until'],
     ['since=2026-11-21T14:00:00Z&until=2026-11-21T13:00:00Z', 'until'],
     ['bucket=1w', 'bucket'],
     ['search=x', 'search'],

@@ -104,7 +104,7 @@ t.test('403 forbidden for a live token not approved for the endpoint; 200 once a
   }
   t.match(
     (await errorOf(await get('/api/irc/users/bob/', header))).message,
-    /not approved for irc.user .*TOKEN GRANT #1 irc.user/,
+    /not approved for irc\.user \(GET \/api\/irc\/users\/\{nick\}\/\).*TOKEN GRANT #1 irc\.user/,
   );
   t.match((await errorOf(await get('/api/staff/tokens/', header))).message, /#1 is not a staff token/);
   t.not(token.lastUsedAt, null, 'a refused use still counts as a use of the token');
