@@ -49,14 +49,40 @@ interface RegisteredCommand {
   words: string[];
 }
 
+/**
+ * Answers to one command. They go ahead of the bot's other output, and each line is dropped rather than
+ * sent once the nick may belong to someone else: the bot saw it change or quit, or the line could not
+ * leave within {@link REPLY_DEADLINE_MS} (a nick the bot shares no channel with can change hands unseen,
+ * and an answer can carry a token's secret).
+ */
+interface ReplyChannel {
+  open: boolean;
+  /** When its last line was queued. */
+  lastQueued: number;
+}
+
+/** The longest an answer may wait in the send queue. */
+export const REPLY_DEADLINE_MS = 10_000;
+/** How many commands one client (ident@host) may send: `burst` at once, then one per `intervalMs`. */
+export interface CommandRate {
+  burst: number;
+  intervalMs: number;
+}
+
 export class CommandRegistry {
   private readonly commands: RegisteredCommand[] = [];
   private readonly adminChecks: AdminCheck[] = [];
+  /** By folded nick: the answers still on their way to it. */
+  private readonly replying = new Map<string, ReplyChannel[]>();
+  /** By ident@host: commands left to send at once, and when that was last worked out. */
+  private readonly allowance = new Map<string, { left: number; at: number; warned: boolean }>();
 
   constructor(
     private readonly irc: IrcPort,
     private readonly admins: readonly string[],
     private readonly logger: Logger,
+    private readonly rate: CommandRate = { burst: 5, intervalMs: 2000 },
+    private readonly now: () => number = Date.now,
   ) {
     this.register('host', {
       name: 'HELP',
@@ -91,8 +117,12 @@ export class CommandRegistry {
     return this.commands;
   }
 
-  /** The private message handler: find the command, check rights, run it. */
+  /** The private message handler: find the command, check rights, run it. Sees every line the bot receives. */
   async dispatch(message: IrcMessage): Promise<void> {
+    if (message.command === 'NICK' || message.command === 'QUIT') {
+      if (this.replying.size > 0 && message.source) this.closeReplies(message.source.nick);
+      return;
+    }
     if (message.command !== 'PRIVMSG' || !message.source) return;
     const [target, text = ''] = message.params;
     if (!target || this.irc.casefold(target) !== this.irc.casefold(this.irc.state.nick)) return;
@@ -100,7 +130,8 @@ export class CommandRegistry {
     const words = text.trim().split(/\s+/).filter(Boolean);
     if (words.length === 0) return;
     const nick = message.source.nick;
-    const reply = (line: string): void => this.irc.notice(nick, line);
+    const reply = this.replyTo(nick);
+    if (!this.allowed(`${message.source.ident}@${message.source.host}`.toLowerCase(), reply)) return;
     const command = this.match(words);
     if (!command) {
       reply(`Unknown command "${words[0]}". Send HELP for the list of commands.`);
@@ -133,6 +164,75 @@ export class CommandRegistry {
       this.logger.error(`command ${definition.name} of plugin ${plugin} threw`, { plugin, error: errorMessage(error) });
       reply(`Sorry, ${definition.name} failed because of an internal error.`);
     }
+  }
+
+  /** A reply function for `nick`: each line urgent, and dropped once the nick may be someone else's. */
+  private replyTo(nick: string): (line: string) => void {
+    const key = this.irc.casefold(nick);
+    const channel: ReplyChannel = { open: true, lastQueued: this.now() };
+    this.sweepReplies();
+    this.replying.set(key, [...(this.replying.get(key) ?? []), channel]);
+    return (line) => {
+      if (!channel.open) return;
+      // The deadline is the line's own: a command may take long (SYNC) before it answers.
+      const deadline = (channel.lastQueued = this.now()) + REPLY_DEADLINE_MS;
+      const stillWanted = (): boolean => {
+        if (channel.open && this.now() <= deadline) return true;
+        if (channel.open)
+          this.logger.warn('an answer to a command was dropped: it could not be sent in time', { nick });
+        channel.open = false;
+        return false;
+      };
+      this.irc.notice(nick, line, { urgent: true, stillWanted });
+    };
+  }
+
+  /** Forget nicks whose answers are all sent or dropped: none was queued within the deadline. */
+  private sweepReplies(): void {
+    const stale = this.now() - REPLY_DEADLINE_MS;
+    for (const [key, channels] of this.replying) {
+      if (channels.every((channel) => !channel.open || channel.lastQueued < stale)) this.replying.delete(key);
+    }
+  }
+
+  /** `nick` changed or quit: answers on their way to it would reach whoever takes the nick next. */
+  private closeReplies(nick: string): void {
+    const key = this.irc.casefold(nick);
+    const channels = this.replying.get(key);
+    if (!channels) return;
+    this.replying.delete(key);
+    for (const channel of channels) channel.open = false;
+  }
+
+  /**
+   * Whether a client may send another command: {@link CommandRate.burst} at once, then one per
+   * {@link CommandRate.intervalMs}. The first refusal says so; further ones until the next command is
+   * allowed are ignored, so a flood costs the bot no output.
+   */
+  private allowed(client: string, reply: (line: string) => void): boolean {
+    const { burst, intervalMs } = this.rate;
+    const now = this.now();
+    const refilled = (left: number, at: number): number =>
+      intervalMs === 0 ? burst : Math.min(burst, left + (now - at) / intervalMs);
+    if (this.allowance.size > 1000) {
+      for (const [other, { left, at }] of this.allowance) if (refilled(left, at) >= burst) this.allowance.delete(other);
+    }
+    const state = this.allowance.get(client) ?? { left: burst, at: now, warned: false };
+    state.left = refilled(state.left, state.at);
+    state.at = now;
+    this.allowance.set(client, state);
+    if (state.left >= 1) {
+      state.left--;
+      state.warned = false;
+      return true;
+    }
+    if (!state.warned) {
+      state.warned = true;
+      const seconds = Math.ceil(((1 - state.left) * intervalMs) / 1000);
+      reply(`Too many commands: wait ${seconds} s before the next one. Commands sent meanwhile are ignored.`);
+      this.logger.warn('commands throttled', { client });
+    }
+    return false;
   }
 
   /** `administrator` means: logged in to an account listed in `admins`, or accepted by a plugin's check. */

@@ -138,6 +138,29 @@ export const hostConfigSchema: object = {
             },
           },
         },
+        commands: {
+          type: 'object',
+          description:
+            "How many commands one client (ident@host) may send the bot: a flood would hold up everyone else's answers.",
+          default: {},
+          additionalProperties: false,
+          properties: {
+            burst: {
+              type: 'integer',
+              minimum: 1,
+              maximum: 1000,
+              default: 5,
+              description: 'Commands one client may send at once.',
+            },
+            interval_ms: {
+              type: 'integer',
+              minimum: 0,
+              maximum: 600000,
+              default: 2000,
+              description: 'Then one command every this many milliseconds; commands sent faster are ignored.',
+            },
+          },
+        },
         reconnect: {
           type: 'object',
           description: 'Waiting between reconnection attempts (doubling from min_ms up to max_ms, with jitter).',

@@ -36,6 +36,8 @@ export interface IrcConfig {
   sasl?: SaslConfig;
   oper?: OperConfig;
   pacing: { burst: number; interval_ms: number };
+  /** Commands per client: `burst` at once, then one per `interval_ms`. */
+  commands: { burst: number; interval_ms: number };
   reconnect: { min_ms: number; max_ms: number };
   quit_message: string;
 }

@@ -123,7 +123,10 @@ export class Host {
       logger: logger.child('http'),
     });
     this.store = new Store({ path: config.store.path, logger: logger.child('store') });
-    this.commands = new CommandRegistry(this.irc, config.admins, logger.child('commands'));
+    this.commands = new CommandRegistry(this.irc, config.admins, logger.child('commands'), {
+      burst: config.irc.commands.burst,
+      intervalMs: config.irc.commands.interval_ms,
+    });
   }
 
   /** The HTTP server's address once started. */
@@ -246,7 +249,7 @@ export class Host {
       },
       send: (command, ...params) => irc.send(command, ...params),
       privmsg: (target, text) => irc.privmsg(target, text),
-      notice: (target, text) => irc.notice(target, text),
+      notice: (target, text, options) => irc.notice(target, text, options),
       ctcpRequest: (target, type, text) => irc.ctcpRequest(target, type, text),
       ctcpReply: (target, type, text) => irc.ctcpReply(target, type, text),
       request: (request) => irc.request(request),

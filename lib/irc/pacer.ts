@@ -12,8 +12,23 @@ export interface PacerOptions {
   now?: () => number;
 }
 
+/** How one line is queued. */
+export interface LineOptions {
+  /** Ahead of every line that is not urgent (answers to people), in the order queued. */
+  urgent?: boolean;
+  /** Asked right before the line is written; a line no longer wanted is dropped, costing no token. */
+  stillWanted?: () => boolean;
+}
+
+interface QueuedLine {
+  line: string;
+  onWrite: (() => void) | undefined;
+  stillWanted: (() => boolean) | undefined;
+}
+
 export class Pacer {
-  private readonly queue: { line: string; onWrite: (() => void) | undefined }[] = [];
+  private readonly queue: QueuedLine[] = [];
+  private readonly urgent: QueuedLine[] = [];
   private tokens: number;
   private lastRefill: number;
   private timer: NodeJS.Timeout | null = null;
@@ -26,18 +41,19 @@ export class Pacer {
   }
 
   get pending(): number {
-    return this.queue.length;
+    return this.queue.length + this.urgent.length;
   }
 
   /** Queue a line; `onWrite` runs when it is actually written. */
-  enqueue(line: string, onWrite?: () => void): void {
-    this.queue.push({ line, onWrite });
+  enqueue(line: string, onWrite?: () => void, options: LineOptions = {}): void {
+    (options.urgent ? this.urgent : this.queue).push({ line, onWrite, stillWanted: options.stillWanted });
     this.drain();
   }
 
   /** Drop everything queued (the connection is gone) and refill the bucket for the next one. */
   clear(): void {
     this.queue.length = 0;
+    this.urgent.length = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.tokens = this.options.burst;
@@ -57,13 +73,14 @@ export class Pacer {
   private drain(): void {
     if (this.timer) return;
     this.refill();
-    while (this.queue.length > 0 && this.tokens > 0) {
+    while (this.pending > 0 && this.tokens > 0) {
+      const next = this.urgent.length > 0 ? this.urgent.shift()! : this.queue.shift()!;
+      if (next.stillWanted && !next.stillWanted()) continue;
       this.tokens--;
-      const next = this.queue.shift()!;
       this.options.write(next.line);
       next.onWrite?.();
     }
-    if (this.queue.length > 0) {
+    if (this.pending > 0) {
       const wait = Math.max(1, this.lastRefill + this.options.intervalMs - this.now());
       this.timer = setTimeout(() => {
         this.timer = null;

@@ -4,6 +4,7 @@
  * implementing it; plugins never see the library.
  */
 import type { Casemapping } from './casemapping.js';
+import type { LineOptions } from './pacer.js';
 
 /** Where a line came from: a user (`nick!ident@host`) or a server (`nick` is its name). */
 export interface IrcSource {
@@ -82,7 +83,8 @@ export interface IrcPort {
   /** Queue a line; the queue is paced so the bot is never disconnected for flooding. */
   send(command: string, ...params: string[]): void;
   privmsg(target: string, text: string): void;
-  notice(target: string, text: string): void;
+  /** `options` as {@link LineOptions}, for each line the text is split into. */
+  notice(target: string, text: string, options?: LineOptions): void;
   /** `PRIVMSG target :\x01TYPE text\x01` */
   ctcpRequest(target: string, type: string, text?: string): void;
   /** `NOTICE target :\x01TYPE text\x01` */

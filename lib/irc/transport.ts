@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
 import { casefold, parseCasemapping, type Casemapping } from './casemapping.js';
-import { Pacer } from './pacer.js';
+import { Pacer, type LineOptions } from './pacer.js';
 import type {
   IrcEventName,
   IrcEvents,
@@ -217,8 +217,8 @@ export abstract class BaseTransport implements IrcTransport {
     for (const piece of splitText(text)) this.send('PRIVMSG', target, piece);
   }
 
-  notice(target: string, text: string): void {
-    for (const piece of splitText(text)) this.send('NOTICE', target, piece);
+  notice(target: string, text: string, options?: LineOptions): void {
+    for (const piece of splitText(text)) this.pacer.enqueue(formatLine('NOTICE', [target, piece]), undefined, options);
   }
 
   ctcpRequest(target: string, type: string, text?: string): void {

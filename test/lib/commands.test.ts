@@ -1,14 +1,23 @@
 import t from 'tap';
-import { CommandRegistry, type CommandDefinition } from '../../lib/commands.js';
+import { CommandRegistry, REPLY_DEADLINE_MS, type CommandDefinition, type CommandRate } from '../../lib/commands.js';
 import { createLogger } from '../../lib/logger.js';
 import { FakeTransport } from '../support/fake-irc.js';
 
-function setup(admins = ['boss']) {
-  const irc = new FakeTransport();
+function setup(
+  admins = ['boss'],
+  options: { rate?: CommandRate; pacing?: { burst: number; intervalMs: number }; now?: () => number } = {},
+) {
+  const irc = new FakeTransport(options.pacing ? { pacing: options.pacing } : {});
   irc.connect();
   irc.register();
   const logs: string[] = [];
-  const registry = new CommandRegistry(irc, admins, createLogger({ sink: (line) => logs.push(line) }));
+  const registry = new CommandRegistry(
+    irc,
+    admins,
+    createLogger({ sink: (line) => logs.push(line) }),
+    options.rate,
+    options.now,
+  );
   const runs: string[] = [];
   registry.register('test', {
     name: 'PING ME',
@@ -139,4 +148,77 @@ t.test('a handler that throws gets a polite reply and a log line', async (t) => 
   t.match(context.notices('alice').at(-1), /internal error/);
   t.notMatch(context.notices('alice').at(-1), /kaboom/);
   t.ok(context.logs.some((line) => line.includes('plugin=flaky') && line.includes('kaboom')));
+});
+
+t.test('a client that floods commands is answered once, then ignored until its allowance comes back', async (t) => {
+  let now = 1_000_000;
+  const context = setup(['boss'], { rate: { burst: 3, intervalMs: 2000 }, now: () => now });
+  for (let i = 1; i <= 6; i++) await deliver(context, `:flood!f@bad.example PRIVMSG DataBot :ping me ${i}`);
+  t.same(context.runs, ['ping 1', 'ping 2', 'ping 3']);
+  t.same(context.notices('flood').slice(3), [
+    'Too many commands: wait 2 s before the next one. Commands sent meanwhile are ignored.',
+  ]);
+  // The same client under another nick is the same client.
+  await deliver(context, ':flood2!f@bad.example PRIVMSG DataBot :ping me 7');
+  t.same(context.notices('flood2'), [], 'a new nick does not reset the allowance');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :ping me mine');
+  t.same(context.notices('alice'), ['pong mine'], 'other clients are not held up');
+  now += 2000;
+  await deliver(context, ':flood!f@bad.example PRIVMSG DataBot :ping me 8');
+  t.same(context.runs.at(-1), 'ping 8', 'one more after the interval');
+  t.match(context.logs.join('\n'), /commands throttled/);
+});
+
+t.test("answers go ahead of the bot's other output", async (t) => {
+  const context = setup(['boss'], { pacing: { burst: 1, intervalMs: 30 } });
+  const alive = setInterval(() => undefined, 1000);
+  t.teardown(() => clearInterval(alive));
+  for (let i = 0; i < 5; i++) context.irc.send('WHO', `mask${i}`);
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :ping me now');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const order = context.irc.sent.filter((line) => /^(WHO|NOTICE alice)/.test(line));
+  const answer = order.indexOf('NOTICE alice :pong now');
+  t.ok(answer >= 0 && answer <= 1, `written as soon as a line may go (at ${answer} in ${order.join(', ')})`);
+  t.equal(order.length - answer - 1, 5 - answer, 'the queued lines follow it');
+});
+
+t.test('an answer still queued when its nick changes or quits is dropped, not sent to the next holder', async (t) => {
+  const context = setup(['boss'], { pacing: { burst: 1, intervalMs: 40 } });
+  const alive = setInterval(() => undefined, 1000);
+  t.teardown(() => clearInterval(alive));
+  context.irc.send('PING', 'first');
+  context.registry.register('test', {
+    name: 'SECRET',
+    usage: '',
+    help: 'Answers with a secret.',
+    handle: ({ reply }) => {
+      reply('your secret is s3cr3t');
+      reply('keep it safe');
+    },
+  });
+  await deliver(context, ':victim!v@h PRIVMSG DataBot :secret');
+  await deliver(context, ':victim!v@h NICK :elsewhere');
+  await deliver(context, ':bob!b@h PRIVMSG DataBot :secret');
+  await deliver(context, ':bob!b@h QUIT :gone');
+  await deliver(context, ':carol!c@h PRIVMSG DataBot :secret');
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  t.same(context.notices('victim'), [], 'the nick changed before the answer left');
+  t.same(context.notices('bob'), [], 'the nick quit before the answer left');
+  t.same(context.notices('carol'), ['your secret is s3cr3t', 'keep it safe'], 'an unchanged nick gets its answer');
+});
+
+t.test('an answer that cannot leave within the deadline is dropped', async (t) => {
+  let now = 1_000_000;
+  const context = setup(['boss'], { pacing: { burst: 1, intervalMs: 60 }, now: () => now });
+  const alive = setInterval(() => undefined, 1000);
+  t.teardown(() => clearInterval(alive));
+  context.irc.send('PING', 'first');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :ping me late');
+  now += REPLY_DEADLINE_MS + 1;
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.same(context.notices('alice'), []);
+  t.match(context.logs.join('\n'), /dropped: it could not be sent in time/);
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :ping me again');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.same(context.notices('alice'), ['pong again'], 'a later command is answered');
 });

@@ -48,6 +48,7 @@ t.test('a minimal file gets every default', async (t) => {
       realname: 'IRC network data service',
       client: 'irc-framework',
       pacing: { burst: 4, interval_ms: 500 },
+      commands: { burst: 5, interval_ms: 2000 },
       reconnect: { min_ms: 1000, max_ms: 60000 },
       quit_message: 'Shutting down',
     },
@@ -110,7 +111,7 @@ t.test('messages name the key, what was expected and what was found', async (t) 
 
 t.test('an unknown key lists the allowed ones and suggests a close match', async (t) => {
   t.same(problemsOf({ irc: { ...minimal.irc, hots: 'x' } }), [
-    'config.irc: unknown key "hots" (allowed: host, port, tls, tls_verify, nick, username, realname, client, sasl, oper, pacing, reconnect, quit_message); did you mean "host"?',
+    'config.irc: unknown key "hots" (allowed: host, port, tls, tls_verify, nick, username, realname, client, sasl, oper, pacing, commands, reconnect, quit_message); did you mean "host"?',
   ]);
   t.same(problemsOf({ ...minimal, Plugins: {} }), [
     'config: unknown key "Plugins" (allowed: irc, http, store, admins, log, plugins); did you mean "plugins"?',

@@ -70,6 +70,8 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
       ...(options.sasl ? { sasl: options.sasl } : {}),
       ...(options.oper === false ? {} : { oper: { name: network.operName, password: network.operPass } }),
       pacing: { burst: 10, interval_ms: 50 },
+      // Tests send commands faster than people do (the limit itself is tested in test/lib/commands.test.ts).
+      commands: { burst: 1000, interval_ms: 0 },
       reconnect: { min_ms: 200, max_ms: 2000 },
     },
     http: { host: '127.0.0.1', port: 0 },

@@ -27,7 +27,8 @@ function setup(options: { max?: number } = {}) {
   irc.receive(':irc.test CAP DataBot ACK :account-tag');
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
-  const registry = new CommandRegistry(irc, ['boss'], logger.child('commands'));
+  // Tests send commands faster than people do.
+  const registry = new CommandRegistry(irc, ['boss'], logger.child('commands'), { burst: 1000, intervalMs: 0 });
   const tokens = new TokensSlice({ onChange: () => undefined, fold: (name) => casefold(name) });
   for (const command of tokenCommands({
     tokens,
