@@ -69,6 +69,11 @@ export interface CommandRate {
   intervalMs: number;
 }
 
+/** Text without IRC formatting: bold, colours (`\x0304,01`), italics, underline, reverse, reset. */
+export function stripFormatting(text: string): string {
+  return text.replace(/\x03(?:\d{1,2}(?:,\d{1,2})?)?|\x04(?:[\da-f]{6}(?:,[\da-f]{6})?)?|[\x02\x0f\x11\x16\x1d\x1e\x1f]/gi, '');
+}
+
 export class CommandRegistry {
   private readonly commands: RegisteredCommand[] = [];
   private readonly adminChecks: AdminCheck[] = [];
@@ -127,7 +132,8 @@ export class CommandRegistry {
     const [target, text = ''] = message.params;
     if (!target || this.irc.casefold(target) !== this.irc.casefold(this.irc.state.nick)) return;
     if (text.startsWith('\x01')) return; // CTCP is not a command
-    const words = text.trim().split(/\s+/).filter(Boolean);
+    const plain = stripFormatting(text);
+    const words = plain.trim().split(/\s+/).filter(Boolean);
     if (words.length === 0) return;
     const nick = message.source.nick;
     const reply = this.replyTo(nick);
@@ -139,7 +145,7 @@ export class CommandRegistry {
     }
     const { definition, plugin } = command;
     const args = words.slice(command.words.length);
-    const rest = text.trim().split(/\s+/).slice(command.words.length);
+    const rest = plain.trim().split(/\s+/).slice(command.words.length);
     const sender: CommandSender = { nick, account: null };
     if (definition.adminOnly || definition.requiresAccount || definition.name.toUpperCase() === 'HELP') {
       sender.account = await this.accountOf(message);

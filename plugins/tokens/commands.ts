@@ -31,7 +31,8 @@ const SUBCOMMANDS =
   'CREATE, LIST, INFO, REVOKE (anyone logged in to NickServ); GRANT, DENY, STAFF, ENDPOINTS, AUDIT (administrators)';
 
 export function describeToken(token: ApiToken): string {
-  const label = token.label ? ` "${token.label}"` : '';
+  // Quoted as JSON, so a label cannot pass itself off as the rest of the line (`a" of admin: ...`).
+  const label = token.label ? ` ${JSON.stringify(token.label)}` : '';
   const state = token.revokedAt === null ? 'active' : `revoked ${token.revokedAt}`;
   const endpoints = token.grants.length > 0 ? token.grants.join(', ') : 'none';
   return (
@@ -136,9 +137,10 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         const { reply, text } = invocation;
         const account = invocation.sender.account!;
         const label = text.replace(/[\x00-\x1f\x7f]/g, '').trim();
-        if (label.length > MAX_LABEL_LENGTH) {
+        const characters = [...label].length;
+        if (characters > MAX_LABEL_LENGTH) {
           reply(
-            `A label has at most ${MAX_LABEL_LENGTH} characters; this one has ${label.length}. ${usageOf('TOKEN CREATE')}`,
+            `A label has at most ${MAX_LABEL_LENGTH} characters; this one has ${characters}. ${usageOf('TOKEN CREATE')}`,
           );
           return;
         }
@@ -152,7 +154,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         }
         const { token, secret } = tokens.create(account, label, actorOf(invocation));
         logger.info('token created', { token: `#${token.id}`, account });
-        reply(`Token #${token.id}${label ? ` "${label}"` : ''} created: ${secret}`);
+        reply(`Token #${token.id}${label ? ` ${JSON.stringify(label)}` : ''} created: ${secret}`);
         reply(
           'Copy it now: it is shown only this once (only its hash is kept). It reaches no endpoint until an administrator ' +
             `approves it (TOKEN GRANT #${token.id} <endpoint>). Send it as the header "Authorization: Token <token>".`,

@@ -98,6 +98,26 @@ t.test('TOKEN CREATE shows the secret once and says it reaches nothing yet', asy
   t.match(info.join('\n'), /reaches no endpoint yet/);
 });
 
+t.test('labels: formatting is taken out, quotes cannot fake the rest of a listing, length in characters', async (t) => {
+  const { say, create } = setup({ max: 5 });
+  const tricky = await create('alice', 'a" #7 of boss: active; endpoints: irc.*');
+  const listed = (await say('alice', 'alice', `TOKEN INFO ${tricky.id}`)).join('\n');
+  t.match(listed, /#1 "a\\" #7 of boss: active; endpoints: irc\.\*" of alice: active; endpoints: none/);
+  const coloured = await say('alice', 'alice', 'TOKEN CREATE \x0304,01red\x03 \x02bold\x02 laptop');
+  t.match(coloured[0], /^Token #2 "red bold laptop" created/, 'colours and bold are formatting, not text');
+  t.match(
+    (await say('alice', 'alice', '\x02TOKEN\x02 LIST'))[0],
+    /alice has 2/i,
+    'a command written in bold is the command',
+  );
+  t.match(
+    (await say('alice', 'alice', `TOKEN CREATE ${'🔑'.repeat(64)}`))[0],
+    /^Token #3 /,
+    '64 emoji are 64 characters',
+  );
+  t.match((await say('alice', 'alice', `TOKEN CREATE ${'🔑'.repeat(65)}`))[0], /this one has 65/);
+});
+
 t.test('a client not logged in is told to identify first', async (t) => {
   const { say } = setup();
   for (const command of ['TOKEN CREATE', 'TOKEN LIST', 'TOKEN INFO 1', 'TOKEN REVOKE 1', 'TOKEN GRANT 1 irc.users']) {
