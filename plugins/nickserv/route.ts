@@ -78,7 +78,7 @@ function rateLimited(waitMs: number, whose: string): ApiError {
   return new ApiError(
     429,
     'rate_limited',
-    `Too many failed credential checks ${whose}; retry after ${seconds} seconds`,
+    `Too many credential checks failed or still running ${whose}; retry after ${seconds} seconds`,
     undefined,
     { 'Retry-After': String(seconds) },
   );
