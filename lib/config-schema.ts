@@ -39,6 +39,25 @@ interface SchemaNode {
 
 const nonEmptyString = { type: 'string', minLength: 1 };
 
+/** One integer setting of {@link bucketSchema}. */
+interface IntegerSetting {
+  minimum: number;
+  maximum: number;
+  default: number;
+  description: string;
+}
+
+/** A token bucket's settings: `burst` at once, then one every `interval_ms`. */
+function bucketSchema(description: string, burst: IntegerSetting, interval: IntegerSetting): SchemaNode {
+  return {
+    type: 'object',
+    description,
+    default: {},
+    additionalProperties: false,
+    properties: { burst: { type: 'integer', ...burst }, interval_ms: { type: 'integer', ...interval } },
+  };
+}
+
 /**
  * The config file's JSON Schema. Every property has a `description`;
  * docs/configuration.md is written from it (and a test keeps the two in step).
@@ -116,51 +135,21 @@ export const hostConfigSchema: object = {
             password: { ...nonEmptyString, description: 'Oper password; IRC_DATA_OPER_PASSWORD overrides it.' },
           },
         },
-        pacing: {
-          type: 'object',
-          description: 'Outgoing line pacing, so the server does not disconnect the bot for flooding.',
-          default: {},
-          additionalProperties: false,
-          properties: {
-            burst: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 100,
-              default: 4,
-              description: 'Lines that may be sent at once before pacing starts.',
-            },
-            interval_ms: {
-              type: 'integer',
-              minimum: 10,
-              maximum: 10000,
-              default: 500,
-              description: 'Then one line every this many milliseconds.',
-            },
+        pacing: bucketSchema(
+          'Outgoing line pacing, so the server does not disconnect the bot for flooding.',
+          { minimum: 1, maximum: 100, default: 4, description: 'Lines that may be sent at once before pacing starts.' },
+          { minimum: 10, maximum: 10000, default: 500, description: 'Then one line every this many milliseconds.' },
+        ),
+        commands: bucketSchema(
+          "How many commands one client (ident@host) may send the bot: a flood would hold up everyone else's answers.",
+          { minimum: 1, maximum: 1000, default: 5, description: 'Commands one client may send at once.' },
+          {
+            minimum: 0,
+            maximum: 600000,
+            default: 2000,
+            description: 'Then one command every this many milliseconds; commands sent faster are ignored.',
           },
-        },
-        commands: {
-          type: 'object',
-          description:
-            "How many commands one client (ident@host) may send the bot: a flood would hold up everyone else's answers.",
-          default: {},
-          additionalProperties: false,
-          properties: {
-            burst: {
-              type: 'integer',
-              minimum: 1,
-              maximum: 1000,
-              default: 5,
-              description: 'Commands one client may send at once.',
-            },
-            interval_ms: {
-              type: 'integer',
-              minimum: 0,
-              maximum: 600000,
-              default: 2000,
-              description: 'Then one command every this many milliseconds; commands sent faster are ignored.',
-            },
-          },
-        },
+        ),
         reconnect: {
           type: 'object',
           description: 'Waiting between reconnection attempts (doubling from min_ms up to max_ms, with jitter).',
