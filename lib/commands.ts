@@ -22,8 +22,16 @@ export interface CommandInvocation {
   /** The text after the command name, unsplit. */
   text: string;
   isAdmin: boolean;
-  /** Answer the sender (by NOTICE). */
-  reply(text: string): void;
+  /** Answer the sender (by NOTICE); see {@link ReplyOptions}. */
+  reply(text: string, options?: ReplyOptions): void;
+}
+
+export interface ReplyOptions {
+  /**
+   * Runs (once) if the answer is dropped instead of sent: the nick may have changed hands, or the answer
+   * could not leave in time. A handler that answered with a secret undoes what it made.
+   */
+  onDropped?: () => void;
 }
 
 export interface CommandDefinition {
@@ -37,6 +45,11 @@ export interface CommandDefinition {
   adminOnly?: boolean;
   /** Only senders logged in to an account may run it. */
   requiresAccount?: boolean;
+  /**
+   * It may answer long after it was sent (SYNC): each answer then has {@link REPLY_DEADLINE_MS} from when
+   * it is given, not from when the command came. Commands that answer with a secret must not be slow.
+   */
+  slow?: boolean;
   handle(invocation: CommandInvocation): void | Promise<void>;
 }
 
@@ -51,17 +64,23 @@ interface RegisteredCommand {
 
 /**
  * Answers to one command. They go ahead of the bot's other output, and each line is dropped rather than
- * sent once the nick may belong to someone else: the bot saw it change or quit, or the line could not
- * leave within {@link REPLY_DEADLINE_MS} (a nick the bot shares no channel with can change hands unseen,
- * and an answer can carry a token's secret).
+ * sent once the nick may belong to someone else: the bot saw it change, quit or be taken, or the line
+ * could not leave within {@link REPLY_DEADLINE_MS} of the command (a nick the bot shares no channel with
+ * can change hands unseen, and an answer can carry a token's secret).
  */
 interface ReplyChannel {
   open: boolean;
+  /** Its command is slow ({@link CommandDefinition.slow}). */
+  slow: boolean;
+  /** The command is still being handled: more answers may come. */
+  running: boolean;
+  /** When the command came. */
+  started: number;
   /** When its last line was queued. */
   lastQueued: number;
 }
 
-/** The longest an answer may wait in the send queue. */
+/** The longest from a command to each line of its answer leaving the bot (from the answer, for a slow command). */
 export const REPLY_DEADLINE_MS = 10_000;
 /** How many commands one client (ident@host) may send: `burst` at once, then one per `intervalMs`. */
 export interface CommandRate {
@@ -71,7 +90,10 @@ export interface CommandRate {
 
 /** Text without IRC formatting: bold, colours (`\x0304,01`), italics, underline, reverse, reset. */
 export function stripFormatting(text: string): string {
-  return text.replace(/\x03(?:\d{1,2}(?:,\d{1,2})?)?|\x04(?:[\da-f]{6}(?:,[\da-f]{6})?)?|[\x02\x0f\x11\x16\x1d\x1e\x1f]/gi, '');
+  return text.replace(
+    /\x03(?:\d{1,2}(?:,\d{1,2})?)?|\x04(?:[\da-f]{6}(?:,[\da-f]{6})?)?|[\x02\x0f\x11\x16\x1d\x1e\x1f]/gi,
+    '',
+  );
 }
 
 export class CommandRegistry {
@@ -125,7 +147,11 @@ export class CommandRegistry {
   /** The private message handler: find the command, check rights, run it. Sees every line the bot receives. */
   async dispatch(message: IrcMessage): Promise<void> {
     if (message.command === 'NICK' || message.command === 'QUIT') {
-      if (this.replying.size > 0 && message.source) this.closeReplies(message.source.nick);
+      if (this.replying.size > 0 && message.source) {
+        this.closeReplies(message.source.nick);
+        // Someone taking a nick shows that whoever had it before is gone, seen or not.
+        if (message.command === 'NICK' && message.params[0]) this.closeReplies(message.params[0]);
+      }
       return;
     }
     if (message.command !== 'PRIVMSG' || !message.source) return;
@@ -136,14 +162,30 @@ export class CommandRegistry {
     const words = plain.trim().split(/\s+/).filter(Boolean);
     if (words.length === 0) return;
     const nick = message.source.nick;
-    const reply = this.replyTo(nick);
-    if (!this.allowed(`${message.source.ident}@${message.source.host}`.toLowerCase(), reply)) return;
+    const { channel, reply } = this.replyTo(nick);
+    try {
+      if (!this.allowed(`${message.source.ident}@${message.source.host}`.toLowerCase(), reply)) return;
+      await this.run(message, words, plain, channel, reply);
+    } finally {
+      channel.running = false;
+    }
+  }
+
+  private async run(
+    message: IrcMessage,
+    words: string[],
+    plain: string,
+    channel: ReplyChannel,
+    reply: (line: string, options?: ReplyOptions) => void,
+  ): Promise<void> {
+    const nick = message.source!.nick;
     const command = this.match(words);
     if (!command) {
       reply(`Unknown command "${words[0]}". Send HELP for the list of commands.`);
       return;
     }
     const { definition, plugin } = command;
+    channel.slow = definition.slow === true;
     const args = words.slice(command.words.length);
     const rest = plain.trim().split(/\s+/).slice(command.words.length);
     const sender: CommandSender = { nick, account: null };
@@ -151,6 +193,8 @@ export class CommandRegistry {
       sender.account = await this.accountOf(message);
     }
     const isAdmin = sender.account !== null && (await this.isAdmin(sender));
+    // While the bot looked the sender up, their nick may have gone to someone else: nothing more is done for it.
+    if (!channel.open) return;
     if ((definition.adminOnly || definition.requiresAccount) && sender.account === null) {
       reply(
         `You are not logged in. Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>), then try again.`,
@@ -173,35 +217,51 @@ export class CommandRegistry {
   }
 
   /** A reply function for `nick`: each line urgent, and dropped once the nick may be someone else's. */
-  private replyTo(nick: string): (line: string) => void {
+  private replyTo(nick: string): { channel: ReplyChannel; reply: (line: string, options?: ReplyOptions) => void } {
     const key = this.irc.casefold(nick);
-    const channel: ReplyChannel = { open: true, lastQueued: this.now() };
+    const now = this.now();
+    const channel: ReplyChannel = { open: true, slow: false, running: true, started: now, lastQueued: now };
     this.sweepReplies();
     this.replying.set(key, [...(this.replying.get(key) ?? []), channel]);
-    return (line) => {
-      if (!channel.open) return;
-      // The deadline is the line's own: a command may take long (SYNC) before it answers.
-      const deadline = (channel.lastQueued = this.now()) + REPLY_DEADLINE_MS;
-      const stillWanted = (): boolean => {
-        if (channel.open && this.now() <= deadline) return true;
-        if (channel.open)
-          this.logger.warn('an answer to a command was dropped: it could not be sent in time', { nick });
-        channel.open = false;
+    const reply = (line: string, options: ReplyOptions = {}): void => {
+      let dropped = false;
+      const drop = (): false => {
+        if (!dropped) {
+          dropped = true;
+          options.onDropped?.();
+        }
         return false;
       };
-      this.irc.notice(nick, line, { urgent: true, stillWanted });
+      if (!channel.open) {
+        drop();
+        return;
+      }
+      channel.lastQueued = this.now();
+      const deadline = (channel.slow ? channel.lastQueued : channel.started) + REPLY_DEADLINE_MS;
+      const stillWanted = (): boolean => {
+        if (channel.open && this.now() <= deadline) return true;
+        if (channel.open) {
+          this.logger.warn('an answer to a command was dropped: it could not be sent in time', { nick });
+        }
+        channel.open = false;
+        return drop();
+      };
+      this.irc.notice(nick, line, { urgent: true, key, stillWanted });
     };
+    return { channel, reply };
   }
 
-  /** Forget nicks whose answers are all sent or dropped: none was queued within the deadline. */
+  /** Forget nicks whose commands are over and whose answers are all sent or dropped. */
   private sweepReplies(): void {
     const stale = this.now() - REPLY_DEADLINE_MS;
     for (const [key, channels] of this.replying) {
-      if (channels.every((channel) => !channel.open || channel.lastQueued < stale)) this.replying.delete(key);
+      if (channels.every((channel) => !channel.open || (!channel.running && channel.lastQueued < stale))) {
+        this.replying.delete(key);
+      }
     }
   }
 
-  /** `nick` changed or quit: answers on their way to it would reach whoever takes the nick next. */
+  /** `nick` changed, quit or was taken: answers on their way to it would reach whoever holds it next. */
   private closeReplies(nick: string): void {
     const key = this.irc.casefold(nick);
     const channels = this.replying.get(key);
@@ -267,6 +327,7 @@ export class CommandRegistry {
     try {
       const lines = await this.irc.request({
         send: ['WHOIS', nick],
+        urgent: true,
         reply: (line) => line.command === '330' && this.sameNick(line.params[1], nick),
         end: (line) => (line.command === '318' || line.command === '401') && this.sameNick(line.params[1], nick),
         timeoutMs: 10000,

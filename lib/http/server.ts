@@ -367,7 +367,12 @@ export class HttpServer {
     if (this.server)
       throw new Error(`The HTTP server is already listening on ${this.options.host}:${this.options.port}`);
     const server = http.createServer((request, response) => this.accept(request, response));
-    server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket));
+    server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+      // A request before it on the same connection is still being answered: a line written now would be
+      // taken for that answer. The connection is closed instead, as Node does once an answer has begun.
+      if ((this.sockets.get(socket as Socket) ?? 0) > 0) socket.destroy();
+      else answerClientError(error, socket);
+    });
     server.on('connection', (socket: Socket) => {
       this.sockets.set(socket, 0);
       socket.once('close', () => this.sockets.delete(socket));

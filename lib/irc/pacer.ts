@@ -14,11 +14,19 @@ export interface PacerOptions {
 
 /** How one line is queued. */
 export interface LineOptions {
-  /** Ahead of every line that is not urgent (answers to people), in the order queued. */
+  /**
+   * An answer to a person: it goes ahead of the other lines, which still get one turn in
+   * {@link URGENT_RUN} + 1 so that answers cannot stop a sync.
+   */
   urgent?: boolean;
+  /** Urgent lines of different keys (the nicks answered) take turns: one client's long answer holds up no other's. */
+  key?: string;
   /** Asked right before the line is written; a line no longer wanted is dropped, costing no token. */
   stillWanted?: () => boolean;
 }
+
+/** Urgent lines written in a row while other lines wait. */
+export const URGENT_RUN = 2;
 
 interface QueuedLine {
   line: string;
@@ -28,7 +36,10 @@ interface QueuedLine {
 
 export class Pacer {
   private readonly queue: QueuedLine[] = [];
-  private readonly urgent: QueuedLine[] = [];
+  /** By key, in turn order: a key whose line was taken goes to the back. */
+  private readonly urgent = new Map<string, QueuedLine[]>();
+  private urgentCount = 0;
+  private urgentInARow = 0;
   private tokens: number;
   private lastRefill: number;
   private timer: NodeJS.Timeout | null = null;
@@ -41,23 +52,49 @@ export class Pacer {
   }
 
   get pending(): number {
-    return this.queue.length + this.urgent.length;
+    return this.queue.length + this.urgentCount;
   }
 
   /** Queue a line; `onWrite` runs when it is actually written. */
   enqueue(line: string, onWrite?: () => void, options: LineOptions = {}): void {
-    (options.urgent ? this.urgent : this.queue).push({ line, onWrite, stillWanted: options.stillWanted });
+    const queued: QueuedLine = { line, onWrite, stillWanted: options.stillWanted };
+    if (options.urgent) {
+      const key = options.key ?? '';
+      const lines = this.urgent.get(key);
+      if (lines) lines.push(queued);
+      else this.urgent.set(key, [queued]);
+      this.urgentCount++;
+    } else {
+      this.queue.push(queued);
+    }
     this.drain();
   }
 
   /** Drop everything queued (the connection is gone) and refill the bucket for the next one. */
   clear(): void {
     this.queue.length = 0;
-    this.urgent.length = 0;
+    this.urgent.clear();
+    this.urgentCount = 0;
+    this.urgentInARow = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.tokens = this.options.burst;
     this.lastRefill = this.now();
+  }
+
+  /** The line whose turn it is: urgent ones first, by key in turn, but never more than {@link URGENT_RUN} in a row. */
+  private next(): QueuedLine {
+    if (this.urgentCount > 0 && (this.queue.length === 0 || this.urgentInARow < URGENT_RUN)) {
+      this.urgentInARow++;
+      this.urgentCount--;
+      const [key, lines] = this.urgent.entries().next().value!;
+      const taken = lines.shift()!;
+      this.urgent.delete(key);
+      if (lines.length > 0) this.urgent.set(key, lines);
+      return taken;
+    }
+    this.urgentInARow = 0;
+    return this.queue.shift()!;
   }
 
   private refill(): void {
@@ -74,7 +111,7 @@ export class Pacer {
     if (this.timer) return;
     this.refill();
     while (this.pending > 0 && this.tokens > 0) {
-      const next = this.urgent.length > 0 ? this.urgent.shift()! : this.queue.shift()!;
+      const next = this.next();
       if (next.stillWanted && !next.stillWanted()) continue;
       this.tokens--;
       this.options.write(next.line);

@@ -75,6 +75,8 @@ export interface IrcRequest {
    * a round trip is timed from here.
    */
   onSent?: () => void;
+  /** Sent as an answer to a person is ({@link LineOptions.urgent}): a lookup a command waits for. */
+  urgent?: boolean;
 }
 
 export interface IrcPort {

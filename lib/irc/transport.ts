@@ -239,15 +239,19 @@ export abstract class BaseTransport implements IrcTransport {
       const pending: PendingRequest = { request, collected: [], resolve, reject, timer: undefined };
       // The reply is collected, and the clock runs, from the moment the line leaves the queue:
       // a long send queue must not time out requests that were never sent.
-      this.pacer.enqueue(formatLine(request.send[0]!, request.send.slice(1)), () => {
-        this.queued.delete(pending);
-        pending.timer = setTimeout(() => {
-          this.removePending(pending);
-          reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        this.pending.push(pending);
-        request.onSent?.();
-      });
+      this.pacer.enqueue(
+        formatLine(request.send[0]!, request.send.slice(1)),
+        () => {
+          this.queued.delete(pending);
+          pending.timer = setTimeout(() => {
+            this.removePending(pending);
+            reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
+          }, timeoutMs);
+          this.pending.push(pending);
+          request.onSent?.();
+        },
+        { urgent: request.urgent },
+      );
       this.queued.add(pending);
     });
   }

@@ -181,6 +181,8 @@ export default definePlugin<StatsConfig>({
       usage: '',
       help: 'Runs a full sync of the network now (LUSERS, LINKS, LIST, WHO, STATS P) and reports the counts.',
       adminOnly: true,
+      // A sync of a big network takes longer than an answer may wait; its answer carries no secret.
+      slow: true,
       async handle({ reply }) {
         await sync();
         const { stats } = model;

@@ -154,7 +154,14 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         }
         const { token, secret } = tokens.create(account, label, actorOf(invocation));
         logger.info('token created', { token: `#${token.id}`, account });
-        reply(`Token #${token.id}${label ? ` ${JSON.stringify(label)}` : ''} created: ${secret}`);
+        // A secret that never reached its owner (their nick changed hands, or the answer could not leave in
+        // time) is of no use to anyone but whoever might have got it: the token is revoked at once.
+        reply(`Token #${token.id}${label ? ` ${JSON.stringify(label)}` : ''} created: ${secret}`, {
+          onDropped: () => {
+            if (!tokens.revoke(token, actorOf(invocation))) return;
+            logger.warn('token revoked: its secret could not be delivered', { token: `#${token.id}`, account });
+          },
+        });
         reply(
           'Copy it now: it is shown only this once (only its hash is kept). It reaches no endpoint until an administrator ' +
             `approves it (TOKEN GRANT #${token.id} <endpoint>). Send it as the header "Authorization: Token <token>".`,

@@ -17,6 +17,7 @@ export function operAdminCheck(irc: IrcPort, logger: Logger): AdminCheck {
     try {
       const lines = await irc.request({
         send: ['WHOIS', sender.nick],
+        urgent: true,
         reply: (line) => (line.command === '313' || line.command === '330') && about(line.params[1]),
         end: (line) => (line.command === '318' || line.command === '401') && about(line.params[1]),
         timeoutMs: 10000,

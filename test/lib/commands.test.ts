@@ -179,7 +179,7 @@ t.test("answers go ahead of the bot's other output", async (t) => {
   const order = context.irc.sent.filter((line) => /^(WHO|NOTICE alice)/.test(line));
   const answer = order.indexOf('NOTICE alice :pong now');
   t.ok(answer >= 0 && answer <= 1, `written as soon as a line may go (at ${answer} in ${order.join(', ')})`);
-  t.equal(order.length - answer - 1, 5 - answer, 'the queued lines follow it');
+  t.equal(order.length, 6, 'and every queued line after it');
 });
 
 t.test('an answer still queued when its nick changes or quits is dropped, not sent to the next holder', async (t) => {
@@ -200,10 +200,14 @@ t.test('an answer still queued when its nick changes or quits is dropped, not se
   await deliver(context, ':victim!v@h NICK :elsewhere');
   await deliver(context, ':bob!b@h PRIVMSG DataBot :secret');
   await deliver(context, ':bob!b@h QUIT :gone');
+  await deliver(context, ':dave!d@h PRIVMSG DataBot :secret');
+  // mallory (who shares a channel with the bot) takes the nick: whoever had it is gone, seen or not.
+  await deliver(context, ':mallory!m@h NICK :dave');
   await deliver(context, ':carol!c@h PRIVMSG DataBot :secret');
   await new Promise((resolve) => setTimeout(resolve, 400));
   t.same(context.notices('victim'), [], 'the nick changed before the answer left');
   t.same(context.notices('bob'), [], 'the nick quit before the answer left');
+  t.same(context.notices('dave'), [], 'someone else took the nick before the answer left');
   t.same(context.notices('carol'), ['your secret is s3cr3t', 'keep it safe'], 'an unchanged nick gets its answer');
 });
 
@@ -221,4 +225,69 @@ t.test('an answer that cannot leave within the deadline is dropped', async (t) =
   await deliver(context, ':alice!a@h PRIVMSG DataBot :ping me again');
   await new Promise((resolve) => setTimeout(resolve, 200));
   t.same(context.notices('alice'), ['pong again'], 'a later command is answered');
+});
+
+t.test('a command still waiting on a lookup is not forgotten: its nick changing stops it', async (t) => {
+  let now = 1_000_000;
+  const context = setup(['boss'], { now: () => now });
+  let release: () => void = () => undefined;
+  const looked = new Promise<void>((resolve) => (release = resolve));
+  const handled: string[] = [];
+  let entered: () => void = () => undefined;
+  const waiting = new Promise<void>((resolve) => (entered = resolve));
+  context.registry.register('test', {
+    name: 'SLOWCHECK',
+    usage: '',
+    help: 'Waits, then answers.',
+    // Slow, so no deadline from the command: only the nick change can stop the answer here.
+    slow: true,
+    handle: async ({ reply }) => {
+      entered();
+      await looked;
+      handled.push('answered');
+      reply('your secret is s3cr3t');
+    },
+  });
+  const running = deliver(context, ':victim!v@h PRIVMSG DataBot :slowcheck');
+  await waiting;
+  // Another client's command much later sweeps answers long done; the running one must stay known.
+  now += REPLY_DEADLINE_MS + 1000;
+  await deliver(context, ':other!o@h PRIVMSG DataBot :ping me x');
+  await deliver(context, ':victim!v@h NICK :away');
+  release();
+  await running;
+  t.same(handled, ['answered']);
+  t.same(context.notices('victim'), [], 'the answer did not go to the nick the victim left');
+});
+
+t.test('an answer given more than the deadline after its command is dropped, and says so', async (t) => {
+  let now = 1_000_000;
+  const context = setup(['boss'], { now: () => now });
+  const dropped: string[] = [];
+  context.registry.register('test', {
+    name: 'LATE',
+    usage: '',
+    help: 'Answers late.',
+    handle: async ({ reply }) => {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      now += REPLY_DEADLINE_MS + 1;
+      reply('too late', { onDropped: () => dropped.push('too late') });
+    },
+  });
+  context.registry.register('test', {
+    name: 'LONGJOB',
+    usage: '',
+    help: 'A slow command: its answers have their own deadline.',
+    slow: true,
+    handle: async ({ reply }) => {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      now += REPLY_DEADLINE_MS + 1;
+      reply('done at last', { onDropped: () => dropped.push('done at last') });
+    },
+  });
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :late');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :longjob');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  t.same(context.notices('alice'), ['done at last']);
+  t.same(dropped, ['too late'], 'the handler hears of the one dropped, once');
 });

@@ -20,8 +20,8 @@ const ENDPOINTS: GrantableEndpoint[] = [
   { name: 'irc.users', method: 'GET', path: '/api/irc/users/', summary: 'List of connected users' },
 ];
 
-function setup(options: { max?: number } = {}) {
-  const irc = new FakeTransport();
+function setup(options: { max?: number; pacing?: { burst: number; intervalMs: number } } = {}) {
+  const irc = new FakeTransport(options.pacing ? { pacing: options.pacing } : {});
   irc.connect();
   irc.register();
   irc.receive(':irc.test CAP DataBot ACK :account-tag');
@@ -116,6 +116,32 @@ t.test('labels: formatting is taken out, quotes cannot fake the rest of a listin
     '64 emoji are 64 characters',
   );
   t.match((await say('alice', 'alice', `TOKEN CREATE ${'🔑'.repeat(65)}`))[0], /this one has 65/);
+});
+
+t.test('a secret that cannot reach its owner is revoked at once, never sent to the next holder', async (t) => {
+  const { irc, registry, say, tokens, logs } = setup({ pacing: { burst: 1, intervalMs: 40 } });
+  const alive = setInterval(() => undefined, 1000);
+  t.teardown(() => clearInterval(alive));
+  irc.send('PING', 'busy');
+  await say('alice', 'alice', 'TOKEN CREATE laptop');
+  // alice's nick goes to someone else while the answer waits in the queue.
+  const nickChange = await new Promise<IrcMessage>((resolve) => {
+    const off = irc.on('message', (received) => {
+      off();
+      resolve(received);
+    });
+    irc.receive(':alice!u@host NICK :alice_away');
+  });
+  await registry.dispatch(nickChange);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.notOk(
+    irc.sent.some((line) => line.includes('ntd_')),
+    'no secret was written',
+  );
+  const [token] = tokens.all();
+  t.ok(token, 'the token was made');
+  t.not(token!.revokedAt, null, 'and revoked');
+  t.match(logs.join('\n'), /token revoked: its secret could not be delivered/);
 });
 
 t.test('a client not logged in is told to identify first', async (t) => {
