@@ -78,6 +78,8 @@ interface ReplyChannel {
   started: number;
   /** When its last line was queued. */
   lastQueued: number;
+  /** Of each answer still queued, what to run if it is never sent. */
+  undelivered: Set<() => void>;
 }
 
 /** The longest from a command to each line of its answer leaving the bot (from the answer, for a slow command). */
@@ -193,8 +195,17 @@ export class CommandRegistry {
       sender.account = await this.accountOf(message);
     }
     const isAdmin = sender.account !== null && (await this.isAdmin(sender));
-    // While the bot looked the sender up, their nick may have gone to someone else: nothing more is done for it.
+    // While the bot looked the sender up, their nick may have gone to someone else, or the answer's time run
+    // out: nothing is done that could not be confirmed.
     if (!channel.open) return;
+    if (!channel.slow && this.now() > channel.started + REPLY_DEADLINE_MS) {
+      channel.open = false;
+      this.logger.warn('a command was not run: looking its sender up took too long', {
+        command: definition.name,
+        nick,
+      });
+      return;
+    }
     if ((definition.adminOnly || definition.requiresAccount) && sender.account === null) {
       reply(
         `You are not logged in. Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>), then try again.`,
@@ -220,7 +231,14 @@ export class CommandRegistry {
   private replyTo(nick: string): { channel: ReplyChannel; reply: (line: string, options?: ReplyOptions) => void } {
     const key = this.irc.casefold(nick);
     const now = this.now();
-    const channel: ReplyChannel = { open: true, slow: false, running: true, started: now, lastQueued: now };
+    const channel: ReplyChannel = {
+      open: true,
+      slow: false,
+      running: true,
+      started: now,
+      lastQueued: now,
+      undelivered: new Set(),
+    };
     this.sweepReplies();
     this.replying.set(key, [...(this.replying.get(key) ?? []), channel]);
     const reply = (line: string, options: ReplyOptions = {}): void => {
@@ -228,17 +246,25 @@ export class CommandRegistry {
       const drop = (): false => {
         if (!dropped) {
           dropped = true;
-          options.onDropped?.();
+          // It runs inside the send queue's turn: a throw must not stop the queue.
+          try {
+            options.onDropped?.();
+          } catch (error) {
+            this.logger.error("a dropped answer's handler threw", { nick, error: errorMessage(error) });
+          }
         }
         return false;
       };
-      if (!channel.open) {
+      if (!channel.open || !this.irc.state.connected) {
+        channel.open = false;
         drop();
         return;
       }
       channel.lastQueued = this.now();
       const deadline = (channel.slow ? channel.lastQueued : channel.started) + REPLY_DEADLINE_MS;
+      channel.undelivered.add(drop);
       const stillWanted = (): boolean => {
+        channel.undelivered.delete(drop);
         if (channel.open && this.now() <= deadline) return true;
         if (channel.open) {
           this.logger.warn('an answer to a command was dropped: it could not be sent in time', { nick });
@@ -251,14 +277,23 @@ export class CommandRegistry {
     return { channel, reply };
   }
 
-  /** Forget nicks whose commands are over and whose answers are all sent or dropped. */
+  /** Forget answers that are over: their command is done and none of their lines can still be sent. */
   private sweepReplies(): void {
     const stale = this.now() - REPLY_DEADLINE_MS;
     for (const [key, channels] of this.replying) {
-      if (channels.every((channel) => !channel.open || (!channel.running && channel.lastQueued < stale))) {
-        this.replying.delete(key);
-      }
+      const live = channels.filter(
+        (channel) => channel.open && (channel.running || channel.lastQueued >= stale || channel.undelivered.size > 0),
+      );
+      if (live.length === 0) this.replying.delete(key);
+      else if (live.length < channels.length) this.replying.set(key, live);
     }
+  }
+
+  /** The connection is gone: nothing queued was sent, and nick changes until the next one go unseen. */
+  connectionLost(): void {
+    const channels = [...this.replying.values()].flat();
+    this.replying.clear();
+    for (const channel of channels) this.close(channel);
   }
 
   /** `nick` changed, quit or was taken: answers on their way to it would reach whoever holds it next. */
@@ -267,7 +302,14 @@ export class CommandRegistry {
     const channels = this.replying.get(key);
     if (!channels) return;
     this.replying.delete(key);
-    for (const channel of channels) channel.open = false;
+    for (const channel of channels) this.close(channel);
+  }
+
+  /** No more answers: those still queued are dropped when their turn comes, and their handlers hear so now. */
+  private close(channel: ReplyChannel): void {
+    channel.open = false;
+    for (const drop of channel.undelivered) drop();
+    channel.undelivered.clear();
   }
 
   /**

@@ -205,7 +205,11 @@ export class Host {
     const { irc, model } = this;
     this.cleanups.push(
       irc.on('ready', () => model.connectionOpened(irc.state.casemapping)),
-      irc.on('disconnected', () => model.connectionLost()),
+      irc.on('disconnected', () => {
+        model.connectionLost();
+        // Answers still queued were never sent; TOKEN CREATE revokes a token whose secret was among them.
+        this.commands.connectionLost();
+      }),
       irc.on('message', (message) => {
         this.commands.dispatch(message).catch((error: unknown) => {
           this.logger.error('command dispatch failed', { error: errorMessage(error) });

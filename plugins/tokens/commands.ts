@@ -22,10 +22,14 @@ export interface TokenCommandsOptions {
 
 /** Longest label TOKEN CREATE accepts. */
 export const MAX_LABEL_LENGTH = 64;
-/** Lines a list answers with before it says how many more there are. */
-export const MAX_LIST_LINES = 30;
+/**
+ * Lines a list answers with before it says how many more there are: an answer has 10 s to leave the
+ * bot, and at the default pacing (one line per 500 ms, answers two lines in three while a sync waits)
+ * a longer one would be cut off.
+ */
+export const MAX_LIST_LINES = 12;
 /** Audit entries TOKEN AUDIT shows (the newest). */
-export const AUDIT_LINES = 20;
+export const AUDIT_LINES = 12;
 
 const SUBCOMMANDS =
   'CREATE, LIST, INFO, REVOKE (anyone logged in to NickServ); GRANT, DENY, STAFF, ENDPOINTS, AUDIT (administrators)';

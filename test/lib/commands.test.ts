@@ -291,3 +291,51 @@ t.test('an answer given more than the deadline after its command is dropped, and
   t.same(context.notices('alice'), ['done at last']);
   t.same(dropped, ['too late'], 'the handler hears of the one dropped, once');
 });
+
+t.test('answers still queued when the connection drops are never sent: their handlers hear so', async (t) => {
+  const context = setup(['boss'], { pacing: { burst: 1, intervalMs: 1000 } });
+  const dropped: string[] = [];
+  context.registry.register('test', {
+    name: 'TWICE',
+    usage: '',
+    help: 'Answers twice.',
+    handle: ({ reply }) => {
+      reply('one', { onDropped: () => dropped.push('one') });
+      reply('two', { onDropped: () => dropped.push('two') });
+    },
+  });
+  context.irc.send('PING', 'busy');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :twice');
+  context.irc.drop();
+  context.registry.connectionLost();
+  t.same(dropped, ['one', 'two']);
+  t.same(context.notices('alice'), []);
+});
+
+t.test('a command whose sender took too long to look up is not run at all', async (t) => {
+  let now = 1_000_000;
+  const context = setup(['boss'], { now: () => now });
+  const runs: string[] = [];
+  context.registry.register('test', {
+    name: 'MINE',
+    usage: '',
+    help: 'Needs an account.',
+    requiresAccount: true,
+    handle: ({ reply }) => {
+      runs.push('ran');
+      reply('done');
+    },
+  });
+  // No account-tag: the account comes from a WHOIS, which answers 11 s later.
+  const running = deliver(context, ':alice!a@h PRIVMSG DataBot :mine');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  now += REPLY_DEADLINE_MS + 1000;
+  context.irc.receive(
+    ':irc.test 330 DataBot alice alice :is logged in as',
+    ':irc.test 318 DataBot alice :End of /WHOIS list.',
+  );
+  await running;
+  t.same(runs, [], 'nothing is done that could not be confirmed');
+  t.same(context.notices('alice'), []);
+  t.match(context.logs.join('\n'), /a command was not run: looking its sender up took too long/);
+});
