@@ -5,6 +5,7 @@
  */
 import type { Logger } from './logger.js';
 import { errorMessage } from './logger.js';
+import { RateLimiter } from './rate-limiter.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
 
 export interface CommandSender {
@@ -103,8 +104,10 @@ export class CommandRegistry {
   private readonly adminChecks: AdminCheck[] = [];
   /** By folded nick: the answers still on their way to it. */
   private readonly replying = new Map<string, ReplyChannel[]>();
-  /** By ident@host: commands left to send at once, and when that was last worked out. */
-  private readonly allowance = new Map<string, { left: number; at: number; warned: boolean }>();
+  /** By ident@host: the commands each client may still send; null when there is no limit. */
+  private readonly allowance: RateLimiter | null;
+  /** Clients told they are over the limit, until they are under it again. */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly irc: IrcPort,
@@ -113,6 +116,10 @@ export class CommandRegistry {
     private readonly rate: CommandRate = { burst: 5, intervalMs: 2000 },
     private readonly now: () => number = Date.now,
   ) {
+    this.allowance =
+      rate.intervalMs === 0
+        ? null
+        : new RateLimiter({ capacity: rate.burst, refill_per_second: 1000 / rate.intervalMs }, now);
     this.register('host', {
       name: 'HELP',
       usage: '[command]',
@@ -318,26 +325,19 @@ export class CommandRegistry {
    * allowed are ignored, so a flood costs the bot no output.
    */
   private allowed(client: string, reply: (line: string) => void): boolean {
-    const { burst, intervalMs } = this.rate;
-    const now = this.now();
-    const refilled = (left: number, at: number): number =>
-      intervalMs === 0 ? burst : Math.min(burst, left + (now - at) / intervalMs);
-    if (this.allowance.size > 1000) {
-      for (const [other, { left, at }] of this.allowance) if (refilled(left, at) >= burst) this.allowance.delete(other);
-    }
-    const state = this.allowance.get(client) ?? { left: burst, at: now, warned: false };
-    state.left = refilled(state.left, state.at);
-    state.at = now;
-    this.allowance.set(client, state);
-    if (state.left >= 1) {
-      state.left--;
-      state.warned = false;
+    if (!this.allowance) return true;
+    if (this.allowance.size > 1000) this.allowance.sweep();
+    if (this.warned.size > 1000) this.warned.clear();
+    const decision = this.allowance.take(client);
+    if (decision.allowed) {
+      this.warned.delete(client);
       return true;
     }
-    if (!state.warned) {
-      state.warned = true;
-      const seconds = Math.ceil(((1 - state.left) * intervalMs) / 1000);
-      reply(`Too many commands: wait ${seconds} s before the next one. Commands sent meanwhile are ignored.`);
+    if (!this.warned.has(client)) {
+      this.warned.add(client);
+      reply(
+        `Too many commands: wait ${decision.retryAfterSeconds} s before the next one. Commands sent meanwhile are ignored.`,
+      );
       this.logger.warn('commands throttled', { client });
     }
     return false;

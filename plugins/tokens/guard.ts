@@ -24,12 +24,12 @@ export interface GuardOptions {
   onForbidden?: (request: ApiRequest) => Record<string, string> | void;
 }
 
-function unauthorized(message: string): ApiError {
-  return new ApiError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Token' });
-}
-
 /** The 401 of a well-formed token that was revoked. */
 class RevokedTokenError extends ApiError {}
+
+function unauthorized(message: string, Kind: typeof ApiError = ApiError): ApiError {
+  return new Kind(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Token' });
+}
 
 const SCHEME = 'Token ';
 
@@ -64,15 +64,7 @@ function explainRefusal(tokens: TokensSlice, header: string): ApiToken | ApiErro
   const token = tokens.findBySecret(secret);
   if (!token) return unauthorized('Invalid token: no such token');
   if (token.revokedAt !== null) {
-    return new RevokedTokenError(
-      401,
-      'unauthorized',
-      `Token #${token.id} was revoked at ${token.revokedAt}`,
-      undefined,
-      {
-        'WWW-Authenticate': 'Token',
-      },
-    );
+    return unauthorized(`Token #${token.id} was revoked at ${token.revokedAt}`, RevokedTokenError);
   }
   return token;
 }

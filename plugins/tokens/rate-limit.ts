@@ -7,66 +7,9 @@
  */
 import { ApiError } from '../../lib/http/errors.js';
 import type { ApiRequest, RouteDefinition } from '../../lib/http/types.js';
-import type { BucketConfig } from './schema.js';
+import type { Decision, RateLimiter } from '../../lib/rate-limiter.js';
 
-export interface Decision {
-  allowed: boolean;
-  limit: number;
-  /** Whole requests left after this one. */
-  remaining: number;
-  /** Seconds until the bucket is full again. */
-  resetSeconds: number;
-  /** Seconds until the next request would be allowed (0 when allowed). */
-  retryAfterSeconds: number;
-}
-
-interface Bucket {
-  level: number;
-  /** Milliseconds (of the clock) when `level` was computed. */
-  updatedAt: number;
-}
-
-export class RateLimiter {
-  private readonly buckets = new Map<string, Bucket>();
-
-  constructor(
-    private readonly config: BucketConfig,
-    /** Milliseconds; tests pass a fake clock. */
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Take one request from `key`'s bucket, if there is one to take. */
-  take(key: string): Decision {
-    const { capacity, refill_per_second: refill } = this.config;
-    const now = this.now();
-    const bucket = this.buckets.get(key) ?? { level: capacity, updatedAt: now };
-    bucket.level = Math.min(capacity, bucket.level + (Math.max(0, now - bucket.updatedAt) / 1000) * refill);
-    bucket.updatedAt = now;
-    const allowed = bucket.level >= 1;
-    if (allowed) bucket.level -= 1;
-    this.buckets.set(key, bucket);
-    return {
-      allowed,
-      limit: capacity,
-      remaining: Math.floor(bucket.level),
-      resetSeconds: Math.ceil((capacity - bucket.level) / refill),
-      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - bucket.level) / refill)),
-    };
-  }
-
-  /** Forget buckets that have refilled completely: they hold nothing a new bucket would not. */
-  sweep(): void {
-    const { capacity, refill_per_second: refill } = this.config;
-    const now = this.now();
-    for (const [key, bucket] of this.buckets) {
-      if (bucket.level + ((now - bucket.updatedAt) / 1000) * refill >= capacity) this.buckets.delete(key);
-    }
-  }
-
-  get size(): number {
-    return this.buckets.size;
-  }
-}
+export { RateLimiter, type Decision } from '../../lib/rate-limiter.js';
 
 export function rateLimitHeaders(decision: Decision): Record<string, string> {
   return {

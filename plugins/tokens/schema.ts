@@ -1,10 +1,8 @@
 /** Config slice of the token plugin (`plugins.tokens`). */
+import type { BucketConfig } from '../../lib/rate-limiter.js';
 
 /** A token bucket: `capacity` requests at once, refilled at `refill_per_second`. */
-export interface BucketConfig {
-  capacity: number;
-  refill_per_second: number;
-}
+export type { BucketConfig } from '../../lib/rate-limiter.js';
 
 export interface TokensConfig {
   /** IRC operators logged in to an account count as administrators. */
