@@ -4,7 +4,7 @@
  * return a stop function. The host checks the data at boot and enforces it.
  */
 import type { AdminCheck, CommandDefinition, CommandSender } from './commands.js';
-import type { ApiRequest, JsonSchema, RouteDefinition, TierGuard } from './http/types.js';
+import type { ApiRequest, JsonSchema, RouteDefinition, Tier, TierGuard } from './http/types.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
 import type { Logger } from './logger.js';
 import type { NetworkModel } from './model/network.js';
@@ -34,7 +34,8 @@ export interface HostInfo {
 
 export interface PluginHttp {
   route(route: RouteDefinition): void;
-  setGuard(tier: 'token' | 'staff', guard: TierGuard): void;
+  /** The check before every route of `tier`; on the public tier it is optional (see HttpServer.setGuard). */
+  setGuard(tier: Tier, guard: TierGuard): void;
   addHook(
     hook: (
       request: ApiRequest,

@@ -84,7 +84,9 @@ const ERROR_RESPONSES = {
   401: {
     component: 'Unauthorized',
     description:
-      'No `Authorization` header, a malformed one, or an unknown or revoked token (`unauthorized`). Carries ' +
+      'No `Authorization` header, a malformed one, or an unknown or revoked token (`unauthorized`). A public ' +
+      'path needs no token, but a request that presents one (the `Token` scheme) there is refused this way too ' +
+      'when it is not live. Carries ' +
       '`WWW-Authenticate: Token`, and no `RateLimit-*` headers, even where refusals count against the rate limit.',
     headers: ['WWW-Authenticate'],
     rateLimits: false,
@@ -187,7 +189,9 @@ function errorStatuses(route: RouteDefinition): ErrorStatus[] {
   const hasParameters = pathParameterNames(route.path).length > 0 || (route.queryParameters?.length ?? 0) > 0;
   const hasBody = route.method === 'POST' || route.method === 'PATCH';
   if (hasParameters || hasBody) statuses.push(400);
-  if (route.tier !== 'public') statuses.push(401, 403);
+  // A public path answers 401 only to a token presented anyway that is not live.
+  statuses.push(401);
+  if (route.tier !== 'public') statuses.push(403);
   if (pathParameterNames(route.path).length > 0) statuses.push(404);
   if (hasBody) statuses.push(413, 415);
   statuses.push(429, 500, 503);
@@ -275,7 +279,8 @@ function operationFor(route: RouteDefinition, operationId: string): Operation {
   if (route.body) {
     operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } };
   }
-  if (route.tier !== 'public') operation.security = [{ [TOKEN_SCHEME]: [] }];
+  // On a public path the token is optional: no requirement ({}) or the token.
+  operation.security = route.tier === 'public' ? [{}, { [TOKEN_SCHEME]: [] }] : [{ [TOKEN_SCHEME]: [] }];
   return operation;
 }
 

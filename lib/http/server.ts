@@ -36,7 +36,7 @@ import {
 import { ApiError, invalidParameter, notFound, unavailable } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
 import { SerializedJson } from './serialized-json.js';
-import type { ApiRequest, ApiResponse, HttpMethod, RouteDefinition, TierGuard } from './types.js';
+import type { ApiRequest, ApiResponse, HttpMethod, RouteDefinition, Tier, TierGuard } from './types.js';
 
 export { paginate, type Page, type PaginateOptions } from './paging.js';
 
@@ -297,7 +297,7 @@ export class HttpServer {
    */
   private readonly router = polka();
   private readonly entryOf = new Map<PolkaHandler, RouteEntry>();
-  private readonly guards = new Map<'token' | 'staff', TierGuard>();
+  private readonly guards = new Map<Tier, TierGuard>();
   private readonly hooks: RequestHook[] = [];
   /** Open connections and how many of their requests are unanswered, so close() can drop idle ones. */
   private readonly sockets = new Map<Socket, number>();
@@ -347,8 +347,11 @@ export class HttpServer {
     }
   }
 
-  /** Set the check run before every route of a tier; until one is set, that tier answers 503. */
-  setGuard(tier: 'token' | 'staff', guard: TierGuard): void {
+  /**
+   * Set the check run before every route of a tier; until one is set, the token and staff tiers answer 503.
+   * A public tier's guard is optional: without one, public routes are not checked at all.
+   */
+  setGuard(tier: Tier, guard: TierGuard): void {
     this.guards.set(tier, guard);
   }
 
@@ -515,9 +518,9 @@ export class HttpServer {
     const { route } = entry;
     const request = exchange.request!;
     if (step === 0) {
-      if (route.tier === 'public') return undefined;
-      exchange.stage = 'guard';
       const guard = this.guards.get(route.tier);
+      if (route.tier === 'public' && !guard) return undefined;
+      exchange.stage = 'guard';
       if (!guard)
         throw unavailable(
           `${route.tier === 'token' ? 'Token' : 'Staff'} routes are not available yet: no access guard is configured`,

@@ -3,6 +3,7 @@
  * Missing, malformed, unknown or revoked → 401 `unauthorized` with
  * `WWW-Authenticate: Token`; a live token without approval for the route's
  * endpoint name (or, on staff routes, without the staff flag) → 403 `forbidden`.
+ * Public routes need no token, but one presented there is checked all the same.
  */
 import { ApiError } from '../../lib/http/errors.js';
 import { openApiPath } from '../../lib/http/openapi.js';
@@ -32,6 +33,9 @@ function unauthorized(message: string, Kind: typeof ApiError = ApiError): ApiErr
 }
 
 const SCHEME = 'Token ';
+
+/** An Authorization header of the Token scheme, with or without credentials. */
+const PRESENTS_TOKEN = /^\s*token(?:\s|$)/i;
 
 /** The live token a request presents, or the 401 that explains what is wrong with its header. */
 export function authenticate(tokens: TokensSlice, request: ApiRequest): ApiToken | ApiError {
@@ -67,6 +71,26 @@ function explainRefusal(tokens: TokensSlice, header: string): ApiToken | ApiErro
     return unauthorized(`Token #${token.id} was revoked at ${token.revokedAt}`, RevokedTokenError);
   }
   return token;
+}
+
+/**
+ * The public tier's guard. Anyone may call a public route; a request that presents a token anyway
+ * (the Token scheme) is held to it, as Django REST Framework's TokenAuthentication holds it on a view
+ * that allows anyone: a malformed, unknown or revoked token is a 401, so every use of a revoked token
+ * is refused and its client learns that it is dead. A live token changes nothing (the request still
+ * counts against its address, and is not a use of the token); other schemes (Basic, Bearer) are not
+ * ours and are let through.
+ */
+export function createPublicGuard(tokens: TokensSlice, options: Pick<GuardOptions, 'onUnauthorized'> = {}): TierGuard {
+  return (request: ApiRequest): void => {
+    const header = request.headers.authorization;
+    if (header === undefined || !PRESENTS_TOKEN.test(header)) return;
+    const result = authenticate(tokens, request);
+    if (result instanceof ApiError) {
+      options.onUnauthorized?.(request, { revoked: result instanceof RevokedTokenError });
+      throw result;
+    }
+  };
 }
 
 /** The guard of one tier; it records every authenticated use and sets `request.tokenId`. */

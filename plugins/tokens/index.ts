@@ -8,7 +8,7 @@ import { TokensSlice } from '../../lib/model/tokens.js';
 import { definePlugin } from '../../lib/plugin.js';
 import { tokenCommands } from './commands.js';
 import { grantableEndpoints } from './endpoints.js';
-import { createGuard } from './guard.js';
+import { createGuard, createPublicGuard } from './guard.js';
 import { operAdminCheck } from './oper-admin.js';
 import { RateLimiter, rateLimitHeaders, rateLimitHook, rateLimited } from './rate-limit.js';
 import { tokensConfigSchema, type TokensConfig } from './schema.js';
@@ -71,6 +71,7 @@ export default definePlugin<TokensConfig>({
       : undefined;
     http.setGuard('token', createGuard(tokens, 'token', { onUnauthorized, onForbidden }));
     http.setGuard('staff', createGuard(tokens, 'staff', { onUnauthorized, onForbidden }));
+    http.setGuard('public', createPublicGuard(tokens, { onUnauthorized }));
     if (limits.enabled) {
       http.addHook(rateLimitHook(limiters));
       timers.every(SWEEP_MS, () => {

@@ -191,6 +191,10 @@ t.test(
       t.equal(headers.get('www-authenticate'), 'Token');
       t.equal(body.error?.code, 'unauthorized');
     }
+    // Every use of a revoked token is a 401, on a path that needs none too (as DRF's TokenAuthentication does).
+    const publicWithRevoked = await api('/api/irc/stats/', withToken(userToken));
+    t.equal(publicWithRevoked.status, 401, 'a public path presented the revoked token: 401');
+    t.equal((await api('/api/irc/stats/')).status, 200, 'the same path without it: 200');
   },
 );
 

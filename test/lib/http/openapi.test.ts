@@ -94,9 +94,10 @@ t.test("responses: the 200 schema is the route's own; errors use the contract bo
     routes[1]!.route.response,
     'the very schema object of the route: one source of truth',
   );
-  t.same(Object.keys(channel.responses).sort(), ['200', '304', '400', '404', '429', '500', '503']);
+  t.same(Object.keys(channel.responses).sort(), ['200', '304', '400', '401', '404', '429', '500', '503']);
   t.same(channel.responses['404'], { $ref: '#/components/responses/NotFound' });
-  t.notOk(channel.security, 'public routes need no token');
+  t.same(channel.security, [{}, { tokenAuth: [] }], 'public routes need no token; one may be presented');
+  t.notOk(channel.responses['403'], 'a public route refuses no live token');
   const list = operation('/api/irc/channels/', 'get');
   t.notOk(list.responses['404'], 'a list without path parameters has no 404 of its own');
 

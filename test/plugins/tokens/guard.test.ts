@@ -5,7 +5,7 @@ import { HttpServer } from '../../../lib/http/server.js';
 import type { RouteDefinition } from '../../../lib/http/types.js';
 import { createLogger } from '../../../lib/logger.js';
 import { TokensSlice } from '../../../lib/model/tokens.js';
-import { createGuard } from '../../../plugins/tokens/guard.js';
+import { createGuard, createPublicGuard } from '../../../plugins/tokens/guard.js';
 import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 const admin = { account: 'boss', via: 'irc' } as const;
@@ -31,10 +31,12 @@ async function start(t: Test, onUnauthorized?: () => void) {
   const tokens = new TokensSlice({ onChange: () => undefined, fold: (name) => name.toLowerCase() });
   server.setGuard('token', createGuard(tokens, 'token', { onUnauthorized }));
   server.setGuard('staff', createGuard(tokens, 'staff'));
+  server.setGuard('public', createPublicGuard(tokens, { onUnauthorized }));
   server.route('test', route('/api/irc/users/', 'irc.users'));
   server.route('test', route('/api/irc/users/:nick/', 'irc.user'));
   server.route('test', route('/api/netstats/status/', 'netstats.status'));
   server.route('test', route('/api/staff/tokens/', 'staff.tokens', 'staff'));
+  server.route('test', route('/api/irc/stats/', 'irc.stats', 'public'));
   const { url } = await server.listen();
   t.teardown(() => server.close());
   const document = buildOpenApiDocument(server.routes(), { title: 'test', version: '1' });
@@ -137,4 +139,44 @@ t.test('onUnauthorized sees every refused authentication and may answer instead'
   t.equal((await get('/api/irc/users/', 'Token x')).status, 401);
   t.equal((await get('/api/irc/users/', 'Token y')).status, 500, 'what it throws is answered');
   t.equal(refused, 3);
+});
+
+t.test('a public path needs no token, but one presented there must be live (DRF TokenAuthentication)', async (t) => {
+  let refused = 0;
+  const { tokens, get } = await start(t, () => void refused++);
+  const { token, secret } = tokens.create('alice', '', admin);
+  const revoked = tokens.create('alice', '', admin);
+  tokens.revoke(revoked.token, admin);
+  const ok = await get('/api/irc/stats/');
+  t.equal(ok.status, 200, 'no header: answered');
+  t.same(await ok.json(), { ok: true, token: null });
+  for (const header of ['', 'Bearer x', 'Basic YWxpY2U6c2VjcmV0', secret]) {
+    t.equal(
+      (await get('/api/irc/stats/', header)).status,
+      200,
+      `another scheme or none (${JSON.stringify(header)}) is not ours`,
+    );
+  }
+  const live = await get('/api/irc/stats/', `Token ${secret}`);
+  t.equal(live.status, 200, 'a live token: answered');
+  t.same(await live.json(), { ok: true, token: null }, 'as a public request: the token is not taken as the caller');
+  t.equal(live.headers.get('cache-control'), 'public, max-age=10');
+  t.equal(token.lastUsedAt, null, 'and it is not a use of the token');
+  t.equal(refused, 0);
+  const cases: [string, RegExp][] = [
+    [`Token ${revoked.secret}`, /Token #2 was revoked at/],
+    [`token ${revoked.secret}`, /Token #2 was revoked at/],
+    ['Token', /no token after "Token"/],
+    ['Token abc', /an API token is "ntd_" followed by 43/],
+    [`Token ntd_${'A'.repeat(43)}`, /no such token/],
+    [`Token ${secret} extra`, /must not contain spaces/],
+  ];
+  for (const [header, message] of cases) {
+    const response = await get('/api/irc/stats/', header);
+    t.equal(response.status, 401, `${header.slice(0, 12)}…: 401`);
+    t.equal(response.headers.get('www-authenticate'), 'Token');
+    t.equal(response.headers.get('cache-control'), 'no-store', 'a refusal is not cached');
+    t.match((await errorOf(response)).message, message);
+  }
+  t.equal(refused, cases.length, 'each refusal goes through onUnauthorized (the address is throttled)');
 });
