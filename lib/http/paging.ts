@@ -15,7 +15,14 @@ export interface PaginateOptions<T> {
   defaultOrdering: string;
   /** The text `?search=` looks in; without it the list refuses `?search=`. */
   searchField?: (item: T) => string | string[];
+  /**
+   * Folds the search and the text it looks in before they are compared (default: `toLowerCase`).
+   * Lists of IRC names give the network's CASEMAPPING here, so `[a]` finds `{a}` under rfc1459.
+   */
+  searchFold?: (text: string) => string;
 }
+
+const lowerCase = (text: string): string => text.toLowerCase();
 
 /** The list envelope every list route answers. */
 export interface Page<T> {
@@ -120,10 +127,11 @@ export function paginate<T>(request: ApiRequest, items: readonly T[], options: P
   if (search !== '') {
     const { searchField } = options;
     if (!searchField) throw invalidParameter('search', 'this list cannot be searched');
-    const needle = search.toLowerCase();
+    const fold = options.searchFold ?? lowerCase;
+    const needle = fold(search);
     selected = selected.filter((item) => {
       const haystack = searchField(item);
-      return (Array.isArray(haystack) ? haystack : [haystack]).some((text) => text.toLowerCase().includes(needle));
+      return (Array.isArray(haystack) ? haystack : [haystack]).some((text) => fold(text).includes(needle));
     });
   }
 

@@ -237,6 +237,17 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
+/** `query` with each repeated parameter set to its last value, in the place of its first. */
+function lastValues(query: URLSearchParams): URLSearchParams {
+  const keys = new Set(query.keys());
+  if (keys.size === query.size) return query;
+  for (const key of keys) {
+    const values = query.getAll(key);
+    if (values.length > 1) query.set(key, values[values.length - 1]!);
+  }
+  return query;
+}
+
 /** What a handler sees; the query string is parsed the first time it is read. */
 class RoutedRequest implements ApiRequest {
   body: unknown = undefined;
@@ -252,8 +263,9 @@ class RoutedRequest implements ApiRequest {
     readonly ip: string,
   ) {}
 
+  /** The parsed query string; a parameter given more than once keeps its last value, as Django's QueryDict.get. */
   get query(): URLSearchParams {
-    return (this.parsedQuery ??= new URLSearchParams(this.search));
+    return (this.parsedQuery ??= lastValues(new URLSearchParams(this.search)));
   }
 }
 

@@ -55,3 +55,11 @@ export function casefold(name: string, mapping: Casemapping = 'rfc1459'): string
   }
   return folded;
 }
+
+/**
+ * Fold text for a case-insensitive search among IRC names (`?search=`): lower case, as any search
+ * (non-ASCII letters too), then `mapping`'s own folds, so `[away]` finds `{away}` under rfc1459.
+ */
+export function searchFold(text: string, mapping: Casemapping = 'rfc1459'): string {
+  return casefold(text.toLowerCase(), mapping);
+}

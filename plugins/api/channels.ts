@@ -8,7 +8,14 @@ import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import type { Channel } from '../../lib/model/channels.js';
 import type { NetworkModel } from '../../lib/model/network.js';
-import { ListCache, listQueryParameters, nullableTime, pageSchema, type ModelChangeSubscriber } from './lists.js';
+import {
+  ircSearchFold,
+  ListCache,
+  listQueryParameters,
+  nullableTime,
+  pageSchema,
+  type ModelChangeSubscriber,
+} from './lists.js';
 import { requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';
 
@@ -97,6 +104,7 @@ export function channelRoutes(
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
 ): RouteDefinition[] {
   const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof channelItem>>>>(onChange);
+  const searchFold = ircSearchFold(model);
   return [
     {
       method: 'GET',
@@ -116,7 +124,12 @@ export function channelRoutes(
               .filter((channel) => !channel.hidden)
               .map(channelItem)
               .sort(byName),
-            { orderingFields: ORDERING_FIELDS, defaultOrdering: '-users', searchField: (item) => item.name },
+            {
+              orderingFields: ORDERING_FIELDS,
+              defaultOrdering: '-users',
+              searchFold,
+              searchField: (item) => item.name,
+            },
           ),
         );
         return { body };

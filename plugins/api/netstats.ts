@@ -14,7 +14,7 @@ import { bucketPoints, DAY_MS, HistorySlice, HOUR_MS } from '../../lib/model/his
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import type { PluginHttp } from '../../lib/plugin.js';
-import { listQueryParameters, pageSchema } from './lists.js';
+import { ircSearchFold, listQueryParameters, pageSchema } from './lists.js';
 import {
   channelNamesOf,
   channelProfileSchema,
@@ -115,6 +115,7 @@ function percentOf(users: number, total: number): number {
 
 export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
   const { model, config, http, selfNick } = options;
+  const searchFold = ircSearchFold(model);
   const clock = options.clock ?? (() => new Date());
 
   // The collector adds these slices; found at each request, so the routes never hold a stale one.
@@ -394,6 +395,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
         return paginate(request, operators, {
           orderingFields: ['nick', 'server'],
           defaultOrdering: 'nick',
+          searchFold,
           searchField: (item) => item.nick,
         });
       },

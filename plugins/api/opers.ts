@@ -9,7 +9,7 @@ import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import { requireReady } from './network.js';
-import { listQueryParameters, pageSchema } from './lists.js';
+import { ircSearchFold, listQueryParameters, pageSchema } from './lists.js';
 import { hostmaskOf, realHostSchema } from './users.js';
 
 export const operatorSchema: JsonSchema = {
@@ -42,6 +42,7 @@ export function operatorJson(user: User) {
 const ORDERING = ['nick', 'account', 'server', 'ip'];
 
 export function operatorRoutes(model: NetworkModel): RouteDefinition[] {
+  const searchFold = ircSearchFold(model);
   return [
     {
       method: 'GET',
@@ -58,6 +59,7 @@ export function operatorRoutes(model: NetworkModel): RouteDefinition[] {
           body: paginate(request, operators, {
             orderingFields: ORDERING,
             defaultOrdering: 'nick',
+            searchFold,
             // The hostmask holds the host.
             searchField: (item) => [
               item.nick,

@@ -8,7 +8,7 @@ import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
-import { ListCache, listQueryParameters, pageSchema, type ModelChangeSubscriber } from './lists.js';
+import { ircSearchFold, ListCache, listQueryParameters, pageSchema, type ModelChangeSubscriber } from './lists.js';
 import { requireReady } from './network.js';
 
 const nullableString = (description: string) => ({ type: ['string', 'null'], description }) as const;
@@ -93,6 +93,7 @@ export function userRoutes(
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
 ): RouteDefinition[] {
   const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof userJson>>>>(onChange);
+  const searchFold = ircSearchFold(model);
   return [
     {
       method: 'GET',
@@ -111,6 +112,7 @@ export function userRoutes(
             {
               orderingFields: ORDERING,
               defaultOrdering: 'nick',
+              searchFold,
               searchField: (item) => [
                 item.nick,
                 item.host ?? '',

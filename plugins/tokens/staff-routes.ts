@@ -14,6 +14,8 @@ export interface StaffRoutesOptions {
   tokens: TokensSlice;
   endpoints: () => GrantableEndpoint[];
   logger: Logger;
+  /** Folds `?search=` and the owners and labels it looks in (the network's CASEMAPPING; default lower case). */
+  searchFold?: (text: string) => string;
 }
 
 const tokenSchema = {
@@ -146,7 +148,7 @@ function invalidBody(field: string, message: string): ApiError {
 const idParameter = 'id';
 
 export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
-  const { tokens, logger } = options;
+  const { tokens, logger, searchFold } = options;
 
   const tokenOf = (request: ApiRequest): ApiToken => {
     const raw = request.params[idParameter];
@@ -195,6 +197,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
           body: paginate(request, items, {
             orderingFields: ['id', 'owner', 'created_at', 'last_used_at'],
             defaultOrdering: 'id',
+            searchFold,
             searchField: (item) => [item.label, item.owner],
           }),
         };

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap';
 import { ApiError } from '../../../lib/http/errors.js';
 import { HttpServer, paginate, type PaginateOptions } from '../../../lib/http/server.js';
 import type { ApiRequest } from '../../../lib/http/types.js';
+import { searchFold } from '../../../lib/irc/casemapping.js';
 import { createLogger } from '../../../lib/logger.js';
 
 interface Channel {
@@ -181,6 +182,22 @@ t.test('search is a case-insensitive substring of the search field', async (t) =
     names(paginate(request('search='), items, options)),
     ['#chat', '#help', '#Linux'],
     'an empty search filters nothing',
+  );
+
+  const folded = [
+    { name: '#{away}', users: 1, aliases: [] },
+    { name: '#[AWAY]', users: 2, aliases: [] },
+  ];
+  t.same(
+    names(paginate(request('search=[away'), folded, options)),
+    ['#[AWAY]'],
+    'by default only letters fold (lower case)',
+  );
+  const rfc1459 = (text: string) => searchFold(text, 'rfc1459');
+  t.same(
+    names(paginate(request('search=[away'), folded, { ...options, searchFold: rfc1459 })),
+    ['#[AWAY]', '#{away}'],
+    'searchFold folds the search and the fields alike',
   );
 
   const { searchField: _, ...unsearchable } = options;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { casefold, type Casemapping } from '../../../lib/irc/casemapping.js';
+import { casefold, searchFold, type Casemapping } from '../../../lib/irc/casemapping.js';
 
 /** The folding rules written out character by character, to check the fast paths against. */
 function slowFold(name: string, mapping: Casemapping): string {
@@ -56,4 +56,10 @@ t.test('agrees with the rules on every mix of interesting characters', async (t)
     }
   }
   t.equal(mismatches, 0);
+});
+
+t.test('searchFold: lower case as any search, then the mapping', async (t) => {
+  t.equal(searchFold('Nick[Away]~', 'rfc1459'), 'nick{away}^');
+  t.equal(searchFold('Nick[Away]~', 'ascii'), 'nick[away]~');
+  t.equal(searchFold('ÄRGER[X]', 'rfc1459'), 'ärger{x}', 'non-ASCII letters fold too: a search is not a key');
 });

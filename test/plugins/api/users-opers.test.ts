@@ -122,6 +122,7 @@ t.test('the user list is paginated and searchable by nick, host, real host, IP a
   t.same(await search('dsl-42'), ['alice'], 'real host');
   t.same(await search('203.0.113'), ['Oper'], 'IP');
   t.same(await search('root'), ['Oper'], 'account');
+  t.same(await search('b{AWAY}'), ['Bob[away]'], 'the search folds with the CASEMAPPING: {} are [] under rfc1459');
   const paged = (await get('/api/irc/users/?limit=2&ordering=-nick')).body as unknown as Page & { next: string };
   t.same(
     paged.results.map((user) => user.nick),
