@@ -7,6 +7,7 @@ import type { Logger } from './logger.js';
 import { errorMessage } from './logger.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
+import { splitText } from './irc/transport.js';
 
 export interface CommandSender {
   nick: string;
@@ -29,8 +30,9 @@ export interface CommandInvocation {
 
 export interface ReplyOptions {
   /**
-   * Runs (once) if the answer is dropped instead of sent: the nick may have changed hands, or the answer
-   * could not leave in time. A handler that answered with a secret undoes what it made.
+   * Runs (once) if the answer is dropped instead of sent — any of its lines, for one too long for a single
+   * NOTICE: the nick may have changed hands, or the answer could not leave in time. A handler that
+   * answered with a secret undoes what it made.
    */
   onDropped?: () => void;
 }
@@ -79,7 +81,7 @@ interface ReplyChannel {
   started: number;
   /** When its last line was queued. */
   lastQueued: number;
-  /** Of each answer still queued, what to run if it is never sent. */
+  /** Of each answer with a line still queued, what to run if that line is never sent. */
   undelivered: Set<() => void>;
 }
 
@@ -267,19 +269,26 @@ export class CommandRegistry {
         drop();
         return;
       }
+      // Split here rather than by the transport: an answer is delivered only once its last line has left.
+      const pieces = splitText(line);
+      if (pieces.length === 0) return;
       channel.lastQueued = this.now();
       const deadline = (channel.slow ? channel.lastQueued : channel.started) + REPLY_DEADLINE_MS;
       channel.undelivered.add(drop);
+      let unsent = pieces.length;
       const stillWanted = (): boolean => {
+        if (channel.open && this.now() <= deadline) {
+          if (--unsent === 0) channel.undelivered.delete(drop);
+          return true;
+        }
         channel.undelivered.delete(drop);
-        if (channel.open && this.now() <= deadline) return true;
         if (channel.open) {
           this.logger.warn('an answer to a command was dropped: it could not be sent in time', { nick });
         }
         channel.open = false;
         return drop();
       };
-      this.irc.notice(nick, line, { urgent: true, key, stillWanted });
+      for (const piece of pieces) this.irc.notice(nick, piece, { urgent: true, key, stillWanted });
     };
     return { channel, reply };
   }

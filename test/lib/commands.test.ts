@@ -312,6 +312,30 @@ t.test('answers still queued when the connection drops are never sent: their han
   t.same(context.notices('alice'), []);
 });
 
+t.test('an answer split into several lines is delivered only once its last line has left', async (t) => {
+  // Two lines may leave at once: the bot mode at registration took one, the answer's first line takes the other.
+  const long = `${'word '.repeat(100)}end`;
+  for (const loss of ['the connection drops', 'the nick changes'] as const) {
+    const context = setup(['boss'], { pacing: { burst: 2, intervalMs: 1000 } });
+    const dropped: string[] = [];
+    context.registry.register('test', {
+      name: 'LONG',
+      usage: '',
+      help: 'Answers with more than one NOTICE can carry.',
+      handle: ({ reply }) => reply(long, { onDropped: () => dropped.push('long') }),
+    });
+    await deliver(context, ':alice!a@h PRIVMSG DataBot :long');
+    t.equal(context.notices('alice').length, 1, 'its first line left, the second waits');
+    if (loss === 'the connection drops') {
+      context.irc.drop();
+      context.registry.connectionLost();
+    } else {
+      await deliver(context, ':alice!a@h NICK :elsewhere');
+    }
+    t.same(dropped, ['long'], `${loss} before its last line left: the handler hears so at once`);
+  }
+});
+
 t.test('a command whose sender took too long to look up is not run at all', async (t) => {
   let now = 1_000_000;
   const context = setup(['boss'], { now: () => now });
