@@ -49,6 +49,12 @@ export interface CommandDefinition {
   /** Only senders logged in to an account may run it. */
   requiresAccount?: boolean;
   /**
+   * The most words it takes after its name: with more it does not run, and the sender is shown its usage
+   * (rather than having a word they meant silently ignored). Unset: any number, for free text such as a
+   * label, or a list.
+   */
+  maxArgs?: number;
+  /**
    * It may answer long after it was sent (SYNC): each answer then has {@link REPLY_DEADLINE_MS} from when
    * it is given, not from when the command came. Commands that answer with a secret must not be slow.
    */
@@ -91,6 +97,11 @@ export const REPLY_DEADLINE_MS = 10_000;
 export interface CommandRate {
   burst: number;
   intervalMs: number;
+}
+
+/** `Usage: NAME usage`, as HELP and usage errors show it. */
+export function usageLine(definition: Pick<CommandDefinition, 'name' | 'usage'>): string {
+  return `Usage: ${definition.name}${definition.usage ? ` ${definition.usage}` : ''}`;
 }
 
 /** Text without IRC formatting: bold, colours (`\x0304,01`), italics, underline, reverse, reset. */
@@ -138,6 +149,8 @@ export class CommandRegistry {
       throw new Error(`command "${definition.name}" of plugin "${plugin}" has no usage text`);
     if (!definition.help?.trim())
       throw new Error(`command "${definition.name}" of plugin "${plugin}" has no help text`);
+    if (definition.maxArgs !== undefined && !(Number.isInteger(definition.maxArgs) && definition.maxArgs >= 0))
+      throw new Error(`command "${definition.name}" of plugin "${plugin}": maxArgs must be an integer, 0 or more`);
     const existing = this.commands.find((command) => command.words.join(' ') === words.join(' '));
     if (existing) {
       throw new Error(
@@ -226,6 +239,10 @@ export class CommandRegistry {
       reply(
         `Permission denied: ${definition.name} is for administrators, and the account ${sender.account} is not one.`,
       );
+      return;
+    }
+    if (definition.maxArgs !== undefined && args.length > definition.maxArgs) {
+      reply(`Too many arguments. ${usageLine(definition)}`);
       return;
     }
     try {
@@ -428,7 +445,7 @@ export class CommandRegistry {
     }
     if (exact) {
       const { definition } = exact;
-      reply(`Usage: ${definition.name}${definition.usage ? ' ' + definition.usage : ''}`);
+      reply(usageLine(definition));
       reply(definition.help);
       if (definition.adminOnly) reply('Only administrators may use this command.');
     }

@@ -179,6 +179,7 @@ export default definePlugin<StatsConfig>({
     commands.register({
       name: 'SYNC',
       usage: '',
+      maxArgs: 0,
       help: 'Runs a full sync of the network now (LUSERS, LINKS, LIST, WHO, STATS P) and reports the counts.',
       adminOnly: true,
       // A sync of a big network takes longer than an answer may wait; its answer carries no secret.

@@ -5,7 +5,7 @@
  * A token is always written `#<id>`; commands take `<id>` or `#<id>`.
  */
 import { openApiPath } from '../../lib/http/openapi.js';
-import type { CommandDefinition, CommandInvocation } from '../../lib/commands.js';
+import { usageLine, type CommandDefinition, type CommandInvocation } from '../../lib/commands.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from '../../lib/model/tokens.js';
 import { checkNames, describeValidNames, parseTokenId, wildcards, type GrantableEndpoint } from './endpoints.js';
@@ -64,10 +64,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
 
   const actorOf = (invocation: CommandInvocation): AuditActor => ({ account: invocation.sender.account!, via: 'irc' });
 
-  const usageOf = (name: string): string => {
-    const command = commands.find((candidate) => candidate.name === name)!;
-    return `Usage: ${command.name}${command.usage ? ` ${command.usage}` : ''}`;
-  };
+  const usageOf = (name: string): string => usageLine(commands.find((candidate) => candidate.name === name)!);
 
   /** The token named by `text` that the sender may see (their own, or any for an administrator). */
   const findToken = (invocation: CommandInvocation, text: string | undefined, command: string): ApiToken | null => {
@@ -175,6 +172,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
     {
       name: 'TOKEN LIST',
       usage: '[ALL|<account>]',
+      maxArgs: 1,
       help:
         'Lists your tokens with their state and approved endpoints. Administrators may list every token (ALL) ' +
         "or an account's tokens.",
@@ -203,6 +201,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
     {
       name: 'TOKEN INFO',
       usage: '<id>',
+      maxArgs: 1,
       help: 'Shows one of your tokens: label, state, approved endpoints, staff flag, last use and uses per endpoint.',
       requiresAccount: true,
       handle(invocation) {
@@ -221,6 +220,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
     {
       name: 'TOKEN REVOKE',
       usage: '<id>',
+      maxArgs: 1,
       help: 'Revokes one of your tokens for good: every request with it gets 401 from then on. Administrators may revoke any token.',
       requiresAccount: true,
       handle(invocation) {
@@ -315,6 +315,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
     {
       name: 'TOKEN STAFF',
       usage: '<id> ON|OFF',
+      maxArgs: 2,
       help: 'Marks a token as staff (ON) or not (OFF). A staff token may manage tokens over HTTP under /api/staff/.',
       adminOnly: true,
       handle(invocation) {
@@ -338,6 +339,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
     {
       name: 'TOKEN ENDPOINTS',
       usage: '',
+      maxArgs: 0,
       help: 'Lists the endpoint names an administrator may grant, with their paths, and the wildcards.',
       adminOnly: true,
       handle({ reply }) {
@@ -350,6 +352,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
     {
       name: 'TOKEN AUDIT',
       usage: '[id]',
+      maxArgs: 1,
       help: `Shows the newest ${AUDIT_LINES} entries of the token audit log (creations, grants, denials, revocations, staff changes), or those of one token.`,
       adminOnly: true,
       handle(invocation) {

@@ -76,6 +76,31 @@ t.test('a command runs with its arguments; the longest name wins', async (t) => 
   t.same(context.notices('alice'), ['pong hello there']);
 });
 
+t.test('more arguments than a command takes are refused with its usage, and it does not run', async (t) => {
+  const context = setup();
+  context.registry.register('test', {
+    name: 'PICK',
+    usage: '<one>',
+    help: 'Takes one word.',
+    maxArgs: 1,
+    handle: ({ args, reply }) => {
+      context.runs.push(`pick ${args.join(' ')}`);
+      reply('picked');
+    },
+  });
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :pick 5 6');
+  t.same(context.notices('alice'), ['Too many arguments. Usage: PICK <one>']);
+  t.same(context.runs, [], 'nothing was done');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :pick 5');
+  t.same(context.runs, ['pick 5'], 'as many as it takes');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :ping me as many words as you like');
+  t.same(context.runs.at(-1), 'ping as many words as you like', 'without maxArgs, any number');
+  const base: CommandDefinition = { name: 'X', usage: '', help: 'Does x.', handle: () => undefined };
+  for (const maxArgs of [-1, 1.5]) {
+    t.throws(() => context.registry.register('p', { ...base, maxArgs }), { message: /maxArgs must be an integer/ });
+  }
+});
+
 t.test('unknown commands and channel messages', async (t) => {
   const context = setup();
   await deliver(context, ':alice!a@h PRIVMSG DataBot :frobnicate');

@@ -193,6 +193,37 @@ t.test('LIST, INFO and REVOKE: your own tokens only', async (t) => {
   t.match((await say('alice', 'alice', 'TOKEN LIST')).join('\n'), /#1 "a" of alice: revoked/);
 });
 
+t.test(
+  'more arguments than a command takes are refused with its usage; a label takes the rest of the line',
+  async (t) => {
+    const { say, create, tokens } = setup();
+    const first = await create('alice');
+    const second = await create('alice');
+    t.same(await say('alice', 'alice', `TOKEN REVOKE ${first.id} ${second.id}`), [
+      'Too many arguments. Usage: TOKEN REVOKE <id>',
+    ]);
+    t.equal(tokens.get(first.id)!.revokedAt, null, 'nothing was revoked');
+    t.equal(tokens.get(second.id)!.revokedAt, null);
+    const refused: [string, string, string][] = [
+      ['alice', `TOKEN INFO ${first.id} ${second.id}`, 'TOKEN INFO <id>'],
+      ['alice', 'TOKEN LIST alice bob', 'TOKEN LIST [ALL|<account>]'],
+      ['boss', `TOKEN STAFF ${first.id} ON now`, 'TOKEN STAFF <id> ON|OFF'],
+      ['boss', 'TOKEN ENDPOINTS all', 'TOKEN ENDPOINTS'],
+      ['boss', `TOKEN AUDIT ${first.id} ${second.id}`, 'TOKEN AUDIT [id]'],
+    ];
+    for (const [account, command, usage] of refused) {
+      t.same(await say(account, account, command), [`Too many arguments. Usage: ${usage}`], command);
+    }
+    t.notOk(tokens.get(first.id)!.staff, 'nothing was marked staff');
+    t.match((await say('alice', 'alice', 'TOKEN CREATE my old laptop'))[0], /^Token #3 "my old laptop" created/);
+    t.match(
+      (await say('boss', 'boss', `TOKEN GRANT ${first.id} irc.users irc.user`))[0],
+      /may now call irc.users, irc.user/,
+      'a list takes any number',
+    );
+  },
+);
+
 t.test('administrators grant, deny, mark staff, list all and revoke any token', async (t) => {
   const { say, create, tokens } = setup();
   const { id } = await create('alice');
