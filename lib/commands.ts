@@ -424,14 +424,14 @@ export class CommandRegistry {
   }
 
   private help(invocation: CommandInvocation): void {
-    const { args, reply, isAdmin } = invocation;
-    const visible = this.commands.filter((command) => isAdmin || !command.definition.adminOnly);
+    const { args, reply, isAdmin, sender } = invocation;
+    const visible = this.commands
+      .map((command) => command.definition)
+      .filter((definition) => isAdmin || !definition.adminOnly);
     if (args.length === 0) {
       reply(`Commands (send HELP <command> for details):`);
-      for (const { definition } of visible) {
-        const usage = definition.usage ? ` ${definition.usage}` : '';
-        reply(`  ${definition.name}${usage} — ${definition.help.split(/(?<=\.)\s/)[0]}`);
-      }
+      for (const definition of visible) reply(summary(definition));
+      this.accountNote(visible, sender, reply);
       return;
     }
     const wanted = args.map((word) => word.toUpperCase());
@@ -448,12 +448,32 @@ export class CommandRegistry {
       reply(usageLine(definition));
       reply(definition.help);
       if (definition.adminOnly) reply('Only administrators may use this command.');
+      else if (definition.requiresAccount) reply('Only users logged in to a NickServ account may use this command.');
     }
-    for (const { definition } of group) {
-      if (!isAdmin && definition.adminOnly) continue;
-      reply(
-        `  ${definition.name}${definition.usage ? ' ' + definition.usage : ''} — ${definition.help.split(/(?<=\.)\s/)[0]}`,
-      );
-    }
+    const shown = group.map((command) => command.definition).filter((definition) => isAdmin || !definition.adminOnly);
+    for (const definition of shown) reply(summary(definition));
+    this.accountNote(shown, sender, reply);
   }
+
+  /**
+   * For a sender who is not logged in: which of the commands just listed need a NickServ account, so that
+   * they identify before trying one rather than after being refused.
+   */
+  private accountNote(shown: CommandDefinition[], sender: CommandSender, reply: (line: string) => void): void {
+    if (sender.account !== null) return;
+    const needing = shown
+      .filter((definition) => definition.requiresAccount || definition.adminOnly)
+      .map((definition) => definition.name);
+    if (needing.length === 0) return;
+    const names = needing.length === 1 ? needing[0] : `${needing.slice(0, -1).join(', ')} and ${needing.at(-1)}`;
+    reply(
+      `You are not logged in: ${names} need${needing.length === 1 ? 's' : ''} a NickServ account. ` +
+        'Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>).',
+    );
+  }
+}
+
+/** A command's line in HELP's lists: name, usage and the first sentence of its help. */
+function summary(definition: CommandDefinition): string {
+  return `  ${definition.name}${definition.usage ? ` ${definition.usage}` : ''} — ${definition.help.split(/(?<=\.)\s/)[0]}`;
 }

@@ -159,6 +159,42 @@ t.test('HELP lists what the sender may use and explains one command', async (t) 
   t.ok(context.notices('b').some((line) => line.includes('SHUTDOWN')));
 });
 
+t.test('HELP tells a sender who is not logged in which commands need a NickServ account', async (t) => {
+  const context = setup();
+  context.irc.receive(':irc.test CAP DataBot ACK :account-tag');
+  for (const name of ['MINE', 'MINE TOO']) {
+    context.registry.register('test', {
+      name,
+      usage: '',
+      help: 'Needs an account.',
+      requiresAccount: true,
+      handle: () => undefined,
+    });
+  }
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :HELP');
+  t.equal(
+    context.notices('alice').at(-1),
+    'You are not logged in: MINE and MINE TOO need a NickServ account. ' +
+      'Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>).',
+  );
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :HELP mine too');
+  t.same(context.notices('alice').slice(-3), [
+    'Usage: MINE TOO',
+    'Needs an account.',
+    'Only users logged in to a NickServ account may use this command.',
+  ]);
+  await deliver(context, ':bob!b@h PRIVMSG DataBot :HELP mine');
+  t.match(context.notices('bob').at(-1), /^You are not logged in: MINE TOO needs a NickServ account\./, 'a group');
+  await deliver(context, '@account=alice :alice!a@h PRIVMSG DataBot :HELP');
+  t.notOk(
+    context
+      .notices('alice')
+      .slice(-4)
+      .some((line) => line.includes('not logged in')),
+    'no note for a sender who is logged in',
+  );
+});
+
 t.test('a handler that throws gets a polite reply and a log line', async (t) => {
   const context = setup();
   context.registry.register('flaky', {

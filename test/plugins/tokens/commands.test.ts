@@ -315,6 +315,15 @@ t.test('TOKEN alone, an unknown subcommand, and HELP TOKEN', async (t) => {
     help.some((line) => /TOKEN GRANT/.test(line)),
     'administrator commands are not offered to others',
   );
+  const note =
+    'You are not logged in: TOKEN CREATE, TOKEN LIST, TOKEN INFO and TOKEN REVOKE need a NickServ account. ' +
+    'Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>).';
+  t.equal((await say('alice', null, 'HELP')).at(-1), note, 'HELP tells who is not logged in what needs an account');
+  t.equal((await say('alice', null, 'HELP TOKEN')).at(-1), note, 'and so does HELP TOKEN');
+  t.notOk(
+    help.some((line) => line.includes('not logged in')),
+    'not to who is logged in',
+  );
   const grantHelp = await say('boss', 'boss', 'HELP TOKEN GRANT');
   t.match(grantHelp.join('\n'), /Usage: TOKEN GRANT <id>.*\nApproves endpoints.*\nOnly administrators/);
 });
