@@ -187,15 +187,23 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         }
         const all = wanted.toUpperCase() === 'ALL';
         if (!isAdmin && (all || fold(wanted) !== fold(account))) {
-          logger.warn('admin command refused', { command: 'TOKEN LIST', account, wanted });
+          // Not what was typed: anyone may send any text here, and it has no business in the log.
+          logger.warn('admin command refused', { command: `TOKEN LIST ${all ? 'ALL' : '<account>'}`, account });
           reply(
             `Permission denied: TOKEN LIST ${all ? 'ALL' : '<account>'} is for administrators, and the account ${account} ` +
               'is not one. TOKEN LIST shows your own tokens.',
           );
           return;
         }
-        if (all) listTokens(invocation, tokens.all(), 'There are');
-        else listTokens(invocation, tokens.ownedBy(wanted), `The account ${wanted} has`);
+        if (all) {
+          listTokens(invocation, tokens.all(), 'There are');
+          return;
+        }
+        // Accounts compare folded: the answer names the account as its services spell it, not as typed —
+        // as its newest token records it, or as the sender's own account when it is theirs.
+        const owned = tokens.ownedBy(wanted);
+        const name = owned.at(-1)?.owner ?? (fold(wanted) === fold(account) ? account : wanted);
+        listTokens(invocation, owned, `The account ${name} has`);
       },
     },
     {

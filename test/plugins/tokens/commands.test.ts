@@ -180,6 +180,7 @@ t.test('LIST, INFO and REVOKE: your own tokens only', async (t) => {
     /Permission denied: TOKEN LIST <account> is for administrators/,
   );
   t.match((await say('alice', 'alice', 'TOKEN LIST ALL'))[0], /Permission denied: TOKEN LIST ALL/);
+  t.equal((await say('alice', 'alice', 'TOKEN LIST ALICE'))[0], 'The account alice has 1 token (1 active):');
   t.match((await say('alice', 'alice', 'TOKEN INFO'))[0], /Which token\? Usage: TOKEN INFO <id>/);
   t.match((await say('alice', 'alice', 'TOKEN INFO x1'))[0], /"x1" is not a token id/);
   const pasted = (await say('alice', 'alice', `TOKEN INFO ntd_${'a'.repeat(43)}`))[0];
@@ -260,7 +261,10 @@ t.test('administrators grant, deny, mark staff, list all and revoke any token', 
   const all = await say('boss', 'boss', 'TOKEN LIST ALL');
   t.match(all[0], /There are 2 tokens \(2 active\)/);
   t.match(all[1], /#1 of alice: active; endpoints: irc.users, irc.oper, irc.opers; staff/);
-  t.match((await say('boss', 'boss', 'TOKEN LIST BOB'))[1], /#2 of bob/);
+  const bobs = await say('boss', 'boss', 'TOKEN LIST BOB');
+  t.equal(bobs[0], 'The account bob has 1 token (1 active):', 'the account as its tokens spell it, not as typed');
+  t.match(bobs[1], /#2 of bob/);
+  t.equal((await say('boss', 'boss', 'TOKEN LIST Nobody'))[0], 'The account Nobody has no tokens.');
   t.match((await say('boss', 'boss', `TOKEN INFO ${id}`))[0], /#1 of alice/);
   t.match((await say('boss', 'boss', 'TOKEN REVOKE 2'))[0], /#2 is revoked/);
   t.match((await say('boss', 'boss', 'TOKEN GRANT 2 irc.users'))[0], /#2 was revoked at .*cannot be changed/);
@@ -302,6 +306,11 @@ t.test('a non-admin cannot grant, and neither can a nick-spoofer', async (t) => 
     'nothing but the creation was audited',
   );
   t.ok(logs.some((line) => /admin command refused/.test(line)));
+  const before = logs.length;
+  await say('alice', 'alice', 'TOKEN LIST whatever-Alice-typed');
+  const refusal = logs.slice(before).join('\n');
+  t.match(refusal, /admin command refused.*command="TOKEN LIST <account>".*account=alice/);
+  t.notMatch(refusal, /whatever-Alice-typed/, 'what a non-administrator typed is not logged');
 });
 
 t.test('TOKEN alone, an unknown subcommand, and HELP TOKEN', async (t) => {
