@@ -35,13 +35,22 @@ export interface ApiToken {
 
 export type AuditAction = 'create' | 'grant' | 'deny' | 'revoke' | 'staff';
 
-/** Who made a change: an account over IRC, or a staff token (and its owner) over HTTP. */
-export interface AuditActor {
-  account: string;
-  via: 'irc' | 'http';
-  /** The staff token used, for changes made over HTTP. */
-  tokenId?: number;
-}
+/**
+ * Who made a change: an account over IRC, a staff token (and its owner) over HTTP, or the bot itself
+ * (`system`), which says why: it revokes a token whose secret it could not deliver, and no person asked.
+ */
+export type AuditActor =
+  | {
+      account: string;
+      via: 'irc' | 'http';
+      /** The staff token used, for changes made over HTTP. */
+      tokenId?: number;
+      reason?: undefined;
+    }
+  | { account: null; via: 'system'; reason: string; tokenId?: undefined };
+
+/** The actor of a token revoked because its secret never reached its owner. */
+export const SECRET_NOT_DELIVERED: AuditActor = { account: null, via: 'system', reason: 'secret not delivered' };
 
 export interface AuditEntry {
   at: string;
@@ -52,6 +61,14 @@ export interface AuditEntry {
   details: string[];
   /** For grants and denials: the token's whole grant list after the change. */
   grantsAfter?: string[];
+}
+
+/** An actor in the file: `reason` only for the bot itself (`system`), whose `account` is null. */
+interface StoredActor {
+  account: string | null;
+  via: 'irc' | 'http' | 'system';
+  token_id?: number;
+  reason?: string;
 }
 
 /** The slice's file format (snake_case, like the rest of the store file). */
@@ -73,7 +90,7 @@ interface StoredTokens {
     at: string;
     token_id: number;
     action: AuditAction;
-    actor: { account: string; via: 'irc' | 'http'; token_id?: number };
+    actor: StoredActor;
     details: string[];
     grants_after?: string[];
   }[];
@@ -105,6 +122,24 @@ export function grantsCover(grants: readonly string[], endpoint: string): boolea
       ? endpoint.startsWith(grant.slice(0, -1)) && endpoint.length > grant.length - 1
       : grant === endpoint,
   );
+}
+
+function storedActor(actor: AuditActor): StoredActor {
+  if (actor.via === 'system') return { account: null, via: 'system', reason: actor.reason };
+  return {
+    account: actor.account,
+    via: actor.via,
+    ...(actor.tokenId === undefined ? {} : { token_id: actor.tokenId }),
+  };
+}
+
+function restoredActor(stored: StoredActor): AuditActor {
+  if (stored.via === 'system') return { account: null, via: 'system', reason: stored.reason ?? '' };
+  return {
+    account: stored.account ?? '',
+    via: stored.via,
+    ...(stored.token_id === undefined ? {} : { tokenId: stored.token_id }),
+  };
 }
 
 export class TokensSlice implements ModelSlice {
@@ -288,11 +323,7 @@ export class TokensSlice implements ModelSlice {
         at: entry.at,
         token_id: entry.tokenId,
         action: entry.action,
-        actor: {
-          account: entry.actor.account,
-          via: entry.actor.via,
-          ...(entry.actor.tokenId === undefined ? {} : { token_id: entry.actor.tokenId }),
-        },
+        actor: storedActor(entry.actor),
         details: [...entry.details],
         ...(entry.grantsAfter ? { grants_after: [...entry.grantsAfter] } : {}),
       })),
@@ -330,11 +361,7 @@ export class TokensSlice implements ModelSlice {
         at: entry.at,
         tokenId: entry.token_id,
         action: entry.action,
-        actor: {
-          account: entry.actor.account,
-          via: entry.actor.via,
-          ...(entry.actor.token_id === undefined ? {} : { tokenId: entry.actor.token_id }),
-        },
+        actor: restoredActor(entry.actor),
         details: [...entry.details],
         ...(entry.grants_after ? { grantsAfter: [...entry.grants_after] } : {}),
       });

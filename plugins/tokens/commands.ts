@@ -7,7 +7,13 @@
 import { openApiPath } from '../../lib/http/openapi.js';
 import { usageLine, type CommandDefinition, type CommandInvocation } from '../../lib/commands.js';
 import type { Logger } from '../../lib/logger.js';
-import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from '../../lib/model/tokens.js';
+import {
+  SECRET_NOT_DELIVERED,
+  type ApiToken,
+  type AuditActor,
+  type AuditEntry,
+  type TokensSlice,
+} from '../../lib/model/tokens.js';
 import { checkNames, describeValidNames, parseTokenId, wildcards, type GrantableEndpoint } from './endpoints.js';
 
 export interface TokenCommandsOptions {
@@ -46,10 +52,13 @@ export function describeToken(token: ApiToken): string {
 }
 
 export function describeAudit(entry: AuditEntry): string {
+  const { actor } = entry;
   const by =
-    entry.actor.via === 'http'
-      ? `${entry.actor.account} with staff token #${entry.actor.tokenId ?? '?'}`
-      : entry.actor.account;
+    actor.via === 'system'
+      ? `system (${actor.reason})`
+      : actor.via === 'http'
+        ? `${actor.account} with staff token #${actor.tokenId ?? '?'}`
+        : actor.account;
   const details = entry.details.length > 0 ? ` ${entry.details.join(', ')}` : '';
   return `${entry.at} #${entry.tokenId} ${entry.action}${details} by ${by}`;
 }
@@ -156,10 +165,11 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         const { token, secret } = tokens.create(account, label, actorOf(invocation));
         logger.info('token created', { token: `#${token.id}`, account });
         // A secret that never reached its owner (their nick changed hands, or the answer could not leave in
-        // time) is of no use to anyone but whoever might have got it: the token is revoked at once.
+        // time) is of no use to anyone but whoever might have got it: the token is revoked at once, by the bot
+        // (the audit log must not say that its owner did).
         reply(`Token #${token.id}${label ? ` ${JSON.stringify(label)}` : ''} created: ${secret}`, {
           onDropped: () => {
-            if (!tokens.revoke(token, actorOf(invocation))) return;
+            if (!tokens.revoke(token, SECRET_NOT_DELIVERED)) return;
             logger.warn('token revoked: its secret could not be delivered', { token: `#${token.id}`, account });
           },
         });

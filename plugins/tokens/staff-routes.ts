@@ -66,11 +66,22 @@ const auditEntrySchema = {
     actor: {
       type: 'object',
       additionalProperties: false,
-      required: ['account', 'via', 'token_id'],
+      required: ['account', 'via', 'token_id', 'reason'],
+      description:
+        'Who made the change: an account over IRC, the owner of a staff token over HTTP, or the bot itself (system).',
       properties: {
-        account: { type: 'string' },
-        via: { enum: ['irc', 'http'] },
+        account: {
+          type: ['string', 'null'],
+          description: 'The account that made the change; null when the bot made it by itself (via system).',
+        },
+        via: { enum: ['irc', 'http', 'system'] },
         token_id: { type: ['integer', 'null'], description: 'The staff token used, for changes over HTTP.' },
+        reason: {
+          type: ['string', 'null'],
+          description:
+            'Why the bot made the change by itself (via system): "secret not delivered" for a token revoked because ' +
+            'the answer with its secret could not reach its owner. Null otherwise.',
+        },
       },
     },
     details: { type: 'array', items: { type: 'string' } },
@@ -135,7 +146,12 @@ export function auditJson(entry: AuditEntry) {
     at: entry.at,
     token_id: entry.tokenId,
     action: entry.action,
-    actor: { account: entry.actor.account, via: entry.actor.via, token_id: entry.actor.tokenId ?? null },
+    actor: {
+      account: entry.actor.account,
+      via: entry.actor.via,
+      token_id: entry.actor.tokenId ?? null,
+      reason: entry.actor.reason ?? null,
+    },
     details: [...entry.details],
     ...(entry.grantsAfter ? { grants_after: [...entry.grantsAfter] } : {}),
   };

@@ -1,6 +1,13 @@
 import t from 'tap';
 import { casefold } from '../../../lib/irc/casemapping.js';
-import { TOKEN_PATTERN, TokensSlice, grantsCover, hashSecret, type AuditActor } from '../../../lib/model/tokens.js';
+import {
+  SECRET_NOT_DELIVERED,
+  TOKEN_PATTERN,
+  TokensSlice,
+  grantsCover,
+  hashSecret,
+  type AuditActor,
+} from '../../../lib/model/tokens.js';
 
 const admin: AuditActor = { account: 'boss', via: 'irc' };
 
@@ -133,6 +140,7 @@ t.test('restore round-trips everything and refuses garbage', async (t) => {
   tokens.grant(token, ['irc.users'], admin);
   tokens.setStaff(token, true, { account: 'carol', via: 'http', tokenId: 7 });
   tokens.recordUse(token, 'irc.users');
+  tokens.revoke(tokens.create('alice', 'lost', admin).token, SECRET_NOT_DELIVERED);
   const snapshot = JSON.parse(JSON.stringify(tokens.persistence.snapshot())) as ReturnType<
     typeof tokens.persistence.snapshot
   >;
@@ -140,6 +148,11 @@ t.test('restore round-trips everything and refuses garbage', async (t) => {
   restored.persistence.restore(snapshot);
   t.same(restored.get(1), token);
   t.same(restored.audit(), tokens.audit());
+  t.same(
+    snapshot.audit.at(-1)!.actor,
+    { account: null, via: 'system', reason: 'secret not delivered' },
+    'a revoke by the bot itself keeps its reason',
+  );
   t.equal(restored.findBySecret(secret)?.id, 1, 'the secret still authenticates after a restore');
   t.throws(() => restored.persistence.restore({} as never), /must be an object with "tokens" and "audit" arrays/);
   t.throws(

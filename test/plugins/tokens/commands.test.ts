@@ -142,6 +142,18 @@ t.test('a secret that cannot reach its owner is revoked at once, never sent to t
   t.ok(token, 'the token was made');
   t.not(token!.revokedAt, null, 'and revoked');
   t.match(logs.join('\n'), /token revoked: its secret could not be delivered/);
+  t.same(
+    tokens.audit(token!.id).at(-1)!.actor,
+    { account: null, via: 'system', reason: 'secret not delivered' },
+    'by the bot, not by its owner',
+  );
+  await say('boss', 'boss', `TOKEN AUDIT ${token!.id}`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.match(
+    irc.sent.filter((line) => line.startsWith('NOTICE boss ')).at(-1),
+    new RegExp(`#${token!.id} revoke by system \\(secret not delivered\\)$`),
+    'TOKEN AUDIT shows so',
+  );
 });
 
 t.test('a client not logged in is told to identify first', async (t) => {

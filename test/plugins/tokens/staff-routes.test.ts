@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { Host } from '../../../lib/host.js';
 import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
 import { createLogger } from '../../../lib/logger.js';
-import type { TokensSlice } from '../../../lib/model/tokens.js';
+import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../lib/model/tokens.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import { FakeTransport } from '../../support/fake-irc.js';
@@ -136,7 +136,7 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
   t.same(detail.audit.at(-1), {
     ...detail.audit.at(-1),
     action: 'grant',
-    actor: { account: 'carol', via: 'http', token_id: staff.token.id },
+    actor: { account: 'carol', via: 'http', token_id: staff.token.id, reason: null },
   });
   t.equal((await asUser('GET', '/api/irc/users/bob/')).status, 200, 'the grant takes effect at once');
 
@@ -192,6 +192,8 @@ t.test('staff answers match the OpenAPI document generated from the routes', asy
   const staff = tokens.create('carol', 'ops', admin);
   tokens.setStaff(staff.token, true, admin);
   const other = tokens.create('alice', '', admin);
+  const lost = tokens.create('alice', 'lost', admin);
+  tokens.revoke(lost.token, SECRET_NOT_DELIVERED);
   const document = buildOpenApiDocument(host.http.routes(), { title: 'test', version: '1', description: 'test' });
   const validator = new OpenApiValidator(document as unknown as Record<string, unknown>);
   const asStaff = client(url, staff.secret);
@@ -202,6 +204,7 @@ t.test('staff answers match the OpenAPI document generated from the routes', asy
     ['PATCH', `/api/staff/tokens/${other.token.id}/`, { grant: ['nope'] }],
     ['DELETE', `/api/staff/tokens/${other.token.id}/`],
     ['GET', '/api/staff/tokens/999/'],
+    ['GET', `/api/staff/tokens/${lost.token.id}/`],
   ];
   for (const [method, path, body] of requests) {
     const response = await asStaff(method, path, body);
@@ -211,6 +214,14 @@ t.test('staff answers match the OpenAPI document generated from the routes', asy
       `${method} ${path} (${response.status}), headers included`,
     );
   }
+  const revokedBySystem = (await (await asStaff('GET', `/api/staff/tokens/${lost.token.id}/`)).json()) as {
+    audit: { action: string; actor: unknown }[];
+  };
+  t.same(revokedBySystem.audit.at(-1), {
+    ...revokedBySystem.audit.at(-1),
+    action: 'revoke',
+    actor: { account: null, via: 'system', token_id: null, reason: 'secret not delivered' },
+  });
 });
 
 t.test("the guards' and rate limits' error answers send only the headers the document lists", async (t) => {
