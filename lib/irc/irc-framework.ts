@@ -3,7 +3,8 @@
  * negotiation and SASL PLAIN; everything it receives is handed over raw through
  * its raw middleware (which sees every line, including WHOX replies whose token
  * irc-framework does not know and would otherwise drop). Reconnecting is ours,
- * not the library's, so the backoff is the same on every transport.
+ * not the library's, so the backoff is the same on every transport; so are the
+ * CTCP PING and VERSION answers (the library's own VERSION answer is off).
  */
 import IrcFramework from 'irc-framework';
 import type { ParsedMessage } from 'irc-framework';
@@ -81,7 +82,9 @@ export class IrcFrameworkTransport extends BaseTransport {
       username: options.username,
       gecos: options.realname,
       ...(options.sasl ? { account: { account: options.sasl.account, password: options.sasl.password } } : {}),
-      version: options.version,
+      // BaseTransport answers CTCP VERSION (and PING), paced and limited per client; the library would answer
+      // every VERSION at once, past the send queue.
+      version: null,
       auto_reconnect: false,
       enable_chghost: true,
       ping_interval: 30,

@@ -1,8 +1,9 @@
 /**
  * The matrix-org-irc adapter (the library behind matrix-appservice-irc). The
  * library registers: CAP, SASL PLAIN (its account is `userName`, which is the
- * ident too), PING and CTCP PING answers, another nick when the configured one
- * is taken at registration. It does not answer CTCP VERSION: this adapter does.
+ * ident too), PING answers, another nick when the configured one is taken at
+ * registration. CTCP requests are kept from it (it would answer every PING at
+ * once, past the send queue): BaseTransport answers PING and VERSION.
  *
  * Lines are read from the socket here, not from the library's `raw` event: its
  * parser drops an empty last parameter (`351 me version server :`), lower-cases
@@ -243,6 +244,8 @@ export class MatrixIrcTransport extends BaseTransport {
     if (message.rawCommand === 'CAP' && (subcommand === 'ACK' || subcommand === 'NAK')) {
       return !(message.args.at(-1) ?? '').split(' ').includes('sasl');
     }
+    // CTCP is answered by BaseTransport, as on every transport.
+    if (message.rawCommand === 'PRIVMSG' && (message.args[1] ?? '').startsWith('\x01')) return true;
     // A nick taken after registration concerns whoever sent NICK; the library would pick another nick.
     return message.rawCommand === '433' && this.state.registered;
   }
@@ -252,7 +255,6 @@ export class MatrixIrcTransport extends BaseTransport {
     const message = toIrcMessage(IrcFramework.ircLineParser(line));
     if (!this.adopted) this.negotiate(message);
     this.handleMessage(message);
-    if (!this.adopted) this.answerCtcpVersion(message);
   }
 
   /**
@@ -275,14 +277,6 @@ export class MatrixIrcTransport extends BaseTransport {
     } else if (subcommand === 'NAK' && list.includes('sasl')) {
       this.writeLine('CAP END');
     }
-  }
-
-  private answerCtcpVersion(message: IrcMessage): void {
-    const text = message.params[1] ?? '';
-    if (message.command !== 'PRIVMSG' || !message.source?.nick || text.length < 2) return;
-    if (!text.startsWith('\x01') || !text.endsWith('\x01')) return;
-    if (text.slice(1, -1).split(' ')[0]!.toUpperCase() !== 'VERSION') return;
-    this.ctcpReply(message.source.nick, 'VERSION', this.options.version);
   }
 
   /** PING a silent server; drop the connection when it stays silent (a dead link sends no RST). */

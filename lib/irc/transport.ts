@@ -1,12 +1,14 @@
 /**
  * What every adapter shares: session state kept from the server's own lines,
  * the paced send queue, request/reply collection, OPER and bot mode after
- * registration, and reconnecting with exponential backoff and jitter.
- * An adapter supplies only how to open a connection, write a line and close.
+ * registration, CTCP PING and VERSION answers, and reconnecting with
+ * exponential backoff and jitter. An adapter supplies only how to open a
+ * connection, write a line and close.
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
+import { RateLimiter, type BucketConfig } from '../rate-limiter.js';
 import { casefold, parseCasemapping, type Casemapping } from './casemapping.js';
 import { Pacer, type LineOptions } from './pacer.js';
 import type {
@@ -43,6 +45,16 @@ export interface TransportOptions {
  * leave AUTHENTICATE unanswered.
  */
 const REGISTRATION_TIMEOUT_MS = 30000;
+
+/**
+ * CTCP requests (PING, VERSION) one client (ident@host) gets answered: 3 at once, then one every 5 s.
+ * Fixed rather than `irc.commands`: a CTCP answer costs a line as a command does, but nobody needs many.
+ */
+export const CTCP_ANSWERS_PER_CLIENT: BucketConfig = { capacity: 3, refill_per_second: 0.2 };
+/** CTCP requests answered for all clients together: 10 at once, then one a second (many clients flooding). */
+export const CTCP_ANSWERS_IN_ALL: BucketConfig = { capacity: 10, refill_per_second: 1 };
+/** The urgent lane CTCP answers share in the send queue (no folded nick can hold \x01). */
+const CTCP_LANE = '\x01ctcp';
 
 /** Longest text put in one PRIVMSG/NOTICE, in bytes, leaving room for the prefix. */
 const MAX_TEXT_BYTES = 400;
@@ -144,6 +156,12 @@ export abstract class BaseTransport implements IrcTransport {
   private readySent = false;
   /** Counts connections, so a loop started for one connection ends with it. */
   private connectionNumber = 0;
+  /** By ident@host: the CTCP requests each client may still have answered. */
+  private readonly ctcpAllowance = new RateLimiter(CTCP_ANSWERS_PER_CLIENT);
+  /** The CTCP requests all clients together may still have answered. */
+  private readonly ctcpTotal = new RateLimiter(CTCP_ANSWERS_IN_ALL);
+  /** Clients whose CTCP requests go unanswered, logged once until they are answered again. */
+  private readonly ctcpThrottled = new Set<string>();
 
   constructor(
     protected readonly options: TransportOptions,
@@ -299,6 +317,49 @@ export abstract class BaseTransport implements IrcTransport {
         pending.resolve(pending.collected);
       }
     }
+    // An attached client's CTCP is its owner's business.
+    if (!this.adopted) this.answerCtcp(message);
+  }
+
+  /**
+   * Answer CTCP PING (its payload echoed) and VERSION ({@link TransportOptions.version}) by NOTICE, sent in
+   * private or to a channel, as IRC clients do. Here rather than by either library, so both transports answer
+   * alike, through the send queue and within {@link CTCP_ANSWERS_PER_CLIENT} and {@link CTCP_ANSWERS_IN_ALL}:
+   * requests beyond them go unanswered, so a flood costs the bot no more than a few lines.
+   */
+  private answerCtcp(message: IrcMessage): void {
+    const text = message.params[1] ?? '';
+    const { source } = message;
+    if (message.command !== 'PRIVMSG' || !source?.nick || !text.startsWith('\x01')) return;
+    if (this.casefold(source.nick) === this.casefold(this.state.nick)) return;
+    // The closing \x01 is optional (CTCP); the payload is whatever follows the first space.
+    const body = text.slice(1, text.endsWith('\x01') && text.length > 1 ? -1 : undefined);
+    const space = body.indexOf(' ');
+    const type = (space < 0 ? body : body.slice(0, space)).toUpperCase();
+    let answer: string;
+    if (type === 'PING') answer = space < 0 ? 'PING' : `PING ${body.slice(space + 1)}`;
+    else if (type === 'VERSION') answer = `VERSION ${this.options.version}`;
+    else return;
+    if (!this.ctcpAllowed(`${source.ident}@${source.host}`.toLowerCase())) return;
+    this.pacer.enqueue(formatLine('NOTICE', [source.nick, `\x01${answer}\x01`]), undefined, {
+      urgent: true,
+      key: CTCP_LANE,
+    });
+  }
+
+  /** Whether a client's CTCP request is answered; the first refused of a run is logged. */
+  private ctcpAllowed(client: string): boolean {
+    if (this.ctcpAllowance.size > 1000) this.ctcpAllowance.sweep();
+    if (this.ctcpThrottled.size > 1000) this.ctcpThrottled.clear();
+    if (this.ctcpAllowance.take(client).allowed && this.ctcpTotal.take('').allowed) {
+      this.ctcpThrottled.delete(client);
+      return true;
+    }
+    if (!this.ctcpThrottled.has(client)) {
+      this.ctcpThrottled.add(client);
+      this.logger.warn('CTCP requests throttled: not answered', { client });
+    }
+    return false;
   }
 
   /** Adapters call this when the socket has closed, for whatever reason. */

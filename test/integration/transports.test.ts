@@ -89,6 +89,15 @@ t.test('CTCP VERSION is answered with the configured version', async (t) => {
   t.equal((await answer).params[1], '\x01VERSION irc-network-data test\x01');
 });
 
+t.test('CTCP PING is answered with its payload', async (t) => {
+  const asker = await user(`png${tag}`);
+  const answer = asker.waitFor((m) => m.command === 'NOTICE' && m.nick === bot.host.irc.state.nick, {
+    timeout: 10000,
+  });
+  asker.send(`PRIVMSG ${bot.host.irc.state.nick} :\x01PING 1700000000 42\x01`);
+  t.equal((await answer).params[1], '\x01PING 1700000000 42\x01');
+});
+
 t.test("a sender's account is the same from the account tag or from WHOIS, and the time is now", async (t) => {
   const loggedIn = await user(`acct${tag}`, { account: userAccount, password });
   const anonymous = await user(`anon${tag}`);

@@ -146,8 +146,8 @@ t.test('lines reach plugins as the server sent them, with the local time', async
   t.equal(transport.state.casemapping, 'ascii', 'the session state follows the lines');
 });
 
-t.test('answers CTCP VERSION with the configured version; the library answers CTCP PING', async (t) => {
-  const { server } = await start(t, {}, { version: 'irc-network-data 9.9' });
+t.test('answers CTCP VERSION with the configured version, and CTCP PING once: the library does not', async (t) => {
+  const { server, transport } = await start(t, {}, { version: 'irc-network-data 9.9' });
   const connection = await server.connection(0);
   const from = connection.lines.length;
   connection.send(':alice!a@h PRIVMSG DataBot :\x01VERSION\x01');
@@ -162,6 +162,8 @@ t.test('answers CTCP VERSION with the configured version; the library answers CT
   const pingFrom = connection.lines.length;
   connection.send(':bob!b@h PRIVMSG DataBot :\x01PING 12345\x01');
   t.equal(await connection.waitFor(/^NOTICE bob /, pingFrom), 'NOTICE bob :\x01PING 12345\x01');
+  await settle(transport);
+  t.equal(connection.matching(/^NOTICE bob /).length, 1, 'answered once');
 });
 
 t.test('the library picks another nick when it is taken at registration, never after', async (t) => {

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { casefold } from '../../../lib/irc/casemapping.js';
 import { Pacer } from '../../../lib/irc/pacer.js';
-import { formatLine, splitText } from '../../../lib/irc/transport.js';
+import { CTCP_ANSWERS_IN_ALL, CTCP_ANSWERS_PER_CLIENT, formatLine, splitText } from '../../../lib/irc/transport.js';
+import { createLogger } from '../../../lib/logger.js';
 import { FakeTransport } from '../../support/fake-irc.js';
 
 t.test('formatLine protects the last parameter only when it must', async (t) => {
@@ -212,4 +213,42 @@ t.test('a connection that never registers is dropped and retried', async (t) => 
   t.ok(irc.state.connected && irc.state.registered, 'the registered connection is left alone');
   t.equal(irc.sent.filter((line) => line.startsWith('QUIT')).length, 1);
   await irc.quit('bye');
+});
+
+t.test('CTCP PING (the payload echoed) and VERSION are answered by NOTICE; other CTCP is not', async (t) => {
+  const irc = new FakeTransport({ version: 'irc-network-data 9.9' });
+  irc.connect();
+  irc.register();
+  const from = irc.sent.length;
+  irc.receive(
+    ':alice!a@h PRIVMSG DataBot :\x01PING 1700000000 123\x01',
+    ':bob!b@h PRIVMSG #chan :\x01ping\x01',
+    ':carol!c@h PRIVMSG DataBot :\x01VERSION\x01',
+    ':dave!d@h PRIVMSG DataBot :\x01TIME\x01',
+    ':erin!e@h PRIVMSG DataBot :\x01PING unterminated',
+    ':frank!f@h NOTICE DataBot :\x01PING 1\x01',
+    ':DataBot!d@h PRIVMSG DataBot :\x01PING mine\x01',
+    ':gina!g@h PRIVMSG DataBot :PING not ctcp',
+  );
+  t.same(irc.sent.slice(from), [
+    'NOTICE alice :\x01PING 1700000000 123\x01',
+    'NOTICE bob \x01PING\x01',
+    'NOTICE carol :\x01VERSION irc-network-data 9.9\x01',
+    'NOTICE erin :\x01PING unterminated\x01',
+  ]);
+});
+
+t.test('CTCP answers are limited per client and for all clients, so a flood cannot fill the send queue', async (t) => {
+  const logs: string[] = [];
+  const irc = new FakeTransport({}, createLogger({ sink: (line) => logs.push(line) }));
+  irc.connect();
+  irc.register();
+  const answers = (): string[] => irc.sent.filter((line) => line.startsWith('NOTICE'));
+  for (let index = 0; index < 20; index++)
+    irc.receive(`:flood${index}!f@bad.example PRIVMSG DataBot :\x01PING ${index}\x01`);
+  t.equal(answers().length, CTCP_ANSWERS_PER_CLIENT.capacity, 'one client, under any nick');
+  t.equal(logs.filter((line) => line.includes('CTCP requests throttled')).length, 1, 'logged once');
+  for (let index = 0; index < 20; index++)
+    irc.receive(`:user${index}!u@host${index}.example PRIVMSG DataBot :\x01VERSION\x01`);
+  t.equal(answers().length, CTCP_ANSWERS_IN_ALL.capacity, 'many clients together');
 });
