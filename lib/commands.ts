@@ -7,7 +7,7 @@ import type { Logger } from './logger.js';
 import { errorMessage } from './logger.js';
 import { RateLimiter } from './rate-limiter.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
-import { splitText } from './irc/transport.js';
+import { splitText } from './irc/text.js';
 
 export interface CommandSender {
   nick: string;

@@ -63,3 +63,8 @@ export function casefold(name: string, mapping: Casemapping = 'rfc1459'): string
 export function searchFold(text: string, mapping: Casemapping = 'rfc1459'): string {
   return casefold(text.toLowerCase(), mapping);
 }
+
+/** {@link searchFold} with the casemapping `session` has at each call (the model's, which follows the network). */
+export function searchFoldOf(session: { readonly casemapping: Casemapping }): (text: string) => string {
+  return (text) => searchFold(text, session.casemapping);
+}

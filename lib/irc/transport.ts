@@ -11,6 +11,7 @@ import { errorMessage } from '../logger.js';
 import { RateLimiter, type BucketConfig } from '../rate-limiter.js';
 import { casefold, parseCasemapping, type Casemapping } from './casemapping.js';
 import { Pacer, type LineOptions } from './pacer.js';
+import { formatLine, splitText } from './text.js';
 import type {
   IrcEventName,
   IrcEvents,
@@ -55,9 +56,11 @@ export const CTCP_ANSWERS_PER_CLIENT: BucketConfig = { capacity: 3, refill_per_s
 export const CTCP_ANSWERS_IN_ALL: BucketConfig = { capacity: 10, refill_per_second: 1 };
 /** The urgent lane CTCP answers share in the send queue (no folded nick can hold \x01). */
 const CTCP_LANE = '\x01ctcp';
-
-/** Longest text put in one PRIVMSG/NOTICE, in bytes, leaving room for the prefix. */
-const MAX_TEXT_BYTES = 400;
+/**
+ * A CTCP answer that has not left this long after its request is dropped: a PING answered late measures
+ * nothing, and with slow pacing the answers would otherwise pile up ahead of the bot's other output.
+ */
+export const CTCP_DEADLINE_MS = 10_000;
 
 class SessionState implements IrcSessionState {
   connected = false;
@@ -100,42 +103,6 @@ interface PendingRequest {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** `command p1 p2 :last param` with the last parameter protected when it needs to be. */
-export function formatLine(command: string, params: readonly string[]): string {
-  const parts = [command];
-  params.forEach((param, index) => {
-    const clean = param.replace(/[\r\n\0]/g, ' ');
-    const last = index === params.length - 1;
-    if (last && (clean === '' || clean.includes(' ') || clean.startsWith(':'))) parts.push(':' + clean);
-    else parts.push(clean);
-  });
-  return parts.join(' ');
-}
-
-/** Split text into pieces of at most `maxBytes` UTF-8 bytes, at spaces where possible. */
-export function splitText(text: string, maxBytes = MAX_TEXT_BYTES): string[] {
-  const pieces: string[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    let rest = line;
-    while (Buffer.byteLength(rest) > maxBytes) {
-      let cut = 0;
-      let bytes = 0;
-      for (const character of rest) {
-        const size = Buffer.byteLength(character);
-        if (bytes + size > maxBytes) break;
-        bytes += size;
-        cut += character.length;
-      }
-      const space = rest.lastIndexOf(' ', cut);
-      if (space > cut / 2) cut = space;
-      pieces.push(rest.slice(0, cut));
-      rest = rest.slice(cut).replace(/^ /, '');
-    }
-    if (rest.length > 0) pieces.push(rest);
-  }
-  return pieces;
-}
-
 export abstract class BaseTransport implements IrcTransport {
   readonly state: SessionState;
   protected readonly events = new EventEmitter();
@@ -162,6 +129,8 @@ export abstract class BaseTransport implements IrcTransport {
   private readonly ctcpTotal = new RateLimiter(CTCP_ANSWERS_IN_ALL);
   /** Clients whose CTCP requests go unanswered, logged once until they are answered again. */
   private readonly ctcpThrottled = new Set<string>();
+  /** Whether the limit of all clients together refuses answers, logged once until one is answered again. */
+  private ctcpAllThrottled = false;
 
   constructor(
     protected readonly options: TransportOptions,
@@ -341,25 +310,39 @@ export abstract class BaseTransport implements IrcTransport {
     else if (type === 'VERSION') answer = `VERSION ${this.options.version}`;
     else return;
     if (!this.ctcpAllowed(`${source.ident}@${source.host}`.toLowerCase())) return;
+    const deadline = Date.now() + CTCP_DEADLINE_MS;
     this.pacer.enqueue(formatLine('NOTICE', [source.nick, `\x01${answer}\x01`]), undefined, {
       urgent: true,
       key: CTCP_LANE,
+      stillWanted: () => Date.now() <= deadline,
     });
   }
 
-  /** Whether a client's CTCP request is answered; the first refused of a run is logged. */
+  /**
+   * Whether a client's CTCP request is answered. A refusal is logged once per run: per client when it is
+   * that client's limit, once for everyone when it is the limit of all clients together (a flood from many
+   * hosts then writes one line, not one per host).
+   */
   private ctcpAllowed(client: string): boolean {
     if (this.ctcpAllowance.size > 1000) this.ctcpAllowance.sweep();
     if (this.ctcpThrottled.size > 1000) this.ctcpThrottled.clear();
-    if (this.ctcpAllowance.take(client).allowed && this.ctcpTotal.take('').allowed) {
-      this.ctcpThrottled.delete(client);
-      return true;
+    if (!this.ctcpAllowance.take(client).allowed) {
+      if (!this.ctcpThrottled.has(client)) {
+        this.ctcpThrottled.add(client);
+        this.logger.warn('CTCP requests throttled: not answered', { client });
+      }
+      return false;
     }
-    if (!this.ctcpThrottled.has(client)) {
-      this.ctcpThrottled.add(client);
-      this.logger.warn('CTCP requests throttled: not answered', { client });
+    this.ctcpThrottled.delete(client);
+    if (!this.ctcpTotal.take('').allowed) {
+      if (!this.ctcpAllThrottled) {
+        this.ctcpAllThrottled = true;
+        this.logger.warn('CTCP requests throttled: too many from all clients together; not answered');
+      }
+      return false;
     }
-    return false;
+    this.ctcpAllThrottled = false;
+    return true;
   }
 
   /** Adapters call this when the socket has closed, for whatever reason. */

@@ -7,15 +7,9 @@ import { notFound } from '../../lib/http/errors.js';
 import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import type { Channel } from '../../lib/model/channels.js';
+import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import type { NetworkModel } from '../../lib/model/network.js';
-import {
-  ircSearchFold,
-  ListCache,
-  listQueryParameters,
-  nullableTime,
-  pageSchema,
-  type ModelChangeSubscriber,
-} from './lists.js';
+import { ListCache, listQueryParameters, nullableTime, pageSchema, type ModelChangeSubscriber } from './lists.js';
 import { requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';
 
@@ -104,7 +98,7 @@ export function channelRoutes(
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
 ): RouteDefinition[] {
   const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof channelItem>>>>(onChange);
-  const searchFold = ircSearchFold(model);
+  const searchFold = searchFoldOf(model);
   return [
     {
       method: 'GET',

@@ -4,7 +4,6 @@
  * document shows them. `paginate()` (lib/http/paging.ts) applies them.
  */
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../lib/http/paging.js';
-import { searchFold, type Casemapping } from '../../lib/irc/casemapping.js';
 import { SerializedJson } from '../../lib/http/serialized-json.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 
@@ -22,11 +21,6 @@ export function pageSchema(item: JsonSchema, extra: Record<string, JsonSchema> =
       ...extra,
     },
   };
-}
-
-/** The search fold of lists of IRC names (see {@link searchFold}), with the model's casemapping at each request. */
-export function ircSearchFold(model: { readonly casemapping: Casemapping }): (text: string) => string {
-  return (text) => searchFold(text, model.casemapping);
 }
 
 /** The query parameters of a list: paging, a search of `searchOf`, ordering by one of `orderingFields`. */

@@ -11,10 +11,11 @@ import type { ApiRequest, JsonSchema, RouteDefinition } from '../../lib/http/typ
 import { openApiPath } from '../../lib/http/openapi.js';
 import { ActivitySlice, type ChannelDay, type DayActivity } from '../../lib/model/activity.js';
 import { bucketPoints, DAY_MS, HistorySlice, HOUR_MS } from '../../lib/model/history.js';
+import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import type { PluginHttp } from '../../lib/plugin.js';
-import { ircSearchFold, listQueryParameters, pageSchema } from './lists.js';
+import { listQueryParameters, pageSchema } from './lists.js';
 import {
   channelNamesOf,
   channelProfileSchema,
@@ -115,7 +116,7 @@ function percentOf(users: number, total: number): number {
 
 export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
   const { model, config, http, selfNick } = options;
-  const searchFold = ircSearchFold(model);
+  const searchFold = searchFoldOf(model);
   const clock = options.clock ?? (() => new Date());
 
   // The collector adds these slices; found at each request, so the routes never hold a stale one.

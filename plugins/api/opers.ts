@@ -6,10 +6,11 @@
 import { notFound } from '../../lib/http/errors.js';
 import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
+import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import { requireReady } from './network.js';
-import { ircSearchFold, listQueryParameters, pageSchema } from './lists.js';
+import { listQueryParameters, pageSchema } from './lists.js';
 import { hostmaskOf, realHostSchema } from './users.js';
 
 export const operatorSchema: JsonSchema = {
@@ -42,7 +43,7 @@ export function operatorJson(user: User) {
 const ORDERING = ['nick', 'account', 'server', 'ip'];
 
 export function operatorRoutes(model: NetworkModel): RouteDefinition[] {
-  const searchFold = ircSearchFold(model);
+  const searchFold = searchFoldOf(model);
   return [
     {
       method: 'GET',

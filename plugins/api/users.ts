@@ -6,9 +6,10 @@
 import { notFound } from '../../lib/http/errors.js';
 import { paginate } from '../../lib/http/paging.js';
 import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
+import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
-import { ircSearchFold, ListCache, listQueryParameters, pageSchema, type ModelChangeSubscriber } from './lists.js';
+import { ListCache, listQueryParameters, pageSchema, type ModelChangeSubscriber } from './lists.js';
 import { requireReady } from './network.js';
 
 const nullableString = (description: string) => ({ type: ['string', 'null'], description }) as const;
@@ -93,7 +94,7 @@ export function userRoutes(
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
 ): RouteDefinition[] {
   const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof userJson>>>>(onChange);
-  const searchFold = ircSearchFold(model);
+  const searchFold = searchFoldOf(model);
   return [
     {
       method: 'GET',

@@ -84,24 +84,24 @@ function explainRefusal(tokens: TokensSlice, header: string): ApiToken | ApiErro
 export function createPublicGuard(tokens: TokensSlice, options: Pick<GuardOptions, 'onUnauthorized'> = {}): TierGuard {
   return (request: ApiRequest): void => {
     const header = request.headers.authorization;
-    if (header === undefined || !PRESENTS_TOKEN.test(header)) return;
-    const result = authenticate(tokens, request);
-    if (result instanceof ApiError) {
-      options.onUnauthorized?.(request, { revoked: result instanceof RevokedTokenError });
-      throw result;
-    }
+    if (header !== undefined && PRESENTS_TOKEN.test(header)) liveToken(tokens, request, options);
   };
+}
+
+/** The live token `request` presents; else its 401 is thrown, after `onUnauthorized` has seen it. */
+function liveToken(tokens: TokensSlice, request: ApiRequest, options: GuardOptions): ApiToken {
+  const result = authenticate(tokens, request);
+  if (result instanceof ApiError) {
+    options.onUnauthorized?.(request, { revoked: result instanceof RevokedTokenError });
+    throw result;
+  }
+  return result;
 }
 
 /** The guard of one tier; it records every authenticated use and sets `request.tokenId`. */
 export function createGuard(tokens: TokensSlice, tier: 'token' | 'staff', options: GuardOptions = {}): TierGuard {
   return (request: ApiRequest, route: RouteDefinition): void => {
-    const result = authenticate(tokens, request);
-    if (result instanceof ApiError) {
-      options.onUnauthorized?.(request, { revoked: result instanceof RevokedTokenError });
-      throw result;
-    }
-    const token = result;
+    const token = liveToken(tokens, request, options);
     request.tokenId = String(token.id);
     const approved = tier === 'staff' ? token.staff : grantsCover(token.grants, route.name);
     tokens.recordUse(token, approved ? route.name : null);

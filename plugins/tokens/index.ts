@@ -4,7 +4,7 @@
  * whole HTTP API. Tokens live in the model's `tokens` slice, which the store
  * persists (only each secret's SHA-256, never the secret).
  */
-import { searchFold } from '../../lib/irc/casemapping.js';
+import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import { TokensSlice } from '../../lib/model/tokens.js';
 import { definePlugin } from '../../lib/plugin.js';
 import { tokenCommands } from './commands.js';
@@ -80,8 +80,7 @@ export default definePlugin<TokensConfig>({
         limiters.token.sweep();
       });
     }
-    const searchFoldOf = (text: string): string => searchFold(text, model.casemapping);
-    for (const route of staffRoutes({ tokens, endpoints, logger, searchFold: searchFoldOf })) http.route(route);
+    for (const route of staffRoutes({ tokens, endpoints, logger, searchFold: searchFoldOf(model) })) http.route(route);
 
     for (const command of tokenCommands({
       tokens,

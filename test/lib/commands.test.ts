@@ -401,6 +401,31 @@ t.test('an answer split into several lines is delivered only once its last line 
   }
 });
 
+t.test('an answer that has left in full is never reported dropped later', async (t) => {
+  // A secret that did reach its owner must not be revoked by what happens afterwards.
+  for (const text of ['short', `${'word '.repeat(100)}end`]) {
+    for (const loss of ['the connection drops', 'the nick changes'] as const) {
+      const context = setup(['boss']);
+      const dropped: string[] = [];
+      context.registry.register('test', {
+        name: 'SAY',
+        usage: '',
+        help: 'Answers.',
+        handle: ({ reply }) => reply(text, { onDropped: () => dropped.push('say') }),
+      });
+      await deliver(context, ':alice!a@h PRIVMSG DataBot :say');
+      t.equal(context.notices('alice').length, text === 'short' ? 1 : 2, 'every line has left');
+      if (loss === 'the connection drops') {
+        context.irc.drop();
+        context.registry.connectionLost();
+      } else {
+        await deliver(context, ':alice!a@h NICK :elsewhere');
+      }
+      t.same(dropped, [], `${text.length} characters, then ${loss}: nothing is reported dropped`);
+    }
+  }
+});
+
 t.test('a command whose sender took too long to look up is not run at all', async (t) => {
   let now = 1_000_000;
   const context = setup(['boss'], { now: () => now });

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { casefold } from '../../../lib/irc/casemapping.js';
 import { Pacer } from '../../../lib/irc/pacer.js';
-import { CTCP_ANSWERS_IN_ALL, CTCP_ANSWERS_PER_CLIENT, formatLine, splitText } from '../../../lib/irc/transport.js';
+import { formatLine, splitText } from '../../../lib/irc/text.js';
+import { CTCP_ANSWERS_IN_ALL, CTCP_ANSWERS_PER_CLIENT, CTCP_DEADLINE_MS } from '../../../lib/irc/transport.js';
 import { createLogger } from '../../../lib/logger.js';
 import { FakeTransport } from '../../support/fake-irc.js';
 
@@ -251,4 +252,34 @@ t.test('CTCP answers are limited per client and for all clients, so a flood cann
   for (let index = 0; index < 20; index++)
     irc.receive(`:user${index}!u@host${index}.example PRIVMSG DataBot :\x01VERSION\x01`);
   t.equal(answers().length, CTCP_ANSWERS_IN_ALL.capacity, 'many clients together');
+  t.equal(
+    logs.filter((line) => line.includes('too many from all clients together')).length,
+    1,
+    'the limit of all clients is logged once, not once per host',
+  );
+  t.equal(logs.filter((line) => line.includes('CTCP requests throttled: not answered')).length, 1);
+});
+
+t.test('a CTCP answer that cannot leave within CTCP_DEADLINE_MS is dropped, not sent late', async (t) => {
+  const realNow = Date.now;
+  t.teardown(() => void (Date.now = realNow));
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  for (const late of [false, true]) {
+    // One line at once, then one every 50 ms: the answer waits behind the line sent first.
+    const irc = new FakeTransport({ pacing: { burst: 1, intervalMs: 50 } });
+    irc.connect();
+    irc.register();
+    await wait(120);
+    irc.send('LUSERS');
+    irc.receive(':alice!a@h PRIVMSG DataBot :\x01PING 42\x01');
+    if (late) Date.now = () => realNow() + CTCP_DEADLINE_MS + 1000;
+    await wait(150);
+    Date.now = realNow;
+    t.equal(
+      irc.sent.includes('NOTICE alice :\x01PING 42\x01'),
+      !late,
+      late ? 'past the deadline: dropped' : 'in time: sent',
+    );
+    await irc.quit('bye');
+  }
 });
