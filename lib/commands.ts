@@ -5,7 +5,7 @@
  */
 import type { Logger } from './logger.js';
 import { errorMessage } from './logger.js';
-import { RateLimiter } from './rate-limiter.js';
+import { ClientThrottle } from './rate-limiter.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
 import { splitText } from './irc/text.js';
 
@@ -118,9 +118,7 @@ export class CommandRegistry {
   /** By folded nick: the answers still on their way to it. */
   private readonly replying = new Map<string, ReplyChannel[]>();
   /** By ident@host: the commands each client may still send; null when there is no limit. */
-  private readonly allowance: RateLimiter | null;
-  /** Clients told they are over the limit, until they are under it again. */
-  private readonly warned = new Set<string>();
+  private readonly allowance: ClientThrottle | null;
 
   constructor(
     private readonly irc: IrcPort,
@@ -132,7 +130,7 @@ export class CommandRegistry {
     this.allowance =
       rate.intervalMs === 0
         ? null
-        : new RateLimiter({ capacity: rate.burst, refill_per_second: 1000 / rate.intervalMs }, now);
+        : new ClientThrottle({ capacity: rate.burst, refill_per_second: 1000 / rate.intervalMs }, now);
     this.register('host', {
       name: 'HELP',
       usage: '[command]',
@@ -189,7 +187,7 @@ export class CommandRegistry {
     const { channel, reply } = this.replyTo(nick);
     try {
       if (!this.allowed(`${message.source.ident}@${message.source.host}`.toLowerCase(), reply)) return;
-      await this.run(message, words, plain, channel, reply);
+      await this.run(message, words, channel, reply);
     } finally {
       channel.running = false;
     }
@@ -198,7 +196,6 @@ export class CommandRegistry {
   private async run(
     message: IrcMessage,
     words: string[],
-    plain: string,
     channel: ReplyChannel,
     reply: (line: string, options?: ReplyOptions) => void,
   ): Promise<void> {
@@ -211,7 +208,6 @@ export class CommandRegistry {
     const { definition, plugin } = command;
     channel.slow = definition.slow === true;
     const args = words.slice(command.words.length);
-    const rest = plain.trim().split(/\s+/).slice(command.words.length);
     const sender: CommandSender = { nick, account: null };
     if (definition.adminOnly || definition.requiresAccount || definition.name.toUpperCase() === 'HELP') {
       sender.account = await this.accountOf(message);
@@ -246,7 +242,7 @@ export class CommandRegistry {
       return;
     }
     try {
-      await definition.handle({ sender, args, text: rest.join(' '), isAdmin, reply });
+      await definition.handle({ sender, args, text: args.join(' '), isAdmin, reply });
     } catch (error) {
       this.logger.error(`command ${definition.name} of plugin ${plugin} threw`, { plugin, error: errorMessage(error) });
       reply(`Sorry, ${definition.name} failed because of an internal error.`);
@@ -352,15 +348,9 @@ export class CommandRegistry {
    */
   private allowed(client: string, reply: (line: string) => void): boolean {
     if (!this.allowance) return true;
-    if (this.allowance.size > 1000) this.allowance.sweep();
-    if (this.warned.size > 1000) this.warned.clear();
     const decision = this.allowance.take(client);
-    if (decision.allowed) {
-      this.warned.delete(client);
-      return true;
-    }
-    if (!this.warned.has(client)) {
-      this.warned.add(client);
+    if (decision.allowed) return true;
+    if (decision.firstRefusal) {
       reply(
         `Too many commands: wait ${decision.retryAfterSeconds} s before the next one. Commands sent meanwhile are ignored.`,
       );

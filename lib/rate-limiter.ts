@@ -1,7 +1,8 @@
 /**
  * Token buckets by key: each key (a client IP, an API token, an IRC client) holds up to `capacity`
- * uses and gets `refill_per_second` back continuously. The HTTP rate limits (plugins/tokens) and the
- * limit on IRC commands per client (lib/commands.ts) both count with it.
+ * uses and gets `refill_per_second` back continuously. The HTTP rate limits (plugins/tokens), the
+ * limit on IRC commands per client (lib/commands.ts) and on CTCP answers (lib/irc/transport.ts) all
+ * count with it.
  */
 
 export interface BucketConfig {
@@ -65,5 +66,41 @@ export class RateLimiter {
 
   get size(): number {
     return this.buckets.size;
+  }
+}
+
+/** Keys a {@link ClientThrottle} holds before it forgets the ones it can. */
+const MAX_CLIENTS = 1000;
+
+/**
+ * A {@link RateLimiter} for IRC clients whose requests past the limit are ignored: each run of refusals
+ * is reported once (`firstRefusal`), so a flood costs one warning or log line, not one per request.
+ * Keys are swept once there are many, so a flood from many clients does not grow it without bound.
+ */
+export class ClientThrottle {
+  private readonly limiter: RateLimiter;
+  /** Clients refused since their last allowed request. */
+  private readonly refused = new Set<string>();
+
+  constructor(config: BucketConfig, now?: () => number) {
+    this.limiter = new RateLimiter(config, now);
+  }
+
+  /** Clients with a bucket of their own. */
+  get size(): number {
+    return this.limiter.size;
+  }
+
+  take(key: string): Decision & { firstRefusal: boolean } {
+    if (this.limiter.size > MAX_CLIENTS) this.limiter.sweep();
+    if (this.refused.size > MAX_CLIENTS) this.refused.clear();
+    const decision = this.limiter.take(key);
+    if (decision.allowed) {
+      this.refused.delete(key);
+      return { ...decision, firstRefusal: false };
+    }
+    const firstRefusal = !this.refused.has(key);
+    this.refused.add(key);
+    return { ...decision, firstRefusal };
   }
 }

@@ -8,7 +8,7 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
-import { RateLimiter, type BucketConfig } from '../rate-limiter.js';
+import { ClientThrottle, RateLimiter, type BucketConfig } from '../rate-limiter.js';
 import { casefold, parseCasemapping, type Casemapping } from './casemapping.js';
 import { Pacer, type LineOptions } from './pacer.js';
 import { formatLine, splitText } from './text.js';
@@ -124,11 +124,9 @@ export abstract class BaseTransport implements IrcTransport {
   /** Counts connections, so a loop started for one connection ends with it. */
   private connectionNumber = 0;
   /** By ident@host: the CTCP requests each client may still have answered. */
-  private readonly ctcpAllowance = new RateLimiter(CTCP_ANSWERS_PER_CLIENT);
+  private readonly ctcpAllowance = new ClientThrottle(CTCP_ANSWERS_PER_CLIENT);
   /** The CTCP requests all clients together may still have answered. */
   private readonly ctcpTotal = new RateLimiter(CTCP_ANSWERS_IN_ALL);
-  /** Clients whose CTCP requests go unanswered, logged once until they are answered again. */
-  private readonly ctcpThrottled = new Set<string>();
   /** Whether the limit of all clients together refuses answers, logged once until one is answered again. */
   private ctcpAllThrottled = false;
 
@@ -324,16 +322,11 @@ export abstract class BaseTransport implements IrcTransport {
    * hosts then writes one line, not one per host).
    */
   private ctcpAllowed(client: string): boolean {
-    if (this.ctcpAllowance.size > 1000) this.ctcpAllowance.sweep();
-    if (this.ctcpThrottled.size > 1000) this.ctcpThrottled.clear();
-    if (!this.ctcpAllowance.take(client).allowed) {
-      if (!this.ctcpThrottled.has(client)) {
-        this.ctcpThrottled.add(client);
-        this.logger.warn('CTCP requests throttled: not answered', { client });
-      }
+    const decision = this.ctcpAllowance.take(client);
+    if (!decision.allowed) {
+      if (decision.firstRefusal) this.logger.warn('CTCP requests throttled: not answered', { client });
       return false;
     }
-    this.ctcpThrottled.delete(client);
     if (!this.ctcpTotal.take('').allowed) {
       if (!this.ctcpAllThrottled) {
         this.ctcpAllThrottled = true;
