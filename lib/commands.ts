@@ -21,7 +21,7 @@ export interface CommandInvocation {
   sender: CommandSender;
   /** Words after the command name. */
   args: string[];
-  /** The text after the command name, unsplit. */
+  /** The words after the command name, joined by single spaces (a label's runs of spaces become one). */
   text: string;
   isAdmin: boolean;
   /** Answer the sender (by NOTICE); see {@link ReplyOptions}. */
