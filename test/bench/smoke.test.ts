@@ -25,7 +25,7 @@ function figure(result: BenchResult, name: string): string {
   return result.figures.find((candidate) => candidate.name === name)?.value ?? '';
 }
 
-t.test('ingest: both sides run and the ratio is a number', async (t) => {
+t.test('ingest: all three sides run, end in the same state, and the ratios are numbers', async (t) => {
   const { status, result } = runSmoke('ingest.js');
   t.equal(status, 0);
   if (!result) return t.fail('no result line');
@@ -35,6 +35,10 @@ t.test('ingest: both sides run and the ratio is a number', async (t) => {
   t.match(figure(result, 'parse only, per line / one uncached memory read'), /^[\d,]+ ns \/ [\d,]+ ns /);
   const ratio = Number.parseFloat(figure(result, 'ratio full ÷ parse only'));
   t.ok(ratio > 0 && ratio < 1, `the full side is slower than parsing alone (${ratio}×)`);
+  // The bench itself stops if the minimal collector ends in another state than the full one.
+  t.match(figure(result, 'parse + minimal collector (a lower bound)'), /^[\d,]+ lines\/s$/);
+  const minimal = Number.parseFloat(figure(result, 'ratio minimal ÷ parse only'));
+  t.ok(minimal > 0 && minimal < 1, `the minimal collector is slower than parsing alone (${minimal}×)`);
 });
 
 t.test('memory: a size per user for each model size', async (t) => {
