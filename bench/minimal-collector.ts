@@ -1,8 +1,8 @@
 /**
  * The least a collector can do with the ingest bench's lines, as a yardstick for the real one: a
- * lower bound on what any design of the model costs per line here, not a design the product could
- * use. It keeps only what every answer of the API is built from, in the leanest layout plain
- * JavaScript offers:
+ * floor for what a redesign of the model kept in JavaScript's maps and arrays would cost per line
+ * here, not a design the product could use. It keeps only part of what the API's answers are built
+ * from, in the leanest layout plain JavaScript offers:
  *
  * - users by folded nick (a `Map` to a numeric id), with their ident, host, account and realname in
  *   arrays by id, and each user's channels as a short array of channel ids;
