@@ -250,7 +250,7 @@ interface Outcome {
   users: number;
   /** Members of each joined channel, by name. */
   members: Map<string, number>;
-  /** Chat lines counted today in each channel, by name. */
+  /** Chat lines counted in each channel, by name, all days together. */
   channelLines: Map<string, number>;
   /** Chat lines counted, all days together (a round may cross midnight). */
   lines: number;
@@ -279,11 +279,16 @@ function outcomeOf(model: NetworkModel): Outcome {
   return { users: model.users.size, members, channelLines, lines, nicks, pairs };
 }
 
-async function ingest(lines: readonly string[]): Promise<{ seconds: number; outcome: Outcome }> {
-  const { model, handle } = await freshCollector();
+/** CPU seconds to parse `lines` and hand each to `handle`. */
+function feed(lines: readonly string[], handle: (message: IrcMessage) => void): number {
   const started = cpuSeconds();
   for (const line of lines) handle(toIrcMessage(IrcFramework.ircLineParser(line)));
-  const seconds = cpuSeconds() - started;
+  return cpuSeconds() - started;
+}
+
+async function ingest(lines: readonly string[]): Promise<{ seconds: number; outcome: Outcome }> {
+  const { model, handle } = await freshCollector();
+  const seconds = feed(lines, handle);
   return { seconds, outcome: outcomeOf(model) };
 }
 
@@ -325,9 +330,7 @@ function seededMinimal(): MinimalCollector {
 /** The same lines into {@link MinimalCollector}, beside the same parser. */
 function minimalIngest(lines: readonly string[]): { seconds: number; minimal: MinimalCollector } {
   const minimal = seededMinimal();
-  const started = cpuSeconds();
-  for (const line of lines) minimal.handle(toIrcMessage(IrcFramework.ircLineParser(line)));
-  const seconds = cpuSeconds() - started;
+  const seconds = feed(lines, (message) => minimal.handle(message));
   return { seconds, minimal };
 }
 
