@@ -61,12 +61,16 @@ export default definePlugin<NickservConfig>({
     const byNick = new FailureWindow({
       maxFailures: config.rate_limit.max_failures_per_nick,
       windowMs,
-      pendingRetryMs: timeoutMs,
+      maxQueued: config.rate_limit.max_queued_per_nick,
+      queueFullRetryMs: timeoutMs,
+      clearOnSuccess: true,
     });
     const byToken = new FailureWindow({
       maxFailures: config.rate_limit.max_failures_per_token,
       windowMs,
-      pendingRetryMs: timeoutMs,
+      maxQueued: config.rate_limit.max_queued_per_token,
+      queueFullRetryMs: timeoutMs,
+      clearOnSuccess: false,
     });
     const pool = new TaskPool({ size: config.max_connections, queueLimit: config.max_queued, maxWaitMs: timeoutMs });
     const stopping = new AbortController();

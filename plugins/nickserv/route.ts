@@ -2,8 +2,8 @@
  * `POST /api/irc/check-credentials/` (token tier, `irc.check_credentials`).
  *
  * The order of the gates matters: the brute-force windows first (a refused
- * guess costs services nothing), then the pool (a burst cannot flood the
- * network), then the backend. Only an answer from services counts: a
+ * guess costs services nothing; a burst of checks of one nick waits its turn
+ * there), then the pool (a burst cannot flood the network), then the backend. Only an answer from services counts: a
  * failure to reach them is 503 and counts as neither success nor failure.
  * The password is never logged, stored or put in any answer.
  */
@@ -11,7 +11,7 @@ import { ApiError } from '../../lib/http/errors.js';
 import type { ApiRequest, RouteDefinition } from '../../lib/http/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { ServiceUnavailableError, type CheckOutcome, type CredentialBackend } from './backends/backend.js';
-import type { FailureWindow } from './limiter.js';
+import { RefusedError, type Admission, type CheckResult, type FailureWindow } from './limiter.js';
 import { PoolBusyError, type TaskPool } from './pool.js';
 
 export interface CheckRouteContext {
@@ -73,15 +73,21 @@ export const checkResponseSchema = {
   },
 } as const;
 
-function rateLimited(waitMs: number, whose: string): ApiError {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return new ApiError(
-    429,
-    'rate_limited',
-    `Too many credential checks failed or still running ${whose}; retry after ${seconds} seconds`,
-    undefined,
-    { 'Retry-After': String(seconds) },
-  );
+function refusal(error: RefusedError, whose: string): ApiError {
+  const seconds = Math.max(1, Math.ceil(error.retryMs / 1000));
+  const why =
+    error.reason === 'failures'
+      ? `Too many credential checks failed ${whose}`
+      : `Too many credential checks are waiting ${whose}`;
+  return new ApiError(429, 'rate_limited', `${why}; retry after ${seconds} seconds`, undefined, {
+    'Retry-After': String(seconds),
+  });
+}
+
+/** How a check's outcome counts in the brute-force windows. */
+function resultOf(outcome: CheckOutcome | null): CheckResult {
+  if (outcome === null) return 'unknown';
+  return outcome.valid ? 'succeeded' : 'failed';
 }
 
 export function checkCredentialsRoute(context: CheckRouteContext): RouteDefinition {
@@ -101,19 +107,25 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
       const tokenKey = request.tokenId !== undefined ? `token:${request.tokenId}` : `ip:${request.ip}`;
       const fields = { nick, token: request.tokenId, backend: backend.name };
 
-      const nickWait = byNick.waitMs(nickKey);
-      if (nickWait > 0) {
-        logger.info('credential check refused: too many failures for the nick', fields);
-        throw rateLimited(nickWait, `for nick ${nick}`);
+      // Nick first, then token, always in this order: a check holds its nick's place while it waits for its token's.
+      let nickAdmission: Admission;
+      try {
+        nickAdmission = await byNick.admit(nickKey);
+      } catch (error) {
+        if (!(error instanceof RefusedError)) throw error;
+        logger.info(`credential check refused: ${error.message} for the nick`, fields);
+        throw refusal(error, `for nick ${nick}`);
       }
-      const tokenWait = byToken.waitMs(tokenKey);
-      if (tokenWait > 0) {
-        logger.info('credential check refused: too many failures for the token', fields);
-        throw rateLimited(tokenWait, 'with this token');
+      let tokenAdmission: Admission;
+      try {
+        tokenAdmission = await byToken.admit(tokenKey);
+      } catch (error) {
+        nickAdmission.finish('unknown');
+        if (!(error instanceof RefusedError)) throw error;
+        logger.info(`credential check refused: ${error.message} with the token`, fields);
+        throw refusal(error, 'with this token');
       }
 
-      byNick.start(nickKey);
-      byToken.start(tokenKey);
       let outcome: CheckOutcome | null = null;
       try {
         outcome = await pool.run(() => backend.check({ nick, password, sourceIp: request.ip, signal }));
@@ -131,11 +143,10 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
         }
         throw error;
       } finally {
-        byNick.finish(nickKey, outcome?.valid === false);
-        byToken.finish(tokenKey, outcome?.valid === false);
+        nickAdmission.finish(resultOf(outcome));
+        tokenAdmission.finish(resultOf(outcome));
       }
 
-      if (outcome.valid) byNick.clear(nickKey);
       logger.info('credential check answered', {
         ...fields,
         valid: outcome.valid,

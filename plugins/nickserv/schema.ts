@@ -21,6 +21,8 @@ export interface NickservConfig {
     window_seconds: number;
     max_failures_per_nick: number;
     max_failures_per_token: number;
+    max_queued_per_nick: number;
+    max_queued_per_token: number;
   };
 }
 
@@ -109,6 +111,24 @@ export const nickservConfigSchema = {
           minimum: 1,
           default: 50,
           description: 'Failures for one API token (any nick) in the window; its next check is refused.',
+        },
+        max_queued_per_nick: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 10000,
+          default: 32,
+          description:
+            'Checks of one nick that may wait while others of it run (a nick runs at most as many at once as ' +
+            'it has failures left); one more is refused with 429.',
+        },
+        max_queued_per_token: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 10000,
+          default: 32,
+          description:
+            'Checks of one API token that may wait while others of it run (at most as many run at once as ' +
+            'it has failures left); one more is refused with 429.',
         },
       },
     },

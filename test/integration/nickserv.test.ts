@@ -21,8 +21,9 @@ const tag = Math.random().toString(36).slice(2, 6);
 const alice = { account: `nsa${tag}`, password: `alice-${tag}-Correct-Horse` };
 const bob = { account: `nsb${tag}`, password: `bob-${tag}-Battery-Staple` };
 const carol = { account: `nsc${tag}`, password: `carol-${tag}-Tr0ub4dor` };
+const dave = { account: `nsd${tag}`, password: `dave-${tag}-Hunter2-Long` };
 const aliceAlt = `nsalt${tag}`;
-const passwords = [alice.password, bob.password, carol.password];
+const passwords = [alice.password, bob.password, carol.password, dave.password];
 
 let network: TestNetwork;
 let saslBot: TestBot;
@@ -108,7 +109,7 @@ function botStore(): string {
 
 t.before(async () => {
   network = await startTestNetwork();
-  for (const entry of [alice, bob, carol]) await registerAccount(network, entry);
+  for (const entry of [alice, bob, carol, dave]) await registerAccount(network, entry);
   // Group a second nick to alice's account: connect as it, identify to the account, GROUP.
   const alt = await client(aliceAlt);
   const identified = await nickserv(alt, `IDENTIFY ${alice.account} ${alice.password}`);
@@ -248,6 +249,40 @@ t.test('20 concurrent checks are all answered correctly', async (t) => {
   // carol's four failures must not linger into the brute-force test.
   for (const [, bot] of backends())
     t.match(await check(bot, carol.account, carol.password), valid(carol.account, carol.account));
+});
+
+t.test('16 concurrent right passwords for one nick are all valid', async (t) => {
+  for (const [name, bot] of backends()) {
+    const answers = await Promise.all(
+      Array.from({ length: 16 }, () => check(bot, alice.account, alice.password, `same-nick-${name}`)),
+    );
+    answers.forEach((answer, index) =>
+      t.match(answer, valid(alice.account, alice.account), `${name}: check ${index + 1}`),
+    );
+  }
+});
+
+t.test('10 right and 10 wrong at once for one nick: the right ones valid, then the limit engages', async (t) => {
+  for (const [name, bot] of backends()) {
+    const passwords = [
+      ...new Array<string>(10).fill(dave.password),
+      ...Array.from({ length: 10 }, (_, i) => `wrong-${i}-${name}`),
+    ];
+    const answers = await Promise.all(passwords.map((password) => check(bot, dave.account, password, `mixed-${name}`)));
+    answers
+      .slice(0, 10)
+      .forEach((answer, index) => t.match(answer, valid(dave.account, dave.account), `${name}: right ${index + 1}`));
+    const wrong = answers.slice(10);
+    const judged = wrong.filter((answer) => answer.status === 200);
+    const refused = wrong.filter((answer) => answer.status === 429);
+    t.equal(judged.length + refused.length, 10, `${name}: each wrong one is judged or refused`);
+    judged.forEach((answer) => t.match(answer, invalid(dave.account)));
+    t.ok(judged.length >= 5, `${name}: at least five judged (${judged.length})`);
+    t.ok(refused.length >= 1, `${name}: the limit engaged (${refused.length} refused)`);
+    refused.forEach((answer) => t.match(answer.body, { error: { code: 'rate_limited' } }));
+    const after = await check(bot, dave.account, dave.password, `after-${name}`);
+    t.equal(after.status, 429, `${name}: and it holds for the right password too`);
+  }
 });
 
 t.test('the checker’s connections never become users: not in the collector, not in connect notices', async (t) => {

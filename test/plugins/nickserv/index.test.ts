@@ -283,6 +283,82 @@ t.test('the sixth failure for one nick is 429 for that nick only; a success clea
   t.equal((await post({ nick: 'carol', password: PASSWORD })).status, 429);
 });
 
+t.test('16 right passwords at once for one nick are all valid, five at a time at services', async (t) => {
+  let inFlight = 0;
+  let peak = 0;
+  const { post } = await setup(t, { max_connections: 16 }, async (call) => {
+    inFlight++;
+    peak = Math.max(peak, inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    inFlight--;
+    return anopeLike(call);
+  });
+  const answers = await Promise.all(Array.from({ length: 16 }, () => post({ nick: 'alice', password: PASSWORD })));
+  t.same(
+    answers.map((response) => response.status),
+    new Array(16).fill(200),
+    'none refused',
+  );
+  for (const response of answers) t.equal((await answerOf(t, response)).valid, true);
+  t.equal(peak, 5, 'no more at once than the nick has failures left');
+});
+
+t.test('10 right then 10 wrong at once: the right ones valid, then the limit engages', async (t) => {
+  const { post, rpc } = await setup(t, { max_connections: 16 }, async (call) => {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    return anopeLike(call);
+  });
+  const passwords = [...new Array<string>(10).fill(PASSWORD), ...Array.from({ length: 10 }, (_, i) => `guess-${i}`)];
+  const answers = await Promise.all(passwords.map((password) => post({ nick: 'alice', password })));
+  const outcomes = await Promise.all(
+    answers.map(async (response) =>
+      response.status === 200 ? ((await response.json()) as { valid: boolean }).valid : response.status,
+    ),
+  );
+  t.same(outcomes.slice(0, 10), new Array(10).fill(true), 'every right password is valid');
+  const wrong = outcomes.slice(10);
+  t.ok(
+    wrong.every((outcome) => outcome === false || outcome === 429),
+    `the wrong ones are invalid or refused (${wrong.join(' ')})`,
+  );
+  t.ok(wrong.filter((outcome) => outcome === false).length >= 5, 'at least five were judged');
+  t.ok(wrong.includes(429), 'the limit engaged during the burst');
+  const asked = rpc.calls.length;
+  t.equal((await post({ nick: 'alice', password: PASSWORD })).status, 429, 'and holds after it');
+  t.equal(rpc.calls.length, asked, 'a refused check never reaches services');
+});
+
+t.test('past max_queued_per_nick waiting checks of one nick, 429 with Retry-After', async (t) => {
+  const held: (() => void)[] = [];
+  const { post } = await setup(
+    t,
+    { rate_limit: { max_failures_per_nick: 1, max_queued_per_nick: 2 } },
+    async (call) => {
+      await new Promise<void>((resolve) => held.push(resolve));
+      return anopeLike(call);
+    },
+  );
+  // One runs (one failure is all the nick may risk), two wait, and the line is full for the fourth.
+  let settled = 0;
+  const answers = [0, 1, 2, 3].map(() =>
+    post({ nick: 'alice', password: PASSWORD }).then((response) => {
+      settled++;
+      return response;
+    }),
+  );
+  // Nothing is let go until the refusal came: the first three are then surely in.
+  while (settled < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (settled < 4) {
+    held.shift()?.();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const responses = await Promise.all(answers);
+  t.same(responses.map((response) => response.status).sort(), [200, 200, 200, 429], 'one refused, three ran');
+  const refused = responses.find((response) => response.status === 429)!;
+  t.equal(refused.headers.get('retry-after'), '10');
+  t.match((await errorOf(refused)).message, /are waiting for nick alice; retry after 10 seconds/);
+});
+
 t.test('failures per token are limited across nicks', async (t) => {
   const { post } = await setup(t, { rate_limit: { max_failures_per_token: 3 } });
   for (const nick of ['alice', 'bob', 'carol']) await post({ nick, password: 'wrong' }, { token: 'stuffer' });
