@@ -19,7 +19,7 @@ import { noteJoinRefusal } from './joins.js';
 import { measureLatency, type ProbeChoice } from './latency.js';
 import { track } from './live.js';
 import { statsConfigSchema, type StatsConfig } from './schema.js';
-import { fetchServiceCommands } from './service-help.js';
+import { fetchServiceCommands, withUnansweredKept } from './service-help.js';
 import { createSyncState, fullSync, type SyncContext } from './sync.js';
 import { TaskQueue } from './task-queue.js';
 
@@ -71,8 +71,9 @@ export default definePlugin<StatsConfig>({
         ? tasks.run('commands', async () => {
             const lists = await fetchServiceCommands(context);
             if (!irc.state.connected) return;
-            model.setServiceCommands(lists);
             commandsMissing = lists.length === 0;
+            // A service that did not answer this time (offline, slow) keeps the list it gave last time.
+            if (!commandsMissing) model.setServiceCommands(withUnansweredKept(lists, config.services, model.services));
           })
         : Promise.resolve();
 

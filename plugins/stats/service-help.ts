@@ -10,7 +10,7 @@
  * no end line, so its answer ends when the service falls silent.
  */
 import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
-import type { ServiceCommand, ServiceCommands } from '../../lib/model/services.js';
+import type { ServiceCommand, ServiceCommands, ServicesSlice } from '../../lib/model/services.js';
 import type { SyncContext } from './sync.js';
 
 /** Silence after the last NOTICE that ends an answer without an end line (Anope, refusals). */
@@ -173,4 +173,20 @@ export async function fetchServiceCommands(context: SyncContext): Promise<Servic
     if (commands.length > 0) lists.push({ service, commands });
   }
   return lists;
+}
+
+/**
+ * The catalogue after a refresh: each configured service's list as it answered, or, for a service
+ * that did not answer this time (offline, too slow), the list it gave last time; in config order.
+ */
+export function withUnansweredKept(
+  answered: readonly ServiceCommands[],
+  services: readonly string[],
+  known: Pick<ServicesSlice, 'get'>,
+): ServiceCommands[] {
+  const byService = new Map(answered.map((list) => [list.service.toLowerCase(), list]));
+  return services.flatMap((service) => {
+    const list = byService.get(service.toLowerCase()) ?? known.get(service);
+    return list ? [list] : [];
+  });
 }

@@ -5,10 +5,11 @@
  * in. Every HTTP answer is checked against the OpenAPI document the bot serves.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { startCrowd, type Crowd } from '../../scripts/crowd.js';
-import { eventually, startBot, type TestBot } from '../support/bot.js';
+import { eventually, startBot, type TestBot, type TestBotOptions } from '../support/bot.js';
 import { IrcClient, type IrcMessage } from '../support/irc-client.js';
 import type { ModelChange } from '../../lib/model/slice.js';
 import type { TokensSlice } from '../../lib/model/tokens.js';
@@ -159,6 +160,28 @@ function listOf(lines: IrcMessage[]) {
   return channels;
 }
 
+/** The bot's options; its store outlives it, so that it can be restarted on it. */
+const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-store-'));
+const botOptions: TestBotOptions = {
+  storeDir,
+  nick: botAccount,
+  sasl: { account: botAccount, password: botPassword },
+  plugins: {
+    stats: {
+      refresh_seconds: 2,
+      latency_seconds: 1,
+      commands_refresh_seconds: 3600,
+      // Chunked WHO on this small network too, so the path a big network takes runs here.
+      who_chunk_above: 50,
+      join: '*',
+      max_channels: 50,
+    },
+    api: {},
+    // For the token tier's user details; tokens are made on the slice, as TOKEN CREATE would.
+    tokens: { rate_limit: { enabled: false } },
+  },
+};
+
 t.before(async () => {
   network = await startTestNetwork();
   await registerAccount(network, { account: botAccount, password: botPassword });
@@ -185,24 +208,7 @@ t.before(async () => {
     webircEvery: 8,
     webircPass: network.webircPass,
   });
-  bot = await startBot(network, {
-    nick: botAccount,
-    sasl: { account: botAccount, password: botPassword },
-    plugins: {
-      stats: {
-        refresh_seconds: 2,
-        latency_seconds: 1,
-        commands_refresh_seconds: 3600,
-        // Chunked WHO on this small network too, so the path a big network takes runs here.
-        who_chunk_above: 50,
-        join: '*',
-        max_channels: 50,
-      },
-      api: {},
-      // For the token tier's user details; tokens are made on the slice, as TOKEN CREATE would.
-      tokens: { rate_limit: { enabled: false } },
-    },
-  });
+  bot = await startBot(network, botOptions);
   const document = (await (await fetch(`${bot.url}/api/openapi.json`)).json()) as Record<string, unknown>;
   validator = new OpenApiValidator(document);
   await eventually(() => bot.host.model.ready, 'the first sync', 30000);
@@ -213,6 +219,7 @@ t.teardown(async () => {
   await crowd?.stop();
   await bot?.stop();
   await network?.stop();
+  fs.rmSync(storeDir, { recursive: true, force: true });
 });
 
 t.test('the crowd is on both servers', async (t) => {
@@ -616,4 +623,16 @@ t.test('the collector kept up without a failure', async (t) => {
     [],
     'no sync, latency or HELP round failed',
   );
+});
+
+t.test('after a restart the service commands are served at once, as they were read before', async (t) => {
+  const before = await get('/api/irc/commands/');
+  t.equal(before.response.status, 200);
+  await bot.stop();
+  bot = await startBot(network, botOptions);
+  // The bot is registered but has not synced, so it has not asked the services yet.
+  const after = await get('/api/irc/commands/');
+  t.equal(after.response.status, 200, 'the first answer after the restart is 200, not 503');
+  t.same(after.body.results, before.body.results, 'the same commands');
+  t.equal(after.body.fetched_at, before.body.fetched_at, 'with the time they were read');
 });

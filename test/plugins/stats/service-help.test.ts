@@ -1,6 +1,7 @@
 import t from 'tap';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
+import { ServicesSlice } from '../../../lib/model/services.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
 import {
   askService,
@@ -8,6 +9,7 @@ import {
   mergeListings,
   parseHelp,
   stripFormatting,
+  withUnansweredKept,
 } from '../../../plugins/stats/service-help.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
@@ -307,4 +309,21 @@ t.test('fetching: only services that are online, the full listing when HELP poin
   t.equal(lists.length, 1, 'a service that lists nothing is left out');
   t.equal(lists[0]!.service, 'NickServ');
   t.equal(lists[0]!.commands.length, 14);
+});
+
+t.test('a refresh keeps the last list of a service that did not answer, and only configured services', async (t) => {
+  const known = new ServicesSlice();
+  known.replace(
+    [
+      { service: 'NickServ', commands: [{ name: 'IDENTIFY', description: 'old' }] },
+      { service: 'ChanServ', commands: [{ name: 'OP', description: 'old' }] },
+      { service: 'OldServ', commands: [{ name: 'GONE', description: null }] },
+    ],
+    '2026-11-25T10:00:00.000Z',
+  );
+  const answered = [{ service: 'NickServ', commands: [{ name: 'REGISTER', description: 'new' }] }];
+  t.same(withUnansweredKept(answered, ['ChanServ', 'NickServ', 'MemoServ'], known), [
+    { service: 'ChanServ', commands: [{ name: 'OP', description: 'old' }] },
+    { service: 'NickServ', commands: [{ name: 'REGISTER', description: 'new' }] },
+  ]);
 });
