@@ -309,8 +309,18 @@ export class NetworkModel {
     return server;
   }
 
+  /**
+   * The server is no longer linked (a split, or LINKS no longer shows it): it goes, and every user on it
+   * with it, as the network's own QUITs for them would take them.
+   */
   removeServer(name: string): void {
-    if (this.servers.delete(name)) this.changed({ slice: 'servers', kind: 'remove', name });
+    const server = this.servers.delete(name);
+    if (!server) return;
+    const key = server.name.toLowerCase();
+    for (const user of [...this.users.all()]) {
+      if (user.server !== null && user.server.toLowerCase() === key) this.removeUser(user.nick);
+    }
+    this.changed({ slice: 'servers', kind: 'remove', name: server.name });
   }
 
   /** A latency measurement of a known server: the round trip in ms, or null when it did not answer. */

@@ -18,6 +18,7 @@ export type ServerFields = Partial<Omit<Server, 'name'>>;
 export class ServersSlice implements ModelSlice {
   readonly name = 'servers';
   private readonly byName = new Map<string, Server>();
+  private readonly splitServices = new Set<string>();
 
   get size(): number {
     return this.byName.size;
@@ -29,6 +30,14 @@ export class ServersSlice implements ModelSlice {
 
   all(): IterableIterator<Server> {
     return this.byName.values();
+  }
+
+  /**
+   * The services servers that split from the network on this connection and have not linked back:
+   * while one is listed, whatever needs services on IRC (SASL) cannot work.
+   */
+  get servicesSplit(): readonly string[] {
+    return [...this.splitServices];
   }
 
   /** @internal changed through NetworkModel, which emits the change */
@@ -51,16 +60,23 @@ export class ServersSlice implements ModelSlice {
     for (const [field, value] of Object.entries(fields) as [keyof ServerFields, never][]) {
       if (value !== undefined) server[field] = value;
     }
+    if (server.isServices) this.splitServices.delete(key);
     return server;
   }
 
   /** @internal */
-  delete(name: string): boolean {
-    return this.byName.delete(name.toLowerCase());
+  delete(name: string): Server | undefined {
+    const key = name.toLowerCase();
+    const server = this.byName.get(key);
+    if (!server) return undefined;
+    this.byName.delete(key);
+    if (server.isServices) this.splitServices.add(key);
+    return server;
   }
 
   /** @internal */
   clear(): void {
     this.byName.clear();
+    this.splitServices.clear();
   }
 }

@@ -53,7 +53,7 @@ export default definePlugin<NickservConfig>({
   name: 'nickserv',
   description: "Checks a nick's password against the network's nickname service (SASL, Atheme or Anope RPC).",
   configSchema: nickservConfigSchema,
-  start({ config, host, http, irc, logger, timers }) {
+  start({ config, host, http, irc, logger, model, onModelChange, timers }) {
     logger.addSecret(config.rpc_token);
     const backend = createBackend(config, host);
     const timeoutMs = config.timeout_seconds * 1000;
@@ -74,6 +74,15 @@ export default definePlugin<NickservConfig>({
     });
     const pool = new TaskPool({ size: config.max_connections, queueLimit: config.max_queued, maxWaitMs: timeoutMs });
     const stopping = new AbortController();
+    // Replaced after each split of a services server: the checks running then give up at once.
+    let servicesLinked = new AbortController();
+    onModelChange((change) => {
+      if (change.slice !== 'servers' || change.kind !== 'remove') return;
+      const split = model.servers.servicesSplit;
+      if (split.length === 0) return;
+      servicesLinked.abort(`the services server ${split.join(', ')} split from the network`);
+      servicesLinked = new AbortController();
+    });
 
     http.route(
       checkCredentialsRoute({
@@ -82,7 +91,9 @@ export default definePlugin<NickservConfig>({
         byNick,
         byToken,
         fold: (nick) => irc.casefold(nick),
-        signal: stopping.signal,
+        signal: () =>
+          backend.throughIrc ? AbortSignal.any([stopping.signal, servicesLinked.signal]) : stopping.signal,
+        servicesSplit: () => model.servers.servicesSplit,
         logger,
       }),
     );

@@ -21,8 +21,13 @@ export interface CheckRouteContext {
   byToken: FailureWindow;
   /** The network's casefolding, so `Alice` and `alice` share one failure count. */
   fold: (nick: string) => string;
-  /** Aborted when the plugin stops. */
-  signal: AbortSignal;
+  /**
+   * The signal of a check starting now: aborted when the plugin stops, or, for a backend that goes
+   * through IRC, when the services server splits from the network.
+   */
+  signal: () => AbortSignal;
+  /** The services servers split from the network now, as the model knows them (none without a collector). */
+  servicesSplit: () => readonly string[];
   logger: Logger;
 }
 
@@ -91,7 +96,7 @@ function resultOf(outcome: CheckOutcome | null): CheckResult {
 }
 
 export function checkCredentialsRoute(context: CheckRouteContext): RouteDefinition {
-  const { backend, pool, byNick, byToken, fold, signal, logger } = context;
+  const { backend, pool, byNick, byToken, fold, signal, servicesSplit, logger } = context;
 
   return {
     method: 'POST',
@@ -106,6 +111,17 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
       const nickKey = fold(nick);
       const tokenKey = request.tokenId !== undefined ? `token:${request.tokenId}` : `ip:${request.ip}`;
       const fields = { nick, token: request.tokenId, backend: backend.name };
+
+      // SASL needs the services linked: while they are split off, say so at once (it counts as nothing).
+      const split = backend.throughIrc ? servicesSplit() : [];
+      if (split.length > 0) {
+        logger.warn('credential check unavailable: services split', { ...fields, servers: split.join(',') });
+        throw new ApiError(
+          503,
+          'unavailable',
+          `The nickname service cannot answer: the services server ${split.join(', ')} is split from the network`,
+        );
+      }
 
       // Nick first, then token, always in this order: a check holds its nick's place while it waits for its token's.
       let nickAdmission: Admission;
@@ -128,7 +144,7 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
 
       let outcome: CheckOutcome | null = null;
       try {
-        outcome = await pool.run(() => backend.check({ nick, password, sourceIp: request.ip, signal }));
+        outcome = await pool.run(() => backend.check({ nick, password, sourceIp: request.ip, signal: signal() }));
       } catch (error) {
         if (error instanceof ServiceUnavailableError || error instanceof PoolBusyError) {
           logger.warn('credential check unavailable', { ...fields, target: backend.target, error: error.message });

@@ -20,8 +20,12 @@ import { measureLatency, type ProbeChoice } from './latency.js';
 import { track } from './live.js';
 import { statsConfigSchema, type StatsConfig } from './schema.js';
 import { fetchServiceCommands, withUnansweredKept } from './service-help.js';
+import { requestLinkNotices, TopologyWatch } from './splits.js';
 import { createSyncState, fullSync, type SyncContext } from './sync.js';
 import { TaskQueue } from './task-queue.js';
+
+/** While a services server is split off, LINKS is asked this often to see it come back. */
+const SERVICES_RELINK_CHECK_MS = 5000;
 
 /** The longest a latency probe waits for its answer. */
 const MAX_PROBE_TIMEOUT_MS = 5000;
@@ -60,6 +64,10 @@ export default definePlugin<StatsConfig>({
 
     const sync = (): Promise<void> =>
       ready ? tasks.run('sync', () => fullSync(context, syncState)) : Promise.resolve();
+    // After a split or a link: the servers and counts at once, then a sync that starts after it (for new users).
+    const topology = new TopologyWatch(context, () => {
+      if (ready) void tasks.runFresh('sync', () => fullSync(context, syncState));
+    });
     const latency = (): Promise<void> =>
       ready && model.ready
         ? tasks.run('latency', () =>
@@ -128,6 +136,7 @@ export default definePlugin<StatsConfig>({
         countLine(message, counting, now());
         return;
       }
+      if (ready) topology.consider(message);
       track(message, live);
       noteJoinRefusal(message, syncState.joins, fold);
       countLine(message, counting, now());
@@ -148,6 +157,7 @@ export default definePlugin<StatsConfig>({
     });
     irc.on('ready', () => {
       ready = true;
+      requestLinkNotices(irc);
       versions.reset();
       syncState = createSyncState();
       probeChoice = new Map();
@@ -166,6 +176,10 @@ export default definePlugin<StatsConfig>({
       });
     });
     timers.every(config.latency_seconds * 1000, () => void latency());
+    // A bot that gets no link notices learns that a split services server is back by asking.
+    timers.every(SERVICES_RELINK_CHECK_MS, () => {
+      if (ready && model.ready && model.servers.servicesSplit.length > 0) void topology.check();
+    });
     timers.every(config.commands_refresh_seconds * 1000, () => void serviceCommands());
     timers.every(config.history_seconds * 1000, () => {
       if (recordHistoryPoint(model, history, new Date())) model.changed({ slice: 'history', kind: 'point' });

@@ -32,9 +32,10 @@ export function parseMapLine(text: string): { name: string; users: number } | nu
   return match ? { name: match[1]!, users: Number(match[2]) } : null;
 }
 
-/** LINKS: the server tree. Servers no longer linked are dropped. */
-export async function syncLinks({ irc, model, config }: SyncContext): Promise<void> {
+/** LINKS: the server tree. Servers no longer linked are dropped, and their users with them. */
+export async function syncLinks({ irc, model, config, urgent }: SyncContext): Promise<void> {
   const lines = await irc.request({
+    urgent,
     send: ['LINKS'],
     reply: (line) => line.command === '364',
     end: (line) => line.command === '365',
@@ -62,8 +63,9 @@ export async function syncLinks({ irc, model, config }: SyncContext): Promise<vo
  * MAP: users per server, where the network lets the bot ask. Without it, an operator's
  * WHO (which sees every user) is counted instead; otherwise the count stays unknown.
  */
-export async function syncServerUsers({ irc, model }: SyncContext): Promise<void> {
+export async function syncServerUsers({ irc, model, urgent }: SyncContext): Promise<void> {
   const lines = await irc.request({
+    urgent,
     send: ['MAP'],
     reply: (line) => line.command === '015' || line.command === '006',
     end: (line) => ['017', '007', '481', '421'].includes(line.command),
@@ -90,7 +92,7 @@ export async function syncServerUsers({ irc, model }: SyncContext): Promise<void
  * Mark the servers services run on: the configured ones, and the server NickServ is on
  * (asked with WHOIS when WHO did not show it, as it does not to a non-operator).
  */
-export async function markServicesServers({ irc, model, config }: SyncContext): Promise<void> {
+export async function markServicesServers({ irc, model, config, urgent }: SyncContext): Promise<void> {
   const servers = new Set(config.services_servers.map((name) => name.toLowerCase()));
   for (const nick of new Set(['NickServ', ...config.services])) {
     const server = model.users.get(nick)?.server;
@@ -98,6 +100,7 @@ export async function markServicesServers({ irc, model, config }: SyncContext): 
   }
   if (!model.users.get('NickServ')?.server) {
     const lines = await irc.request({
+      urgent,
       send: ['WHOIS', 'NickServ'],
       reply: (line) => line.command === '312',
       end: (line) => line.command === '318' || line.command === '401',

@@ -19,6 +19,8 @@ export interface SyncContext {
   model: NetworkModel;
   logger: Logger;
   config: StatsConfig;
+  /** The requests go ahead of the bot's other output (a topology check after a split). */
+  urgent?: boolean;
 }
 
 /** What the collector remembers between the syncs of one connection. */
@@ -72,8 +74,9 @@ export function parseLusers(lines: readonly IrcMessage[]): {
 }
 
 /** LUSERS: users, invisible, channels, operators, servers, max users — as the network counts them. */
-export async function syncLusers({ irc, model }: SyncContext): Promise<void> {
+export async function syncLusers({ irc, model, urgent }: SyncContext): Promise<void> {
   const lines = await irc.request({
+    urgent,
     send: ['LUSERS'],
     reply: isNumeric('251', '252', '253', '254', '255', '265', '266'),
     end: isNumeric('266'),

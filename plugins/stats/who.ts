@@ -116,34 +116,55 @@ export interface WhoResult {
 export async function syncWho(context: SyncContext): Promise<WhoResult> {
   const { irc, model, config } = context;
   const whox = irc.state.isupport.has('WHOX');
-  const fields = whoxFields(irc.state.isOperator);
   const result: WhoResult = { seen: new Set(), operators: new Set() };
   for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) {
     // With WHOX, `n` makes the mask match nicks only; plain WHO matches more, and duplicates are harmless.
-    const send = whox ? ['WHO', mask, `${mask === '*' ? '' : 'n'}%${fields},${WHOX_TOKEN}`] : ['WHO', mask];
-    const lines = await irc.request({
-      send,
-      reply: (line) => (whox ? line.command === '354' && line.params[1] === WHOX_TOKEN : line.command === '352'),
-      end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
-      timeoutMs: 120000,
-    });
-    for (const line of lines) {
-      const entry =
-        line.command === '354' ? parseWhoxReply(line, fields) : line.command === '352' ? parseWhoReply(line) : null;
-      if (!entry) continue;
-      const { nick, ...fieldsOfUser } = entry;
-      const key = model.fold(nick);
-      const known = model.users.byKey(key);
-      // Someone else behind a known nick: the bot shared no channel with either, so it saw neither the quit
-      // nor the new connection. They are a new user, whose client, country, real host and first-seen time
-      // are their own, not the previous person's.
-      if (known && known.channels.size === 0 && isSomeoneElse(known, entry)) model.removeUser(known.nick, key);
-      model.upsertUser(nick, fieldsOfUser, key);
-      result.seen.add(key);
-      if (entry.isOperator) result.operators.add(key);
-    }
+    await whoOnce(context, mask, whox ? (mask === '*' ? '' : 'n') : null, result);
   }
   return result;
+}
+
+/**
+ * WHO for the users of one server (a server that just linked), with WHOX's `s` flag, which matches the
+ * server name; false, asking nothing, where the server has no WHOX (the next full sync finds them).
+ */
+export async function whoOnServer(context: SyncContext, server: string): Promise<boolean> {
+  if (!context.irc.state.isupport.has('WHOX')) return false;
+  await whoOnce(context, server, 's', { seen: new Set(), operators: new Set() });
+  return true;
+}
+
+/**
+ * One WHO request; the model takes each user it lists, into `result`.
+ * @param flags WHOX matching flags before the field list, or null for a plain WHO
+ */
+async function whoOnce(context: SyncContext, mask: string, flags: string | null, result: WhoResult): Promise<void> {
+  const { irc, model, urgent } = context;
+  const fields = whoxFields(irc.state.isOperator);
+  const whox = flags !== null;
+  const send = whox ? ['WHO', mask, `${flags}%${fields},${WHOX_TOKEN}`] : ['WHO', mask];
+  const lines = await irc.request({
+    urgent,
+    send,
+    reply: (line) => (whox ? line.command === '354' && line.params[1] === WHOX_TOKEN : line.command === '352'),
+    end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
+    timeoutMs: 120000,
+  });
+  for (const line of lines) {
+    const entry =
+      line.command === '354' ? parseWhoxReply(line, fields) : line.command === '352' ? parseWhoReply(line) : null;
+    if (!entry) continue;
+    const { nick, ...fieldsOfUser } = entry;
+    const key = model.fold(nick);
+    const known = model.users.byKey(key);
+    // Someone else behind a known nick: the bot shared no channel with either, so it saw neither the quit
+    // nor the new connection. They are a new user, whose client, country, real host and first-seen time
+    // are their own, not the previous person's.
+    if (known && known.channels.size === 0 && isSomeoneElse(known, entry)) model.removeUser(known.nick, key);
+    model.upsertUser(nick, fieldsOfUser, key);
+    result.seen.add(key);
+    if (entry.isOperator) result.operators.add(key);
+  }
 }
 
 /** Whether WHO shows another connection than the model's `known` under its nick: another IP or ident. */

@@ -411,8 +411,8 @@ t.test('services stopped: 503 unavailable, never "valid: false"; back when they 
     }
     t.match(
       saslBot.logs.join('\n'),
-      /credential check unavailable .*offers no SASL right now/,
-      'InspIRCd withdrew the sasl cap',
+      /credential check unavailable: services split .*servers=services\.test\.net/,
+      'the collector saw the services server split off, so the sasl checks did not even try',
     );
   } finally {
     await network.startServer('atheme');

@@ -23,6 +23,7 @@ export function anopeBackend(options: AnopeBackendOptions): CredentialBackend {
   const headers: Record<string, string> = options.token ? { Authorization: `Bearer ${options.token}` } : {};
   return {
     name: 'anope-rpc',
+    throughIrc: false,
     target: describeUrl(options.url),
     async check(request: CheckRequest): Promise<CheckOutcome> {
       const answer = await callJsonRpc('anope.checkCredentials', [request.nick, request.password], {

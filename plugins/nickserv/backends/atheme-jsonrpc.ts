@@ -54,6 +54,7 @@ export function athemeBackend(options: AthemeBackendOptions): CredentialBackend 
 
   return {
     name: 'atheme-jsonrpc',
+    throughIrc: false,
     target: describeUrl(options.url),
     async check(request): Promise<CheckOutcome> {
       const account = await accountOf(request);

@@ -17,7 +17,10 @@ export interface CheckRequest {
   password: string;
   /** The API client's address; services that log a source get it. */
   sourceIp: string;
-  /** Aborted when the plugin stops: the check gives up at once. */
+  /**
+   * Aborted when the check can no longer get an answer (the plugin stops, the services server split):
+   * the check gives up at once, with the signal's reason (a string) as its message.
+   */
   signal: AbortSignal;
 }
 
@@ -26,6 +29,11 @@ export interface CredentialBackend {
   readonly name: string;
   /** Where the backend connects (`host:port` or a URL without credentials), for logs. */
   readonly target: string;
+  /**
+   * Whether the services must be linked to the IRC network for a check to work (SASL goes through the
+   * IRC server); an RPC backend talks to the services directly.
+   */
+  readonly throughIrc: boolean;
   /** Resolves with the service's answer; rejects with ServiceUnavailableError when there is none. */
   check(request: CheckRequest): Promise<CheckOutcome>;
 }
@@ -37,4 +45,9 @@ export interface CredentialBackend {
  */
 export class ServiceUnavailableError extends Error {
   override readonly name = 'ServiceUnavailableError';
+}
+
+/** Why a check was given up: the abort reason its signal carries, when that is a message. */
+export function abortReason(signal: AbortSignal): string {
+  return typeof signal.reason === 'string' ? signal.reason : 'the check was cancelled: the service is stopping';
 }

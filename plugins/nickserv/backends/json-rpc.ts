@@ -8,7 +8,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { errorMessage } from '../../../lib/logger.js';
-import { ServiceUnavailableError } from './backend.js';
+import { abortReason, ServiceUnavailableError } from './backend.js';
 
 export interface JsonRpcOptions {
   url: URL;
@@ -77,7 +77,7 @@ export function callJsonRpc(method: string, params: unknown[], options: JsonRpcO
       finish(() => reject(new ServiceUnavailableError(reason)));
       request.destroy();
     };
-    const onAbort = (): void => fail('the check was cancelled: the service is stopping');
+    const onAbort = (): void => fail(abortReason(options.signal));
     const timer = setTimeout(() => fail(`no answer from ${where} within ${options.timeoutMs} ms`), options.timeoutMs);
     options.signal.addEventListener('abort', onAbort, { once: true });
 

@@ -10,7 +10,13 @@ import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { errorMessage } from '../../../lib/logger.js';
-import { ServiceUnavailableError, type CheckOutcome, type CheckRequest, type CredentialBackend } from './backend.js';
+import {
+  abortReason,
+  ServiceUnavailableError,
+  type CheckOutcome,
+  type CheckRequest,
+  type CredentialBackend,
+} from './backend.js';
 
 export interface SaslBackendOptions {
   host: string;
@@ -122,7 +128,7 @@ class SaslExchange {
   private offeredMechanisms: string | null = null;
   private settled = false;
   private readonly timer: NodeJS.Timeout;
-  private readonly onAbort = (): void => this.fail('the check was cancelled: the service is stopping');
+  private readonly onAbort = (): void => this.fail(abortReason(this.request.signal));
 
   constructor(
     private readonly options: SaslBackendOptions,
@@ -253,11 +259,10 @@ class SaslExchange {
 export function saslBackend(options: SaslBackendOptions): CredentialBackend {
   return {
     name: 'sasl',
+    throughIrc: true,
     target: `${options.host}:${options.port}${options.tls ? ' (TLS)' : ''}`,
     check(request) {
-      if (request.signal.aborted) {
-        return Promise.reject(new ServiceUnavailableError('the check was cancelled: the service is stopping'));
-      }
+      if (request.signal.aborted) return Promise.reject(new ServiceUnavailableError(abortReason(request.signal)));
       return new Promise((resolve, reject) => {
         try {
           new SaslExchange(options, request, resolve, reject);

@@ -331,3 +331,36 @@ t.test('members of a secret or private channel the bot leaves are marked: they m
   model.upsertUser('spy');
   t.notOk(model.users.get('spy')!.inUnwatchedHiddenChannel, 'someone who comes back after a quit starts unmarked');
 });
+
+t.test('a server that goes takes its users; a services server that goes is split until it is back', async (t) => {
+  const model = new NetworkModel();
+  model.connectionOpened('rfc1459');
+  model.upsertServer('hub.test.net');
+  model.upsertServer('Leaf.test.net');
+  model.upsertServer('services.test.net', { isServices: true });
+  model.upsertUser('alice', { server: 'hub.test.net' });
+  model.upsertUser('bob', { server: 'leaf.test.net' });
+  model.upsertUser('NickServ', { server: 'services.test.net' });
+  model.addMember('#chat', 'bob');
+  const changes: string[] = [];
+  model.on('change', (change) => changes.push(`${change.slice} ${change.kind} ${change.name ?? ''}`));
+
+  model.removeServer('leaf.test.net');
+  t.notOk(model.users.get('bob'), 'bob went with the leaf');
+  t.equal(model.channels.get('#chat')?.members.size, 0, 'and out of his channels');
+  t.ok(model.users.get('alice'));
+  t.same(changes, ['users remove bob', 'servers remove Leaf.test.net']);
+  t.same(model.servers.servicesSplit, [], 'the leaf runs no services');
+
+  model.removeServer('services.test.net');
+  t.same(model.servers.servicesSplit, ['services.test.net']);
+  t.notOk(model.users.get('NickServ'));
+  model.upsertServer('services.test.net', {});
+  t.same(model.servers.servicesSplit, ['services.test.net'], 'back, but not yet known as services');
+  model.upsertServer('services.test.net', { isServices: true });
+  t.same(model.servers.servicesSplit, [], 'known as services again');
+
+  model.removeServer('services.test.net');
+  model.connectionLost();
+  t.same(model.servers.servicesSplit, [], 'a new connection starts with nothing split');
+});

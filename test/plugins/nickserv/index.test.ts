@@ -4,6 +4,7 @@
  * status codes, body checks, brute-force windows, the pool, and secrecy.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
@@ -407,6 +408,47 @@ t.test('the pool bounds concurrent checks; a full queue is 503 at once', async (
   );
   t.equal(peak, 2, 'never more than max_connections at services');
 });
+
+t.test(
+  'sasl: while the services server is split off, 503 at once; a running check gives up at the split',
+  async (t) => {
+    // An IRC server that takes connections and never answers: a check through it waits until told otherwise.
+    let connections = 0;
+    const silent = net.createServer((socket) => {
+      connections++;
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => {
+      silent.close();
+    });
+    const port = (silent.address() as net.AddressInfo).port;
+    const { post, host } = await setup(t, { backend: 'sasl', host: '127.0.0.1', port, timeout_seconds: 30 });
+    const { model } = host;
+    model.upsertServer('services.test.net', { isServices: true });
+
+    const running = post({ nick: 'alice', password: PASSWORD });
+    while (connections === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const split = Date.now();
+    model.removeServer('services.test.net');
+    const answer = await running;
+    t.equal(answer.status, 503, 'the running check is unavailable');
+    t.match((await errorOf(answer)).message, /the services server services\.test\.net split from the network/);
+    t.ok(Date.now() - split < 1000, 'at once, not after timeout_seconds');
+
+    const next = await post({ nick: 'alice', password: PASSWORD });
+    t.equal(next.status, 503);
+    t.match((await errorOf(next)).message, /services server services\.test\.net is split from the network/);
+    t.equal(connections, 1, 'no connection was made for it');
+
+    model.upsertServer('services.test.net', { isServices: true });
+    const after = post({ nick: 'alice', password: PASSWORD });
+    while (connections === 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    t.pass('linked back: checks go to the server again');
+    await host.stop();
+    t.equal((await after).status, 503, 'stopping the plugin ends it');
+  },
+);
 
 t.test('the password appears in no log line', async (t) => {
   const { post, logs } = await setup(t);

@@ -40,3 +40,37 @@ t.test('tasks run one at a time, in order; asking again for a waiting task joins
   });
   t.equal(events.at(-1), 'after');
 });
+
+t.test('runFresh: a running task does not count, a waiting one is joined', async (t) => {
+  const queue = new TaskQueue(createLogger({ level: 'error', sink: () => undefined }));
+  const events: string[] = [];
+  let release!: () => void;
+  const blocked = new Promise<void>((resolve) => (release = resolve));
+  const running = queue.run('sync', async () => {
+    events.push('first');
+    await blocked;
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  const fresh = queue.runFresh('sync', async () => {
+    events.push('fresh');
+  });
+  t.not(fresh, running, 'a new one is queued behind the running one');
+  t.equal(
+    queue.runFresh('sync', async () => {
+      events.push('third');
+    }),
+    fresh,
+    'and joined while it waits',
+  );
+  t.equal(
+    queue.run('sync', async () => {
+      events.push('fourth');
+    }),
+    fresh,
+    'run joins the waiting one too',
+  );
+  release();
+  await fresh;
+  t.same(events, ['first', 'fresh']);
+  t.notOk(queue.has('sync'), 'forgotten once both ended');
+});
