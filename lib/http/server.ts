@@ -27,6 +27,7 @@ import { errorMessage } from '../logger.js';
 import {
   ClientGoneError,
   DEFAULT_BODY_LIMIT,
+  checkDeclaredLength,
   checkJsonContentType,
   compileBodySchema,
   parseJsonBody,
@@ -294,6 +295,11 @@ class Exchange {
   hookCount = -1;
   /** Body bytes sent, for the access log. */
   sentBytes = 0;
+  /**
+   * The client sent `Expect: 100-continue` with a body and waits for the 100, which goes out only when
+   * the body is read. An answer given before then closes the connection: the body will not come.
+   */
+  awaitingContinue = false;
 
   constructor(
     readonly raw: IncomingMessage,
@@ -423,9 +429,10 @@ export class HttpServer {
       },
       (raw, response) => this.accept(raw, response),
     );
-    // Each replaces what Node does by itself: a bare 417, a bare 400, 408 or 431, or no answer at all
-    // to CONNECT or to a body that cannot be read.
+    // Each replaces what Node does by itself: a bare 417, a 100 before anything is checked, a bare
+    // 400, 408 or 431, or no answer at all to CONNECT or to a body that cannot be read.
     server.on('checkExpectation', (raw, response) => this.accept(raw, response, expectationFailed()));
+    server.on('checkContinue', (raw, response) => this.accept(raw, response, undefined, true));
     server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => this.refuse(error, socket as Socket));
     server.on('connect', (raw: IncomingMessage, socket: Duplex) => this.refuseConnect(raw, socket));
     server.on('connection', (socket: Socket) => {
@@ -470,9 +477,9 @@ export class HttpServer {
 
   /**
    * Every request starts here: connection bookkeeping and the access log, then the route, unless
-   * `refusal` (or a missing Host) answers it first.
+   * `refusal` (or a missing Host) answers it first. `expectsContinue`: Node left the 100 to the server.
    */
-  private accept(raw: IncomingMessage, response: ServerResponse, refusal?: ApiError): void {
+  private accept(raw: IncomingMessage, response: ServerResponse, refusal?: ApiError, expectsContinue = false): void {
     const started = performance.now();
     const socket = raw.socket;
     let connection = this.connections.get(socket);
@@ -494,6 +501,12 @@ export class HttpServer {
     const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, started);
     connection.latest = exchange;
     response.on('close', () => this.finish(exchange));
+    if (expectsContinue) {
+      const { headers } = raw;
+      exchange.awaitingContinue =
+        headers['transfer-encoding'] !== undefined ||
+        (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    }
     // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400.
     if (!refusal && raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1)
       refusal = missingHost();
@@ -665,6 +678,12 @@ export class HttpServer {
       if (route.method !== 'POST' && route.method !== 'PATCH') return undefined;
       exchange.stage = 'body';
       checkJsonContentType(exchange.raw);
+      if (exchange.awaitingContinue) {
+        // Ask for the body only once it is wanted, so a client refused (401, 413, 415, ...) never sends it.
+        checkDeclaredLength(exchange.raw, this.bodyLimit);
+        exchange.awaitingContinue = false;
+        exchange.response.writeContinue();
+      }
       return readBody(exchange.raw, this.bodyLimit);
     }
     exchange.stage = 'handler';
@@ -846,6 +865,7 @@ export class HttpServer {
       });
       return;
     }
+    if (exchange.awaitingContinue) response.setHeader('Connection', 'close');
     response.writeHead(status, headers);
     const sent = exchange.method === 'HEAD' || status === 304 ? undefined : bytes;
     exchange.sentBytes = sent?.length ?? 0;

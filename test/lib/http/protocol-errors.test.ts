@@ -230,8 +230,43 @@ t.test('417: an Expect other than 100-continue gets the JSON error, and the conn
   t.match(await log.waitForLine(/POST \/api\/echo\/ status=417/), / INFO /, 'in the access log');
 });
 
-t.test('413: chunk extensions over the limit', async (t) => {
+t.test('100-continue still works: the 100 comes once the body is wanted, then the answer', async (t) => {
+  const { open } = await start(t);
+  const client = await open();
+  client.send(
+    'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n',
+  );
+  // Wait for the 100 before sending the body, as a client that honours it does.
+  const [continued] = await client.responses(1, 'any');
+  t.equal(continued?.status, 100, '100 Continue');
+  client.send('{"a":"b"}');
+  const responses = await client.responses(1);
+  t.equal(responses.at(-1)?.status, 200);
+  t.same(JSON.parse(responses.at(-1)?.body ?? 'null'), { echo: { a: 'b' } }, 'the body arrived');
+});
+
+t.test('413: a body over the limit is refused before it is sent, or when its chunk extensions overflow', async (t) => {
   const { open, log } = await start(t, { bodyLimit: 64 });
+
+  await t.test('a declared body over the limit behind Expect: 100-continue gets no 100', async (t) => {
+    const client = await open();
+    client.send(
+      'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65\r\nExpect: 100-continue\r\n\r\n',
+    );
+    const responses = await client.responses(1);
+    t.same(
+      responses.map((response) => response.status),
+      [413],
+      'no 100 Continue: the client is not asked for a body that would be refused',
+    );
+    assertContractError(t, responses[0], 413, 'payload_too_large');
+    t.equal(
+      responses[0]?.headers.get('connection'),
+      'close',
+      'the unsent body cannot be skipped: the connection closes',
+    );
+    t.ok(await client.closed(), 'closed');
+  });
 
   await t.test("chunk extensions over Node's limit", async (t) => {
     const client = await open();
