@@ -77,14 +77,23 @@ export class ClientGoneError extends Error {
   }
 }
 
+/** 413 when the request declares a Content-Length over the limit. */
+export function checkDeclaredLength(request: IncomingMessage, limit: number): void {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw payloadTooLarge(limit);
+}
+
 /**
  * Read the body bytes, refusing (413) a declared Content-Length over the limit up front and a
  * streamed body as soon as it passes the limit. Bytes past the limit are never kept: the
  * rest of the upload is discarded so the connection stays usable for the next request.
  */
 export function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(payloadTooLarge(limit));
+  try {
+    checkDeclaredLength(request, limit);
+  } catch (error) {
+    return Promise.reject(error as Error);
+  }
 
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

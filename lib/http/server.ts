@@ -27,6 +27,7 @@ import { errorMessage } from '../logger.js';
 import {
   ClientGoneError,
   DEFAULT_BODY_LIMIT,
+  checkDeclaredLength,
   checkJsonContentType,
   compileBodySchema,
   parseJsonBody,
@@ -35,6 +36,7 @@ import {
 } from './body.js';
 import { ApiError, invalidParameter, notFound, unavailable } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
+import { connectNotImplemented, expectationFailed, missingHost, protocolError } from './protocol-errors.js';
 import { SerializedJson } from './serialized-json.js';
 import type { ApiRequest, ApiResponse, HttpMethod, RouteDefinition, Tier, TierGuard } from './types.js';
 
@@ -48,6 +50,13 @@ export interface HttpServerOptions {
   logger: Logger;
   /** The largest accepted request body in bytes; default 16 KiB. */
   bodyLimit?: number;
+  /**
+   * Milliseconds a client has to send a request's headers before it gets a 408; default 60 s (Node's),
+   * or requestTimeout when that is shorter.
+   */
+  headersTimeout?: number;
+  /** Milliseconds a client has to send a whole request, body included, before it gets a 408; default 300 s (Node's). */
+  requestTimeout?: number;
 }
 
 /**
@@ -98,6 +107,10 @@ const INTERNAL_HEADERS: string[] = [
 ];
 const NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store' };
 const SLASH = 0x2f;
+/** Node's defaults: its connection checker looks for requests past these every 30 s. */
+const DEFAULT_HEADERS_TIMEOUT = 60_000;
+const DEFAULT_REQUEST_TIMEOUT = 300_000;
+const DEFAULT_CHECK_INTERVAL = 30_000;
 
 /**
  * The path and query of a request target in absolute form (`http://host/path?query`), which RFC 9112
@@ -111,28 +124,26 @@ function originForm(target: string): string {
 }
 
 /**
- * Node's HTTP parser refused a request before any route could see it (an unknown method, a malformed
- * line, headers over the size limit, a request that took too long to arrive): the answer is in the
- * contract's form too, and the connection is closed, since the rest of what it sent cannot be read.
+ * An error answer written straight to the socket, for the requests Node never hands over as a
+ * request and response pair (an unreadable one, CONNECT). It carries what {@link HttpServer}'s
+ * other errors carry, and closes the connection, since what follows cannot be read.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const [status, code, message] =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'headers_too_large', 'The request headers are larger than the server accepts']
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'request_timeout', 'The request did not arrive in time']
-        : [400, 'parse_error', 'Malformed HTTP request: the request line or headers could not be read'];
-  const body = JSON.stringify(new ApiError(status, code, message).toBody());
-  socket.end(
-    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
-      `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `API-Version: ${API_VERSION}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-  );
+function rawErrorAnswer(error: ApiError): string {
+  const body = JSON.stringify(error.toBody());
+  let head =
+    `HTTP/1.1 ${error.status} ${http.STATUS_CODES[error.status] ?? ''}\r\n` +
+    `Date: ${new Date().toUTCString()}\r\nCache-Control: no-store\r\nContent-Type: ${JSON_TYPE}\r\n` +
+    `API-Version: ${API_VERSION}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n`;
+  for (const [name, value] of Object.entries(error.headers)) head += `${name}: ${value}\r\n`;
+  return `${head}\r\n${body}`;
 }
+
+function positiveMilliseconds(name: string, value: number): number {
+  if (!Number.isInteger(value) || value <= 0)
+    throw new Error(`HttpServerOptions.${name} must be a whole number of milliseconds above 0, got ${value}`);
+  return value;
+}
+
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] as const;
 
 function escapeRegExp(text: string): string {
@@ -284,6 +295,11 @@ class Exchange {
   hookCount = -1;
   /** Body bytes sent, for the access log. */
   sentBytes = 0;
+  /**
+   * The client sent `Expect: 100-continue` with a body and waits for the 100, which goes out only when
+   * the body is read. An answer given before then closes the connection: the body will not come.
+   */
+  awaitingContinue = false;
 
   constructor(
     readonly raw: IncomingMessage,
@@ -296,9 +312,18 @@ class Exchange {
   ) {}
 }
 
+/** An open connection: how many of its requests are unanswered, and the last one that came in. */
+interface Connection {
+  pending: number;
+  latest: Exchange | undefined;
+  /** An error answer has been given for a request on it that could not be read; it is closing. */
+  refused: boolean;
+}
+
 export class HttpServer {
   private readonly logger: Logger;
   private readonly bodyLimit: number;
+  private readonly timeouts: { headers: number; request: number };
   private readonly entries: RouteEntry[] = [];
   /** Static routes by exact request path. */
   private readonly staticPaths = new Map<string, RoutesByMethod>();
@@ -311,14 +336,25 @@ export class HttpServer {
   private readonly entryOf = new Map<PolkaHandler, RouteEntry>();
   private readonly guards = new Map<Tier, TierGuard>();
   private readonly hooks: RequestHook[] = [];
-  /** Open connections and how many of their requests are unanswered, so close() can drop idle ones. */
-  private readonly sockets = new Map<Socket, number>();
+  /** Open connections, so close() can drop idle ones and a parser error can be told apart by request. */
+  private readonly connections = new Map<Socket, Connection>();
   private server: http.Server | undefined;
   private closing = false;
 
   constructor(private readonly options: HttpServerOptions) {
     this.logger = options.logger.child('http');
     this.bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    const request = positiveMilliseconds('requestTimeout', options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT);
+    const headers = positiveMilliseconds(
+      'headersTimeout',
+      options.headersTimeout ?? Math.min(DEFAULT_HEADERS_TIMEOUT, request),
+    );
+    if (headers > request) {
+      throw new Error(
+        `HttpServerOptions.headersTimeout (${headers} ms) must not exceed requestTimeout (${request} ms): the headers are part of the request`,
+      );
+    }
+    this.timeouts = { headers, request };
   }
 
   /** Register a route; `plugin` names its owner in logs. Throws on a duplicate method and path, naming both owners. */
@@ -381,16 +417,27 @@ export class HttpServer {
   async listen(): Promise<{ host: string; port: number; url: string }> {
     if (this.server)
       throw new Error(`The HTTP server is already listening on ${this.options.host}:${this.options.port}`);
-    const server = http.createServer((request, response) => this.accept(request, response));
-    server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-      // A request before it on the same connection is still being answered: a line written now would be
-      // taken for that answer. The connection is closed instead, as Node does once an answer has begun.
-      if ((this.sockets.get(socket as Socket) ?? 0) > 0) socket.destroy();
-      else answerClientError(error, socket);
-    });
+    const { headers, request } = this.timeouts;
+    const server = http.createServer(
+      {
+        headersTimeout: headers,
+        requestTimeout: request,
+        // Node looks for late requests this often: a request is refused within 1.5 times its timeout.
+        connectionsCheckingInterval: Math.min(DEFAULT_CHECK_INTERVAL, Math.ceil(headers / 2)),
+        // Node answers a missing Host with a bare 400; accept() answers it in the contract's form.
+        requireHostHeader: false,
+      },
+      (raw, response) => this.accept(raw, response),
+    );
+    // Each replaces what Node does by itself: a bare 417, a 100 before anything is checked, a bare
+    // 400, 408 or 431, or no answer at all to CONNECT or to a body that cannot be read.
+    server.on('checkExpectation', (raw, response) => this.accept(raw, response, expectationFailed()));
+    server.on('checkContinue', (raw, response) => this.accept(raw, response, undefined, true));
+    server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => this.refuse(error, socket as Socket));
+    server.on('connect', (raw: IncomingMessage, socket: Duplex) => this.refuseConnect(raw, socket));
     server.on('connection', (socket: Socket) => {
-      this.sockets.set(socket, 0);
-      socket.once('close', () => this.sockets.delete(socket));
+      this.connections.set(socket, { pending: 0, latest: undefined, refused: false });
+      socket.once('close', () => this.connections.delete(socket));
     });
     this.server = server;
     this.closing = false;
@@ -421,18 +468,26 @@ export class HttpServer {
     if (!server) return;
     this.closing = true;
     const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    for (const [socket, pending] of this.sockets) {
+    for (const [socket, { pending }] of this.connections) {
       if (pending === 0) socket.destroy();
     }
     await closed;
     this.server = undefined;
   }
 
-  /** Every request starts here: connection bookkeeping and the access log, then the route. */
-  private accept(raw: IncomingMessage, response: ServerResponse): void {
+  /**
+   * Every request starts here: connection bookkeeping and the access log, then the route, unless
+   * `refusal` (or a missing Host) answers it first. `expectsContinue`: Node left the 100 to the server.
+   */
+  private accept(raw: IncomingMessage, response: ServerResponse, refusal?: ApiError, expectsContinue = false): void {
     const started = performance.now();
     const socket = raw.socket;
-    this.sockets.set(socket, (this.sockets.get(socket) ?? 0) + 1);
+    let connection = this.connections.get(socket);
+    if (!connection) {
+      connection = { pending: 0, latest: undefined, refused: false };
+      this.connections.set(socket, connection);
+    }
+    connection.pending++;
     // While closing, every answer also closes its connection.
     if (this.closing) response.setHeader('Connection', 'close');
     let url = raw.url ?? '/';
@@ -444,7 +499,21 @@ export class HttpServer {
     const path = url.slice(0, queryStart);
     const search = url.slice(queryStart, end);
     const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, started);
+    connection.latest = exchange;
     response.on('close', () => this.finish(exchange));
+    if (expectsContinue) {
+      const { headers } = raw;
+      exchange.awaitingContinue =
+        headers['transfer-encoding'] !== undefined ||
+        (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+    }
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400.
+    if (!refusal && raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1)
+      refusal = missingHost();
+    if (refusal) {
+      this.answerFailure(exchange, refusal);
+      return;
+    }
     const entry = this.find(exchange.method, path);
     if (entry) {
       exchange.entry = entry;
@@ -452,6 +521,68 @@ export class HttpServer {
     } else {
       this.answerUnrouted(exchange);
     }
+  }
+
+  /**
+   * Answer an error Node reports on a connection (its `clientError`): a request its parser cannot
+   * read, or one that did not arrive in time. The answer is the contract's error with
+   * `Connection: close`, since nothing after the fault can be read; it goes out only where the client
+   * takes it for the answer to the faulty request, else the connection is just closed.
+   */
+  private refuse(error: NodeJS.ErrnoException & { reason?: unknown }, socket: Socket): void {
+    const connection = this.connections.get(socket);
+    // Once refused, the parser repeats its error for every chunk that still comes: the answer stands,
+    // and a connection the client keeps open ends at the request timeout.
+    if (connection?.refused) {
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') socket.destroy();
+      return;
+    }
+    const ip = socket.remoteAddress ?? 'unknown';
+    // A routed request that is not complete is the one being read (its body), so the fault is in it.
+    const latest = connection?.latest;
+    const reading = latest && !latest.raw.complete ? latest : undefined;
+    const refusal = protocolError(error, this.timeouts, reading !== undefined);
+    if (!refusal || !socket.writable) {
+      this.logger.debug('connection failed', { error: error.code ?? errorMessage(error), ip });
+      socket.destroy();
+      return;
+    }
+    // The parser's reason is a fixed text; the bytes it could not read (error.rawPacket) may hold a token.
+    const fields = {
+      status: refusal.status,
+      error: error.code,
+      reason: typeof error.reason === 'string' ? error.reason : undefined,
+      ip,
+    };
+    if (reading && connection) {
+      // Answered already (e.g. a 413 while the rest of the body was skipped): another answer would be
+      // taken for the next request's.
+      if (reading.response.headersSent) {
+        socket.destroy();
+        return;
+      }
+      this.logger.info(`${reading.method} ${reading.path} refused while its body was read`, fields);
+      connection.refused = true;
+      reading.response.setHeader('Connection', 'close');
+      this.answerFailure(reading, refusal);
+      return;
+    }
+    // A request before it is still being answered: a line written now would be taken for that answer.
+    if (connection && connection.pending > 0) {
+      socket.destroy();
+      return;
+    }
+    this.logger.info('request refused before it could be read', fields);
+    if (connection) connection.refused = true;
+    socket.end(rawErrorAnswer(refusal));
+  }
+
+  /** CONNECT: Node hands the connection over as a tunnel, which an API does not offer. */
+  private refuseConnect(raw: IncomingMessage, socket: Duplex): void {
+    const refusal = connectNotImplemented();
+    this.logger.info(`CONNECT ${raw.url ?? ''}`, { status: refusal.status, ip: raw.socket.remoteAddress ?? 'unknown' });
+    // Nothing reads this connection any more: it is closed once the answer is out.
+    socket.end(rawErrorAnswer(refusal), () => socket.destroy());
   }
 
   /** The route answering `method` on `path`; HEAD is answered by the GET route. */
@@ -547,6 +678,12 @@ export class HttpServer {
       if (route.method !== 'POST' && route.method !== 'PATCH') return undefined;
       exchange.stage = 'body';
       checkJsonContentType(exchange.raw);
+      if (exchange.awaitingContinue) {
+        // Ask for the body only once it is wanted, so a client refused (401, 413, 415, ...) never sends it.
+        checkDeclaredLength(exchange.raw, this.bodyLimit);
+        exchange.awaitingContinue = false;
+        exchange.response.writeContinue();
+      }
       return readBody(exchange.raw, this.bodyLimit);
     }
     exchange.stage = 'handler';
@@ -728,6 +865,7 @@ export class HttpServer {
       });
       return;
     }
+    if (exchange.awaitingContinue) response.setHeader('Connection', 'close');
     response.writeHead(status, headers);
     const sent = exchange.method === 'HEAD' || status === 304 ? undefined : bytes;
     exchange.sentBytes = sent?.length ?? 0;
@@ -738,9 +876,11 @@ export class HttpServer {
   private finish(exchange: Exchange): void {
     const { raw, response } = exchange;
     const socket = raw.socket;
-    const pending = (this.sockets.get(socket) ?? 1) - 1;
-    if (this.sockets.has(socket)) this.sockets.set(socket, pending);
-    if (this.closing && pending === 0) socket.destroy();
+    const connection = this.connections.get(socket);
+    if (connection) {
+      connection.pending--;
+      if (this.closing && connection.pending === 0) socket.destroy();
+    }
     // Never headers or bodies: they carry tokens and passwords. Nor the query string, for the same reason.
     this.logger.info(`${exchange.method} ${exchange.path}`, {
       status: response.statusCode,
