@@ -166,7 +166,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
     send: (command, ...params) => transport.send(command, ...params),
     privmsg: (target, text) => transport.privmsg(target, text),
     notice: (target, text) => transport.notice(target, text),
-    ctcpRequest: (target, type, text) => transport.ctcpRequest(target, type, text),
+    ctcpRequest: (target, type, text, onSent) => transport.ctcpRequest(target, type, text, onSent),
     ctcpReply: (target, type, text) => transport.ctcpReply(target, type, text),
     request: (request) => transport.request(request),
     casefold: (value) => transport.casefold(value),

@@ -254,7 +254,9 @@ export class Host {
       send: (command, ...params) => irc.send(command, ...params),
       privmsg: (target, text) => irc.privmsg(target, text),
       notice: (target, text, options) => irc.notice(target, text, options),
-      ctcpRequest: (target, type, text) => irc.ctcpRequest(target, type, text),
+      // onSent runs inside the send queue's drain, where a throw would stop the queue.
+      ctcpRequest: (target, type, text, onSent) =>
+        irc.ctcpRequest(target, type, text, onSent && isolated(this.logger, name, 'onSent of a CTCP request', onSent)),
       ctcpReply: (target, type, text) => irc.ctcpReply(target, type, text),
       request: (request) => irc.request(request),
       casefold: (value) => irc.casefold(value),

@@ -87,8 +87,11 @@ export interface IrcPort {
   privmsg(target: string, text: string): void;
   /** `options` as {@link LineOptions}, for each line the text is split into. */
   notice(target: string, text: string, options?: LineOptions): void;
-  /** `PRIVMSG target :\x01TYPE text\x01` */
-  ctcpRequest(target: string, type: string, text?: string): void;
+  /**
+   * `PRIVMSG target :\x01TYPE text\x01`. `onSent` runs when the line leaves the paced send queue (not at all
+   * if the connection drops first), for a caller that sends its next request only then.
+   */
+  ctcpRequest(target: string, type: string, text?: string, onSent?: () => void): void;
   /** `NOTICE target :\x01TYPE text\x01` */
   ctcpReply(target: string, type: string, text: string): void;
   /** Send a line and collect its reply up to the end line; rejects on timeout or disconnect. */

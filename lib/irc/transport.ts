@@ -206,8 +206,8 @@ export abstract class BaseTransport implements IrcTransport {
     for (const piece of splitText(text)) this.pacer.enqueue(formatLine('NOTICE', [target, piece]), undefined, options);
   }
 
-  ctcpRequest(target: string, type: string, text?: string): void {
-    this.send('PRIVMSG', target, `\x01${type}${text ? ' ' + text : ''}\x01`);
+  ctcpRequest(target: string, type: string, text?: string, onSent?: () => void): void {
+    this.pacer.enqueue(formatLine('PRIVMSG', [target, `\x01${type}${text ? ' ' + text : ''}\x01`]), onSent);
   }
 
   ctcpReply(target: string, type: string, text: string): void {

@@ -104,24 +104,63 @@ interface Question {
   at: number;
 }
 
+/** A question of the last {@link RENAMED_ANSWER_MS}, with the `ident@host` it went to. */
+interface RecentQuestion {
+  question: Question;
+  address: string;
+}
+
+/** An answer from a nick the model does not have yet, kept for the sync that finds them. */
+interface HeldAnswer {
+  parsed: ParsedVersion;
+  address: string;
+  /** {@link VersionAsker.syncCompleted} calls before it came. */
+  syncs: number;
+}
+
 /**
- * The queue of users to ask, the asking (one per {@link VersionAsker.tick}, which the
- * owner paces), and the replies. Per user it keeps when they were asked, and per
- * question of the last `retryMs` a weak reference to whom it went.
+ * How long after a question an answer from another nick with the asked user's `ident@host` is taken as
+ * theirs: they changed nick where the bot could not see it. Clients answer at once; much later, another
+ * connection from the same place is the likelier sender.
+ */
+export const RENAMED_ANSWER_MS = 60_000;
+
+/** The `ident@host` a question or an answer is matched by; hosts are case-insensitive. */
+function addressOf(ident: string | null, host: string | null): string | null {
+  return ident && host ? `${ident}@${host.toLowerCase()}` : null;
+}
+
+/**
+ * The queue of users to ask, the asking (one per {@link VersionAsker.tick}, which the owner paces), and the
+ * answers. Everything is kept by the user object, which the model keeps for a user across nick changes and
+ * syncs (it starts a new one only for someone it must take for a new user): a user queued or asked under
+ * one nick is asked, retried and answered under the next.
  *
- * A user is queued when they appear or change ({@link considerUser}); a user whose client is
- * still unknown `retryMs` after being asked is asked again by {@link tick} itself, as nothing
- * else need happen to them meanwhile (a sync seeing them unchanged is no change).
+ * A user is queued when they appear or change ({@link considerUser}); a user whose client is still unknown
+ * `retryMs` after being asked is asked again by {@link tick} itself, as nothing else need happen to them
+ * meanwhile (a sync seeing them unchanged is no change). New users and due retries take turns, so neither
+ * waits for the other to run out. A question is asked only once the one before it has left the send queue.
  */
 export class VersionAsker {
-  private queue: string[] = [];
-  private queued = new Set<string>();
+  /** Users to ask, in the order they came; those before `next` are done with. */
+  private queue: User[] = [];
+  private queued = new WeakSet<User>();
   private next = 0;
   /** Every question of the last `retryMs`, oldest first; those before `nextAsked` are done with. */
   private asked: Question[] = [];
   private nextAsked = 0;
+  /** The questions of the last {@link RENAMED_ANSWER_MS}, oldest first; those before `nextRecent` are older. */
+  private recent: RecentQuestion[] = [];
+  private nextRecent = 0;
   /** When each user was last asked; held by the user object, so renames keep it and quits free it. */
   private askedAt = new WeakMap<User, number>();
+  /** Whether a due retry goes before a new user at the next tick. */
+  private retryTurn = false;
+  /** The question still in the send queue, if any: the next one waits for it. */
+  private sending: object | null = null;
+  /** By folded nick: answers from users who changed nick out of the bot's sight, until a sync shows them. */
+  private held = new Map<string, HeldAnswer>();
+  private syncs = 0;
   private readonly services: Set<string>;
   private readonly clock: () => number;
 
@@ -143,66 +182,116 @@ export class VersionAsker {
 
   /** {@link consider} for a caller that has the user already. */
   considerUser(user: User): void {
-    // Every join and every sync line of a user comes here: the cheap checks first, each name folded once.
-    if (user.client !== null) return;
+    // Every join and every sync line of a user comes here: the cheap checks first.
+    if (user.client !== null || this.queued.has(user)) return;
     const key = this.options.irc.casefold(user.nick);
-    if (this.queued.has(key) || !this.shouldAsk(user, key)) return;
-    this.queued.add(key);
-    this.queue.push(key);
+    if (!this.isAskable(user, key)) return;
+    if (this.held.size > 0 && this.takeHeldAnswer(user, key)) return;
+    if (!this.isDue(user)) return;
+    this.queued.add(user);
+    this.queue.push(user);
   }
 
   /**
-   * Ask the next user in the queue who still needs it, else the first one whose retry is due;
-   * returns the nick asked, if any.
+   * Ask the next user in the queue who still needs it, or the first user whose retry is due, in turns;
+   * returns the nick asked, if any. Nobody while the last question is still in the send queue.
    */
   tick(): string | null {
-    const { irc, model } = this.options;
-    while (this.next < this.queue.length) {
-      const key = this.queue[this.next++]!;
-      this.queued.delete(key);
-      const user = model.users.get(key);
-      if (!user || !this.shouldAsk(user, irc.casefold(user.nick))) continue;
-      this.compactQueue();
-      return this.ask(user);
+    if (this.sending) return null;
+    const retryFirst = this.retryTurn;
+    const nick = retryFirst ? this.retry() : this.askQueued();
+    if (nick !== null) {
+      this.retryTurn = !retryFirst;
+      return nick;
     }
-    this.compactQueue();
-    return this.retry();
+    return retryFirst ? this.askQueued() : this.retry();
   }
 
-  /** Read a VERSION reply; only one from a user the bot asked, whose client is still unknown, counts. */
+  /**
+   * Read a VERSION reply; only one from a user the bot asked, whose client is still unknown, counts. A reply
+   * from a nick the bot did not ask counts when a question of the last {@link RENAMED_ANSWER_MS} went to a
+   * user with the same `ident@host` who is out of the bot's sight and has not answered: they changed nick
+   * unseen. If the model does not have that nick yet, the answer waits for the sync that shows them.
+   */
   handleReply(message: IrcMessage): boolean {
     const text = versionReplyText(message);
-    const nick = message.source?.nick;
-    if (text === null || !nick) return false;
-    const user = this.options.model.users.get(nick);
-    if (!user || user.client !== null || !this.askedAt.has(user)) return false;
+    const source = message.source;
+    if (text === null || !source?.nick) return false;
+    const { irc, model } = this.options;
+    const user = model.users.get(source.nick);
+    if (user && user.client !== null) return false;
+    const key = irc.casefold(source.nick);
+    if (user ? !this.isAskable(user, key) : key === ownNickKey(irc) || this.services.has(key)) return false;
+    const address = addressOf(source.ident, source.host);
+    const asked = user !== undefined && this.askedAt.has(user);
+    if (!asked && (address === null || !this.askedUnseen(address))) return false;
     const parsed = parseVersionReply(text);
     if (!parsed) return false;
-    this.options.model.upsertUser(user.nick, { client: parsed.client, clientVersion: parsed.version });
+    if (user) this.setClient(user, parsed);
+    else if (address !== null) this.held.set(key, { parsed, address, syncs: this.syncs });
     return true;
+  }
+
+  /** A full sync is complete: an answer held through two of them belongs to nobody the network shows. */
+  syncCompleted(): void {
+    this.syncs++;
+    for (const [key, held] of this.held) if (this.syncs - held.syncs >= 2) this.held.delete(key);
   }
 
   /** A new connection: nobody has been asked on it. */
   reset(): void {
     this.queue = [];
-    this.queued = new Set();
+    this.queued = new WeakSet();
     this.next = 0;
     this.asked = [];
     this.nextAsked = 0;
+    this.recent = [];
+    this.nextRecent = 0;
     this.askedAt = new WeakMap();
+    this.retryTurn = false;
+    this.sending = null;
+    this.held = new Map();
+    this.syncs = 0;
+  }
+
+  /** The first user in the queue who is still here and still to be asked. */
+  private askQueued(): string | null {
+    const { irc } = this.options;
+    let nick: string | null = null;
+    while (nick === null && this.next < this.queue.length) {
+      const user = this.queue[this.next++]!;
+      this.queued.delete(user);
+      if (user.client === null && this.isPresent(user) && this.isAskable(user, irc.casefold(user.nick))) {
+        if (this.isDue(user)) nick = this.ask(user);
+      }
+    }
+    const rest = withoutTaken(this.queue, this.next);
+    if (rest !== this.queue) {
+      this.queue = rest;
+      this.next = 0;
+    }
+    return nick;
   }
 
   private ask(user: User): string {
     const at = this.clock();
     this.askedAt.set(user, at);
-    this.asked.push({ user: new WeakRef(user), at });
-    this.options.irc.ctcpRequest(user.nick, 'VERSION');
+    const question: Question = { user: new WeakRef(user), at };
+    this.asked.push(question);
+    const address = addressOf(user.ident, user.host);
+    if (address !== null) this.recent.push({ question, address });
+    this.forgetOldQuestions();
+    const sending = {};
+    this.sending = sending;
+    this.options.irc.ctcpRequest(user.nick, 'VERSION', '', () => {
+      if (this.sending === sending) this.sending = null;
+    });
     return user.nick;
   }
 
   /** Ask again the first user asked `retryMs` ago or more who is still here, unknown and not asked since. */
   private retry(): string | null {
-    const { irc, model, retryMs } = this.options;
+    const { irc, retryMs } = this.options;
     const now = this.clock();
     let nick: string | null = null;
     while (nick === null && this.nextAsked < this.asked.length) {
@@ -211,8 +300,8 @@ export class VersionAsker {
       this.nextAsked++;
       const user = question.user.deref();
       // Asked again since (a later question is theirs), quit, or no longer to be asked (answered, now a service).
-      if (!user || this.askedAt.get(user) !== question.at || model.users.get(user.nick) !== user) continue;
-      if (this.shouldAsk(user, irc.casefold(user.nick))) nick = this.ask(user);
+      if (!user || this.askedAt.get(user) !== question.at || user.client !== null || !this.isPresent(user)) continue;
+      if (this.isAskable(user, irc.casefold(user.nick))) nick = this.ask(user);
     }
     const rest = withoutTaken(this.asked, this.nextAsked);
     if (rest !== this.asked) {
@@ -222,22 +311,67 @@ export class VersionAsker {
     return nick;
   }
 
-  /** @param key the user's nick folded as the connection folds it */
-  private shouldAsk(user: User, key: string): boolean {
-    const { irc, model } = this.options;
-    if (user.client !== null) return false;
-    if (key === ownNickKey(irc) || this.services.has(key)) return false;
-    if (user.server !== null && model.servers.get(user.server)?.isServices) return false;
-    const asked = this.askedAt.get(user);
-    return asked === undefined || this.clock() - asked >= this.options.retryMs;
+  /**
+   * Whether a question of the last {@link RENAMED_ANSWER_MS} went to a user with `address` who has not
+   * answered and whose nick changes the bot does not see: gone from the model since, or in none of its channels.
+   */
+  private askedUnseen(address: string): boolean {
+    this.forgetOldQuestions();
+    for (let index = this.recent.length - 1; index >= this.nextRecent; index--) {
+      const { question, address: asked } = this.recent[index]!;
+      if (asked !== address) continue;
+      const user = question.user.deref();
+      if (!user || !this.isPresent(user) || (user.client === null && user.channels.size === 0)) return true;
+    }
+    return false;
   }
 
-  private compactQueue(): void {
-    const rest = withoutTaken(this.queue, this.next);
-    if (rest !== this.queue) {
-      this.queue = rest;
-      this.next = 0;
+  /** Let go of the questions too old for {@link askedUnseen}. */
+  private forgetOldQuestions(): void {
+    const since = this.clock() - RENAMED_ANSWER_MS;
+    while (this.nextRecent < this.recent.length && this.recent[this.nextRecent]!.question.at <= since) {
+      this.nextRecent++;
     }
+    const rest = withoutTaken(this.recent, this.nextRecent);
+    if (rest !== this.recent) {
+      this.recent = rest;
+      this.nextRecent = 0;
+    }
+  }
+
+  /** An answer held for the nick `user` has (folded: `key`), if it came from their `ident@host`. */
+  private takeHeldAnswer(user: User, key: string): boolean {
+    const held = this.held.get(key);
+    if (!held) return false;
+    this.held.delete(key);
+    if (addressOf(user.ident, user.host) !== held.address) return false;
+    this.setClient(user, held.parsed);
+    return true;
+  }
+
+  private setClient(user: User, parsed: ParsedVersion): void {
+    this.options.model.upsertUser(user.nick, { client: parsed.client, clientVersion: parsed.version });
+  }
+
+  /** Whether the model still has `user` (not someone else under their nick since). */
+  private isPresent(user: User): boolean {
+    return this.options.model.users.get(user.nick) === user;
+  }
+
+  /**
+   * Whether `user` is anybody the bot asks: not the bot, a service or on a services server.
+   * @param key the user's nick folded as the connection folds it
+   */
+  private isAskable(user: User, key: string): boolean {
+    const { irc, model } = this.options;
+    if (key === ownNickKey(irc) || this.services.has(key)) return false;
+    return user.server === null || model.servers.get(user.server)?.isServices !== true;
+  }
+
+  /** Never asked on this connection, or not for `retryMs`. */
+  private isDue(user: User): boolean {
+    const asked = this.askedAt.get(user);
+    return asked === undefined || this.clock() - asked >= this.options.retryMs;
   }
 }
 

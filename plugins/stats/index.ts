@@ -144,6 +144,7 @@ export default definePlugin<StatsConfig>({
       noteWhoisHost(message, model);
     });
     onModelChange((change) => {
+      if (change.slice === 'network' && change.kind === 'synced') versions.syncCompleted();
       if (!change.name) return;
       if (change.slice === 'users' && change.kind === 'upsert') {
         // One lookup for both.

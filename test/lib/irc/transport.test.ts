@@ -193,6 +193,37 @@ t.test('requests still in the queue are rejected on disconnect', async (t) => {
   await t.rejects(queued, /disconnected before the reply to LUSERS/);
 });
 
+t.test(
+  "a CTCP request's onSent runs when its line leaves the send queue, never for one the connection drops",
+  async (t) => {
+    const irc = new FakeTransport({ pacing: { burst: 1, intervalMs: 20 } });
+    irc.connect();
+    irc.register();
+    irc.send('PRIVMSG', '#a', 'one');
+    irc.send('PRIVMSG', '#a', 'two');
+    let queued = true;
+    const lastWritten = await new Promise<string | undefined>((resolve, reject) => {
+      // Also keeps the process alive for the send queue's timer, which does not.
+      const deadline = setTimeout(() => reject(new Error('the CTCP request was not sent within 1 s')), 1000);
+      irc.ctcpRequest('alice', 'VERSION', '', () => {
+        clearTimeout(deadline);
+        resolve(irc.sent.at(-1));
+      });
+      queued = !irc.sent.some((line) => line.includes('VERSION'));
+    });
+    t.ok(queued, 'not at once: two lines wait before it');
+    t.equal(lastWritten, 'PRIVMSG alice \x01VERSION\x01', 'when its line has just been written');
+
+    let dropped = true;
+    irc.send('PRIVMSG', '#a', 'three');
+    irc.send('PRIVMSG', '#a', 'four');
+    irc.ctcpRequest('bob', 'VERSION', '', () => (dropped = false));
+    irc.drop('gone');
+    t.ok(dropped, 'a line dropped with the connection runs nothing');
+    t.notOk(irc.sent.some((line) => line.startsWith('PRIVMSG bob ')));
+  },
+);
+
 t.test('casefold leaves non-ASCII letters alone, as IRC does', async (t) => {
   t.equal(casefold('Ärger[X]', 'rfc1459'), 'Ärger{x}');
   t.equal(casefold('ÄRGER', 'ascii'), 'Ärger');

@@ -1,11 +1,13 @@
 import t, { type Test } from 'tap';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { clientVersions } from '../../../scripts/crowd.js';
+import type { IrcPort } from '../../../lib/irc/port.js';
 import {
   cleanReply,
   MAX_CLIENT_LENGTH,
   MAX_VERSION_LENGTH,
   parseVersionReply,
+  RENAMED_ANSWER_MS,
   VersionAsker,
   versionReplyText,
 } from '../../../plugins/stats/clients.js';
@@ -107,7 +109,8 @@ t.test('only CTCP VERSION replies are read', async (t) => {
   t.same(messages, ['irssi v1', '', 'null', 'null', 'null']);
 });
 
-function setup(t: Test) {
+/** @param port what the asker sends through, the transport itself unless given */
+function setup(t: Test, port?: (irc: FakeTransport) => IrcPort) {
   const irc = new FakeTransport();
   t.teardown(() => irc.quit('test over'));
   const model = new NetworkModel();
@@ -117,14 +120,22 @@ function setup(t: Test) {
   model.upsertServer('services.test.net', { isServices: true });
   let now = 1_000_000;
   const asker = new VersionAsker({
-    irc,
+    irc: port ? port(irc) : irc,
     model,
     services: ['NickServ', 'ChanServ'],
     retryMs: 60_000,
     clock: () => now,
   });
   const versionRequests = () => irc.sent.filter((line) => line.includes('\x01VERSION\x01'));
-  return { irc, model, asker, versionRequests, advance: (ms: number) => (now += ms) };
+  /** Feed a server line; whether the asker took it as an answer. */
+  const reply = (line: string): boolean => {
+    let taken = false;
+    const off = irc.on('message', (message) => (taken = asker.handleReply(message)));
+    irc.receive(line);
+    off();
+    return taken;
+  };
+  return { irc, model, asker, versionRequests, reply, advance: (ms: number) => (now += ms) };
 }
 
 t.test('each new user is asked once, one per tick; never the bot or services', async (t) => {
@@ -137,9 +148,9 @@ t.test('each new user is asked once, one per tick; never the bot or services', a
   await new Promise((resolve) => setImmediate(resolve));
   t.same(versionRequests(), ['PRIVMSG alice \x01VERSION\x01']);
   model.renameUser('bob', 'bobby');
-  t.equal(asker.tick(), null, 'bob is gone under that nick');
+  t.equal(asker.tick(), 'bobby', 'bob, queued before he changed nick, is asked under the new one');
   asker.consider('bobby');
-  t.equal(asker.tick(), 'bobby');
+  t.equal(asker.waiting, 0, 'and not queued again');
   t.equal(asker.tick(), null, 'nothing left');
   await new Promise((resolve) => setImmediate(resolve));
   t.equal(versionRequests().length, 2);
@@ -240,4 +251,120 @@ t.test('a user asked again because they changed is not asked twice for one retry
   t.equal(asker.tick(), null);
   advance(1);
   t.equal(asker.tick(), 'alice');
+});
+
+t.test("an answer after a nick change the bot saw is the asked user's", async (t) => {
+  const { model, asker, reply } = setup(t);
+  const alice = model.upsertUser('alice', { ident: 'a', host: 'h.example' });
+  model.addMember('#chat', 'alice');
+  asker.considerUser(alice);
+  t.equal(asker.tick(), 'alice');
+  model.renameUser('alice', 'alice_');
+  t.ok(reply(':alice_!a@h.example NOTICE DataBot :\x01VERSION WeeChat 4.1.1 (Dec  3 2023)\x01'));
+  t.match(model.users.get('alice_'), { client: 'WeeChat', clientVersion: '4.1.1' });
+});
+
+t.test('an answer from the new nick of a user who changed it out of sight counts once a sync shows them', async (t) => {
+  const { model, asker, reply, advance } = setup(t);
+  asker.considerUser(model.upsertUser('carol', { ident: 'c', host: 'Home.Example' }));
+  t.equal(asker.tick(), 'carol');
+  // carol is in none of the bot's channels: it does not see her become carol_, whose answer comes from that nick.
+  t.ok(reply(':carol_!c@home.example NOTICE DataBot :\x01VERSION irssi v1.4.5 - running on Linux\x01'), 'taken');
+  t.equal(model.users.get('carol_'), undefined, 'nobody the model has yet');
+  asker.syncCompleted();
+  // The next sync: WHO shows carol_ and no longer carol.
+  model.removeUser('carol');
+  asker.considerUser(model.upsertUser('carol_', { ident: 'c', host: 'home.example' }));
+  t.match(model.users.get('carol_'), { client: 'irssi', clientVersion: '1.4.5' }, 'her answer is hers');
+  t.equal(asker.tick(), null, 'and she is not asked again');
+
+  asker.considerUser(model.upsertUser('dave', { ident: 'd', host: 'h.example' }));
+  t.equal(asker.tick(), 'dave');
+  t.ok(reply(':dave_!d@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'));
+  asker.syncCompleted();
+  asker.syncCompleted();
+  asker.considerUser(model.upsertUser('dave_', { ident: 'd', host: 'h.example' }));
+  t.equal(model.users.get('dave_')!.client, null, 'an answer no sync placed in two is dropped');
+  t.equal(asker.tick(), 'dave_', 'and the user is asked');
+
+  asker.considerUser(model.upsertUser('erin', { ident: 'e', host: 'h.example' }));
+  t.equal(asker.tick(), 'erin');
+  t.ok(reply(':erin_!e@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'));
+  asker.considerUser(model.upsertUser('erin_', { ident: 'other', host: 'h.example' }));
+  t.equal(model.users.get('erin_')!.client, null, 'not for someone else under that nick');
+  advance(RENAMED_ANSWER_MS);
+  t.notOk(
+    reply(':erin__!e@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'),
+    'not once the question is older than the time a renamed answer is taken in',
+  );
+});
+
+t.test('an answer from another nick is not taken where a nick change cannot explain it', async (t) => {
+  const { model, asker, reply } = setup(t);
+  const seen = model.upsertUser('frank', { ident: 'f', host: 'h.example' });
+  model.addMember('#chat', 'frank');
+  asker.considerUser(seen);
+  const answered = model.upsertUser('grace', { ident: 'g', host: 'h.example' });
+  asker.considerUser(answered);
+  t.same([asker.tick(), asker.tick()], ['frank', 'grace']);
+  t.ok(reply(':grace!g@h.example NOTICE DataBot :\x01VERSION HexChat 2.16.2\x01'));
+  const other = model.upsertUser('heidi', { ident: 'f', host: 'h.example' });
+  t.notOk(
+    reply(':heidi!f@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'),
+    'frank shares a channel with the bot: it would have seen him change nick; heidi is someone else from his place',
+  );
+  t.notOk(reply(':grace_!g@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'), 'grace has answered');
+  t.notOk(reply(':ivan!x@elsewhere.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'), 'nobody asked there');
+  t.equal(other.client, null);
+  t.notOk(reply(':NickServ!s@services.test.net NOTICE DataBot :\x01VERSION Atheme\x01'), 'never a service');
+});
+
+t.test('an answer after a sync replaced the asked user with a new one under the same nick counts', async (t) => {
+  const { model, asker, reply } = setup(t);
+  asker.considerUser(model.upsertUser('judy', { ident: 'j', host: 'h.example' }));
+  t.equal(asker.tick(), 'judy');
+  model.removeUser('judy');
+  const again = model.upsertUser('judy', { ident: 'j', host: 'h.example' });
+  asker.considerUser(again);
+  t.ok(reply(':judy!j@h.example NOTICE DataBot :\x01VERSION The Lounge 4.4.3 -- https://thelounge.chat/\x01'));
+  t.match(again, { client: 'The Lounge', clientVersion: '4.4.3' });
+  t.equal(asker.tick(), null, 'the new user is not asked: the answer is theirs');
+});
+
+t.test('due retries and new users take turns', async (t) => {
+  const { model, asker, advance } = setup(t);
+  for (const nick of ['alice', 'bob']) asker.considerUser(model.upsertUser(nick));
+  t.same([asker.tick(), asker.tick()], ['alice', 'bob']);
+  advance(60_000);
+  for (const nick of ['carol', 'dave', 'erin']) asker.considerUser(model.upsertUser(nick));
+  t.same(
+    [asker.tick(), asker.tick(), asker.tick(), asker.tick(), asker.tick(), asker.tick()],
+    ['alice', 'carol', 'bob', 'dave', 'erin', null],
+    'a retry that is due waits for one new user at most',
+  );
+});
+
+t.test('a question waits for the one before it to leave the send queue', async (t) => {
+  const waiting: { target: string; sent: () => void }[] = [];
+  const { model, asker } = setup(
+    t,
+    (irc) =>
+      ({
+        state: irc.state,
+        casefold: (name: string) => irc.casefold(name),
+        ctcpRequest: (target: string, _type: string, _text?: string, onSent?: () => void) =>
+          waiting.push({ target, sent: onSent ?? (() => undefined) }),
+      }) as unknown as IrcPort,
+  );
+  for (const nick of ['alice', 'bob']) asker.considerUser(model.upsertUser(nick));
+  t.equal(asker.tick(), 'alice');
+  t.equal(asker.tick(), null, "alice's question is still queued");
+  t.equal(asker.waiting, 1);
+  waiting[0]!.sent();
+  t.equal(asker.tick(), 'bob');
+  asker.reset();
+  asker.considerUser(model.upsertUser('carol'));
+  t.equal(asker.tick(), 'carol', 'a new connection does not wait for a line the last one dropped');
+  waiting[1]!.sent();
+  t.equal(asker.tick(), null, "bob's question leaving late frees nothing on the new connection");
 });
