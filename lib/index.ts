@@ -28,4 +28,4 @@ export { HttpServer, paginate } from './http/server.js';
 export { ApiError } from './http/errors.js';
 export type { RouteDefinition, ApiRequest, ApiResponse, Tier } from './http/types.js';
 export { CommandRegistry, type CommandDefinition, type CommandInvocation } from './commands.js';
-export { Store, type PersistedSlice } from './store/store.js';
+export { Store, durablePathOf, type PersistedSlice } from './store/store.js';
