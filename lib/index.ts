@@ -12,6 +12,7 @@ export {
   type PluginHttp,
   type PluginCommands,
   type PluginTimers,
+  type PluginStore,
 } from './plugin.js';
 export { ConfigError, configPathFrom, loadConfig, parseConfig, checkSchema, type HostConfig } from './config.js';
 export { createLogger, type Logger, type LogLevel } from './logger.js';
