@@ -187,6 +187,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
         accountOf: () => Promise.resolve(null),
       },
       timers: { every: () => undefined, after: () => undefined },
+      store: { persisted: () => Promise.resolve() },
       onModelChange: (listener) =>
         void model.on('change', isolated(logger, definition.name, 'model change handler', listener)),
     });

@@ -23,6 +23,7 @@ const BENCHES: Record<string, BenchSpec> = {
   ingest: { file: 'ingest.js' },
   memory: { file: 'memory.js', nodeArgs: ['--expose-gc'] },
   store: { file: 'store.js' },
+  durable: { file: 'durable.js' },
   'cold-sync': { file: 'cold-sync.js' },
 };
 

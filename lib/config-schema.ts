@@ -211,7 +211,9 @@ export const hostConfigSchema: object = {
         path: {
           ...nonEmptyString,
           default: 'data/store.json',
-          description: 'The JSON file the data is saved in; a relative path is taken from the working directory.',
+          description:
+            'The JSON file the data is saved in; a relative path is taken from the working directory. The API tokens ' +
+            'are saved beside it, in <name>.durable.json.',
         },
       },
     },

@@ -216,7 +216,7 @@ export class Host {
         });
       }),
       model.on('change', (change) => {
-        if (this.persisted.has(change.slice)) this.store.markDirty();
+        if (this.persisted.has(change.slice)) this.store.markDirty(change.slice);
       }),
     );
   }
@@ -232,13 +232,14 @@ export class Host {
         snapshot: () => persistence.snapshot(),
         restore: (data) => persistence.restore(data),
         ...(persistence.snapshotJson ? { snapshotJson: () => persistence.snapshotJson!() } : {}),
+        durable: persistence.durable === true,
       });
     }
   }
 
   private contextFor(name: string, config: Record<string, unknown>, running: RunningPlugin): PluginContext {
     const logger = this.logger.child(name);
-    const { irc, http, commands, model } = this;
+    const { irc, http, commands, model, store } = this;
     const track = (cleanup: () => void): void => {
       running.cleanups.push(cleanup);
     };
@@ -298,6 +299,9 @@ export class Host {
           const timer = setTimeout(isolated(this.logger, name, 'timer', task), ms);
           track(() => clearTimeout(timer));
         },
+      },
+      store: {
+        persisted: () => store.persisted(),
       },
       onModelChange: (listener) => {
         track(model.on('change', isolated(this.logger, name, 'model change handler', listener)));

@@ -12,6 +12,7 @@ export {
   type PluginHttp,
   type PluginCommands,
   type PluginTimers,
+  type PluginStore,
 } from './plugin.js';
 export { ConfigError, configPathFrom, loadConfig, parseConfig, checkSchema, type HostConfig } from './config.js';
 export { createLogger, type Logger, type LogLevel } from './logger.js';
@@ -28,4 +29,4 @@ export { HttpServer, paginate } from './http/server.js';
 export { ApiError } from './http/errors.js';
 export type { RouteDefinition, ApiRequest, ApiResponse, Tier } from './http/types.js';
 export { CommandRegistry, type CommandDefinition, type CommandInvocation } from './commands.js';
-export { Store, type PersistedSlice } from './store/store.js';
+export { Store, durablePathOf, type PersistedSlice } from './store/store.js';

@@ -59,6 +59,15 @@ export interface PluginTimers {
   after(ms: number, task: () => void | Promise<void>): void;
 }
 
+export interface PluginStore {
+  /**
+   * Resolves once every change to a durable model slice (one whose `persistence.durable` is true) made
+   * before the call is on disk; rejects when the store could not write it. Await it before an answer
+   * that confirms such a change: a crash after the answer then cannot undo the change.
+   */
+  persisted(): Promise<void>;
+}
+
 export interface PluginContext<Config = Record<string, unknown>> {
   name: string;
   config: Config;
@@ -70,6 +79,7 @@ export interface PluginContext<Config = Record<string, unknown>> {
   http: PluginHttp;
   commands: PluginCommands;
   timers: PluginTimers;
+  store: PluginStore;
   /** Listen to model changes (error-isolated, removed when the plugin stops). */
   onModelChange(listener: Parameters<NetworkModel['on']>[1]): void;
 }

@@ -19,6 +19,13 @@ export interface Persistence<T = unknown> {
    * may serve every piece.
    */
   snapshotJson?(): Iterable<string | Uint8Array>;
+  /**
+   * Its changes are confirmed to people (a token created, a grant, a revocation), so a crash after the
+   * confirmation must not undo them. The store keeps such slices in a small file of their own, which a
+   * plugin has written at once with `context.store.persisted()` before it confirms a change. Keep
+   * durable slices small: each such write rewrites all of them.
+   */
+  durable?: boolean;
 }
 
 /** A change to the model, emitted after it happened. */

@@ -51,6 +51,8 @@ export type AuditActor =
 
 /** The actor of a token revoked because its secret never reached its owner. */
 export const SECRET_NOT_DELIVERED: AuditActor = { account: null, via: 'system', reason: 'secret not delivered' };
+/** The actor of a token revoked because the store could not save it, so its secret was never shown. */
+export const TOKEN_NOT_SAVED: AuditActor = { account: null, via: 'system', reason: 'not saved' };
 
 export interface AuditEntry {
   at: string;
@@ -97,7 +99,7 @@ interface StoredTokens {
 }
 
 export interface TokensSliceOptions {
-  /** Announces a change (the model's `changed`), which schedules the store's debounced write. */
+  /** Announces a change (the model's `changed`), which schedules the store's debounced write of the slice. */
   onChange: (kind: string, tokenId: number) => void;
   /** Folds account names for comparison (the network's CASEMAPPING). */
   fold: (name: string) => string;
@@ -155,7 +157,8 @@ export class TokensSlice implements ModelSlice {
   constructor(private readonly options: TokensSliceOptions) {
     this.clock = options.clock ?? (() => new Date());
     this.random = options.random ?? randomBytes;
-    this.persistence = { snapshot: () => this.snapshot(), restore: (data) => this.restore(data) };
+    // Durable: a secret is shown, and a grant or revocation confirmed, only once the store has it on disk.
+    this.persistence = { durable: true, snapshot: () => this.snapshot(), restore: (data) => this.restore(data) };
   }
 
   get(id: number): ApiToken | undefined {

@@ -3,13 +3,15 @@
  *
  * When a change to any slice's persisted shape would make an older file load wrongly, raise
  * {@link CURRENT_SCHEMA_VERSION} by one and append the step that turns the old data into the new.
+ * The store has two files (the durable slices have their own); each is migrated on its own, so a
+ * step sees the slices of one file at a time and must leave alone keys it does not find.
  */
 
 /** One step of the store file's schema, from version `from` to `from + 1`. */
 export interface Migration {
   /** The schema version this step reads. */
   from: number;
-  /** Returns the file's `slices` for version `from + 1`. */
+  /** Returns the file's `slices` for version `from + 1` (called once per store file). */
   migrate(slices: Record<string, unknown>): Record<string, unknown>;
 }
 

@@ -1,10 +1,14 @@
 /**
- * The store: persists the slices of the in-memory model to one JSON file.
+ * The store: persists the slices of the in-memory model to JSON files.
  *
  * The model knows nothing of persistence. Each owner of persisted state registers a
  * {@link PersistedSlice} and calls {@link Store.markDirty} when it changes; the store takes
- * snapshots and writes them, debounced, one write at a time. The file looks like
+ * snapshots and writes them, debounced, one write per file at a time. A file looks like
  * `{ "schema_version": 1, "saved_at": "<ISO time>", "slices": { "<key>": <snapshot> } }`.
+ *
+ * Slices whose changes are confirmed to people (a token created, a grant, a revocation) are
+ * `durable`: they live in a second, small file, which {@link Store.persisted} writes at once, so
+ * that an answer can wait until its change is on disk without rewriting megabytes of activity.
  *
  * A write is streamed to the file in pieces with the event loop free in between (so a big
  * slice does not stall the bot while it is saved). A slice that changes during a write has
@@ -37,12 +41,19 @@ export interface PersistedSlice<T = unknown> {
    * model's `Persistence.snapshotJson`.
    */
   snapshotJson?(): Iterable<JsonPiece>;
+  /**
+   * Its changes are confirmed to people, who must not lose them to a crash: it is kept in the
+   * durable file ({@link StoreOptions.durablePath}), which {@link Store.persisted} writes.
+   */
+  durable?: boolean;
 }
 
 /** How to construct a {@link Store}. */
 export interface StoreOptions {
   /** The store file, e.g. `data/store.json`; parent directories are created. */
   path: string;
+  /** The file of the durable slices; default {@link durablePathOf}(path), e.g. `data/store.durable.json`. */
+  durablePath?: string;
   logger: Logger;
   /** How long after the first change a save happens; default 1000. */
   debounceMs?: number;
@@ -52,8 +63,8 @@ export interface StoreOptions {
   schemaVersion?: number;
 }
 
-/** The file's shape once checked. Keys are snake_case because they are the file format. */
-interface StoreFile {
+/** A file's shape once checked. Keys are snake_case because they are the file format. */
+interface StoreContents {
   schema_version: number;
   saved_at?: unknown;
   slices: Record<string, unknown>;
@@ -61,38 +72,68 @@ interface StoreFile {
 
 type Inspection =
   | { kind: 'missing' }
-  | { kind: 'good'; file: StoreFile }
+  | { kind: 'good'; file: StoreContents }
   | { kind: 'newer'; version: number }
   | { kind: 'unusable'; reason: string };
 
 const DEFAULT_DEBOUNCE_MS = 1000;
 
+/** Where the durable slices of the store at `storePath` are kept: `data/store.json` → `data/store.durable.json`. */
+export function durablePathOf(storePath: string): string {
+  return `${storePath.endsWith('.json') ? storePath.slice(0, -'.json'.length) : storePath}.durable.json`;
+}
+
+/** One file of the store: the slices kept in it, and its writes (one at a time). */
+class SliceFile {
+  readonly file: AtomicJsonFile;
+  readonly db: Low<unknown>;
+  /** Slices read from the file that no registered slice has claimed (yet); kept on write. */
+  readonly stored = new Map<string, unknown>();
+  readonly slices = new Map<string, PersistedSlice>();
+  /**
+   * Registered slices whose data was read from the other file (the slice became durable, or stopped
+   * being): the other file keeps its copy until this one has written theirs.
+   */
+  readonly movingIn = new Set<string>();
+  dirty = false;
+  timer: NodeJS.Timeout | undefined;
+  inFlight: Promise<void> | undefined;
+  /** The write that {@link Store.persisted} callers wait for, until it starts. */
+  nextWrite: Promise<void> | undefined;
+
+  constructor(readonly path: string) {
+    this.file = new AtomicJsonFile(path);
+    this.db = new Low<unknown>(this.file, null);
+  }
+
+  /** Whether it has anything to write. */
+  get holdsSlices(): boolean {
+    return this.slices.size > 0 || this.stored.size > 0;
+  }
+}
+
 /**
- * Saves registered slices to one JSON file through lowdb, atomically, keeping the previous
- * file as `<path>.bak`, and loads it back at startup (migrating older files, recovering from
- * a corrupt one).
+ * Saves registered slices to two JSON files through lowdb — the durable slices to one, the others
+ * to the other — each atomically, keeping the previous file as `<file>.bak`, and loads them back at
+ * startup (migrating older files, recovering from a corrupt one).
  *
- * Lifecycle: `await load()`, then `register()` each slice, `markDirty()` on every change,
- * and `await close()` on shutdown.
+ * Lifecycle: `await load()`, then `register()` each slice, `markDirty(key)` on every change,
+ * `await persisted()` before confirming a change of a durable slice, and `await close()` on shutdown.
  */
 export class Store {
-  /** The store file. */
+  /** The store file (the slices that are not durable). */
   readonly path: string;
+  /** The file of the durable slices. */
+  readonly durablePath: string;
   private readonly logger: Logger;
   private readonly debounceMs: number;
   private readonly schemaVersion: number;
   private readonly migrations = new Map<number, Migration>();
-  private readonly file: AtomicJsonFile;
-  private readonly db: Low<unknown>;
-  /** Slices read from the file that no registered slice has claimed (yet); kept on write. */
-  private readonly storedSlices = new Map<string, unknown>();
-  private readonly slices = new Map<string, PersistedSlice>();
+  private readonly main: SliceFile;
+  private readonly durable: SliceFile;
   private loadCalled = false;
   private loaded = false;
   private closed = false;
-  private dirty = false;
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<void> | undefined;
 
   constructor(options: StoreOptions) {
     this.path = options.path;
@@ -111,59 +152,71 @@ export class Store {
       }
       this.migrations.set(migration.from, migration);
     }
-    this.file = new AtomicJsonFile(this.path);
-    this.db = new Low<unknown>(this.file, null);
+    this.durablePath = options.durablePath ?? durablePathOf(this.path);
+    if (path.resolve(this.durablePath) === path.resolve(this.path)) {
+      throw new Error(`StoreOptions.durablePath must differ from the store path, got ${this.path} for both`);
+    }
+    this.main = new SliceFile(this.path);
+    this.durable = new SliceFile(this.durablePath);
   }
 
   /**
-   * Read the file (or recover), migrate. Call once, before register().
+   * Read both files (or recover), migrate. Call once, before register().
    *
    * A missing file is an empty start. A corrupt or unreadable file is moved aside to
-   * `<path>.corrupt-<time>` and the backup is loaded if it is good. Rejects, leaving the file
-   * untouched, when the file is newer than this build or a migration step is missing.
+   * `<file>.corrupt-<time>` and its backup is loaded if it is good. Rejects, leaving the files
+   * untouched, when a file is newer than this build or a migration step is missing.
    */
   async load(): Promise<void> {
     if (this.loadCalled) throw new Error(`Store.load() was called twice for ${this.path}; call it once at startup`);
     this.loadCalled = true;
     await mkdir(path.dirname(this.path), { recursive: true });
+    await mkdir(path.dirname(this.durablePath), { recursive: true });
+    const outdated: SliceFile[] = [];
+    for (const file of [this.main, this.durable]) if (await this.loadFile(file)) outdated.push(file);
+    this.loaded = true;
+    // Bring the files on disk up to date: after a migration the old file becomes the .bak; after a
+    // recovery the file is written again.
+    for (const file of outdated) this.markFileDirty(file);
+  }
 
-    const main = await this.inspect(async () => {
-      await this.db.read();
-      return this.db.data;
+  /** Read one file into its stored slices; true when it should be written again (migrated or recovered). */
+  private async loadFile(file: SliceFile): Promise<boolean> {
+    const found = await this.inspect(async () => {
+      await file.db.read();
+      return file.db.data;
     });
-    let file: StoreFile | undefined;
+    let contents: StoreContents | undefined;
     let recovered = false;
-    switch (main.kind) {
+    switch (found.kind) {
       case 'missing':
-        this.logger.info(`no store file at ${this.path} yet; starting empty`);
+        this.logger.info(`no store file at ${file.path} yet; starting empty`);
         break;
       case 'newer':
-        throw this.newerError(this.path, main.version);
+        throw this.newerError(file.path, found.version);
       case 'good':
-        file = main.file;
+        contents = found.file;
         break;
       case 'unusable':
-        file = await this.recover(main.reason);
-        recovered = file !== undefined;
+        contents = await this.recover(file, found.reason);
+        recovered = contents !== undefined;
         break;
     }
-    this.db.data = null;
-
-    const migrated = file !== undefined && file.schema_version < this.schemaVersion;
-    if (file) {
-      const source = recovered ? this.file.backupPath : this.path;
-      const slices = this.migrate(file, source);
-      for (const [key, data] of Object.entries(slices)) this.storedSlices.set(key, data);
-    }
-    this.loaded = true;
-    // Bring the file on disk up to date: after a migration the old file becomes the .bak; after a
-    // recovery the store file is written again.
-    if (migrated || recovered) this.markDirty();
+    file.db.data = null;
+    if (!contents) return false;
+    const slices = this.migrate(contents, recovered ? file.file.backupPath : file.path);
+    for (const [key, data] of Object.entries(slices)) file.stored.set(key, data);
+    return recovered || contents.schema_version < this.schemaVersion;
   }
 
   /**
-   * Register a slice; if the loaded file has data under slice.key, slice.restore(data) is
-   * called now. Duplicate key → throws naming the key.
+   * Register a slice; if a loaded file has data under slice.key, slice.restore(data) is called now.
+   * Duplicate key → throws naming the key.
+   *
+   * The data comes from the slice's own file (the durable one for a durable slice); when only the
+   * other file has the key — the slice became durable in this version, or stopped being — it comes
+   * from there, and that file keeps its copy until the slice's own file has been written, so that a
+   * crash in between loses nothing. When both files have it, the slice's own file is the newer.
    */
   register(slice: PersistedSlice): void {
     if (!this.loaded) {
@@ -171,30 +224,42 @@ export class Store {
         `slice '${slice.key}' was registered before the store ${this.path} was loaded; await store.load() first`,
       );
     }
-    if (this.slices.has(slice.key)) {
+    if (this.fileOf(slice.key)) {
       throw new Error(`store slice key '${slice.key}' is already registered; give each slice its own key`);
     }
-    if (this.storedSlices.has(slice.key)) {
+    const own = slice.durable ? this.durable : this.main;
+    const other = slice.durable ? this.main : this.durable;
+    const source = own.stored.has(slice.key) ? own : other.stored.has(slice.key) ? other : undefined;
+    if (source) {
       try {
-        slice.restore(this.storedSlices.get(slice.key));
+        slice.restore(source.stored.get(slice.key));
       } catch (error) {
         throw new Error(
-          `slice '${slice.key}' could not restore its data from ${this.path}: ${errorMessage(error)}; fix the slice's restore() or add a migration`,
+          `slice '${slice.key}' could not restore its data from ${source.path}: ${errorMessage(error)}; fix the slice's restore() or add a migration`,
           { cause: error },
         );
       }
-      this.storedSlices.delete(slice.key);
     }
-    this.slices.set(slice.key, slice);
+    own.stored.delete(slice.key);
+    own.slices.set(slice.key, slice);
+    if (source === other) {
+      this.logger.info(`slice '${slice.key}' moves from ${other.path} to ${own.path}`);
+      own.movingIn.add(slice.key);
+      this.markFileDirty(own);
+    } else if (other.stored.delete(slice.key)) {
+      // A copy left behind by a move cut short after the slice's own file was written: that file is newer.
+      this.markFileDirty(other);
+    }
   }
 
   /**
-   * Something changed: schedule a debounced save. Many calls within debounceMs coalesce into one write.
+   * Something changed: schedule a debounced save of the file of slice `key` (of every file when no
+   * key is given). Many calls within debounceMs coalesce into one write.
    *
    * The save comes debounceMs after the first unsaved change (later calls do not push it back), so a
    * steady stream of changes is still saved at least every debounceMs plus the time a write takes.
    */
-  markDirty(): void {
+  markDirty(key?: string): void {
     if (this.closed) {
       this.logger.debug(`ignored a change after the store ${this.path} was closed`);
       return;
@@ -204,24 +269,82 @@ export class Store {
         `Store.markDirty() was called before the store ${this.path} was loaded; await store.load() first`,
       );
     }
-    this.dirty = true;
-    this.timer ??= setTimeout(() => this.onTimer(), this.debounceMs);
+    if (key === undefined) {
+      for (const file of [this.main, this.durable]) if (file.holdsSlices) this.markFileDirty(file);
+      return;
+    }
+    const file = this.fileOf(key);
+    if (!file) throw new Error(`Store.markDirty('${key}'): no slice '${key}' is registered; register it first`);
+    this.markFileDirty(file);
   }
 
-  /** Write now if dirty (or if a write is pending), wait for any write in flight; resolves once the data is on disk. */
+  /**
+   * Resolves once every change to a durable slice made before the call is on disk: when a write of the
+   * durable file that started after the call has completed. (A write already under way may have taken
+   * its snapshot before the change, so it does not count.) Callers in the same turn of the event loop,
+   * and all who come while a write is under way, share one write. Rejects when that write fails — the
+   * changes stay in memory and dirty, for the next write — or when the store is closed.
+   *
+   * The durable file holds only the durable slices, so this costs a small write, not the whole store.
+   */
+  persisted(): Promise<void> {
+    if (!this.loaded) {
+      throw new Error(
+        `Store.persisted() was called before the store ${this.path} was loaded; await store.load() first`,
+      );
+    }
+    if (this.closed) {
+      return Promise.reject(
+        new Error(`the store ${this.durablePath} is closed (the bot is stopping), so the change was not saved`),
+      );
+    }
+    this.durable.nextWrite ??= this.writeSoon(this.durable);
+    return this.durable.nextWrite;
+  }
+
+  /** Write both files now if dirty, after any write in flight; resolves once the data is on disk. */
   async flush(): Promise<void> {
-    // A failed write marks the store dirty again, so its changes go out in the write below.
-    while (this.inFlight) await this.inFlight.catch(() => undefined);
-    if (!this.dirty) return;
-    this.clearTimer();
-    await this.startWrite();
+    const results = await Promise.allSettled([this.flushFile(this.main), this.flushFile(this.durable)]);
+    for (const result of results) if (result.status === 'rejected') throw result.reason;
   }
 
-  /** flush() and clear timers; markDirty() after close is ignored with a debug log. */
+  /** flush() and clear timers; markDirty() after close is ignored with a debug log, persisted() rejects. */
   async close(): Promise<void> {
     this.closed = true;
-    this.clearTimer();
+    this.clearTimer(this.main);
+    this.clearTimer(this.durable);
     await this.flush();
+  }
+
+  private fileOf(key: string): SliceFile | undefined {
+    if (this.main.slices.has(key)) return this.main;
+    if (this.durable.slices.has(key)) return this.durable;
+    return undefined;
+  }
+
+  private markFileDirty(file: SliceFile): void {
+    file.dirty = true;
+    file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);
+  }
+
+  private async flushFile(file: SliceFile): Promise<void> {
+    // A write persisted() asked for is waited for, not raced; its failure is its callers' to report.
+    await file.nextWrite?.catch(() => undefined);
+    // A failed write marks the file dirty again, so its changes go out in the write below.
+    while (file.inFlight) await file.inFlight.catch(() => undefined);
+    if (!file.dirty) return;
+    this.clearTimer(file);
+    await this.startWrite(file);
+  }
+
+  /** The write persisted() callers share: it starts in the next turn of the event loop, after any write in flight. */
+  private async writeSoon(file: SliceFile): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    while (file.inFlight) await file.inFlight.catch(() => undefined);
+    // Callers from here on need a write that starts after them: the next one.
+    file.nextWrite = undefined;
+    this.clearTimer(file);
+    await this.startWrite(file);
   }
 
   /** Classify what a read of a store file gave. */
@@ -256,19 +379,19 @@ export class Store {
    * Move the unusable file aside and fall back to the backup. Logs exactly one line saying
    * what was wrong, where the file went, and whether the backup was used.
    */
-  private async recover(reason: string): Promise<StoreFile | undefined> {
+  private async recover(file: SliceFile, reason: string): Promise<StoreContents | undefined> {
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    const corruptPath = `${this.path}.corrupt-${stamp}`;
+    const corruptPath = `${file.path}.corrupt-${stamp}`;
     try {
-      await rename(this.path, corruptPath);
+      await rename(file.path, corruptPath);
     } catch (error) {
       throw new Error(
-        `store file ${this.path} is ${reason}, and moving it aside to ${corruptPath} failed (${errorMessage(error)}); move or delete it by hand`,
+        `store file ${file.path} is ${reason}, and moving it aside to ${corruptPath} failed (${errorMessage(error)}); move or delete it by hand`,
         { cause: error },
       );
     }
-    const problem = `store file ${this.path} is ${reason}; moved it to ${corruptPath}`;
-    const backupPath = this.file.backupPath;
+    const problem = `store file ${file.path} is ${reason}; moved it to ${corruptPath}`;
+    const backupPath = file.file.backupPath;
     const backup = await this.inspect(() => new AtomicJsonFile(backupPath).read());
     switch (backup.kind) {
       case 'good': {
@@ -289,7 +412,7 @@ export class Store {
   }
 
   /** The file's slices at this store's schema version. Throws before any step runs if one is missing. */
-  private migrate(file: StoreFile, source: string): Record<string, unknown> {
+  private migrate(file: StoreContents, source: string): Record<string, unknown> {
     for (let version = file.schema_version; version < this.schemaVersion; version++) {
       if (!this.migrations.has(version)) {
         throw new Error(
@@ -330,79 +453,95 @@ export class Store {
     );
   }
 
-  private onTimer(): void {
-    this.timer = undefined;
+  private onTimer(file: SliceFile): void {
+    file.timer = undefined;
     // A write in flight reschedules when it finishes, so there is never more than one.
-    if (this.inFlight || !this.dirty) return;
-    this.startWrite().catch((error: unknown) => {
+    if (file.inFlight || !file.dirty) return;
+    this.startWrite(file).catch((error: unknown) => {
       this.logger.error(
-        `could not save the store ${this.path}: ${errorMessage(error)}; retrying on the next change or at shutdown`,
+        `could not save the store ${file.path}: ${errorMessage(error)}; retrying on the next change or at shutdown`,
       );
     });
   }
 
-  /** Snapshot every slice now and write; the returned promise is also {@link inFlight}. */
-  private startWrite(): Promise<void> {
-    this.dirty = false;
-    const write = this.write().then(
+  /** Snapshot every slice of `file` now and write; the returned promise is also its `inFlight`. */
+  private startWrite(file: SliceFile): Promise<void> {
+    file.dirty = false;
+    const moving = [...file.movingIn];
+    const write = this.write(file).then(
       () => {
-        this.inFlight = undefined;
-        if (this.dirty && !this.closed) this.timer ??= setTimeout(() => this.onTimer(), this.debounceMs);
+        file.inFlight = undefined;
+        if (moving.length > 0) this.moved(file, moving);
+        if (file.dirty && !this.closed) file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);
       },
       (error: unknown) => {
-        this.inFlight = undefined;
-        this.dirty = true;
+        file.inFlight = undefined;
+        file.dirty = true;
         throw error;
       },
     );
-    this.inFlight = write;
+    file.inFlight = write;
     return write;
   }
 
-  private async write(): Promise<void> {
-    const slices = new Map(this.storedSlices);
-    for (const [key, slice] of this.slices) {
+  /** `keys` moved into `file` are on disk there: the other file lets its copies go with its next write. */
+  private moved(file: SliceFile, keys: string[]): void {
+    const other = file === this.main ? this.durable : this.main;
+    for (const key of keys) {
+      file.movingIn.delete(key);
+      other.stored.delete(key);
+    }
+    if (!this.closed) this.markFileDirty(other);
+  }
+
+  private async write(file: SliceFile): Promise<void> {
+    const slices = new Map(file.stored);
+    for (const [key, slice] of file.slices) {
       if (slice.snapshotJson) {
         const pieces = () => slice.snapshotJson!();
-        slices.set(key, new PiecewiseJson(() => this.namingFailures(key, pieces)));
+        slices.set(key, new PiecewiseJson(() => this.namingFailures(file, key, pieces)));
         continue;
       }
       try {
         slices.set(key, slice.snapshot());
       } catch (error) {
-        throw this.snapshotError(key, error);
+        throw this.snapshotError(file, key, error);
       }
     }
     const sortedKeys = [...slices.keys()].sort();
-    this.db.data = {
+    file.db.data = {
       schema_version: this.schemaVersion,
       saved_at: new Date().toISOString(),
       slices: Object.fromEntries(sortedKeys.map((key) => [key, slices.get(key)])),
     };
     try {
-      await this.db.write();
+      await file.db.write();
     } finally {
-      this.db.data = null;
+      file.db.data = null;
     }
   }
 
   /** The slice's pieces; a failure while they are taken names the slice, as for snapshot(). */
-  private *namingFailures(key: string, pieces: () => Iterable<JsonPiece>): Generator<JsonPiece, void, undefined> {
+  private *namingFailures(
+    file: SliceFile,
+    key: string,
+    pieces: () => Iterable<JsonPiece>,
+  ): Generator<JsonPiece, void, undefined> {
     try {
       yield* pieces();
     } catch (error) {
-      throw this.snapshotError(key, error);
+      throw this.snapshotError(file, key, error);
     }
   }
 
-  private snapshotError(key: string, error: unknown): Error {
-    return new Error(`slice '${key}' failed to take a snapshot for ${this.path}: ${errorMessage(error)}`, {
+  private snapshotError(file: SliceFile, key: string, error: unknown): Error {
+    return new Error(`slice '${key}' failed to take a snapshot for ${file.path}: ${errorMessage(error)}`, {
       cause: error,
     });
   }
 
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+  private clearTimer(file: SliceFile): void {
+    if (file.timer) clearTimeout(file.timer);
+    file.timer = undefined;
   }
 }

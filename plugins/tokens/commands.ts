@@ -3,12 +3,16 @@
  * Everyone logged in to NickServ manages their own tokens; administrators
  * approve endpoints, mark staff tokens, and see and revoke every token.
  * A token is always written `#<id>`; commands take `<id>` or `#<id>`.
+ *
+ * An answer that reports a token's state after a change (or a change it did not need) is sent only
+ * once the store has the tokens on disk, so a crash after it cannot undo what it said.
  */
 import { openApiPath } from '../../lib/http/openapi.js';
 import { usageLine, type CommandDefinition, type CommandInvocation } from '../../lib/commands.js';
-import type { Logger } from '../../lib/logger.js';
+import { errorMessage, type Logger } from '../../lib/logger.js';
 import {
   SECRET_NOT_DELIVERED,
+  TOKEN_NOT_SAVED,
   type ApiToken,
   type AuditActor,
   type AuditEntry,
@@ -23,6 +27,8 @@ export interface TokenCommandsOptions {
   endpoints: () => GrantableEndpoint[];
   /** Folds account names (the network's CASEMAPPING). */
   fold: (name: string) => string;
+  /** Resolves once the token changes made so far are on disk; rejects when the store cannot write them. */
+  persisted: () => Promise<void>;
   logger: Logger;
 }
 
@@ -102,6 +108,38 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
     return token;
   };
 
+  /** Wait until the tokens are on disk; false (and logged) when the store could not write them. */
+  const saved = async (command: string, token: ApiToken): Promise<boolean> => {
+    try {
+      await options.persisted();
+      return true;
+    } catch (error) {
+      logger.error('a token change could not be saved', { command, token: `#${token.id}`, error: errorMessage(error) });
+      return false;
+    }
+  };
+
+  /**
+   * Answer `text` once it is on disk. When the store could not write, the change stays in effect in
+   * memory and dirty (the store writes it with a later save), and the answer says first that a restart
+   * may undo it; the same command sent again asks for another write, and confirms once that succeeds.
+   */
+  const answerSaved = async (
+    invocation: CommandInvocation,
+    command: string,
+    token: ApiToken,
+    text: string,
+  ): Promise<void> => {
+    if (await saved(command, token)) {
+      invocation.reply(text);
+      return;
+    }
+    invocation.reply(
+      `NOT SAVED: the bot could not write this to its store, so a restart may undo it. ${text} ` +
+        `Send ${command} again to save it; the bot's log says why it failed.`,
+    );
+  };
+
   /** Refuse changes to a revoked token; true when it is live. */
   const requireLive = (invocation: CommandInvocation, token: ApiToken): boolean => {
     if (token.revokedAt === null) return true;
@@ -143,7 +181,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         'Creates an API token for your account and shows it once: copy it then, it cannot be shown again. ' +
         'A new token reaches no endpoint until an administrator approves each endpoint for it.',
       requiresAccount: true,
-      handle(invocation) {
+      async handle(invocation) {
         const { reply, text } = invocation;
         const account = invocation.sender.account!;
         const label = text.replace(/[\x00-\x1f\x7f]/g, '').trim();
@@ -164,6 +202,17 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         }
         const { token, secret } = tokens.create(account, label, actorOf(invocation));
         logger.info('token created', { token: `#${token.id}`, account });
+        // A secret is shown only for a token that a crash cannot take away again; one that could not be saved
+        // is revoked instead, by the bot, and its secret never leaves.
+        if (!(await saved('TOKEN CREATE', token))) {
+          tokens.revoke(token, TOKEN_NOT_SAVED);
+          logger.warn('token revoked: it could not be saved', { token: `#${token.id}`, account });
+          reply(
+            `Your new token #${token.id} could not be saved (the bot could not write its store), so it was revoked at ` +
+              "once and its secret is not shown. Try again later; the bot's log says why.",
+          );
+          return;
+        }
         // A secret that never reached its owner (their nick changed hands, or the answer could not leave in
         // time) is of no use to anyone but whoever might have got it: the token is revoked at once, by the bot
         // (the audit log must not say that its owner did).
@@ -241,15 +290,25 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
       maxArgs: 1,
       help: 'Revokes one of your tokens for good: every request with it gets 401 from then on. Administrators may revoke any token.',
       requiresAccount: true,
-      handle(invocation) {
+      async handle(invocation) {
         const token = findToken(invocation, invocation.args[0], 'TOKEN REVOKE');
         if (!token) return;
         if (!tokens.revoke(token, actorOf(invocation))) {
-          invocation.reply(`Token #${token.id} was already revoked at ${token.revokedAt}.`);
+          await answerSaved(
+            invocation,
+            'TOKEN REVOKE',
+            token,
+            `Token #${token.id} was already revoked at ${token.revokedAt}.`,
+          );
           return;
         }
         logger.info('token revoked', { token: `#${token.id}`, by: invocation.sender.account });
-        invocation.reply(`Token #${token.id} is revoked: every request with it now gets 401.`);
+        await answerSaved(
+          invocation,
+          'TOKEN REVOKE',
+          token,
+          `Token #${token.id} is revoked: every request with it now gets 401.`,
+        );
       },
     },
     {
@@ -259,7 +318,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         'Approves endpoints for a token (TOKEN ENDPOINTS lists their names). A wildcard such as netstats.* ' +
         'covers every endpoint of that group, including ones added later.',
       adminOnly: true,
-      handle(invocation) {
+      async handle(invocation) {
         const { args, reply } = invocation;
         if (args.length < 2) {
           reply(usageOf('TOKEN GRANT'));
@@ -277,7 +336,12 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         }
         const added = tokens.grant(token, valid, actorOf(invocation));
         if (added.length === 0) {
-          reply(`Token #${token.id} already had ${valid.join(', ')}; its endpoints: ${token.grants.join(', ')}.`);
+          await answerSaved(
+            invocation,
+            'TOKEN GRANT',
+            token,
+            `Token #${token.id} already had ${valid.join(', ')}; its endpoints: ${token.grants.join(', ')}.`,
+          );
           return;
         }
         logger.info('token granted', {
@@ -285,7 +349,12 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
           by: invocation.sender.account,
           endpoints: added.join(','),
         });
-        reply(`Token #${token.id} may now call ${added.join(', ')}; its endpoints: ${token.grants.join(', ')}.`);
+        await answerSaved(
+          invocation,
+          'TOKEN GRANT',
+          token,
+          `Token #${token.id} may now call ${added.join(', ')}; its endpoints: ${token.grants.join(', ')}.`,
+        );
       },
     },
     {
@@ -293,7 +362,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
       usage: '<id> <endpoint|irc.*|netstats.*>...',
       help: 'Withdraws endpoints from a token. Denying one endpoint that a wildcard covers replaces the wildcard by the other endpoints it covers now.',
       adminOnly: true,
-      handle(invocation) {
+      async handle(invocation) {
         const { args, reply } = invocation;
         if (args.length < 2) {
           reply(usageOf('TOKEN DENY'));
@@ -315,7 +384,12 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         const { denied, expanded } = tokens.deny(token, names, known, actorOf(invocation));
         const now = token.grants.length > 0 ? token.grants.join(', ') : 'none';
         if (denied.length === 0) {
-          reply(`Token #${token.id} had none of ${names.join(', ')}; its endpoints: ${now}.`);
+          await answerSaved(
+            invocation,
+            'TOKEN DENY',
+            token,
+            `Token #${token.id} had none of ${names.join(', ')}; its endpoints: ${now}.`,
+          );
           return;
         }
         logger.info('token denied', {
@@ -327,7 +401,12 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
           expanded.length > 0
             ? ` (${expanded.join(', ')} was replaced by the endpoints it covers now, so it no longer reaches new ones)`
             : '';
-        reply(`Token #${token.id} may no longer call ${denied.join(', ')}${note}; its endpoints: ${now}.`);
+        await answerSaved(
+          invocation,
+          'TOKEN DENY',
+          token,
+          `Token #${token.id} may no longer call ${denied.join(', ')}${note}; its endpoints: ${now}.`,
+        );
       },
     },
     {
@@ -336,7 +415,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
       maxArgs: 2,
       help: 'Marks a token as staff (ON) or not (OFF). A staff token may manage tokens over HTTP under /api/staff/.',
       adminOnly: true,
-      handle(invocation) {
+      async handle(invocation) {
         const { args, reply } = invocation;
         const setting = args[1]?.toUpperCase();
         if (args.length !== 2 || (setting !== 'ON' && setting !== 'OFF')) {
@@ -347,11 +426,21 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
         if (!token || !requireLive(invocation, token)) return;
         const staff = setting === 'ON';
         if (!tokens.setStaff(token, staff, actorOf(invocation))) {
-          reply(`Token #${token.id} ${staff ? 'was already' : 'was not'} a staff token.`);
+          await answerSaved(
+            invocation,
+            'TOKEN STAFF',
+            token,
+            `Token #${token.id} ${staff ? 'was already' : 'was not'} a staff token.`,
+          );
           return;
         }
         logger.info('token staff changed', { token: `#${token.id}`, by: invocation.sender.account, staff });
-        reply(`Token #${token.id} ${staff ? 'is now a staff token' : 'is no longer a staff token'}.`);
+        await answerSaved(
+          invocation,
+          'TOKEN STAFF',
+          token,
+          `Token #${token.id} ${staff ? 'is now a staff token' : 'is no longer a staff token'}.`,
+        );
       },
     },
     {

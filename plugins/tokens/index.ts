@@ -28,7 +28,7 @@ export default definePlugin<TokensConfig>({
   name: 'tokens',
   description: 'API tokens: created over IRC, approved per endpoint by administrators; tier guards and rate limits.',
   configSchema: tokensConfigSchema,
-  start({ config, model, http, commands, irc, logger, timers }) {
+  start({ config, model, http, commands, irc, logger, timers, store }) {
     let usedSinceSaved = false;
     // The HTTP server still answers for a moment after the plugins stop (the host closes it last):
     // from then on each use is announced at once, so the store's final flush has it.
@@ -80,13 +80,17 @@ export default definePlugin<TokensConfig>({
         limiters.token.sweep();
       });
     }
-    for (const route of staffRoutes({ tokens, endpoints, logger, searchFold: searchFoldOf(model) })) http.route(route);
+    const persisted = () => store.persisted();
+    for (const route of staffRoutes({ tokens, endpoints, persisted, logger, searchFold: searchFoldOf(model) })) {
+      http.route(route);
+    }
 
     for (const command of tokenCommands({
       tokens,
       maxTokensPerAccount: config.max_tokens_per_account,
       endpoints,
       fold: (name) => model.fold(name),
+      persisted,
       logger,
     })) {
       commands.register(command);

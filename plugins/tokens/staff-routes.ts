@@ -1,18 +1,21 @@
 /**
  * The staff tier: token administration over HTTP for tokens an administrator
  * marked as staff. The same changes as the IRC commands, in the same audit log,
- * with the staff token (and its owner) as the actor.
+ * with the staff token (and its owner) as the actor. A PATCH or DELETE answers
+ * only once the tokens are on disk.
  */
-import { ApiError, notFound } from '../../lib/http/errors.js';
+import { ApiError, notFound, unavailable } from '../../lib/http/errors.js';
 import { paginate } from '../../lib/http/paging.js';
 import type { ApiRequest, JsonSchema, RouteDefinition } from '../../lib/http/types.js';
-import type { Logger } from '../../lib/logger.js';
+import { errorMessage, type Logger } from '../../lib/logger.js';
 import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from '../../lib/model/tokens.js';
 import { checkNames, describeValidNames, parseTokenId, type GrantableEndpoint } from './endpoints.js';
 
 export interface StaffRoutesOptions {
   tokens: TokensSlice;
   endpoints: () => GrantableEndpoint[];
+  /** Resolves once the token changes made so far are on disk; rejects when the store cannot write them. */
+  persisted: () => Promise<void>;
   logger: Logger;
   /** Folds `?search=` and the owners and labels it looks in (the network's CASEMAPPING; default lower case). */
   searchFold?: (text: string) => string;
@@ -80,7 +83,8 @@ const auditEntrySchema = {
           type: ['string', 'null'],
           description:
             'Why the bot made the change by itself (via system): "secret not delivered" for a token revoked because ' +
-            'the answer with its secret could not reach its owner. Null otherwise.',
+            'the answer with its secret could not reach its owner, "not saved" for a new token revoked because the ' +
+            'store could not write it (its secret was never shown). Null otherwise.',
         },
       },
     },
@@ -185,6 +189,27 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
     body: { ...tokenJson(token), audit: tokens.audit(token.id).map(auditJson) },
   });
 
+  /**
+   * The token's detail once the tokens are on disk, even when the request changed nothing: a `200` says
+   * that the state it shows survives a crash, so a request sent again after a `503` confirms it.
+   */
+  const savedDetail = async (request: ApiRequest, token: ApiToken) => {
+    try {
+      await options.persisted();
+    } catch (error) {
+      logger.error('a token change could not be saved', {
+        method: request.method,
+        token: `#${token.id}`,
+        error: errorMessage(error),
+      });
+      throw unavailable(
+        `token #${token.id} could not be saved (the bot could not write its store): what this request changed ` +
+          'holds until the bot restarts; send the request again to save it',
+      );
+    }
+    return detail(token);
+  };
+
   return [
     {
       method: 'GET',
@@ -236,7 +261,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
       tier: 'staff',
       body: patchBodySchema,
       response: tokenDetailSchema,
-      handler(request) {
+      async handler(request) {
         const token = tokenOf(request);
         const body = request.body as PatchBody;
         if (token.revokedAt !== null) {
@@ -278,7 +303,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
             staff: staffChanged ? token.staff : undefined,
           });
         }
-        return detail(token);
+        return savedDetail(request, token);
       },
     },
     {
@@ -288,7 +313,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
       summary: 'Revoke one token (it stays listed, revoked); answers the token',
       tier: 'staff',
       response: tokenDetailSchema,
-      handler(request) {
+      async handler(request) {
         const token = tokenOf(request);
         const actor = actorOf(request);
         if (tokens.revoke(token, actor)) {
@@ -297,7 +322,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
             by: `${actor.account} (staff token #${actor.tokenId})`,
           });
         }
-        return detail(token);
+        return savedDetail(request, token);
       },
     },
   ];

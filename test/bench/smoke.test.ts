@@ -1,5 +1,5 @@
 /**
- * The benchmarks that need no IRC network (ingest, memory, store), at their smoke sizes: each runs
+ * The benchmarks that need no IRC network (ingest, memory, store, durable), at their smoke sizes: each runs
  * to the end and reports its figures, so a change to the model or the store cannot leave
  * `npm run bench` broken until someone runs it. The figures of a smoke run are not comparable with
  * the targets, so only their presence and form are checked here.
@@ -57,4 +57,17 @@ t.test('store: a flush, a file and a load', async (t) => {
   t.match(figure(result, 'file size'), /^[\d.,]+ MB$/);
   t.match(figure(result, 'longest event-loop block'), /^[\d.]+ ms/);
   t.match(figure(result, 'load at startup (read + parse / restore)'), /^[\d.]+ ms \/ [\d.]+ ms$/);
+});
+
+t.test('durable: a TOKEN command write for each store, and the one-file comparison', async (t) => {
+  const { status, result } = runSmoke('durable.js');
+  t.equal(status, 0);
+  if (!result) return t.fail('no result line');
+  t.match(
+    figure(result, "tokens only: TOKEN command's write"),
+    /^[\d.]+ ms \(max [\d.]+ ms\), p90 [\d.]+ ms; durable file /,
+  );
+  const stores = result.figures.filter((candidate) => candidate.name.endsWith('one store file instead (not taken)'));
+  t.equal(stores.length, 2, 'both stores with activity are compared with the one-file design');
+  for (const { name, value } of result.figures) t.match(value, /^[\d.]+ ms /, name);
 });

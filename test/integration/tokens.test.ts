@@ -14,6 +14,7 @@ import { IrcClient } from '../support/irc-client.js';
 import { askBot, eventually, startBot, type TestBot } from '../support/bot.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { OpenApiValidator } from '../plugins/api/fixtures/openapi-validator.js';
+import { durablePathOf } from '../../lib/store/store.js';
 
 const tag = Math.random().toString(36).slice(2, 6);
 const botAccount = `tokbot${tag}`;
@@ -90,6 +91,10 @@ async function api(pathname: string, authorization?: string, init: RequestInit =
 }
 
 const withToken = (created: Created) => `Token ${created.secret}`;
+
+/** The text of both store files: the tokens live in the durable one. */
+const storeFiles = (): string =>
+  [bot.config.store.path, durablePathOf(bot.config.store.path)].map((file) => readFileSync(file, 'utf8')).join('\n');
 
 async function whenSynced(): Promise<void> {
   await eventually(() => bot.host.model.ready, 'the bot to finish its first sync', 30000);
@@ -336,12 +341,15 @@ t.test(
 );
 
 t.test('tokens, grants and the audit log survive a restart; no secret in the store or the log', async (t) => {
-  const storeFile = path.join(storeDir, 'store.json');
   earlierLogs.push(...bot.logs);
   await bot.stop();
-  const stored = readFileSync(storeFile, 'utf8');
-  for (const secret of secrets) t.notOk(stored.includes(secret), `the store file does not hold ${secret.slice(0, 8)}…`);
-  t.match(stored, /"secret_sha256"/, 'it holds hashes');
+  const stored = storeFiles();
+  for (const secret of secrets) t.notOk(stored.includes(secret), `the store files do not hold ${secret.slice(0, 8)}…`);
+  t.match(
+    readFileSync(durablePathOf(bot.config.store.path), 'utf8'),
+    /"secret_sha256"/,
+    'the durable file holds hashes',
+  );
 
   await launch({
     opers_are_admins: true,
@@ -420,7 +428,7 @@ t.test('rate limits answer 429 with Retry-After', async (t) => {
 
 t.test('no secret appears in any log line or in the store file', async (t) => {
   await bot.host.store.flush();
-  const stored = readFileSync(path.join(storeDir, 'store.json'), 'utf8');
+  const stored = storeFiles();
   const logs = [...earlierLogs, ...bot.logs];
   t.ok(logs.length > 50, 'there are log lines to look at');
   t.ok(secrets.length >= 4);
@@ -429,7 +437,7 @@ t.test('no secret appears in any log line or in the store file', async (t) => {
       logs.some((line) => line.includes(secret)),
       `no log line holds ${secret.slice(0, 8)}…`,
     );
-    t.notOk(stored.includes(secret), `the store file does not hold ${secret.slice(0, 8)}…`);
+    t.notOk(stored.includes(secret), `the store files do not hold ${secret.slice(0, 8)}…`);
   }
   // The logger masks anything shaped like a token (and the bot's own passwords), so the checks above
   // would pass even if code logged a secret: nothing may have been masked at all.

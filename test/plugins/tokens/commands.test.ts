@@ -12,6 +12,7 @@ import { TokensSlice } from '../../../lib/model/tokens.js';
 import { tokenCommands } from '../../../plugins/tokens/commands.js';
 import type { GrantableEndpoint } from '../../../plugins/tokens/endpoints.js';
 import { FakeTransport } from '../../support/fake-irc.js';
+import { deferred } from '../../lib/store/fixtures/temp-store.js';
 
 const ENDPOINTS: GrantableEndpoint[] = [
   { name: 'irc.oper', method: 'GET', path: '/api/irc/opers/:name/', summary: 'Details of one operator' },
@@ -30,11 +31,19 @@ function setup(options: { max?: number; pacing?: { burst: number; intervalMs: nu
   // Tests send commands faster than people do.
   const registry = new CommandRegistry(irc, ['boss'], logger.child('commands'), { burst: 1000, intervalMs: 0 });
   const tokens = new TokensSlice({ onChange: () => undefined, fold: (name) => casefold(name) });
+  /** The store at the plugin's edge: `writes` counts persisted() calls, `gate` holds them, `failure` fails them. */
+  const store = { writes: 0, gate: null as Promise<void> | null, failure: null as Error | null };
+  const persisted = async (): Promise<void> => {
+    store.writes++;
+    await store.gate;
+    if (store.failure) throw store.failure;
+  };
   for (const command of tokenCommands({
     tokens,
     maxTokensPerAccount: options.max ?? 10,
     endpoints: () => ENDPOINTS,
     fold: (name) => casefold(name),
+    persisted: () => persisted(),
     logger: logger.child('tokens'),
   })) {
     registry.register('tokens', command);
@@ -65,7 +74,29 @@ function setup(options: { max?: number; pacing?: { burst: number; intervalMs: nu
     if (!match) throw new Error(`no token in ${JSON.stringify(replies)}`);
     return { id: Number(match[1]), secret: match[2]! };
   };
-  return { irc, registry, tokens, logs, say, create };
+  /** Send `text` from `nick` (logged in to `account`) without waiting for the command to finish. */
+  const send = async (nick: string, account: string, text: string): Promise<() => Promise<string[]>> => {
+    const before = irc.sent.length;
+    const message = await new Promise<IrcMessage>((resolve) => {
+      const off = irc.on('message', (received) => {
+        off();
+        resolve(received);
+      });
+      irc.receive(`@account=${account} :${nick}!u@host PRIVMSG DataBot :${text}`);
+    });
+    const done = registry.dispatch(message);
+    /** The answers so far, once the command is done. */
+    return async () => {
+      await done;
+      return sentTo(nick, before);
+    };
+  };
+  const sentTo = (nick: string, from = 0): string[] =>
+    irc.sent
+      .slice(from)
+      .filter((line) => line.startsWith(`NOTICE ${nick} :`))
+      .map((line) => line.slice(`NOTICE ${nick} :`.length));
+  return { irc, registry, tokens, logs, store, say, send, sentTo, create };
 }
 
 t.test('every TOKEN command has usage and help text', async (t) => {
@@ -153,6 +184,80 @@ t.test('a secret that cannot reach its owner is revoked at once, never sent to t
     irc.sent.filter((line) => line.startsWith('NOTICE boss ')).at(-1),
     new RegExp(`#${token!.id} revoke by system \\(secret not delivered\\)$`),
     'TOKEN AUDIT shows so',
+  );
+});
+
+t.test('an answer that confirms a change waits until the store has it on disk', async (t) => {
+  const { say, send, sentTo, store, tokens } = setup();
+  /** Send `command` with the store's write held: nothing may be answered until the write is done. */
+  const heldUntilSaved = async (account: string, command: string): Promise<string[]> => {
+    const gate = deferred();
+    store.gate = gate.promise;
+    const writes = store.writes;
+    const before = sentTo(account).length;
+    const answers = await send(account, account, command);
+    await new Promise((resolve) => setImmediate(resolve));
+    t.equal(store.writes, writes + 1, `${command} asked for a write`);
+    t.equal(sentTo(account).length, before, `${command}: no answer while the write is under way`);
+    gate.resolve();
+    store.gate = null;
+    return answers();
+  };
+  const created = await heldUntilSaved('alice', 'TOKEN CREATE held');
+  t.equal(tokens.all().length, 1);
+  t.match(created[0], /^Token #1 "held" created: ntd_/, 'the secret once the write is done');
+  const changes: [string, string, RegExp][] = [
+    ['boss', 'TOKEN GRANT 1 irc.users', /may now call irc\.users/],
+    ['boss', 'TOKEN GRANT 1 irc.users', /already had irc\.users/],
+    ['boss', 'TOKEN DENY 1 irc.users', /may no longer call irc\.users/],
+    ['boss', 'TOKEN DENY 1 irc.users', /had none of irc\.users/],
+    ['boss', 'TOKEN STAFF 1 ON', /is now a staff token/],
+    ['boss', 'TOKEN STAFF 1 ON', /was already a staff token/],
+    ['alice', 'TOKEN REVOKE 1', /is revoked/],
+    ['alice', 'TOKEN REVOKE 1', /was already revoked/],
+  ];
+  for (const [account, command, answer] of changes) {
+    t.match((await heldUntilSaved(account, command))[0], answer, `${command}: answered after the write`);
+  }
+  const writes = store.writes;
+  for (const command of ['TOKEN INFO 1', 'TOKEN LIST', 'TOKEN GRANT 1 irc.nope', 'TOKEN AUDIT']) {
+    await say('boss', 'boss', command);
+  }
+  t.equal(store.writes, writes, 'answers that neither change nor confirm a token do not wait for the store');
+});
+
+t.test('when the store cannot write: no secret, the new token revoked; other answers say NOT SAVED', async (t) => {
+  const { say, store, tokens, logs, irc, create } = setup();
+  const { id } = await create('alice');
+  store.failure = new Error('ENOSPC: no space left on device');
+
+  const before = irc.sent.length;
+  const created = await say('alice', 'alice', 'TOKEN CREATE doomed');
+  t.match(created, [/^Your new token #2 could not be saved .* revoked at once and its secret is not shown/]);
+  t.notOk(
+    irc.sent.slice(before).some((line) => line.includes('ntd_')),
+    'no secret was sent',
+  );
+  const doomed = tokens.get(2)!;
+  t.not(doomed.revokedAt, null, 'the token that could not be saved is revoked in memory');
+  t.same(tokens.audit(2).at(-1)!.actor, { account: null, via: 'system', reason: 'not saved' }, 'by the bot');
+  t.match(logs.join('\n'), /a token change could not be saved command="?TOKEN CREATE"? token=#2 error="?ENOSPC/);
+
+  const granted = await say('boss', 'boss', `TOKEN GRANT ${id} irc.users`);
+  t.match(
+    granted.join(' '),
+    /^NOT SAVED: the bot could not write this to its store, so a restart may undo it\. Token #1 may now call irc\.users.* Send TOKEN GRANT again to save it/,
+  );
+  t.same(tokens.get(id)!.grants, ['irc.users'], 'the change holds in memory until a restart');
+  const revoked = await say('alice', 'alice', `TOKEN REVOKE ${id}`);
+  t.match(revoked.join(' '), /^NOT SAVED: .* Token #1 is revoked/);
+  t.not(tokens.get(id)!.revokedAt, null, 'a revocation that could not be saved still holds: the token is refused');
+
+  store.failure = null;
+  t.match(
+    await say('alice', 'alice', `TOKEN REVOKE ${id}`),
+    [/^Token #1 was already revoked at /],
+    'sent again once the store works, the command confirms what is now on disk',
   );
 });
 

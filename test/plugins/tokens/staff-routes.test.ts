@@ -3,7 +3,7 @@
  * its guards and rate limits as wired by the plugin, config defaults, and tokens
  * that survive a restart through the store.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
@@ -12,6 +12,7 @@ import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
 import { createLogger } from '../../../lib/logger.js';
 import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../lib/model/tokens.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
+import { durablePathOf } from '../../../lib/store/store.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import { FakeTransport } from '../../support/fake-irc.js';
 import { testHostConfig } from '../../support/host-config.js';
@@ -55,7 +56,8 @@ interface Running {
   url: string;
   logs: string[];
   tokens: TokensSlice;
-  storePath: string;
+  /** The store's file of durable slices, where the tokens live. */
+  tokensPath: string;
 }
 
 async function startHost(t: Test, tokensConfig: Record<string, unknown> = {}, storeDir?: string): Promise<Running> {
@@ -73,7 +75,7 @@ async function startHost(t: Test, tokensConfig: Record<string, unknown> = {}, st
   await host.start();
   t.teardown(() => host.stop());
   const tokens = host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
-  return { host, url: host.url!, logs, tokens, storePath };
+  return { host, url: host.url!, logs, tokens, tokensPath: durablePathOf(storePath) };
 }
 
 const admin = { account: 'boss', via: 'irc' } as const;
@@ -185,6 +187,42 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
   t.equal(frozen.status, 400);
   t.match(((await frozen.json()) as { error: { message: string } }).error.message, /revoked.*cannot be changed/);
   t.ok(logs.some((line) => /token changed over HTTP .*by="carol \(staff token #1\)"/.test(line)));
+});
+
+t.test('PATCH and DELETE answer once the change is on disk; when the store cannot write, 503', async (t) => {
+  const { url, tokens, tokensPath, logs } = await startHost(t);
+  const staff = tokens.create('carol', 'ops', admin);
+  tokens.setStaff(staff.token, true, admin);
+  const user = tokens.create('alice', 'laptop', admin);
+  const asStaff = client(url, staff.secret);
+  const asUser = client(url, user.secret);
+  /** The user's token as the durable file has it. */
+  const onDisk = () =>
+    (JSON.parse(readFileSync(tokensPath, 'utf8')) as { slices: { tokens: { tokens: Record<string, unknown>[] } } })
+      .slices.tokens.tokens[1]!;
+
+  const patched = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.users'] });
+  t.equal(patched.status, 200);
+  t.same(onDisk().grants, ['irc.users'], 'the grant was on disk when the answer came');
+
+  // A directory where the file goes: every write of it fails until it is gone.
+  rmSync(tokensPath);
+  mkdirSync(tokensPath);
+  const failed = await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`);
+  t.equal(failed.status, 503);
+  const error = ((await failed.json()) as { error: { code: string; message: string } }).error;
+  t.equal(error.code, 'unavailable');
+  t.match(
+    error.message,
+    /token #2 could not be saved .*holds until the bot restarts; send the request again to save it/,
+  );
+  t.equal((await asUser('GET', '/api/irc/users/')).status, 401, 'the revocation holds in memory');
+  t.ok(logs.some((line) => /a token change could not be saved method=DELETE token=#2 error=/.test(line)));
+
+  rmdirSync(tokensPath);
+  const again = await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`);
+  t.equal(again.status, 200, 'sent again, it saves what it changed before');
+  t.not(onDisk().revoked_at, null, 'the revocation was on disk when the answer came');
 });
 
 t.test('staff answers match the OpenAPI document generated from the routes', async (t) => {
@@ -344,7 +382,7 @@ t.test('tokens, grants and the audit log survive a restart; the file holds no se
   first.tokens.revoke(gone.token, admin);
   t.equal((await client(first.url, kept.secret)('GET', '/api/irc/users/')).status, 200);
   await first.host.stop();
-  const file = readFileSync(first.storePath, 'utf8');
+  const file = readFileSync(first.tokensPath, 'utf8');
   t.notOk(file.includes(kept.secret) || file.includes(gone.secret), 'the store file holds no secret');
   t.ok(file.includes(kept.token.secretSha256), 'it holds the hash');
 
@@ -379,10 +417,10 @@ t.test('token uses are not announced per request; stopping writes them to the st
     [],
     'no change is announced per request',
   );
-  const before = readFileSync(first.storePath, 'utf8');
+  const before = readFileSync(first.tokensPath, 'utf8');
   t.notOk(before.includes('"irc.users":3'), 'nor written yet');
   await first.host.stop();
-  t.ok(readFileSync(first.storePath, 'utf8').includes('"irc.users":3'), 'stopping writes the pending uses');
+  t.ok(readFileSync(first.tokensPath, 'utf8').includes('"irc.users":3'), 'stopping writes the pending uses');
   const second = await startHost(t, {}, dir);
   t.equal(second.tokens.get(issued.token.id)!.uses['irc.users'], 3);
   t.not(second.tokens.get(issued.token.id)!.lastUsedAt, null);
@@ -401,7 +439,7 @@ t.test('a use after the plugin stopped, while the HTTP server still answers, sti
   first.tokens.recordUse(issued.token, 'irc.users');
   await stop;
   t.ok(changes.includes('tokens/use'), 'the late use was announced');
-  t.ok(readFileSync(first.storePath, 'utf8').includes('"irc.users":1'), 'and written');
+  t.ok(readFileSync(first.tokensPath, 'utf8').includes('"irc.users":1'), 'and written');
 });
 
 t.test('rate limits per IP and per token, and failed authentications draw from the IP bucket', async (t) => {
