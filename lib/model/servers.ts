@@ -33,8 +33,8 @@ export class ServersSlice implements ModelSlice {
   }
 
   /**
-   * The services servers that split from the network on this connection and have not linked back:
-   * while one is listed, whatever needs services on IRC (SASL) cannot work.
+   * The services servers that split from the network on this connection, while no services server is
+   * linked (under any name): while one is listed, whatever needs services on IRC (SASL) cannot work.
    */
   get servicesSplit(): readonly string[] {
     return [...this.splitServices];
@@ -60,7 +60,8 @@ export class ServersSlice implements ModelSlice {
     for (const [field, value] of Object.entries(fields) as [keyof ServerFields, never][]) {
       if (value !== undefined) server[field] = value;
     }
-    if (server.isServices) this.splitServices.delete(key);
+    // A services server is linked (again, or under another name): services can answer.
+    if (server.isServices) this.splitServices.clear();
     return server;
   }
 
@@ -70,7 +71,8 @@ export class ServersSlice implements ModelSlice {
     const server = this.byName.get(key);
     if (!server) return undefined;
     this.byName.delete(key);
-    if (server.isServices) this.splitServices.add(key);
+    const servicesLeft = [...this.byName.values()].some((other) => other.isServices);
+    if (server.isServices && !servicesLeft) this.splitServices.add(key);
     return server;
   }
 

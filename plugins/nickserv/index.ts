@@ -63,6 +63,7 @@ export default definePlugin<NickservConfig>({
       windowMs,
       maxQueued: config.rate_limit.max_queued_per_nick,
       queueFullRetryMs: timeoutMs,
+      maxWaitMs: timeoutMs,
       clearOnSuccess: true,
     });
     const byToken = new FailureWindow({
@@ -70,18 +71,22 @@ export default definePlugin<NickservConfig>({
       windowMs,
       maxQueued: config.rate_limit.max_queued_per_token,
       queueFullRetryMs: timeoutMs,
+      maxWaitMs: timeoutMs,
       clearOnSuccess: false,
     });
     const pool = new TaskPool({ size: config.max_connections, queueLimit: config.max_queued, maxWaitMs: timeoutMs });
     const stopping = new AbortController();
-    // Replaced after each split of a services server: the checks running then give up at once.
+    // For a backend through IRC (SASL): aborted when a services server splits off, so that the checks
+    // running or waiting then give up at once; made anew once no services server is split any more.
     let servicesLinked = new AbortController();
+    let split = '';
     onModelChange((change) => {
-      if (change.slice !== 'servers' || change.kind !== 'remove') return;
-      const split = model.servers.servicesSplit;
-      if (split.length === 0) return;
-      servicesLinked.abort(`the services server ${split.join(', ')} split from the network`);
-      servicesLinked = new AbortController();
+      if (change.slice !== 'servers') return;
+      const now = model.servers.servicesSplit.join(', ');
+      if (now === split) return;
+      split = now;
+      if (now !== '') servicesLinked.abort(`the services server ${now} split from the network`);
+      else if (servicesLinked.signal.aborted && !stopping.signal.aborted) servicesLinked = new AbortController();
     });
 
     http.route(
@@ -91,8 +96,7 @@ export default definePlugin<NickservConfig>({
         byNick,
         byToken,
         fold: (nick) => irc.casefold(nick),
-        signal: () =>
-          backend.throughIrc ? AbortSignal.any([stopping.signal, servicesLinked.signal]) : stopping.signal,
+        signal: () => (backend.throughIrc ? servicesLinked.signal : stopping.signal),
         servicesSplit: () => model.servers.servicesSplit,
         logger,
       }),
@@ -106,6 +110,7 @@ export default definePlugin<NickservConfig>({
     return () => {
       pool.close();
       stopping.abort();
+      servicesLinked.abort('the check was cancelled: the service is stopping');
     };
   },
 });

@@ -18,6 +18,8 @@ export interface FailureWindowOptions {
   maxQueued: number;
   /** What to tell a check refused because the line is full: the running checks end within this. */
   queueFullRetryMs: number;
+  /** A check that waited this long without its turn gives up (its client has surely given up too). */
+  maxWaitMs: number;
   /** A success forgets the key's failures (right for a nick; a token's stuffing counts across nicks). */
   clearOnSuccess: boolean;
   /** Milliseconds since the epoch; tests pin it. */
@@ -36,17 +38,27 @@ export interface Admission {
 export class RefusedError extends Error {
   override readonly name = 'RefusedError';
   constructor(
-    /** `failures`: the limit is reached; `queue`: too many checks of the key are waiting. */
-    readonly reason: 'failures' | 'queue',
+    /**
+     * `failures`: the limit is reached; `queue`: too many checks of the key are waiting; `wait`: this
+     * one waited its longest without its turn.
+     */
+    readonly reason: 'failures' | 'queue' | 'wait',
     readonly retryMs: number,
   ) {
-    super(reason === 'failures' ? 'too many failed checks' : 'too many checks waiting');
+    super(
+      reason === 'failures'
+        ? 'too many failed checks'
+        : reason === 'queue'
+          ? 'too many checks waiting'
+          : 'no turn within the longest wait',
+    );
   }
 }
 
 interface Waiting {
   admit: (admission: Admission) => void;
   refuse: (error: RefusedError) => void;
+  timer: NodeJS.Timeout;
 }
 
 interface KeyState {
@@ -82,7 +94,24 @@ export class FailureWindow {
     if (state.waiting.length >= this.options.maxQueued) {
       return Promise.reject(new RefusedError('queue', this.options.queueFullRetryMs));
     }
-    return new Promise((admit, refuse) => state.waiting.push({ admit, refuse }));
+    return new Promise((admit, refuse) => {
+      const entry: Waiting = {
+        admit: (admission) => {
+          clearTimeout(entry.timer);
+          admit(admission);
+        },
+        refuse: (error) => {
+          clearTimeout(entry.timer);
+          refuse(error);
+        },
+        timer: setTimeout(() => {
+          state.waiting.splice(state.waiting.indexOf(entry), 1);
+          this.forgetIfIdle(key, state);
+          refuse(new RefusedError('wait', 1000));
+        }, this.options.maxWaitMs),
+      };
+      state.waiting.push(entry);
+    });
   }
 
   /** Milliseconds until `key` may try again because of its failures; 0 when it may try now. */

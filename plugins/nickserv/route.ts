@@ -22,7 +22,8 @@ export interface CheckRouteContext {
   /** The network's casefolding, so `Alice` and `alice` share one failure count. */
   fold: (nick: string) => string;
   /**
-   * The signal of a check starting now: aborted when the plugin stops, or, for a backend that goes
+   * The signal of a check starting now (taken when it reaches the backend, so a check that waited
+   * through a split gets an aborted one): aborted when the plugin stops, or, for a backend that goes
    * through IRC, when the services server splits from the network.
    */
   signal: () => AbortSignal;
@@ -80,6 +81,16 @@ export const checkResponseSchema = {
 
 function refusal(error: RefusedError, whose: string): ApiError {
   const seconds = Math.max(1, Math.ceil(error.retryMs / 1000));
+  // Waiting too long is the service being busy, as a full pool is: 503, and no count against anyone.
+  if (error.reason === 'wait') {
+    return new ApiError(
+      503,
+      'unavailable',
+      `The nickname service cannot answer: no turn came ${whose} while earlier checks ran; retry shortly`,
+      undefined,
+      { 'Retry-After': String(seconds) },
+    );
+  }
   const why =
     error.reason === 'failures'
       ? `Too many credential checks failed ${whose}`

@@ -21,6 +21,8 @@ const account = { account: `spl${tag}`, password: `split-${tag}-Correct-Horse` }
 let network: TestNetwork;
 let crowd: Crowd | undefined;
 let bot: TestBot;
+/** No operator: it sees a split only through the netsplit QUITs in its channels. */
+let watcher: TestBot;
 let oracle: IrcClient;
 const clients: IrcClient[] = [];
 const stopped = new Set<number>();
@@ -169,12 +171,23 @@ t.before(async () => {
   }
   oracle = await client(`oracle${tag}`, network.hubPort);
   await oracle.request(`OPER ${network.operName} ${network.operPass}`, '381');
+  // The watcher first: the bot's first sync counts it.
+  watcher = await startBot(network, {
+    nick: `watch${tag}`,
+    oper: false,
+    plugins: { stats: { refresh_seconds: 60, latency_seconds: 60, join: ['#split0', '#split1', '#split2'] } },
+  });
   bot = await startBot(network, {
     nick: `split${tag}`,
     extraPlugins: [testGuardPlugin],
     plugins: { stats: { refresh_seconds: 60, latency_seconds: 60 }, api: {}, testguard: {}, nickserv: {} },
   });
-  await eventually(() => bot.host.model.ready, 'the first sync', 30000);
+  await eventually(() => bot.host.model.ready && watcher.host.model.ready, 'the first syncs', 30000);
+  await eventually(
+    () => ['#split0', '#split1', '#split2'].every((name) => watcher.host.model.channels.get(name)?.joined),
+    'the watcher in the crowd channels',
+    30000,
+  );
   const first = await timeToTruth(Date.now(), 20000);
   if (JSON.stringify(first.api) !== JSON.stringify(first.network)) {
     throw new Error(`the API never equalled the network: ${JSON.stringify(first)}`);
@@ -186,6 +199,7 @@ t.teardown(async () => {
   for (const irc of clients) irc.destroy();
   await crowd?.stop();
   await bot?.stop();
+  await watcher?.stop();
   await network?.stop();
 });
 
@@ -200,6 +214,20 @@ t.test('SQUIT of the leaf: the API equals LUSERS, LINKS and WHO within 3 s; afte
   t.ok(afterSplit.ms <= 3000, `within 3 s (${afterSplit.ms} ms)`);
   t.notOk(afterSplit.network.servers.includes('leaf.test.net'), 'the leaf was gone meanwhile');
   t.ok(afterSplit.network.who < before.who - 20, `the leaf took its users (${before.who} → ${afterSplit.network.who})`);
+  const watched = watcher.host.model;
+  await eventually(
+    () =>
+      !watched.servers.get('leaf.test.net') &&
+      ![...watched.users.all()].some((user) => user.server === 'leaf.test.net'),
+    'the watcher to drop the leaf',
+    Math.max(1, 3000 - (Date.now() - split)),
+  ).catch(() => undefined);
+  t.notOk(watched.servers.get('leaf.test.net'), 'a bot that is no operator saw the split through its channels');
+  t.same(
+    [...watched.users.all()].filter((user) => user.server === 'leaf.test.net').map((user) => user.nick),
+    [],
+    'and dropped every user on the leaf, within 3 s of the SQUIT',
+  );
 
   resume('leaf');
   const linked = Date.now();

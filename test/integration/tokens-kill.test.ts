@@ -5,7 +5,9 @@
  * holds, the revoked token answers 401.
  *
  * It runs once, on the default IRC client library: what it checks (the answer waits for the store)
- * happens after the transport, in the command handlers.
+ * happens after the transport, in the command handlers. A SIGKILL leaves the kernel's page cache, so
+ * this shows that the answer waits for the write; that the write is fsynced before its rename (what a
+ * power cut needs) is the store's own code, tested in test/lib/store/.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

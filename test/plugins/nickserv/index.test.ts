@@ -4,6 +4,7 @@
  * status codes, body checks, brute-force windows, the pool, and secrecy.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { createLogger } from '../../../lib/logger.js';
 import { builtinPlugins } from '../../../plugins/index.js';
 import { checkResponseSchema } from '../../../plugins/nickserv/route.js';
 import { FakeTransport } from '../../support/fake-irc.js';
+import { requestsReceived } from '../../support/server-events.js';
 import { testHostConfig } from '../../support/host-config.js';
 import { startFakeRpc, type FakeRpcServer, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
 import { testGuardPlugin } from './fixtures/test-guard.js';
@@ -285,23 +287,38 @@ t.test('the sixth failure for one nick is 429 for that nick only; a success clea
 });
 
 t.test('16 right passwords at once for one nick are all valid, five at a time at services', async (t) => {
+  // Services answer only when let go: the first five reach them together, and no sixth comes meanwhile.
+  const held: (() => void)[] = [];
   let inFlight = 0;
   let peak = 0;
+  let fiveArrived!: () => void;
+  const five = new Promise<void>((resolve) => (fiveArrived = resolve));
   const { post } = await setup(t, { max_connections: 16 }, async (call) => {
     inFlight++;
     peak = Math.max(peak, inFlight);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    if (inFlight === 5) fiveArrived();
+    await new Promise<void>((resolve) => held.push(resolve));
     inFlight--;
     return anopeLike(call);
   });
-  const answers = await Promise.all(Array.from({ length: 16 }, () => post({ nick: 'alice', password: PASSWORD })));
+  const sent = Promise.all(Array.from({ length: 16 }, () => post({ nick: 'alice', password: PASSWORD })));
+  await five;
+  t.equal(inFlight, 5, 'five run at once');
+  // Let each go in turn; a freed place lets the next one in, never a sixth at once.
+  let answered = false;
+  void sent.then(() => (answered = true));
+  while (!answered) {
+    held.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const answers = await sent;
   t.same(
     answers.map((response) => response.status),
     new Array(16).fill(200),
     'none refused',
   );
   for (const response of answers) t.equal((await answerOf(t, response)).valid, true);
-  t.equal(peak, 5, 'no more at once than the nick has failures left');
+  t.equal(peak, 5, 'never more at once than the nick has failures left');
 });
 
 t.test('10 right then 10 wrong at once: the right ones valid, then the limit engages', async (t) => {
@@ -309,21 +326,27 @@ t.test('10 right then 10 wrong at once: the right ones valid, then the limit eng
     await new Promise((resolve) => setTimeout(resolve, 10));
     return anopeLike(call);
   });
-  const passwords = [...new Array<string>(10).fill(PASSWORD), ...Array.from({ length: 10 }, (_, i) => `guess-${i}`)];
-  const answers = await Promise.all(passwords.map((password) => post({ nick: 'alice', password })));
+  // The right ones reach the server first: the wrong ones are sent once it has all ten.
+  const rightReceived = requestsReceived(10);
+  const right = Array.from({ length: 10 }, () => post({ nick: 'alice', password: PASSWORD }));
+  await rightReceived;
+  const wrong = Array.from({ length: 10 }, (_, i) => post({ nick: 'alice', password: `guess-${i}` }));
   const outcomes = await Promise.all(
-    answers.map(async (response) =>
-      response.status === 200 ? ((await response.json()) as { valid: boolean }).valid : response.status,
-    ),
+    [...right, ...wrong].map(async (answer) => {
+      const response = await answer;
+      return response.status === 200 ? ((await response.json()) as { valid: boolean }).valid : response.status;
+    }),
   );
   t.same(outcomes.slice(0, 10), new Array(10).fill(true), 'every right password is valid');
-  const wrong = outcomes.slice(10);
+  const wrongOutcomes = outcomes.slice(10);
   t.ok(
-    wrong.every((outcome) => outcome === false || outcome === 429),
-    `the wrong ones are invalid or refused (${wrong.join(' ')})`,
+    wrongOutcomes.every((outcome) => outcome === false || outcome === 429),
+    `the wrong ones are invalid or refused (${wrongOutcomes.join(' ')})`,
   );
-  t.ok(wrong.filter((outcome) => outcome === false).length >= 5, 'at least five were judged');
-  t.ok(wrong.includes(429), 'the limit engaged during the burst');
+  // A right one that ends after a wrong one clears the nick's failures, so more than five may be judged; but
+  // the last right one to end can clear at most four, and five more always reach the limit.
+  t.ok(wrongOutcomes.filter((outcome) => outcome === false).length >= 5, 'at least five were judged');
+  t.ok(wrongOutcomes.includes(429), 'the limit engaged during the burst');
   const asked = rpc.calls.length;
   t.equal((await post({ nick: 'alice', password: PASSWORD })).status, 429, 'and holds after it');
   t.equal(rpc.calls.length, asked, 'a refused check never reaches services');
@@ -339,25 +362,23 @@ t.test('past max_queued_per_nick waiting checks of one nick, 429 with Retry-Afte
       return anopeLike(call);
     },
   );
-  // One runs (one failure is all the nick may risk), two wait, and the line is full for the fourth.
-  let settled = 0;
-  const answers = [0, 1, 2, 3].map(() =>
-    post({ nick: 'alice', password: PASSWORD }).then((response) => {
-      settled++;
-      return response;
-    }),
-  );
-  // Nothing is let go until the refusal came: the first three are then surely in.
-  while (settled < 1) await new Promise((resolve) => setTimeout(resolve, 5));
-  while (settled < 4) {
-    held.shift()?.();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  const responses = await Promise.all(answers);
-  t.same(responses.map((response) => response.status).sort(), [200, 200, 200, 429], 'one refused, three ran');
-  const refused = responses.find((response) => response.status === 429)!;
+  // One runs (one failure is all the nick may risk), two wait, and the line is full for the fourth:
+  // its refusal is the first answer, as nothing is let go before it.
+  const answers = [0, 1, 2, 3].map(() => post({ nick: 'alice', password: PASSWORD }));
+  const refused = await Promise.race(answers);
+  t.equal(refused.status, 429);
   t.equal(refused.headers.get('retry-after'), '10');
   t.match((await errorOf(refused)).message, /are waiting for nick alice; retry after 10 seconds/);
+  let answered = false;
+  const all = Promise.all(answers).then((responses) => {
+    answered = true;
+    return responses;
+  });
+  while (!answered) {
+    held.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.same((await all).map((response) => response.status).sort(), [200, 200, 200, 429], 'one refused, three ran');
 });
 
 t.test('failures per token are limited across nicks', async (t) => {
@@ -409,46 +430,63 @@ t.test('the pool bounds concurrent checks; a full queue is 503 at once', async (
   t.equal(peak, 2, 'never more than max_connections at services');
 });
 
-t.test(
-  'sasl: while the services server is split off, 503 at once; a running check gives up at the split',
-  async (t) => {
-    // An IRC server that takes connections and never answers: a check through it waits until told otherwise.
-    let connections = 0;
-    const silent = net.createServer((socket) => {
-      connections++;
-      socket.on('error', () => undefined);
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    t.teardown(() => {
-      silent.close();
-    });
-    const port = (silent.address() as net.AddressInfo).port;
-    const { post, host } = await setup(t, { backend: 'sasl', host: '127.0.0.1', port, timeout_seconds: 30 });
-    const { model } = host;
-    model.upsertServer('services.test.net', { isServices: true });
+t.test('sasl: while the services server is split off, 503 at once; checks running or queued give up', async (t) => {
+  // An IRC server that takes connections and never answers: a check through it waits until told otherwise.
+  let connections = 0;
+  const silent = net.createServer((socket) => {
+    connections++;
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    silent.close();
+  });
+  const port = (silent.address() as net.AddressInfo).port;
+  const { post, host } = await setup(t, {
+    backend: 'sasl',
+    host: '127.0.0.1',
+    port,
+    timeout_seconds: 30,
+    max_connections: 1,
+  });
+  const { model } = host;
+  model.upsertServer('services.test.net', { isServices: true });
 
-    const running = post({ nick: 'alice', password: PASSWORD });
-    while (connections === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    const split = Date.now();
-    model.removeServer('services.test.net');
-    const answer = await running;
-    t.equal(answer.status, 503, 'the running check is unavailable');
-    t.match((await errorOf(answer)).message, /the services server services\.test\.net split from the network/);
-    t.ok(Date.now() - split < 1000, 'at once, not after timeout_seconds');
+  // One check talks to the server; the second waits for the one connection the pool allows.
+  const connected = once(silent, 'connection');
+  const running = post({ nick: 'alice', password: PASSWORD });
+  await connected;
+  const bothIn = requestsReceived(1);
+  const queued = post({ nick: 'bob', password: PASSWORD });
+  await bothIn;
+  await new Promise((resolve) => setImmediate(resolve));
+  const split = Date.now();
+  model.removeServer('services.test.net');
+  for (const [which, answer] of [
+    ['running', running],
+    ['queued', queued],
+  ] as const) {
+    const response = await answer;
+    t.equal(response.status, 503, `the ${which} check is unavailable`);
+    t.match((await errorOf(response)).message, /the services server services\.test\.net split from the network/);
+  }
+  t.ok(Date.now() - split < 1000, 'at once, not after timeout_seconds');
+  t.equal(connections, 1, 'the queued one never connected');
 
-    const next = await post({ nick: 'alice', password: PASSWORD });
-    t.equal(next.status, 503);
-    t.match((await errorOf(next)).message, /services server services\.test\.net is split from the network/);
-    t.equal(connections, 1, 'no connection was made for it');
+  const next = await post({ nick: 'alice', password: PASSWORD });
+  t.equal(next.status, 503);
+  t.match((await errorOf(next)).message, /services server services\.test\.net is split from the network/);
+  t.equal(connections, 1, 'no connection was made for it');
 
-    model.upsertServer('services.test.net', { isServices: true });
-    const after = post({ nick: 'alice', password: PASSWORD });
-    while (connections === 1) await new Promise((resolve) => setTimeout(resolve, 5));
-    t.pass('linked back: checks go to the server again');
-    await host.stop();
-    t.equal((await after).status, 503, 'stopping the plugin ends it');
-  },
-);
+  // Services back, under another server name: checks go to the server again.
+  model.upsertServer('services2.test.net', { isServices: true });
+  const reconnected = once(silent, 'connection');
+  const after = post({ nick: 'alice', password: PASSWORD });
+  await reconnected;
+  t.equal(connections, 2, 'linked back: checks go to the server again');
+  await host.stop();
+  t.equal((await after).status, 503, 'stopping the plugin ends it');
+});
 
 t.test('the password appears in no log line', async (t) => {
   const { post, logs } = await setup(t);

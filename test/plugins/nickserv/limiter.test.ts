@@ -3,13 +3,16 @@ import { FailureWindow, RefusedError, type Admission } from '../../../plugins/ni
 
 const MINUTE = 60_000;
 
-function window(options: { maxFailures?: number; maxQueued?: number; clearOnSuccess?: boolean } = {}) {
+function window(
+  options: { maxFailures?: number; maxQueued?: number; clearOnSuccess?: boolean; maxWaitMs?: number } = {},
+) {
   const clock = { now: 1_000_000 };
   const limiter = new FailureWindow({
     maxFailures: options.maxFailures ?? 5,
     windowMs: 15 * MINUTE,
     maxQueued: options.maxQueued ?? 32,
     queueFullRetryMs: 10_000,
+    maxWaitMs: options.maxWaitMs ?? 60_000,
     clearOnSuccess: options.clearOnSuccess ?? true,
     now: () => clock.now,
   });
@@ -135,6 +138,17 @@ t.test('past maxQueued waiting checks, the next is refused at once, not counted'
   await all;
   t.equal(limiter.failures('alice'), 0);
   t.equal(limiter.size, 0);
+});
+
+t.test('a check that waits longer than maxWaitMs gives up, and the key forgets it', async (t) => {
+  const { limiter } = window({ maxFailures: 1, maxWaitMs: 30 });
+  const running = await limiter.admit('alice');
+  const started = Date.now();
+  await t.rejects(limiter.admit('alice'), new RefusedError('wait', 1000));
+  t.ok(Date.now() - started >= 25, 'after its longest wait');
+  t.equal(limiter.queued('alice'), 0);
+  running.finish('succeeded');
+  t.equal(limiter.size, 0, 'nothing left of the key');
 });
 
 t.test('finish twice counts once', async (t) => {
