@@ -18,6 +18,8 @@ declare module 'autocannon' {
     pipelining?: number;
     headers?: Record<string, string>;
     method?: string;
+    /** Requests per second from all connections together (latencies corrected for coordinated omission). */
+    overallRate?: number;
   }
 
   export interface Result {

@@ -1,0 +1,45 @@
+/**
+ * Loaded into the bot's process with `node --import` by the scale bench (the bot itself is
+ * unchanged): answers the bench over the fork IPC channel with the event loop's delay (a
+ * perf_hooks histogram, 10 ms resolution) and the heap (after a full GC, when the process runs
+ * with --expose-gc). It costs a timer every 10 ms and nothing per line. When the bench goes away,
+ * the bot is stopped as by Ctrl-C.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+export type ProbeRequest = { kind: 'memory'; collect: boolean } | { kind: 'loop'; reset: boolean };
+
+export type ProbeAnswer =
+  | { kind: 'memory'; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number; rss: number }
+  | { kind: 'loop'; maxMs: number; p99Ms: number; meanMs: number };
+
+const delay = monitorEventLoopDelay({ resolution: 10 });
+delay.enable();
+
+process.on('message', (request: ProbeRequest) => {
+  if (request.kind === 'memory') {
+    const collect = (globalThis as { gc?: () => void }).gc;
+    if (request.collect && collect) collect();
+    const usage = process.memoryUsage();
+    const answer: ProbeAnswer = {
+      kind: 'memory',
+      heapUsed: usage.heapUsed,
+      heapTotal: usage.heapTotal,
+      external: usage.external,
+      arrayBuffers: usage.arrayBuffers,
+      rss: usage.rss,
+    };
+    process.send?.(answer);
+  } else if (request.kind === 'loop') {
+    const answer: ProbeAnswer = {
+      kind: 'loop',
+      // How late the 10 ms timer fired: the longest the event loop was blocked.
+      maxMs: delay.max / 1e6,
+      p99Ms: delay.percentile(99) / 1e6,
+      meanMs: delay.mean / 1e6,
+    };
+    if (request.reset) delay.reset();
+    process.send?.(answer);
+  }
+});
+process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));

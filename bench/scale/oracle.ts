@@ -1,0 +1,169 @@
+/**
+ * The truth: an IRC operator (NetAdmin: every privilege, no send queue limit) on the hub, asking the
+ * network itself. One query at a time, so no reply is mistaken for another's.
+ */
+import { IrcClient, type IrcMessage } from '../../test/support/irc-client.js';
+
+export interface OracleOptions {
+  host: string;
+  port: number;
+  nick: string;
+  operName: string;
+  operPass: string;
+}
+
+/** The network's own counts, from LUSERS. */
+export interface Lusers {
+  /** Global users (266): the bot's own client included, the services' clients not (InspIRCd leaves U-lined clients out). */
+  users: number;
+  invisible: number;
+  channels: number;
+  servers: number;
+  operators: number;
+}
+
+/** One connection's row of STATS L (InspIRCd: `nick[ident@ip] sendq cmds_out bytes_out cmds_in bytes_in time_open`). */
+export interface LinkInfo {
+  nick: string;
+  sendq: number;
+  bytesOut: number;
+}
+
+/** The nicks of a NAMES reply, without their channel prefixes. */
+export function namesOf(replies: readonly IrcMessage[]): string[] {
+  return replies
+    .filter((message) => message.command === '353')
+    .flatMap((message) => (message.params.at(-1) ?? '').split(' '))
+    .filter(Boolean)
+    .map((entry) => entry.replace(/^[~&@%+]+/, '').replace(/!.*$/, ''));
+}
+
+/** LUSERS numerics → counts. InspIRCd's 266 is `:Current global users: N  Max: M`. */
+export function parseLusers(replies: readonly IrcMessage[]): Lusers {
+  const text = (code: string): string =>
+    replies
+      .find((message) => message.command === code)
+      ?.params.slice(1)
+      .join(' ') ?? '';
+  const number = (source: string, pattern: RegExp): number => Number(pattern.exec(source)?.[1] ?? NaN);
+  const global = text('266');
+  const visible = number(text('251'), /There are (\d+) users/i);
+  const invisible = number(text('251'), /(\d+) invisible/i);
+  return {
+    users: /\d/.test(global) ? number(global, /(\d+)/) : visible + invisible,
+    invisible,
+    servers: number(text('251'), /on (\d+) servers?/i),
+    operators: number(text('252'), /^(\d+)/),
+    channels: number(text('254'), /^(\d+)/),
+  };
+}
+
+/** The truth the model is held to: LUSERS, with the services' clients that LUSERS leaves out counted back in. */
+export interface Truth extends Lusers {
+  /** Clients on the services server (WHO shows them, LUSERS does not): the model has them too. */
+  servicesUsers: number;
+  /** LUSERS users + servicesUsers: every user WHO shows an operator. */
+  allUsers: number;
+}
+
+export class Oracle {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(private readonly client: IrcClient) {}
+
+  static async connect(options: OracleOptions): Promise<Oracle> {
+    const client = new IrcClient({
+      host: options.host,
+      port: options.port,
+      nick: options.nick,
+      user: 'oracle',
+      realname: 'scale bench truth',
+      keep: false,
+      registerTimeout: 30_000,
+    });
+    await client.connect();
+    const registration = await client.register();
+    if (!registration.ok) {
+      client.destroy();
+      throw new Error(`the oracle could not register as ${options.nick}: ${registration.last.raw}`);
+    }
+    const oper = await client.request(`OPER ${options.operName} ${options.operPass}`, ['381', '491', '464'], 15_000);
+    if (oper.at(-1)?.command !== '381') {
+      client.destroy();
+      throw new Error(`the oracle could not OPER as ${options.operName}: ${oper.at(-1)?.raw}`);
+    }
+    return new Oracle(client);
+  }
+
+  /** Sends a line outside the query queue (e.g. CONNECT, which has no reply to wait for). */
+  send(line: string): void {
+    this.client.send(line);
+  }
+
+  private ask(line: string, ends: string[], timeoutMs = 60_000): Promise<IrcMessage[]> {
+    const next = this.queue.then(() => this.client.request(line, ends, timeoutMs));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async lusers(): Promise<Lusers> {
+    return parseLusers(await this.ask('LUSERS', ['266']));
+  }
+
+  /** LUSERS, and the clients of the services server (`WHO <server> s`), which InspIRCd's LUSERS does not count. */
+  async truth(servicesServer: string): Promise<Truth> {
+    const lusers = await this.lusers();
+    const services = await this.ask(`WHO ${servicesServer} s`, ['315']);
+    const servicesUsers = services.filter((message) => message.command === '352').length;
+    return { ...lusers, servicesUsers, allUsers: lusers.users + servicesUsers };
+  }
+
+  /** Every user's nick (WHOX `%n`; an operator sees +i users too). */
+  async nicks(): Promise<string[]> {
+    const replies = await this.ask('WHO * %tn,5', ['315'], 120_000);
+    return replies
+      .filter((message) => message.command === '354' && message.params[1] === '5')
+      .map((message) => message.params[2] ?? '');
+  }
+
+  /** The names of every linked server. */
+  async links(): Promise<string[]> {
+    const replies = await this.ask('LINKS', ['365']);
+    return replies.filter((message) => message.command === '364').map((message) => message.params[1] ?? '');
+  }
+
+  /** The members of a channel (all of them: the oracle has channels/auspex and users/auspex). */
+  async names(channel: string): Promise<string[]> {
+    return namesOf(await this.ask(`NAMES ${channel}`, ['366']));
+  }
+
+  /** How many channels LIST shows (an operator sees secret ones too). */
+  async listCount(): Promise<number> {
+    const replies = await this.ask('LIST', ['323'], 120_000);
+    return replies.filter((message) => message.command === '322').length;
+  }
+
+  /** The channels a user is in, from WHOIS (an operator sees all of them). */
+  async channelsOf(nick: string): Promise<string[]> {
+    const replies = await this.ask(`WHOIS ${nick}`, ['318', '401']);
+    return replies
+      .filter((message) => message.command === '319')
+      .flatMap((message) => (message.params.at(-1) ?? '').split(' '))
+      .filter(Boolean)
+      .map((entry) => entry.replace(/^[~&@%+]+/, ''));
+  }
+
+  /** STATS L of the server the oracle is on: every local connection's send queue. */
+  async localLinks(): Promise<LinkInfo[]> {
+    const replies = await this.ask('STATS L', ['219']);
+    return replies.flatMap((message) => {
+      if (message.command !== '211') return [];
+      const match = /^(\S+)\[\S*\] (\d+) \d+ (\d+)/.exec(message.params.slice(1).join(' '));
+      return match ? [{ nick: match[1]!, sendq: Number(match[2]), bytesOut: Number(match[3]) }] : [];
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.client.quit('oracle done');
+  }
+}

@@ -1,0 +1,74 @@
+/** CPU time and memory of other processes, from /proc (Linux). */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+
+let ticksPerSecond: number | null = null;
+
+function clockTicks(): number {
+  if (ticksPerSecond === null) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+/** User + system CPU seconds the process has used so far; NaN once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+  } catch {
+    return NaN;
+  }
+}
+
+/** Resident set size in bytes; NaN once the process is gone. */
+export function rssBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The largest RSS the process has had (VmHWM), in bytes. */
+export function peakRssBytes(pid: number): number {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU use between two moments, as a share of one core. */
+export class CpuMeter {
+  private seconds: number;
+  private at: number;
+
+  constructor(private readonly pid: number) {
+    this.seconds = cpuSeconds(pid);
+    this.at = performance.now();
+  }
+
+  /** Percent of one core since the meter started (or since the last `restart`). */
+  percent(): number {
+    return (100 * (cpuSeconds(this.pid) - this.seconds)) / ((performance.now() - this.at) / 1000);
+  }
+
+  /** CPU seconds since the meter started. */
+  used(): number {
+    return cpuSeconds(this.pid) - this.seconds;
+  }
+
+  restart(): void {
+    this.seconds = cpuSeconds(this.pid);
+    this.at = performance.now();
+  }
+}

@@ -1,0 +1,641 @@
+/**
+ * One scale run: a network of `users` in `channels`, the bot started on a month's store, then timed
+ * and compared with the truth from its connect, through the churn and after it, and across a
+ * restart. Every figure is measured here; bench/scale.ts judges them against the targets.
+ */
+import { fork } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { casefold } from '../../lib/irc/casemapping.js';
+import {
+  startScaleCrowd,
+  type ChurnRates,
+  type ScaleCrowd,
+  type WorkerStatus,
+} from '../../scripts/scale-crowd/crowd.js';
+import { seededRandom } from '../../scripts/scale-crowd/plan.js';
+import { freePorts } from '../../test/support/testnet.js';
+import { BotApi, type ModelCounts } from './api.js';
+import { botConfig, startBotProcess, type BotProcess, type LogLine } from './bot-process.js';
+import type { LoadMessage, LoadResult, LoadRunResult } from './http-load.js';
+import { startScaleNetwork } from './network.js';
+import { Oracle, type Truth } from './oracle.js';
+import { CpuMeter, cpuSeconds, peakRssBytes, rssBytes } from './proc.js';
+import { writeStoreFixture, type StoreFixture } from './store-fixture.js';
+
+export interface ScaleOptions {
+  users: number;
+  channels: number;
+  churnSeconds: number;
+  churnRates: ChurnRates;
+  /**
+   * How long to wait for the model to equal the truth: after the bot's start (and restart), and after
+   * the churn. Default: the larger of 60 s (120 s after the churn), three refreshes and 1 s per 500 users.
+   */
+  coldTimeoutSeconds?: number;
+  settleTimeoutSeconds?: number;
+  /** The bot's refresh_seconds; undefined = its default (60). */
+  refreshSeconds?: number;
+  /** The bot's log level; undefined = its default (info). */
+  botLogLevel?: 'debug' | 'info';
+  /** A comparison with the truth every this many seconds of churn. */
+  checkSeconds: number;
+  /** Channels compared with NAMES at each check. */
+  sampleChannels: number;
+  /** The bot's channels (its max_channels): the chat goes to the crowd's biggest this many. */
+  botChannels: number;
+  botSendq: string;
+  /** Requests per second of each HTTP load run. */
+  httpRate: number;
+  restart: boolean;
+  /** Keep the run directory (configs, logs, store). */
+  keepRun?: boolean;
+  log: (line: string) => void;
+}
+
+export interface TruthCheck {
+  atSeconds: number;
+  truth: Truth;
+  model: ModelCounts | null;
+  channelsEqual: number;
+  channelsCompared: number;
+  mismatches: string[];
+}
+
+export interface ScaleResult {
+  options: Omit<ScaleOptions, 'log'>;
+  refreshSeconds: number;
+  leaves: number;
+  workers: number;
+  truth: Truth;
+  plannedMemberships: number;
+  crowdConnectMs: number;
+  store: StoreFixture & { bytes: number };
+  cold: Arrival;
+  memory: {
+    coldRss: number;
+    coldHeap: number;
+    churnRss: number;
+    churnHeap: number;
+    peakRss: number;
+  };
+  cpu: { churn: number; churnWithHttp: number };
+  checks: TruthCheck[];
+  settle: Arrival;
+  syncs: { durations: number[]; failures: number; interrupted: number; expected: number; spanSeconds: number };
+  disconnects: string[];
+  flush: {
+    writes: number;
+    /** Writes while no HTTP load ran, and the probe's longest answer during them (null: none). */
+    quietWrites: number;
+    probeMaxInWrites: number | null;
+    /** The same during the HTTP load runs (the probe then waits behind their requests too). */
+    probeMaxInLoadedWrites: number | null;
+    /** The probe's longest answer outside any write. */
+    probeMaxOutside: number;
+    loopMaxMs: number;
+    loopP99Ms: number;
+  };
+  probeFailures: number;
+  http: LoadRunResult[];
+  sendqPeak: number;
+  restart: (Arrival & { stopMs: number; historyBefore: number; historyAfter: number; oldestKept: boolean }) | null;
+  churned: Awaited<ReturnType<ScaleCrowd['churn']>>;
+  crowdStatus: WorkerStatus;
+  costs: {
+    servers: { key: string; cpuSeconds: number; churnPercent: number; rss: number }[];
+    crowd: { cpuSeconds: number; churnPercent: number; rss: number };
+  };
+}
+
+/** When the model first equalled the truth, from the bot's connect (its log) and from its spawn. */
+export interface Arrival {
+  connectMs: number | null;
+  spawnMs: number | null;
+  /** Why it never did, when it did not. */
+  last: string;
+  timeoutSeconds: number;
+}
+
+const httpLoadFile = fileURLToPath(new URL('./http-load.js', import.meta.url));
+const CHANNELS_PATH = '/api/irc/channels/?limit=100';
+const STATUS_PATH = '/network/data/status/';
+/** The event-loop probe: an unknown path, answered 404 by the router with nothing else to do. */
+const PROBE_PATH = '/scale-bench-probe';
+const PROBE_RATE = 50;
+const BOT_NICK = 'DataBot';
+const SERVICES_SERVER = 'services.test.net';
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function sameMembers(truth: string[], model: string[]): boolean {
+  if (truth.length !== model.length) return false;
+  const folded = new Set(truth.map((nick) => casefold(nick)));
+  return model.every((nick) => folded.has(nick));
+}
+
+/**
+ * Compare channels with NAMES: their member counts, or (`members`, for the bot's own channels, where
+ * the model knows who is in them) the members themselves. A channel that differs is read again
+ * (`rereads` times, 250 ms apart): the two reads are not at the same instant, and a join in between is
+ * no fault of the model.
+ */
+async function compareChannels(
+  oracle: Oracle,
+  api: BotApi,
+  names: readonly string[],
+  what: 'counts' | 'members',
+  rereads: number,
+): Promise<{ equal: number; mismatches: string[] }> {
+  let equal = 0;
+  const mismatches: string[] = [];
+  for (const name of names) {
+    let last = '';
+    for (let attempt = 0; attempt <= rereads; attempt++) {
+      const truth = await oracle.names(name);
+      const model = await api.channel(name);
+      const same =
+        model !== null && model.users === truth.length && (what === 'counts' || sameMembers(truth, model.members));
+      if (same) {
+        last = '';
+        break;
+      }
+      last =
+        `${name}: NAMES ${truth.length}, model ` +
+        (model ? `${model.users}${what === 'members' ? ` (${model.members.length} members)` : ''}` : 'none');
+      if (attempt < rereads) await delay(250);
+    }
+    if (last) mismatches.push(last);
+    else equal++;
+  }
+  return { equal, mismatches };
+}
+
+function countsEqual(truth: Truth, model: ModelCounts | null): boolean {
+  return (
+    model !== null &&
+    model.users === truth.allUsers &&
+    model.channels === truth.channels &&
+    model.servers === truth.servers
+  );
+}
+
+function describeCounts(truth: Truth, model: ModelCounts | null): string {
+  if (!model) return 'no model yet (503)';
+  return (
+    `users ${model.users}/${truth.allUsers}, channels ${model.channels}/${truth.channels}, ` +
+    `servers ${model.servers}/${truth.servers} (model/truth)`
+  );
+}
+
+/** The time of the first log line of `source` starting with `prefix`, at or after `since` (the log is shared by restarts). */
+function logTime(lines: LogLine[], source: string, prefix: string, since = 0): number | null {
+  return lines.find((line) => line.at >= since && line.source === source && line.text.startsWith(prefix))?.at ?? null;
+}
+
+/**
+ * Until the model equals the truth: LUSERS users, channels and servers against the model's own
+ * counts, and `sample` channels' member counts against NAMES. Polls every 250 ms.
+ */
+async function waitForTruth(
+  oracle: Oracle,
+  api: BotApi,
+  bot: BotProcess,
+  sample: () => Promise<string[]>,
+  timeoutSeconds: number,
+): Promise<Arrival> {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  let last = 'never asked';
+  while (Date.now() < deadline) {
+    const at = Date.now();
+    const truth = await oracle.truth(SERVICES_SERVER);
+    const model = await api.counts();
+    last = describeCounts(truth, model);
+    if (countsEqual(truth, model)) {
+      const channels = await sample();
+      const { mismatches } = await compareChannels(oracle, api, channels, 'counts', 0);
+      if (mismatches.length === 0) {
+        // Log times have millisecond resolution, spawnedAt too: a line of this process is not before it.
+        const connectedAt = logTime(bot.log(), 'irc', 'connecting', bot.spawnedAt - 1);
+        return {
+          connectMs: connectedAt === null ? null : at - connectedAt,
+          spawnMs: at - bot.spawnedAt,
+          last: '',
+          timeoutSeconds,
+        };
+      }
+      last = `counts equal; ${mismatches.length} of ${channels.length} channels differ (${mismatches[0]})`;
+    }
+    await delay(250);
+  }
+  return { connectMs: null, spawnMs: null, last, timeoutSeconds };
+}
+
+/** Who the model has that the network does not, and the other way round (a few of each). */
+async function userDifference(oracle: Oracle, api: BotApi): Promise<string> {
+  const truth = new Set((await oracle.nicks()).map((nick) => casefold(nick)));
+  const model = new Set(await api.nicks());
+  const stale = [...model].filter((nick) => !truth.has(nick));
+  const missing = [...truth].filter((nick) => !model.has(nick));
+  const some = (nicks: string[]): string => (nicks.length ? ` (${nicks.slice(0, 5).join(', ')})` : '');
+  return `the model has ${stale.length} users the network has not${some(stale)}, and lacks ${missing.length}${some(missing)}`;
+}
+
+/** The bot's store file being written: from its temp file appearing to its rename. */
+class WriteWatch {
+  readonly windows: [number, number][] = [];
+  private openedAt: number | null = null;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(files: string[]) {
+    const temps = files.map((file) => `${file}.tmp`);
+    this.timer = setInterval(() => {
+      const writing = temps.some((file) => fs.existsSync(file));
+      if (writing && this.openedAt === null) this.openedAt = Date.now();
+      if (!writing && this.openedAt !== null) {
+        this.windows.push([this.openedAt, Date.now()]);
+        this.openedAt = null;
+      }
+    }, 5);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+interface LoadHandle {
+  stop(): Promise<LoadResult>;
+}
+
+function startLoad(url: string, runs: { path: string; startMs: number; seconds: number }[], rate: number): LoadHandle {
+  const child = fork(httpLoadFile, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const result = new Promise<LoadResult>((resolve, reject) => {
+    child.once('message', (message: LoadResult) => resolve(message));
+    child.once('exit', (code) => reject(new Error(`the HTTP load process exited (${code}) without a result`)));
+  });
+  const start: LoadMessage = {
+    kind: 'start',
+    url,
+    probePath: PROBE_PATH,
+    probeRate: PROBE_RATE,
+    runs: runs.map((run) => ({ ...run, rate })),
+  };
+  child.send(start);
+  return {
+    stop() {
+      child.send({ kind: 'stop' } satisfies LoadMessage);
+      return result;
+    },
+  };
+}
+
+function pick<T>(items: readonly T[], count: number, random: () => number): T[] {
+  const copy = [...items];
+  for (let index = copy.length - 1; index > 0; index--) {
+    const other = Math.floor(random() * (index + 1));
+    [copy[index], copy[other]] = [copy[other]!, copy[index]!];
+  }
+  return copy.slice(0, count);
+}
+
+export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
+  const { log } = options;
+  const random = seededRandom(5);
+  const refreshSeconds = options.refreshSeconds ?? 60;
+  log(`scale: starting the network for ${options.users} users`);
+  const network = await startScaleNetwork({
+    users: options.users,
+    botSendq: options.botSendq,
+    botMaxChannels: options.botChannels,
+    keepRun: options.keepRun,
+  });
+  let oracle: Oracle | null = null;
+  let crowd: ScaleCrowd | null = null;
+  let bot: BotProcess | null = null;
+  try {
+    log(`scale: network up in ${network.runDir}: hub + ${network.leaves.length} leaves + services`);
+    oracle = await Oracle.connect({
+      host: network.host,
+      port: network.hub.clientPort,
+      nick: 'Truth',
+      operName: network.operName,
+      operPass: network.operPass,
+    });
+    let lastShown = 0;
+    const serversBefore = Object.fromEntries(Object.entries(network.pids).map(([key, pid]) => [key, cpuSeconds(pid)]));
+    crowd = await startScaleCrowd({
+      host: network.host,
+      ports: network.leaves.map((leaf) => leaf.clientPort),
+      plan: { users: options.users, channels: options.channels },
+      chatChannels: options.botChannels,
+      onProgress: (ready) => {
+        if (ready - lastShown >= Math.max(1000, options.users / 10)) {
+          lastShown = ready;
+          log(`scale: crowd ${ready} of ${options.users} ready`);
+        }
+      },
+    });
+    // Each user has had its own server's answer to every line; the hub may still be reading the leaves' news.
+    const settleStarted = performance.now();
+    let truth = await oracle.truth(SERVICES_SERVER);
+    while (truth.users < options.users + 1 || truth.channels < options.channels) {
+      if (performance.now() - settleStarted > 120_000) {
+        throw new Error(
+          `the hub saw ${truth.users} users in ${truth.channels} channels 120 s after the crowd connected, ` +
+            `not ${options.users + 1} in ${options.channels}`,
+        );
+      }
+      await delay(250);
+      truth = await oracle.truth(SERVICES_SERVER);
+    }
+    log(
+      `scale: crowd connected in ${(crowd.connectMs / 1000).toFixed(1)} s (${crowd.pids.length} workers), ` +
+        `seen whole on the hub ${((performance.now() - settleStarted) / 1000).toFixed(1)} s later; ` +
+        `LUSERS: ${truth.users} users (and ${truth.servicesUsers} services' clients), ${truth.channels} channels, ` +
+        `${truth.servers} servers`,
+    );
+
+    const botDir = path.join(network.runDir, 'bot');
+    fs.mkdirSync(botDir, { recursive: true });
+    const storePath = path.join(botDir, 'store.json');
+    const storeStarted = performance.now();
+    const fixture = await writeStoreFixture({
+      path: storePath,
+      plan: crowd.plan,
+      chatChannels: options.botChannels,
+      network: truth,
+    });
+    const storeBytes = fs.statSync(storePath).size;
+    log(
+      `scale: store written in ${((performance.now() - storeStarted) / 1000).toFixed(1)} s: ` +
+        `${(storeBytes / 1024 / 1024).toFixed(1)} MB, ${fixture.speakers} speakers, ${fixture.lines} lines today, ` +
+        `${fixture.historyPoints} history points`,
+    );
+
+    const [httpPort] = (await freePorts(1)) as [number];
+    const configPath = path.join(botDir, 'config.json');
+    fs.writeFileSync(
+      configPath,
+      JSON.stringify(
+        botConfig({
+          host: network.host,
+          port: network.hub.clientPort,
+          nick: BOT_NICK,
+          operName: network.botOperName,
+          operPass: network.botOperPass,
+          httpPort,
+          storePath,
+          refreshSeconds: options.refreshSeconds,
+          logLevel: options.botLogLevel,
+        }),
+        null,
+        2,
+      ),
+    );
+    const logPath = path.join(botDir, 'bot.log');
+    bot = startBotProcess(configPath, logPath, httpPort);
+    const api = new BotApi(bot.url, fixture.token);
+    // Half the sample among the bot's channels-to-be, half among the rest: both kinds of channel count.
+    const coldSample = [
+      ...pick(crowd.plan.channels.slice(0, options.botChannels), options.sampleChannels / 2, random),
+      ...pick(crowd.plan.channels.slice(options.botChannels), options.sampleChannels / 2, random),
+    ];
+    const coldTimeout = options.coldTimeoutSeconds ?? Math.max(60, 3 * refreshSeconds, options.users / 500);
+    const cold = await waitForTruth(oracle, api, bot, () => Promise.resolve(coldSample), coldTimeout);
+    log(
+      cold.connectMs !== null
+        ? `scale: cold start: the model equals the truth ${(cold.connectMs / 1000).toFixed(2)} s after the connect`
+        : `scale: cold start: the model did not equal the truth within ${coldTimeout} s: ${cold.last}`,
+    );
+    // The bot joins its channels after the sync: the churn starts once it sits in them (or a minute passed).
+    const joinDeadline = Date.now() + 60_000;
+    const wantedChannels = Math.min(options.botChannels, options.channels);
+    let joinedChannels = (await oracle.channelsOf(BOT_NICK)).length;
+    while (joinedChannels < wantedChannels && Date.now() < joinDeadline) {
+      await delay(500);
+      joinedChannels = (await oracle.channelsOf(BOT_NICK)).length;
+    }
+    log(`scale: the bot is in ${joinedChannels} channels`);
+    const coldRss = bot.rssBytes();
+    const coldHeap = (await bot.memory(true)).heapUsed;
+    log(`scale: RSS ${(coldRss / 1024 / 1024).toFixed(0)} MB, heap after GC ${(coldHeap / 1024 / 1024).toFixed(0)} MB`);
+
+    // The churn, with the comparisons, the CPU windows, the HTTP load and the write watch beside it.
+    const seconds = options.churnSeconds;
+    const writes = new WriteWatch([storePath, storePath.replace(/\.json$/, '.durable.json')]);
+    await bot.loopDelay(true);
+    const botCpu = new CpuMeter(bot.pid);
+    const serverCpu = Object.entries(network.pids).map(([key, pid]) => ({ key, pid, meter: new CpuMeter(pid) }));
+    const crowdCpu = crowd.pids.map((pid) => new CpuMeter(pid));
+    const quarter = (seconds * 1000) / 4;
+    const loadRuns = [
+      { path: CHANNELS_PATH, startMs: 2 * quarter, seconds: Math.max(1, quarter / 1000) },
+      { path: STATUS_PATH, startMs: 3 * quarter, seconds: Math.max(1, quarter / 1000) },
+    ];
+    const loadStarted = Date.now();
+    const load = startLoad(bot.url, loadRuns, options.httpRate);
+    let sendqPeak = 0;
+    let watching = true;
+    const sendqWatch = (async () => {
+      while (watching) {
+        const row = (await oracle.localLinks()).find((link) => link.nick === BOT_NICK);
+        if (row) sendqPeak = Math.max(sendqPeak, row.sendq);
+        // Four times a second: the hub has a handful of connections, so STATS L is a few lines.
+        await delay(250);
+      }
+    })();
+    const churnStarted = Date.now();
+    log(`scale: churn for ${seconds} s`);
+    const churning = crowd.churn(seconds, options.churnRates);
+    const checks: TruthCheck[] = [];
+    const check = async (): Promise<void> => {
+      const atSeconds = (Date.now() - churnStarted) / 1000;
+      const truthNow = await oracle!.truth(SERVICES_SERVER);
+      const model = await api.counts();
+      const joined = await oracle!.channelsOf(BOT_NICK);
+      const sample = pick(joined, options.sampleChannels, random);
+      const compared = await compareChannels(oracle!, api, sample, 'members', 2);
+      checks.push({
+        atSeconds,
+        truth: truthNow,
+        model,
+        channelsEqual: compared.equal,
+        channelsCompared: sample.length,
+        mismatches: compared.mismatches,
+      });
+      log(
+        `scale: t=${atSeconds.toFixed(0)} s: ${describeCounts(truthNow, model)}; ` +
+          `${compared.equal} of ${sample.length} of the bot's ${joined.length} channels equal NAMES`,
+      );
+    };
+    await check();
+    let cpuChurn = NaN;
+    const halfway = delay((seconds * 1000) / 2).then(() => {
+      cpuChurn = botCpu.percent();
+      botCpu.restart();
+    });
+    for (let at = options.checkSeconds; at < seconds; at += options.checkSeconds) {
+      await delay(churnStarted + at * 1000 - Date.now());
+      await check();
+    }
+    const churned = await churning;
+    await halfway;
+    const cpuChurnWithHttp = botCpu.percent();
+    const churnServers = serverCpu.map(({ key, pid, meter }) => ({ key, pid, percent: meter.percent() }));
+    const crowdPercent = crowdCpu.reduce((sum, meter) => sum + meter.percent(), 0);
+    await check();
+    log(
+      `scale: churn done: ${Object.entries(churned)
+        .map(([name, count]) => `${count} ${name}`)
+        .join(', ')}; bot CPU ${cpuChurn.toFixed(1)} % (${cpuChurnWithHttp.toFixed(1)} % with HTTP load)`,
+    );
+
+    // After the churn: how long until the model equals the truth exactly (every one of the bot's channels).
+    const churnEnded = Date.now();
+    const settleTimeout = options.settleTimeoutSeconds ?? Math.max(120, 3 * refreshSeconds);
+    let settle: Arrival = { connectMs: null, spawnMs: null, last: '', timeoutSeconds: settleTimeout };
+    while (Date.now() < churnEnded + settleTimeout * 1000) {
+      const at = Date.now();
+      const truthNow = await oracle.truth(SERVICES_SERVER);
+      const model = await api.counts();
+      settle.last = describeCounts(truthNow, model);
+      if (countsEqual(truthNow, model)) {
+        const joined = await oracle.channelsOf(BOT_NICK);
+        const compared = await compareChannels(oracle, api, joined, 'members', 0);
+        if (compared.mismatches.length === 0) {
+          settle = { connectMs: at - churnEnded, spawnMs: null, last: '', timeoutSeconds: settleTimeout };
+          break;
+        }
+        settle.last = `counts equal; ${compared.mismatches.length} of ${joined.length} channels differ (${compared.mismatches[0]})`;
+      }
+      await delay(1000);
+    }
+    if (settle.connectMs === null) settle.last += `; ${await userDifference(oracle, api)}`;
+    log(
+      settle.connectMs !== null
+        ? `scale: the model equals the truth exactly ${(settle.connectMs / 1000).toFixed(1)} s after the churn`
+        : `scale: not equal to the truth within ${settleTimeout} s after the churn: ${settle.last}`,
+    );
+    watching = false;
+    await sendqWatch;
+    const loadResult = await load.stop();
+    writes.stop();
+    const loop = await bot.loopDelay(true);
+    const churnRss = bot.rssBytes();
+    const churnHeap = (await bot.memory(true)).heapUsed;
+    const peakRss = peakRssBytes(bot.pid);
+
+    const inWrite = (at: number): boolean => writes.windows.some(([from, to]) => at >= from - 20 && at <= to + 20);
+    const loaded = (at: number): boolean =>
+      loadRuns.some(
+        (run) => at >= loadStarted + run.startMs && at <= loadStarted + run.startMs + run.seconds * 1000 + 500,
+      );
+    let probeMaxInWrites: number | null = null;
+    let probeMaxInLoadedWrites: number | null = null;
+    let probeMaxOutside = 0;
+    loadResult.probeSentAt.forEach((at, index) => {
+      const latency = loadResult.probeLatencyMs[index]!;
+      if (!inWrite(at)) probeMaxOutside = Math.max(probeMaxOutside, latency);
+      else if (loaded(at)) probeMaxInLoadedWrites = Math.max(probeMaxInLoadedWrites ?? 0, latency);
+      else probeMaxInWrites = Math.max(probeMaxInWrites ?? 0, latency);
+    });
+    const quietWrites = writes.windows.filter(([from]) => !loaded(from)).length;
+
+    const lines = bot.log();
+    const started = logTime(lines, 'host', 'plugin started') ?? bot.spawnedAt;
+    const syncLines = lines.filter((line) => line.source === 'stats' && line.text.startsWith('synced '));
+    const spanSeconds = (Date.now() - started) / 1000;
+    const syncs = {
+      durations: syncLines.map((line) => Number(/ ms=(\d+)/.exec(line.text)?.[1] ?? NaN)),
+      failures: lines.filter((line) => line.source === 'stats' && line.text.startsWith('sync failed')).length,
+      interrupted: lines.filter((line) => line.source === 'stats' && line.text.startsWith('sync interrupted')).length,
+      // The connect's sync, then one per refresh timer tick; the last one may still be running.
+      expected: 1 + Math.floor(spanSeconds / refreshSeconds),
+      spanSeconds,
+    };
+    const disconnects = lines
+      .filter((line) => line.source === 'irc' && line.text.startsWith('disconnected'))
+      .map((line) => line.text);
+
+    let restart: ScaleResult['restart'] = null;
+    if (options.restart) {
+      const before = await api.history();
+      const stopStarted = performance.now();
+      await bot.stop();
+      const stopMs = performance.now() - stopStarted;
+      log(`scale: bot stopped in ${(stopMs / 1000).toFixed(1)} s; starting it again on the same store`);
+      bot = startBotProcess(configPath, logPath, httpPort);
+      const arrival = await waitForTruth(oracle, api, bot, () => Promise.resolve(coldSample), coldTimeout);
+      const after = await api.history();
+      restart = {
+        ...arrival,
+        stopMs,
+        historyBefore: before.count,
+        historyAfter: after.count,
+        oldestKept: before.oldest !== null && before.oldest === after.oldest,
+      };
+      log(
+        arrival.spawnMs !== null
+          ? `scale: restart: the model equals the truth ${(arrival.spawnMs / 1000).toFixed(2)} s after the start; ` +
+              `history ${before.count} → ${after.count} points`
+          : `scale: restart: not equal to the truth within ${coldTimeout} s: ${arrival.last}`,
+      );
+    }
+
+    const crowdStatus = await crowd.status();
+    return {
+      options: { ...options, log: undefined } as Omit<ScaleOptions, 'log'>,
+      refreshSeconds,
+      leaves: network.leaves.length,
+      workers: crowd.pids.length,
+      truth,
+      plannedMemberships: crowd.plan.memberships,
+      crowdConnectMs: crowd.connectMs,
+      store: { ...fixture, bytes: storeBytes },
+      cold,
+      memory: { coldRss, coldHeap, churnRss, churnHeap, peakRss },
+      cpu: { churn: cpuChurn, churnWithHttp: cpuChurnWithHttp },
+      checks,
+      settle,
+      syncs,
+      disconnects,
+      flush: {
+        writes: writes.windows.length,
+        quietWrites,
+        probeMaxInWrites,
+        probeMaxInLoadedWrites,
+        probeMaxOutside,
+        loopMaxMs: loop.maxMs,
+        loopP99Ms: loop.p99Ms,
+      },
+      probeFailures: loadResult.probeFailures,
+      http: loadResult.runs,
+      sendqPeak,
+      restart,
+      churned,
+      crowdStatus,
+      costs: {
+        servers: churnServers.map(({ key, pid, percent }) => ({
+          key,
+          cpuSeconds: cpuSeconds(pid) - serversBefore[key]!,
+          churnPercent: percent,
+          rss: rssBytes(pid),
+        })),
+        crowd: {
+          cpuSeconds: crowd.pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0),
+          churnPercent: crowdPercent,
+          rss: crowd.pids.reduce((sum, pid) => sum + rssBytes(pid), 0),
+        },
+      },
+    };
+  } finally {
+    await bot?.stop();
+    await crowd?.stop();
+    await oracle?.close().catch(() => undefined);
+    await network.stop();
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The scale benchmark at its smoke size (300 users in 60 channels, 5 s of churn): the scale network,
+ * the crowd's workers, the bot as its own process, the truth oracle and the HTTP load all start, run
+ * and stop, and every figure is there in its form. The figures themselves are measured by
+ * `npm run bench` only (the smoke run's sizes say nothing about the targets).
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { RESULT_PREFIX, type BenchResult } from '../../bench/common.js';
+
+const benchFile = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'scale.js');
+
+t.test('scale: network, crowd, churn, bot, truth and HTTP load run end to end', async (t) => {
+  const run = spawnSync(process.execPath, [benchFile, '--smoke'], { encoding: 'utf8', timeout: 110_000 });
+  const line = run.stdout.split('\n').find((candidate) => candidate.startsWith(RESULT_PREFIX));
+  t.equal(run.status, 0, `the bench exits cleanly${run.status === 0 ? '' : `: ${run.stderr.slice(-2000)}`}`);
+  if (!line) return t.fail('no result line');
+  const result = JSON.parse(line.slice(RESULT_PREFIX.length)) as BenchResult;
+  const figure = (name: string): string =>
+    result.figures.find((candidate) => candidate.name === `300: ${name}`)?.value ?? '';
+
+  // The network the crowd built is the one planned: every user and channel, seen from the hub.
+  t.match(
+    figure('network (LUSERS)'),
+    /^301 users \(\+ 4 services' clients\), 60 channels, 4 servers; crowd of 300 in 1 processes/,
+  );
+  const reached = /^(\d+\.\d s|not within \d+ s)/;
+  t.match(figure('cold start: connect → model equals the truth'), reached);
+  t.match(figure('after the churn: until everything equals the truth'), reached);
+  t.match(figure('restart: store load + resync to the truth'), reached);
+  t.match(figure('RSS after cold sync / after churn (peak)'), /^[\d,]+ MB \/ [\d,]+ MB \([\d,]+ MB\)$/);
+  t.match(figure('heap after GC, after cold sync / after churn'), /^[\d,]+ MB \/ [\d,]+ MB; [\d.]+ KB per user$/);
+  t.match(figure('bot CPU during churn (with HTTP load)'), /^[\d.]+ % of a core \([\d.]+ %\)$/);
+  t.match(figure('model users vs LUSERS during churn'), /^worst [\d.]+ % over \d+ checks/);
+  t.match(figure("bot's channels vs NAMES during churn"), /^\d+ of [1-9]\d* equal/, 'channels were compared');
+  t.match(figure('refreshes completed (`[stats] synced`)'), /^[1-9]\d* of \d+ due/, 'the bot synced');
+  t.match(figure('event loop held during store writes (404 probe at 50 req/s)'), /the loop-delay histogram max \d+ ms/);
+  for (const path of ['/api/irc/channels/?limit=100', '/network/data/status/']) {
+    t.match(
+      figure(`HTTP p99 ${path} at 200 req/s during churn`),
+      /^\d+ ms \(p50 \d+ ms, max \d+ ms, [1-9][\d,]* requests\)$/,
+    );
+  }
+  t.match(figure('restart: history kept'), /^(yes|no): [\d,]+ points before, [\d,]+ after$/);
+  // The crowd did what it was asked, and the servers dropped none of it.
+  t.match(
+    figure('crowd: churn done, users dropped by the servers'),
+    /^[1-9]\d* reconnects, [1-9]\d* joins, .*; dropped none$/,
+  );
+});
