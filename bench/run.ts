@@ -2,7 +2,8 @@
  * `npm run bench`: runs every benchmark, each in its own Node process (so one
  * benchmark's heap and JIT state do not colour the next), and writes
  * docs/performance.md with the machine, the date and each figure.
- * `--smoke` runs them at small sizes in a few seconds; `--only a,b` runs some.
+ * `--smoke` runs them at small sizes in a few seconds; `--only a,b` runs some, and keeps the other
+ * benchmarks' sections of the page as they were (marked with the date of their run).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,8 @@ const BENCHES: Record<string, BenchSpec> = {
   store: { file: 'store.js' },
   durable: { file: 'durable.js' },
   'cold-sync': { file: 'cold-sync.js' },
+  // Minutes, not seconds: 5,000 then 50,000 users (100,000 too with BENCH_SCALE_100K=1).
+  scale: { file: 'scale.js' },
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -76,7 +79,34 @@ function escapeCell(text: string): string {
   return text.replace(/\|/g, '\\|');
 }
 
-function renderPage(runs: { name: string; result: BenchResult; seconds: number }[], smoke: boolean): string {
+/** The `## ` sections of a page between the machine table and the findings, by title, in page order. */
+function resultSections(page: string): { title: string; text: string }[] {
+  const end = page.indexOf('\n## Findings');
+  const lines = (end === -1 ? page : page.slice(0, end)).split('\n');
+  const sections: { title: string; lines: string[] }[] = [];
+  for (const line of lines) {
+    if (line.startsWith('## ')) sections.push({ title: line.slice(3).trim(), lines: [line] });
+    else sections.at(-1)?.lines.push(line);
+  }
+  return sections
+    .filter((section) => section.title !== 'Machine')
+    .map((section) => ({ title: section.title, text: section.lines.join('\n').trim() }));
+}
+
+const KEPT_NOTE = '_Not run this time: kept from the run of';
+
+/** A section of the previous page, marked as kept (once: the date is its own run's). */
+function keptSection(text: string, previousDate: string): string {
+  if (text.includes(KEPT_NOTE)) return text;
+  const [heading, ...rest] = text.split('\n');
+  return [heading, '', `${KEPT_NOTE} ${previousDate}._`, ...rest].join('\n');
+}
+
+function renderPage(
+  runs: { name: string; result: BenchResult; seconds: number }[],
+  smoke: boolean,
+  kept: { title: string; text: string }[],
+): string {
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const lines = [
     '# Performance',
@@ -99,22 +129,26 @@ function renderPage(runs: { name: string; result: BenchResult; seconds: number }
     `| Run | ${smoke ? 'smoke (small sizes, not comparable with the targets)' : 'full'} |`,
     '',
   ];
+  const fresh = new Map<string, string>();
   for (const { result, seconds } of runs) {
-    lines.push(`## ${result.title}`, '', `${result.setup} (${seconds.toFixed(0)} s)`, '');
+    const section = [`## ${result.title}`, '', `${result.setup} (${seconds.toFixed(0)} s)`, ''];
     if (result.figures.length > 0) {
-      lines.push('| Figure | Value | Target | Met |', '|---|---|---|---|');
+      section.push('| Figure | Value | Target | Met |', '|---|---|---|---|');
       for (const figure of result.figures) {
         const met = figure.pass === undefined ? '' : figure.pass ? 'yes' : '**no**';
-        lines.push(
+        section.push(
           `| ${escapeCell(figure.name)} | ${escapeCell(figure.value)} | ${escapeCell(figure.target ?? '')} | ${met} |`,
         );
       }
-      lines.push('');
+      section.push('');
     }
-    for (const note of result.notes ?? []) lines.push(`- ${note}`);
-    if (result.notes?.length) lines.push('');
+    for (const note of result.notes ?? []) section.push(`- ${note}`);
+    fresh.set(result.title, section.join('\n').trim());
   }
-  return lines.join('\n');
+  // Kept sections stay where they were; a section run now takes the place of its old self, or comes last.
+  const body = kept.map((section) => fresh.get(section.title) ?? section.text);
+  for (const [title, text] of fresh) if (!kept.some((section) => section.title === title)) body.push(text);
+  return `${lines.join('\n')}\n${body.join('\n\n')}\n`;
 }
 
 /** The hand-written part of the page: everything from `## Findings` on, kept across runs. */
@@ -141,7 +175,13 @@ async function main(): Promise<void> {
   } catch {
     // First run: no findings yet.
   }
-  const page = `${renderPage(runs, smoke)}\n${findingsOf(previous)}`;
+  // With --only, the other benchmarks' sections of the page stay; a full run writes every section afresh.
+  const previousDate = /\|\s*Date\s*\|\s*(\S+)\s*\|/.exec(previous)?.[1] ?? 'an earlier date';
+  const kept =
+    onlyIndex === -1 || smoke
+      ? []
+      : resultSections(previous).map((section) => ({ ...section, text: keptSection(section.text, previousDate) }));
+  const page = `${renderPage(runs, smoke, kept)}\n${findingsOf(previous)}`;
   // Formatted as the repository's own prettier config wants it, so the page passes format:check as generated.
   const options = (await prettier.resolveConfig(path.join(repoRoot, 'docs', 'performance.md'))) ?? {};
   writeFileSync(target, await prettier.format(page, { ...options, parser: 'markdown' }));
