@@ -1,9 +1,10 @@
 /**
  * Loaded into the bot's process with `node --import` by the scale bench (the bot itself is
  * unchanged): answers the bench over the fork IPC channel with the event loop's delay (a
- * perf_hooks histogram, 10 ms resolution) and the heap (after a full GC, when the process runs
- * with --expose-gc). It costs a timer every 10 ms and nothing per line. When the bench goes away,
- * the bot is stopped as by Ctrl-C.
+ * perf_hooks histogram, 10 ms resolution), when the loop was held for 20 ms or more (so the bench can
+ * tell which holds fell in a store write), and the heap (after a full GC, when the process runs with
+ * --expose-gc). It costs two timers every 10 ms and nothing per line. When the bench goes away, the
+ * bot is stopped as by Ctrl-C.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
@@ -11,10 +12,26 @@ export type ProbeRequest = { kind: 'memory'; collect: boolean } | { kind: 'loop'
 
 export type ProbeAnswer =
   | { kind: 'memory'; heapUsed: number; heapTotal: number; external: number; arrayBuffers: number; rss: number }
-  | { kind: 'loop'; maxMs: number; p99Ms: number; meanMs: number };
+  | {
+      kind: 'loop';
+      maxMs: number;
+      p99Ms: number;
+      meanMs: number;
+      /** Holds of 20 ms or more since the last reset: when each ended (epoch ms) and how long it was. */
+      holds: [endedAt: number, ms: number][];
+    };
 
-const delay = monitorEventLoopDelay({ resolution: 10 });
+const TICK_MS = 10;
+const delay = monitorEventLoopDelay({ resolution: TICK_MS });
 delay.enable();
+let holds: [number, number][] = [];
+let lastTick = performance.now();
+setInterval(() => {
+  const now = performance.now();
+  const late = now - lastTick - TICK_MS;
+  lastTick = now;
+  if (late >= 20 && holds.length < 100_000) holds.push([Date.now(), late]);
+}, TICK_MS).unref();
 
 process.on('message', (request: ProbeRequest) => {
   if (request.kind === 'memory') {
@@ -37,8 +54,12 @@ process.on('message', (request: ProbeRequest) => {
       maxMs: delay.max / 1e6,
       p99Ms: delay.percentile(99) / 1e6,
       meanMs: delay.mean / 1e6,
+      holds,
     };
-    if (request.reset) delay.reset();
+    if (request.reset) {
+      delay.reset();
+      holds = [];
+    }
     process.send?.(answer);
   }
 });

@@ -87,12 +87,16 @@ export interface ScaleResult {
   disconnects: string[];
   flush: {
     writes: number;
-    /** Writes while no HTTP load ran, and the probe's longest answer during them (null: none). */
+    /** Writes while no HTTP load ran. */
     quietWrites: number;
+    /** The longest the bot's event loop was held while a quiet write was under way (null: no such write). */
+    loopMaxInWrites: number | null;
+    /** The 404 probe's longest wait during those writes. */
     probeMaxInWrites: number | null;
-    /** The same during the HTTP load runs (the probe then waits behind their requests too). */
-    probeMaxInLoadedWrites: number | null;
-    /** The probe's longest answer outside any write. */
+    /** The same during writes under HTTP load (the loop also serves the load then). */
+    loopMaxInLoadedWrites: number | null;
+    /** The loop's longest hold and the probe's longest wait outside any write. */
+    loopMaxOutside: number;
     probeMaxOutside: number;
     loopMaxMs: number;
     loopP99Ms: number;
@@ -529,21 +533,37 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     const churnHeap = (await bot.memory(true)).heapUsed;
     const peakRss = peakRssBytes(bot.pid);
 
-    const inWrite = (at: number): boolean => writes.windows.some(([from, to]) => at >= from - 20 && at <= to + 20);
+    // A hold overlaps a write when it ends after the write began and begins before it ended.
+    const inWrite = (from: number, to: number): boolean =>
+      writes.windows.some(([start, end]) => to >= start && from <= end + 20);
     const loaded = (at: number): boolean =>
       loadRuns.some(
         (run) => at >= loadStarted + run.startMs && at <= loadStarted + run.startMs + run.seconds * 1000 + 500,
       );
-    let probeMaxInWrites: number | null = null;
-    let probeMaxInLoadedWrites: number | null = null;
-    let probeMaxOutside = 0;
+    const flush = {
+      writes: writes.windows.length,
+      quietWrites: writes.windows.filter(([from]) => !loaded(from)).length,
+      loopMaxInWrites: null as number | null,
+      probeMaxInWrites: null as number | null,
+      loopMaxInLoadedWrites: null as number | null,
+      loopMaxOutside: 0,
+      probeMaxOutside: 0,
+      loopMaxMs: loop.maxMs,
+      loopP99Ms: loop.p99Ms,
+    };
+    for (const [endedAt, ms] of loop.holds) {
+      const from = endedAt - ms;
+      if (!inWrite(from, endedAt)) flush.loopMaxOutside = Math.max(flush.loopMaxOutside, ms);
+      else if (loaded(from)) flush.loopMaxInLoadedWrites = Math.max(flush.loopMaxInLoadedWrites ?? 0, ms);
+      else flush.loopMaxInWrites = Math.max(flush.loopMaxInWrites ?? 0, ms);
+    }
+    // A quiet write with no hold of 20 ms or more held the loop less than that.
+    if (flush.loopMaxInWrites === null && flush.quietWrites > 0) flush.loopMaxInWrites = 0;
     loadResult.probeSentAt.forEach((at, index) => {
       const latency = loadResult.probeLatencyMs[index]!;
-      if (!inWrite(at)) probeMaxOutside = Math.max(probeMaxOutside, latency);
-      else if (loaded(at)) probeMaxInLoadedWrites = Math.max(probeMaxInLoadedWrites ?? 0, latency);
-      else probeMaxInWrites = Math.max(probeMaxInWrites ?? 0, latency);
+      if (!inWrite(at, at + latency)) flush.probeMaxOutside = Math.max(flush.probeMaxOutside, latency);
+      else if (!loaded(at)) flush.probeMaxInWrites = Math.max(flush.probeMaxInWrites ?? 0, latency);
     });
-    const quietWrites = writes.windows.filter(([from]) => !loaded(from)).length;
 
     const lines = bot.log();
     const started = logTime(lines, 'host', 'plugin started') ?? bot.spawnedAt;
@@ -603,15 +623,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       settle,
       syncs,
       disconnects,
-      flush: {
-        writes: writes.windows.length,
-        quietWrites,
-        probeMaxInWrites,
-        probeMaxInLoadedWrites,
-        probeMaxOutside,
-        loopMaxMs: loop.maxMs,
-        loopP99Ms: loop.p99Ms,
-      },
+      flush,
       probeFailures: loadResult.probeFailures,
       http: loadResult.runs,
       sendqPeak,
