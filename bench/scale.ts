@@ -183,6 +183,12 @@ export function figuresOf(result: ScaleResult): Figure[] {
     );
   }
   add('peak send queue of the bot on the hub (STATS L)', `${formatCount(result.sendqPeak / 1024, 1)} KB`);
+  if (result.truthLosses.length > 0) {
+    add(
+      'connections of the truth lost (opened again)',
+      `${result.truthLosses.length}: ${result.truthLosses.join('; ')}`,
+    );
+  }
   if (result.restart) {
     const restart = result.restart;
     add(

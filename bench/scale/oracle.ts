@@ -68,14 +68,27 @@ export interface Truth extends Lusers {
 
 export class Oracle {
   private queue: Promise<unknown> = Promise.resolve();
+  /** The server's last ERROR line, which says why it closed the connection. */
+  private lastError: string | null = null;
+  /** Connections lost and opened again (each with its reason). */
+  readonly losses: string[] = [];
 
-  private constructor(private readonly client: IrcClient) {}
+  private constructor(
+    private client: IrcClient,
+    private readonly options: OracleOptions,
+  ) {
+    this.watch(client);
+  }
 
   static async connect(options: OracleOptions): Promise<Oracle> {
+    return new Oracle(await Oracle.open(options, options.nick), options);
+  }
+
+  private static async open(options: OracleOptions, nick: string): Promise<IrcClient> {
     const client = new IrcClient({
       host: options.host,
       port: options.port,
-      nick: options.nick,
+      nick,
       user: 'oracle',
       realname: 'scale bench truth',
       keep: false,
@@ -85,14 +98,34 @@ export class Oracle {
     const registration = await client.register();
     if (!registration.ok) {
       client.destroy();
-      throw new Error(`the oracle could not register as ${options.nick}: ${registration.last.raw}`);
+      throw new Error(`the oracle could not register as ${nick}: ${registration.last.raw}`);
     }
     const oper = await client.request(`OPER ${options.operName} ${options.operPass}`, ['381', '491', '464'], 15_000);
     if (oper.at(-1)?.command !== '381') {
       client.destroy();
       throw new Error(`the oracle could not OPER as ${options.operName}: ${oper.at(-1)?.raw}`);
     }
-    return new Oracle(client);
+    return client;
+  }
+
+  private watch(client: IrcClient): void {
+    client.onRaw = (raw) => {
+      if (raw.startsWith('ERROR')) this.lastError = raw;
+    };
+  }
+
+  /**
+   * The connection, opened again if the server closed it: a run of many minutes must not be lost to
+   * one dropped connection. Each loss is kept in {@link losses} with the server's reason.
+   */
+  private async connection(): Promise<IrcClient> {
+    if (!this.client.closed) return this.client;
+    this.losses.push(this.lastError ?? 'closed without an ERROR line');
+    this.lastError = null;
+    // The old nick may linger until the server notices: the new connection takes another.
+    this.client = await Oracle.open(this.options, `${this.options.nick}${this.losses.length}`);
+    this.watch(this.client);
+    return this.client;
   }
 
   /** Sends a line outside the query queue (e.g. CONNECT, which has no reply to wait for). */
@@ -101,7 +134,16 @@ export class Oracle {
   }
 
   private ask(line: string, ends: string[], timeoutMs = 60_000): Promise<IrcMessage[]> {
-    const next = this.queue.then(() => this.client.request(line, ends, timeoutMs));
+    const next = this.queue.then(async () => {
+      const client = await this.connection();
+      try {
+        return await client.request(line, ends, timeoutMs);
+      } catch (error) {
+        // Lost while asking: asked again on a new connection.
+        if (!client.closed) throw error;
+        return (await this.connection()).request(line, ends, timeoutMs);
+      }
+    });
     this.queue = next.catch(() => undefined);
     return next;
   }

@@ -104,6 +104,8 @@ export interface ScaleResult {
   probeFailures: number;
   http: LoadRunResult[];
   sendqPeak: number;
+  /** Connections of the truth to the hub that the hub closed (each opened again), with its reasons. */
+  truthLosses: string[];
   restart: (Arrival & { stopMs: number; historyBefore: number; historyAfter: number; oldestKept: boolean }) | null;
   churned: Awaited<ReturnType<ScaleCrowd['churn']>>;
   crowdStatus: WorkerStatus;
@@ -444,9 +446,20 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     const load = startLoad(bot.url, loadRuns, options.httpRate);
     let sendqPeak = 0;
     let watching = true;
-    const sendqWatch = (async () => {
+    // On a connection of its own, so the other questions never hold it up.
+    const watcher = await Oracle.connect({
+      host: network.host,
+      port: network.hub.clientPort,
+      nick: 'SendqWatch',
+      operName: network.operName,
+      operPass: network.operPass,
+    });
+    // Caught here: a rejection would otherwise go unhandled until the watch is awaited.
+    const sendqWatch = (async (): Promise<unknown> => {
       while (watching) {
-        const row = (await oracle.localLinks()).find((link) => link.nick === BOT_NICK);
+        const rows = await watcher.localLinks().catch((error: unknown) => error);
+        if (!Array.isArray(rows)) return rows;
+        const row = rows.find((link) => link.nick === BOT_NICK);
         if (row) sendqPeak = Math.max(sendqPeak, row.sendq);
         // Four times a second: the hub has a handful of connections, so STATS L is a few lines.
         await delay(250);
@@ -525,7 +538,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
         : `scale: not equal to the truth within ${settleTimeout} s after the churn: ${settle.last}`,
     );
     watching = false;
-    await sendqWatch;
+    const watchFailure = await sendqWatch;
+    await watcher.close();
+    if (watchFailure) throw watchFailure;
     const loadResult = await load.stop();
     writes.stop();
     const loop = await bot.loopDelay(true);
@@ -627,6 +642,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       probeFailures: loadResult.probeFailures,
       http: loadResult.runs,
       sendqPeak,
+      truthLosses: [...oracle.losses, ...watcher.losses],
       restart,
       churned,
       crowdStatus,
