@@ -13,7 +13,7 @@ import { HistorySlice } from '../../lib/model/history.js';
 import { definePlugin } from '../../lib/plugin.js';
 import { countLine, notePeak } from './activity.js';
 import { VersionAsker } from './clients.js';
-import { CountryLocator, loadGeoipCountries, locateKnownUser, noteWhoisHost } from './countries.js';
+import { CountryLocator, loadCountryLookup, locateKnownUser, noteWhoisHost } from './countries.js';
 import { historyRetention, recordHistoryPoint } from './history.js';
 import { noteJoinRefusal } from './joins.js';
 import { measureLatency, type ProbeChoice } from './latency.js';
@@ -95,23 +95,11 @@ export default definePlugin<StatsConfig>({
     } catch (error) {
       throw new Error(`config.plugins.stats.time_zone: ${errorMessage(error)}`, { cause: error });
     }
+    const locator = new CountryLocator(loadCountryLookup(config.geoip_database, logger));
     const history = new HistorySlice(historyRetention(config));
     // The host hands both to the store when this start returns, which restores what was saved.
     model.addSlice(activity);
     model.addSlice(history);
-    const locator = new CountryLocator(() => {
-      const started = Date.now();
-      try {
-        const lookup = loadGeoipCountries();
-        logger.info('geoip country data loaded', { ms: Date.now() - started });
-        return lookup;
-      } catch (error) {
-        logger.warn('geoip country data could not be loaded; countries come from host names only', {
-          error: errorMessage(error),
-        });
-        return () => null;
-      }
-    });
     const versions = new VersionAsker({
       irc,
       model,
