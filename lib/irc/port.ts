@@ -64,18 +64,23 @@ export type Unsubscribe = () => void;
 export interface IrcRequest {
   /** The line to send, as command and parameters. */
   send: string[];
-  /** Lines that belong to the reply and are collected. */
+  /** Lines that belong to the reply and are collected (or handed to {@link onReply}). */
   reply: (message: IrcMessage) => boolean;
+  /**
+   * Takes each reply line as it arrives, instead of collecting it: a big reply (WHO, LIST) is then
+   * worked through as it comes, in the order of the lines around it, and never held whole.
+   */
+  onReply?: (message: IrcMessage) => void;
   /** The line that ends the reply (collected too). */
   end: (message: IrcMessage) => boolean;
   /** Default 15000 ms. */
   timeoutMs?: number;
   /**
-   * Runs when the line leaves the paced send queue, which may be seconds after the request was made:
-   * a round trip is timed from here.
+   * Runs when the line is written, which may be later than the request was made (requests take turns,
+   * see `REQUESTS_IN_FLIGHT` in transport.ts): a round trip is timed from here.
    */
   onSent?: () => void;
-  /** Sent as an answer to a person is ({@link LineOptions.urgent}): a lookup a command waits for. */
+  /** Goes before other requests, as an answer to a person does ({@link LineOptions.urgent}): a lookup a command waits for. */
   urgent?: boolean;
 }
 
@@ -94,7 +99,10 @@ export interface IrcPort {
   ctcpRequest(target: string, type: string, text?: string, onSent?: () => void): void;
   /** `NOTICE target :\x01TYPE text\x01` */
   ctcpReply(target: string, type: string, text: string): void;
-  /** Send a line and collect its reply up to the end line; rejects on timeout or disconnect. */
+  /**
+   * Send a line and collect its reply up to the end line; rejects on timeout or disconnect. Requests are
+   * not paced as other lines are: they take turns, a few unanswered at a time.
+   */
   request(request: IrcRequest): Promise<IrcMessage[]>;
   /** Fold a nick or channel with the network's CASEMAPPING. */
   casefold(name: string): string;

@@ -20,7 +20,8 @@ import { measureLatency, type ProbeChoice } from './latency.js';
 import { track } from './live.js';
 import { statsConfigSchema, type StatsConfig } from './schema.js';
 import { fetchServiceCommands, withUnansweredKept } from './service-help.js';
-import { requestLinkNotices, TopologyWatch } from './splits.js';
+import { requestNotices, trackClientNotice } from './notices.js';
+import { TopologyWatch } from './splits.js';
 import { createSyncState, fullSync, type SyncContext } from './sync.js';
 import { TaskQueue } from './task-queue.js';
 
@@ -124,7 +125,10 @@ export default definePlugin<StatsConfig>({
         countLine(message, counting, now());
         return;
       }
-      if (ready) topology.consider(message);
+      if (ready) {
+        topology.consider(message);
+        if (message.command === 'NOTICE') trackClientNotice(message, model);
+      }
       track(message, live);
       noteJoinRefusal(message, syncState.joins, fold);
       countLine(message, counting, now());
@@ -146,7 +150,7 @@ export default definePlugin<StatsConfig>({
     });
     irc.on('ready', () => {
       ready = true;
-      requestLinkNotices(irc);
+      requestNotices(irc);
       versions.reset();
       syncState = createSyncState();
       probeChoice = new Map();
