@@ -56,7 +56,7 @@ export function networkRoutes(
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
 ): RouteDefinition[] {
   // Every field of the body, and whether the model is ready, changes only with a network change.
-  const stats = new ChangeCache(onChange, ['network']);
+  const stats = new ChangeCache(onChange, ['network'], { reuseMs: config.reuse_ms });
   return [
     {
       method: 'GET',

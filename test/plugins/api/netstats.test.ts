@@ -109,7 +109,7 @@ async function start(t: Test, model: NetworkModel) {
   const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
   // Guards are the tokens plugin's business; here every request is let through.
   server.setGuard('token', () => undefined);
-  const config = { cache_seconds: 30 };
+  const config = { cache_seconds: 30, reuse_ms: 0 };
   const routes = [
     ...netstatsRoutes({
       model,

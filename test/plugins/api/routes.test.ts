@@ -70,7 +70,7 @@ async function start(t: Test, model: NetworkModel, { rateLimits = false, capacit
     const bucket = { capacity, refill_per_second: 0.001 };
     server.addHook(rateLimitHook({ public: new RateLimiter(bucket), token: new RateLimiter(bucket) }));
   }
-  const config = { cache_seconds: 30 };
+  const config = { cache_seconds: 30, reuse_ms: 0 };
   const routes = [
     ...networkRoutes(model, config),
     ...serverRoutes(model, config),
