@@ -208,8 +208,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
           },
           date,
           time_zone: activity.timeZone.name,
-          lines_today: counted?.lines ?? 0,
-          hourly_lines: counted?.hourly ? [...counted.hourly] : [...EMPTY_HOURS],
+          lines_counted: channel.joined,
+          lines_today: counted ? counted.lines : channel.joined ? 0 : null,
+          hourly_lines: counted?.hourly ? [...counted.hourly] : channel.joined || counted ? [...EMPTY_HOURS] : null,
           top_users_today: day ? activity.topSpeakers(day, channel.name, top) : [],
         };
       },
