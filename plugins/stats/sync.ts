@@ -123,7 +123,7 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   applyOperators(model, operators);
   await syncServerUsers(context);
   await markServicesServers(context);
-  model.markSynced(irc.state.isOperator);
+  model.markSynced(irc.state.isOperator, Date.now() - started);
   logger.info('synced', {
     users: model.users.size,
     removed_users: removed,

@@ -162,6 +162,7 @@ t.test('stats, servers and latency', async (t) => {
     max_users: 9,
     synced_at: '2026-11-21T14:03:00.000Z',
     synced_as_operator: true,
+    sync_ms: null,
   });
   t.equal(stats.response.headers.get('cache-control'), 'public, max-age=30');
 
