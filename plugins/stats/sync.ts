@@ -137,3 +137,19 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   // The pacer sends about one line per refresh second at the default pace: spend at most that many.
   await checkChannelModes(context, state.list, modesToAsk, Math.max(10, config.refresh_seconds));
 }
+
+/**
+ * The network's counts and its channels (LUSERS and LIST) between two full syncs: channels are formed and
+ * emptied all the time on a busy network, and no notice tells of it, so they are asked more often than
+ * the users (whom an operator's notices follow). The full sync does the rest (modes, joins, WHO).
+ */
+export async function refreshCounts(context: SyncContext, state: SyncState): Promise<void> {
+  const started = Date.now();
+  await syncLusers(context);
+  await syncList(context, state.list);
+  context.logger.debug('counts refreshed', {
+    users: context.model.stats.users,
+    channels: context.model.channels.size,
+    ms: Date.now() - started,
+  });
+}

@@ -4,12 +4,7 @@ import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { track } from '../../../plugins/stats/live.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
-import {
-  burstEndedFrom,
-  isLinkNotice,
-  isNetsplitQuit,
-  TopologyWatch,
-} from '../../../plugins/stats/splits.js';
+import { burstEndedFrom, isLinkNotice, isNetsplitQuit, TopologyWatch } from '../../../plugins/stats/splits.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
 const config = Object.fromEntries(
