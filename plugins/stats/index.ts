@@ -138,7 +138,9 @@ export default definePlugin<StatsConfig>({
       }
       if (ready) {
         topology.consider(message);
-        if (message.command === 'NOTICE') trackClientNotice(message, model);
+        const notice = message.command === 'NOTICE' ? trackClientNotice(message, model) : null;
+        if (notice && notice.kind !== 'exit')
+          syncState.whoRound?.add(model.fold(notice.kind === 'nick' ? notice.to : notice.nick));
       }
       track(message, live);
       noteJoinRefusal(message, syncState.joins, fold);

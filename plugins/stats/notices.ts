@@ -75,20 +75,20 @@ export function parseClientNotice(message: IrcMessage): ClientNotice | null {
 }
 
 /**
- * Apply a client notice to the model. A connect under a nick the model still has means its previous
+ * Apply a client notice to the model; returns the notice, or null for any other line. A connect under a nick the model still has means its previous
  * holder is gone (the bot missed it leaving): the new client is a new user. The host shown to others
  * (a cloak) is not in the notice: WHO gives it at the next round.
  */
-export function trackClientNotice(message: IrcMessage, model: NetworkModel): boolean {
+export function trackClientNotice(message: IrcMessage, model: NetworkModel): ClientNotice | null {
   const notice = parseClientNotice(message);
-  if (!notice) return false;
+  if (!notice) return null;
   if (notice.kind === 'exit') {
     model.removeUser(notice.nick);
-    return true;
+    return notice;
   }
   if (notice.kind === 'nick') {
     model.renameUser(notice.from, notice.to);
-    return true;
+    return notice;
   }
   const key = model.fold(notice.nick);
   if (model.users.byKey(key)) model.removeUser(notice.nick, key);
@@ -97,5 +97,5 @@ export function trackClientNotice(message: IrcMessage, model: NetworkModel): boo
     { ident: notice.ident, realHost: notice.host, ip: notice.ip, realname: notice.realname, server: notice.server },
     key,
   );
-  return true;
+  return notice;
 }

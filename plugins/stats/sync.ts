@@ -12,7 +12,7 @@ import { createJoinState, joinChannels, type JoinState } from './joins.js';
 import { checkChannelModes, createListState, syncList, type ListState } from './list.js';
 import type { StatsConfig } from './schema.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
-import { syncOperators, syncRealHosts, syncWho, type RealHostState } from './who.js';
+import { syncOperators, syncRealHosts, syncWho, type RealHostState, type WhoResult } from './who.js';
 
 export interface SyncContext {
   irc: IrcPort;
@@ -28,10 +28,16 @@ export interface SyncState {
   list: ListState;
   joins: JoinState;
   realHosts: RealHostState;
+  /**
+   * While a WHO round runs, the folded nicks it has seen: a user who connects or changes nick during the
+   * round (an operator's notices tell) is seen too, or the round, whose mask for them was asked already,
+   * would take them for gone.
+   */
+  whoRound: Set<string> | null;
 }
 
 export function createSyncState(): SyncState {
-  return { list: createListState(), joins: createJoinState(), realHosts: { refused: false } };
+  return { list: createListState(), joins: createJoinState(), realHosts: { refused: false }, whoRound: null };
 }
 
 const isNumeric =
@@ -116,10 +122,19 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   await syncLusers(context);
   await syncLinks(context);
   const modesToAsk = await syncList(context, state.list);
-  const who = await syncWho(context);
-  const statsOperators = await syncOperators(context);
-  const operators = new Set([...who.operators, ...(statsOperators ?? [])]);
-  const removed = removeUnseenUsers(model, new Set([...who.seen, ...operators]));
+  const who: WhoResult = { seen: new Set(), operators: new Set() };
+  state.whoRound = who.seen;
+  let removed: number;
+  try {
+    await syncWho(context, who);
+    const statsOperators = await syncOperators(context);
+    for (const nick of statsOperators ?? []) who.operators.add(nick);
+    for (const nick of who.operators) who.seen.add(nick);
+    removed = removeUnseenUsers(model, who.seen);
+  } finally {
+    state.whoRound = null;
+  }
+  const operators = who.operators;
   applyOperators(model, operators);
   await syncServerUsers(context);
   await markServicesServers(context);

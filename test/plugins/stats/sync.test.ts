@@ -598,3 +598,21 @@ t.test('between syncs, LUSERS and LIST alone refresh the counts and the channels
   t.notOk(model.channels.get('#tricky'), 'a channel no longer listed is gone');
   t.equal(model.users.size, usersBefore, 'the users are left to the syncs and notices');
 });
+
+t.test('a user the round sees in a notice is not taken for gone at its end', async (t) => {
+  const { irc, model, context } = setup();
+  const state = createSyncState();
+  irc.answer(/^WHO (\S+) n?%(\w+),77$/, (match) => {
+    // Someone connects while the round runs, after their mask was asked: an operator's notice tells.
+    if (match[1] === '*') {
+      model.upsertUser('latecomer', { server: 'leaf.test.net' });
+      state.whoRound?.add(model.fold('latecomer'));
+      model.upsertUser('ghost', { server: 'leaf.test.net' });
+    }
+    return whoxLines(match[1]!, match[2]!);
+  });
+  await fullSync(context, state);
+  t.ok(model.users.get('latecomer'), 'the newcomer stays');
+  t.notOk(model.users.get('ghost'), 'a user neither WHO nor a notice showed goes');
+  t.equal(state.whoRound, null, 'the round is over');
+});
