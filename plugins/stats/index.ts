@@ -26,10 +26,13 @@ import { createSyncState, fullSync, refreshCounts, type SyncContext } from './sy
 import { TaskQueue } from './task-queue.js';
 
 /**
- * LUSERS and LIST are asked this often between full syncs: channels form and empty all the time on a busy
- * network, and no notice tells of it (10,000 channels: a LIST of about 600 KB, a few ms of work).
+ * Between full syncs, LUSERS and LIST are asked again once the last LIST is this many ms per channel old,
+ * and no sooner than {@link COUNTS_REFRESH_MIN_MS}: channels form and empty all the time on a busy network,
+ * and no notice tells of it. A LIST costs the server and the bot in proportion to the channels (10,000: about
+ * 600 KB, a few ms of work), so a big network is asked less often; it also has more channels to drift by.
  */
-const COUNTS_REFRESH_MS = 15_000;
+const COUNTS_REFRESH_MS_PER_CHANNEL = 2;
+const COUNTS_REFRESH_MIN_MS = 5_000;
 
 /** While a services server is split off, LINKS is asked this often to see it come back. */
 const SERVICES_RELINK_CHECK_MS = 5000;
@@ -71,11 +74,16 @@ export default definePlugin<StatsConfig>({
 
     const sync = (): Promise<void> =>
       ready ? tasks.run('sync', () => fullSync(context, syncState)) : Promise.resolve();
-    // Between two syncs, not beside one (a sync asks the same).
-    const counts = (): Promise<void> =>
-      ready && model.ready && !tasks.has('sync')
-        ? tasks.run('counts', () => refreshCounts(context, syncState))
-        : Promise.resolve();
+    // Between two syncs, not beside one (a sync asks the same); a sync's own LIST counts as the last one.
+    let listedAt = 0;
+    const counts = (): void => {
+      const due = Math.max(COUNTS_REFRESH_MIN_MS, model.channels.size * COUNTS_REFRESH_MS_PER_CHANNEL);
+      if (!ready || !model.ready || tasks.has('sync') || tasks.has('counts') || Date.now() - listedAt < due) return;
+      void tasks.run('counts', async () => {
+        await refreshCounts(context, syncState);
+        listedAt = Date.now();
+      });
+    };
     // After a split or a link: the servers and counts at once, then a sync that starts after it (for new users).
     const topology = new TopologyWatch(context, () => {
       if (ready) void tasks.runFresh('sync', () => fullSync(context, syncState));
@@ -149,7 +157,10 @@ export default definePlugin<StatsConfig>({
       noteWhoisHost(message, model);
     });
     onModelChange((change) => {
-      if (change.slice === 'network' && change.kind === 'synced') versions.syncCompleted();
+      if (change.slice === 'network' && change.kind === 'synced') {
+        listedAt = Date.now();
+        versions.syncCompleted();
+      }
       if (!change.name) return;
       if (change.slice === 'users' && change.kind === 'upsert') {
         // One lookup for both.
@@ -181,7 +192,7 @@ export default definePlugin<StatsConfig>({
         if (commandsMissing) void serviceCommands();
       });
     });
-    if (config.refresh_seconds * 1000 > COUNTS_REFRESH_MS) timers.every(COUNTS_REFRESH_MS, () => void counts());
+    timers.every(1000, counts);
     timers.every(config.latency_seconds * 1000, () => void latency());
     // A bot that gets no link notices learns that a split services server is back by asking.
     timers.every(SERVICES_RELINK_CHECK_MS, () => {
