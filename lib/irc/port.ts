@@ -89,7 +89,12 @@ export interface IrcPort {
   on<E extends IrcEventName>(event: E, listener: (...args: IrcEvents[E]) => void): Unsubscribe;
   /** Queue a line; the queue is paced so the bot is never disconnected for flooding. */
   send(command: string, ...params: string[]): void;
-  privmsg(target: string, text: string): void;
+  /**
+   * `PRIVMSG target :text`, split into lines that fit. `onSent` runs when the last of them leaves the paced
+   * send queue (not at all if the connection drops first): a question whose answer is waited for is timed
+   * from there, not from the queue.
+   */
+  privmsg(target: string, text: string, onSent?: () => void): void;
   /** `options` as {@link LineOptions}, for each line the text is split into. */
   notice(target: string, text: string, options?: LineOptions): void;
   /**

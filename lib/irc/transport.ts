@@ -209,8 +209,11 @@ export abstract class BaseTransport implements IrcTransport {
     this.pacer.enqueue(formatLine(command, params));
   }
 
-  privmsg(target: string, text: string): void {
-    for (const piece of splitText(text)) this.send('PRIVMSG', target, piece);
+  privmsg(target: string, text: string, onSent?: () => void): void {
+    const pieces = splitText(text);
+    pieces.forEach((piece, index) =>
+      this.pacer.enqueue(formatLine('PRIVMSG', [target, piece]), index === pieces.length - 1 ? onSent : undefined),
+    );
   }
 
   notice(target: string, text: string, options?: LineOptions): void {

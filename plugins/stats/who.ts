@@ -113,11 +113,16 @@ export interface WhoResult {
   operators: Set<string>;
 }
 
-/** WHO for every mask of the round, one request at a time; the model takes each user as it comes. */
-export async function syncWho(context: SyncContext): Promise<WhoResult> {
+/**
+ * WHO for every mask of the round, one request at a time; the model takes each user as it comes. `result`
+ * may be shared with whoever else sees users during the round (an operator's connect notices).
+ */
+export async function syncWho(
+  context: SyncContext,
+  result: WhoResult = { seen: new Set(), operators: new Set() },
+): Promise<WhoResult> {
   const { irc, model, config } = context;
   const whox = irc.state.isupport.has('WHOX');
-  const result: WhoResult = { seen: new Set(), operators: new Set() };
   for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) {
     // With WHOX, `n` makes the mask match nicks only; plain WHO matches more, and duplicates are harmless.
     await whoOnce(context, mask, whox ? (mask === '*' ? '' : 'n') : null, result);

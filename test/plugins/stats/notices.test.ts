@@ -71,6 +71,22 @@ t.test('the model follows connects and exits anywhere on the network', async (t)
   t.notOk(model.users.get('leafuser'), 'gone at once');
 });
 
+t.test('with the seenicks module, nick changes anywhere on the network are followed', async (t) => {
+  const { model, parse } = setup();
+  const user = model.upsertUser('farnick', { server: 'leaf.test.net' });
+  const local = parse(':hub.test.net NOTICE oper1 :*** NICK: User farnick changed their nickname to nearnick');
+  t.same(parseClientNotice(local), { kind: 'nick', from: 'farnick', to: 'nearnick' });
+  t.ok(trackClientNotice(local, model));
+  t.equal(model.users.get('nearnick'), user, 'the same user, under the new nick');
+  t.notOk(model.users.get('farnick'));
+  trackClientNotice(
+    parse(':hub.test.net NOTICE oper1 :*** REMOTENICK: User nearnick changed their nickname to thirdnick'),
+    model,
+  );
+  t.equal(model.users.get('thirdnick'), user, 'a remote one too');
+  t.notOk(trackClientNotice(parse(':hub.test.net NOTICE oper1 :*** NICK: changed their nickname'), model));
+});
+
 t.test('a connect under a nick the model still has is a new person', async (t) => {
   const { model, parse } = setup();
   const before = model.upsertUser('hubuser', { ident: 'old', host: 'old.host', ip: '10.0.0.1' });
@@ -83,7 +99,7 @@ t.test('a connect under a nick the model still has is a new person', async (t) =
 });
 
 t.test('an operator on InspIRCd asks for client and link notices; elsewhere nothing is asked', async (t) => {
-  t.equal(noticeModes('InspIRCd-3'), '+cCqQlL');
+  t.equal(noticeModes('InspIRCd-3'), '+cCqQnNlL');
   t.equal(noticeModes('hybrid-8.2.43'), null, 'letters of other servers are not guessed');
   const { irc } = setup();
   irc.receive(':hub.test.net 004 oper1 hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
@@ -94,5 +110,5 @@ t.test('an operator on InspIRCd asks for client and link notices; elsewhere noth
   );
   irc.receive(':hub.test.net 381 oper1 :You are now a NetAdmin');
   requestNotices(irc);
-  t.ok(irc.sent.includes('MODE oper1 +s +cCqQlL'));
+  t.ok(irc.sent.includes('MODE oper1 +s +cCqQnNlL'));
 });
