@@ -253,7 +253,8 @@ export class Host {
         return unsubscribe;
       },
       send: (command, ...params) => irc.send(command, ...params),
-      privmsg: (target, text) => irc.privmsg(target, text),
+      privmsg: (target, text, onSent) =>
+        irc.privmsg(target, text, onSent && isolated(this.logger, name, 'onSent of a PRIVMSG', onSent)),
       notice: (target, text, options) => irc.notice(target, text, options),
       // onSent runs inside the send queue's drain, where a throw would stop the queue.
       ctcpRequest: (target, type, text, onSent) =>

@@ -50,7 +50,7 @@ export interface Crowd {
   stop(): Promise<void>;
 }
 
-/** A public address of a national ISP or well-known network, with its country (checked against geoip-lite). */
+/** A public address of a national ISP or well-known network, with its country in the packaged GeoLite2 data. */
 export interface WebircAddress {
   ip: string;
   country: string;

@@ -64,18 +64,23 @@ export type Unsubscribe = () => void;
 export interface IrcRequest {
   /** The line to send, as command and parameters. */
   send: string[];
-  /** Lines that belong to the reply and are collected. */
+  /** Lines that belong to the reply and are collected (or handed to {@link onReply}). */
   reply: (message: IrcMessage) => boolean;
+  /**
+   * Takes each reply line as it arrives, instead of collecting it: a big reply (WHO, LIST) is then
+   * worked through as it comes, in the order of the lines around it, and never held whole.
+   */
+  onReply?: (message: IrcMessage) => void;
   /** The line that ends the reply (collected too). */
   end: (message: IrcMessage) => boolean;
   /** Default 15000 ms. */
   timeoutMs?: number;
   /**
-   * Runs when the line leaves the paced send queue, which may be seconds after the request was made:
-   * a round trip is timed from here.
+   * Runs when the line is written, which may be later than the request was made (requests take turns,
+   * see `REQUESTS_IN_FLIGHT` in transport.ts): a round trip is timed from here.
    */
   onSent?: () => void;
-  /** Sent as an answer to a person is ({@link LineOptions.urgent}): a lookup a command waits for. */
+  /** Goes before other requests, as an answer to a person does ({@link LineOptions.urgent}): a lookup a command waits for. */
   urgent?: boolean;
 }
 
@@ -84,7 +89,12 @@ export interface IrcPort {
   on<E extends IrcEventName>(event: E, listener: (...args: IrcEvents[E]) => void): Unsubscribe;
   /** Queue a line; the queue is paced so the bot is never disconnected for flooding. */
   send(command: string, ...params: string[]): void;
-  privmsg(target: string, text: string): void;
+  /**
+   * `PRIVMSG target :text`, split into lines that fit. `onSent` runs when the last of them leaves the paced
+   * send queue (not at all if the connection drops first): a question whose answer is waited for is timed
+   * from there, not from the queue.
+   */
+  privmsg(target: string, text: string, onSent?: () => void): void;
   /** `options` as {@link LineOptions}, for each line the text is split into. */
   notice(target: string, text: string, options?: LineOptions): void;
   /**
@@ -94,7 +104,10 @@ export interface IrcPort {
   ctcpRequest(target: string, type: string, text?: string, onSent?: () => void): void;
   /** `NOTICE target :\x01TYPE text\x01` */
   ctcpReply(target: string, type: string, text: string): void;
-  /** Send a line and collect its reply up to the end line; rejects on timeout or disconnect. */
+  /**
+   * Send a line and collect its reply up to the end line; rejects on timeout or disconnect. Requests are
+   * not paced as other lines are: they take turns, a few unanswered at a time.
+   */
   request(request: IrcRequest): Promise<IrcMessage[]>;
   /** Fold a nick or channel with the network's CASEMAPPING. */
   casefold(name: string): string;

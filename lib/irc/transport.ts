@@ -95,6 +95,16 @@ class SessionState implements IrcSessionState {
   }
 }
 
+/**
+ * Requests whose reply is awaited go out, in order (answers to people first), as soon as fewer than this
+ * many are unanswered, outside the paced queue: one that waits for its reply before the next cannot flood
+ * a server (its receive queue holds a line or two at most; a server that throttles commands only delays
+ * them), while pacing them cost a big network's sync tens of seconds (one WHO per line slot).
+ */
+export const REQUESTS_IN_FLIGHT = 2;
+
+const NO_PENDING: readonly PendingRequest[] = [];
+
 interface PendingRequest {
   request: IrcRequest;
   collected: IrcMessage[];
@@ -107,9 +117,10 @@ export abstract class BaseTransport implements IrcTransport {
   readonly state: SessionState;
   protected readonly events = new EventEmitter();
   private readonly pacer: Pacer;
+  /** Requests sent and not yet answered. */
   private readonly pending: PendingRequest[] = [];
-  /** Requests whose line is still in the send queue. */
-  private readonly queued = new Set<PendingRequest>();
+  /** Requests waiting for their turn to be sent, answers to people first, each in order. */
+  private readonly waiting: { urgent: PendingRequest[]; other: PendingRequest[] } = { urgent: [], other: [] };
   /**
    * Set by adapters that were handed a connection (attach): the embedding bot
    * owns it, so it is never reconnected from here; its own reconnects are followed.
@@ -198,8 +209,11 @@ export abstract class BaseTransport implements IrcTransport {
     this.pacer.enqueue(formatLine(command, params));
   }
 
-  privmsg(target: string, text: string): void {
-    for (const piece of splitText(text)) this.send('PRIVMSG', target, piece);
+  privmsg(target: string, text: string, onSent?: () => void): void {
+    const pieces = splitText(text);
+    pieces.forEach((piece, index) =>
+      this.pacer.enqueue(formatLine('PRIVMSG', [target, piece]), index === pieces.length - 1 ? onSent : undefined),
+    );
   }
 
   notice(target: string, text: string, options?: LineOptions): void {
@@ -220,25 +234,28 @@ export abstract class BaseTransport implements IrcTransport {
         reject(new Error(`not connected; cannot send ${request.send[0]}`));
         return;
       }
-      const timeoutMs = request.timeoutMs ?? 15000;
       const pending: PendingRequest = { request, collected: [], resolve, reject, timer: undefined };
-      // The reply is collected, and the clock runs, from the moment the line leaves the queue:
-      // a long send queue must not time out requests that were never sent.
-      this.pacer.enqueue(
-        formatLine(request.send[0]!, request.send.slice(1)),
-        () => {
-          this.queued.delete(pending);
-          pending.timer = setTimeout(() => {
-            this.removePending(pending);
-            reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
-          }, timeoutMs);
-          this.pending.push(pending);
-          request.onSent?.();
-        },
-        { urgent: request.urgent },
-      );
-      this.queued.add(pending);
+      (request.urgent ? this.waiting.urgent : this.waiting.other).push(pending);
+      this.sendRequests();
     });
+  }
+
+  /** Send waiting requests while fewer than {@link REQUESTS_IN_FLIGHT} are unanswered. */
+  private sendRequests(): void {
+    while (this.pending.length < REQUESTS_IN_FLIGHT && this.state.connected) {
+      const pending = this.waiting.urgent.shift() ?? this.waiting.other.shift();
+      if (!pending) return;
+      const { request } = pending;
+      const timeoutMs = request.timeoutMs ?? 15000;
+      // The clock runs from the moment the line is written: a request waiting its turn is not timed out.
+      pending.timer = setTimeout(() => {
+        this.removePending(pending);
+        pending.reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.push(pending);
+      this.writeLine(formatLine(request.send[0]!, request.send.slice(1)));
+      request.onSent?.();
+    }
   }
 
   casefold(name: string): string {
@@ -275,10 +292,14 @@ export abstract class BaseTransport implements IrcTransport {
   protected handleMessage(message: IrcMessage): void {
     this.updateState(message);
     this.emit('message', message);
-    for (const pending of [...this.pending]) {
+    for (const pending of this.pending.length > 0 ? [...this.pending] : NO_PENDING) {
       const { request } = pending;
       const isEnd = request.end(message);
-      if (isEnd || request.reply(message)) pending.collected.push(message);
+      if (isEnd) pending.collected.push(message);
+      else if (request.reply(message)) {
+        if (request.onReply) request.onReply(message);
+        else pending.collected.push(message);
+      }
       if (isEnd) {
         this.removePending(pending);
         pending.resolve(pending.collected);
@@ -344,11 +365,14 @@ export abstract class BaseTransport implements IrcTransport {
     this.clearRegistrationTimer();
     this.state.reset(this.options.nick);
     this.pacer.clear();
-    for (const pending of [...this.pending.splice(0), ...this.queued]) {
+    for (const pending of [
+      ...this.pending.splice(0),
+      ...this.waiting.urgent.splice(0),
+      ...this.waiting.other.splice(0),
+    ]) {
       clearTimeout(pending.timer);
       pending.reject(new Error(`disconnected before the reply to ${pending.request.send[0]}: ${reason}`));
     }
-    this.queued.clear();
     if (wasConnected) {
       if (this.quitting) this.logger.info('disconnected', { reason });
       else this.logger.warn('disconnected', { reason });
@@ -385,8 +409,14 @@ export abstract class BaseTransport implements IrcTransport {
           message.command === '421',
         timeoutMs: 10000,
       });
-      // VERSION makes the server send its 005 lines again; the PONG after them marks their end.
-      this.send('VERSION');
+      // VERSION makes the server send its 005 lines again; the PONG after them marks their end. Both go
+      // out as requests, in order; the VERSION answer (351) itself is read as any line is.
+      void this.request({
+        send: ['VERSION'],
+        reply: () => false,
+        end: (message) => ['351', '402', '421'].includes(message.command),
+        timeoutMs: 10000,
+      }).catch(() => undefined);
       await this.request({
         send: ['PING', token],
         reply: () => false,
@@ -437,6 +467,7 @@ export abstract class BaseTransport implements IrcTransport {
     clearTimeout(pending.timer);
     const index = this.pending.indexOf(pending);
     if (index >= 0) this.pending.splice(index, 1);
+    this.sendRequests();
   }
 
   private emit<E extends IrcEventName>(event: E, ...args: IrcEvents[E]): void {

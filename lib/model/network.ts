@@ -24,6 +24,8 @@ export interface NetworkStats {
   syncedAt: string | null;
   /** Whether the bot was an operator during that sync (it then sees +i users too). */
   syncedAsOperator: boolean;
+  /** How long that sync took, in milliseconds; null before the first one (or when not measured). */
+  syncMs: number | null;
 }
 
 /** More change listeners than this is a leak (a listener added per request, per connection, ...), not a design. */
@@ -46,6 +48,7 @@ export class NetworkModel {
     maxUsers: null,
     syncedAt: null,
     syncedAsOperator: false,
+    syncMs: null,
   };
   private readonly extraSlices = new Map<string, ModelSlice>();
   /**
@@ -138,14 +141,16 @@ export class NetworkModel {
     this.changed({ slice: 'network', kind: 'disconnected' });
   }
 
-  updateStats(fields: Partial<Omit<NetworkStats, 'syncedAt' | 'syncedAsOperator'>>): void {
+  updateStats(fields: Partial<Omit<NetworkStats, 'syncedAt' | 'syncedAsOperator' | 'syncMs'>>): void {
     Object.assign(this.statsValue, fields);
     this.changed({ slice: 'network', kind: 'stats' });
   }
 
-  markSynced(asOperator: boolean): void {
+  /** A sync completed; `durationMs` is how long it took, when the caller measured it. */
+  markSynced(asOperator: boolean, durationMs: number | null = null): void {
     this.statsValue.syncedAt = this.clock().toISOString();
     this.statsValue.syncedAsOperator = asOperator;
+    this.statsValue.syncMs = durationMs;
     this.changed({ slice: 'network', kind: 'synced' });
   }
 
@@ -345,5 +350,6 @@ export class NetworkModel {
     this.channels.clear();
     this.servers.clear();
     this.statsValue.syncedAt = null;
+    this.statsValue.syncMs = null;
   }
 }

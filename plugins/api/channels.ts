@@ -97,7 +97,9 @@ export function channelRoutes(
   config: ApiConfig,
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
 ): RouteDefinition[] {
-  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof channelItem>>>>(onChange);
+  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof channelItem>>>>(onChange, {
+    reuseMs: config.reuse_ms,
+  });
   const searchFold = searchFoldOf(model);
   return [
     {

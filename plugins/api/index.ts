@@ -27,7 +27,7 @@ export default definePlugin<ApiConfig>({
       ...channelRoutes(model, config, onModelChange),
       ...commandRoutes(model, config),
       ...operatorRoutes(model),
-      ...userRoutes(model, onModelChange),
+      ...userRoutes(model, onModelChange, { reuseMs: config.reuse_ms }),
       ...netstatsRoutes({ model, config, http, selfNick: () => irc.state.nick }),
       ...openApiRoutes(http, config),
     ];

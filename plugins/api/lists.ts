@@ -61,12 +61,60 @@ export type ModelChangeSubscriber = (listener: (change: { slice: string }) => vo
 
 /** The model slices whose changes can change a list answer (the network slice: connection and sync state). */
 const LIST_SLICES = new Set(['users', 'channels', 'network']);
-/** Most queries kept between two changes, so a client looping over random queries cannot grow the cache without end. */
+/** Most queries kept between two rebuilds, so a client looping over random queries cannot grow the cache without end. */
 const MAX_QUERIES = 1000;
 
+/** How long an answer may be reused after the model changed, and the clock that tells (tests pin it). */
+export interface ReuseOptions {
+  /**
+   * Milliseconds an answer is reused after a change: answers are rebuilt at most once per this long
+   * while the network keeps changing, so they may be that far behind it. 0: rebuilt after every change.
+   */
+  reuseMs: number;
+  now?: () => number;
+}
+
 /**
- * Answers of a list route kept per query until the model's users or channels change, so a
- * network of 50,000 users is mapped, sorted and paged once per change, not once per request.
+ * When the answers built since `since` must go: a change came, and they are `reuseMs` old. On a
+ * network where something changes every millisecond (50,000 users coming and going), rebuilding a
+ * sorted page of 10,000 channels on every request would take the server's whole time; with a
+ * bound the cost is one rebuild per query per `reuseMs`, whatever the request rate.
+ */
+class Generation {
+  private since: number;
+  private changed = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ReuseOptions) {
+    this.now = options.now ?? Date.now;
+    this.since = this.now();
+  }
+
+  /** The model changed: the answers go now (reuseMs 0) or once they are old enough; true when now. */
+  change(): boolean {
+    if (this.options.reuseMs === 0) return true;
+    this.changed = true;
+    return false;
+  }
+
+  /** Whether the answers must go before this request (a change came and they are old enough); starts a new generation if so. */
+  expired(): boolean {
+    if (!this.changed || this.now() - this.since < this.options.reuseMs) return false;
+    this.renew();
+    return true;
+  }
+
+  /** The answers went: the next ones are built from now. */
+  renew(): void {
+    this.changed = false;
+    this.since = this.now();
+  }
+}
+
+/**
+ * Answers of a list route kept per query until the model's users or channels change (no sooner than
+ * `reuseMs` after the last rebuild), so a network of 50,000 users is mapped, sorted and paged once
+ * per change, not once per request, and at most once per `reuseMs` while it keeps changing.
  *
  * A request finds its answer by its query string as received, without parsing it. A query
  * string seen for the first time is parsed and its parameters sorted: the same query with
@@ -77,12 +125,14 @@ export class ListCache<T> {
   private readonly pages = new Map<string, SerializedJson>();
   /** The same answers by query string as received. */
   private readonly received = new Map<string, SerializedJson>();
+  private readonly generation: Generation;
 
   /** `onChange` subscribes to model changes; the plugin passes its context's, so the listener goes when it stops. */
-  constructor(onChange: ModelChangeSubscriber) {
+  constructor(onChange: ModelChangeSubscriber, reuse: ReuseOptions = { reuseMs: 0 }) {
+    this.generation = new Generation(reuse);
     // A bounded map would need eviction bookkeeping; clearing on every change keeps at most the queries asked since.
     onChange((change) => {
-      if (LIST_SLICES.has(change.slice)) this.clear();
+      if (LIST_SLICES.has(change.slice) && this.generation.change()) this.clear();
     });
   }
 
@@ -91,6 +141,7 @@ export class ListCache<T> {
    * `build()`'s, serialised once and kept until the next change.
    */
   get(search: string, build: () => T): SerializedJson {
+    if (this.generation.expired()) this.clear();
     const known = this.received.get(search);
     if (known !== undefined) return known;
     const sorted = new URLSearchParams(search);
@@ -116,22 +167,54 @@ export class ListCache<T> {
 }
 
 /**
- * One answer kept until one of the model's slices changes: the network stats, which change
- * when the collector polls the network, far less often than clients ask for them.
+ * One answer kept until one of the model's slices changes (no sooner than `reuseMs` after it was
+ * built): the network stats, which change when the collector polls the network, far less often
+ * than clients ask for them.
  */
 export class ChangeCache {
   private answer: SerializedJson | undefined;
+  private readonly generation: Generation;
 
-  /** `onChange` as for {@link ListCache}; the answer is dropped on every change of one of `slices`. */
-  constructor(onChange: ModelChangeSubscriber, slices: readonly string[]) {
+  /** `onChange` as for {@link ListCache}; the answer is dropped on a change of one of `slices`. */
+  constructor(onChange: ModelChangeSubscriber, slices: readonly string[], reuse: ReuseOptions = { reuseMs: 0 }) {
+    this.generation = new Generation(reuse);
     const watched = new Set(slices);
     onChange((change) => {
-      if (watched.has(change.slice)) this.answer = undefined;
+      if (watched.has(change.slice) && this.generation.change()) this.answer = undefined;
     });
   }
 
   /** The cached answer, or `build()`'s, serialised once and kept until the next change. */
   get(build: () => unknown): SerializedJson {
+    if (this.generation.expired()) this.answer = undefined;
+    if (this.answer === undefined) this.generation.renew();
     return (this.answer ??= new SerializedJson(build()));
+  }
+}
+
+/**
+ * Answers kept for `reuseMs` from when each was built, by key: for answers made of data that changes
+ * with every chat line (today's counts), which no change event announces. 0: nothing is kept.
+ */
+export class TimedCache {
+  private readonly answers = new Map<string, { body: SerializedJson; at: number }>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: ReuseOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get(key: string, build: () => unknown): SerializedJson {
+    if (this.options.reuseMs === 0) return new SerializedJson(build());
+    const now = this.now();
+    const kept = this.answers.get(key);
+    if (kept && now - kept.at < this.options.reuseMs) return kept.body;
+    if (this.answers.size >= MAX_QUERIES) {
+      for (const [other, { at }] of this.answers) if (now - at >= this.options.reuseMs) this.answers.delete(other);
+      if (this.answers.size >= MAX_QUERIES) this.answers.clear();
+    }
+    const body = new SerializedJson(build());
+    this.answers.set(key, { body, at: now });
+    return body;
   }
 }

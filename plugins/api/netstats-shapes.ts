@@ -161,7 +161,7 @@ export function channelProfileSchema(view: View): JsonSchema {
   if (view === 'token') channelProperties.hidden = { type: 'boolean', description: 'Secret (+s) or private (+p).' };
   return {
     type: 'object',
-    required: ['channel', 'date', 'time_zone', 'lines_today', 'hourly_lines', 'top_users_today'],
+    required: ['channel', 'date', 'time_zone', 'lines_counted', 'lines_today', 'hourly_lines', 'top_users_today'],
     additionalProperties: false,
     properties: {
       channel: {
@@ -171,8 +171,22 @@ export function channelProfileSchema(view: View): JsonSchema {
         properties: channelProperties,
       },
       ...dayProperties,
-      lines_today: lineCount('Lines in the channel today.'),
-      hourly_lines: hours('Lines per hour of today: index 0 is 00:00–00:59 in `time_zone` (UTC by default).'),
+      lines_counted: {
+        type: 'boolean',
+        description:
+          'Whether the collector sits in the channel now and counts its lines. A channel it is not in has users ' +
+          'and topic but no line counts: `lines_today` and `hourly_lines` are then null, unless it sat in the ' +
+          'channel earlier today (they count that time only).',
+      },
+      lines_today: {
+        type: ['integer', 'null'],
+        minimum: 0,
+        description: 'Lines in the channel today, while the collector sat in it; null when it never did today.',
+      },
+      hourly_lines: {
+        ...hours('Lines per hour of today: index 0 is 00:00–00:59 in `time_zone` (UTC by default).'),
+        type: ['array', 'null'],
+      },
       top_users_today: { type: 'array', items: nickLinesSchema, description: 'Most lines today first, ties by nick.' },
     },
   };

@@ -15,7 +15,7 @@ import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import type { PluginHttp } from '../../lib/plugin.js';
-import { listQueryParameters, pageSchema } from './lists.js';
+import { listQueryParameters, pageSchema, TimedCache } from './lists.js';
 import {
   channelNamesOf,
   channelProfileSchema,
@@ -208,8 +208,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
           },
           date,
           time_zone: activity.timeZone.name,
-          lines_today: counted?.lines ?? 0,
-          hourly_lines: counted?.hourly ? [...counted.hourly] : [...EMPTY_HOURS],
+          lines_counted: channel.joined,
+          lines_today: counted ? counted.lines : channel.joined ? 0 : null,
+          hourly_lines: counted?.hourly ? [...counted.hourly] : channel.joined || counted ? [...EMPTY_HOURS] : null,
           top_users_today: day ? activity.topSpeakers(day, channel.name, top) : [],
         };
       },
@@ -433,6 +434,8 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
     handler: () => ({ body: { endpoints: indexOf(http.routes()) } }),
   });
   routes.push(indexRoute('public'), indexRoute('token'));
+  // Today's counts change with every chat line, which no change event announces: answers are kept for reuse_ms.
+  const answers = new TimedCache({ reuseMs: config.reuse_ms });
   for (const endpoint of endpoints) {
     for (const view of ['public', 'token'] as const) {
       routes.push({
@@ -444,7 +447,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
         ...(view === 'public' ? { maxAge: config.cache_seconds } : {}),
         response: endpoint.response(view),
         ...(endpoint.queryParameters ? { queryParameters: endpoint.queryParameters } : {}),
-        handler: (request) => ({ body: endpoint.handler(request, view) }),
+        handler: (request) => ({
+          body: answers.get(`${view} ${request.path}?${request.search}`, () => endpoint.handler(request, view)),
+        }),
       });
     }
   }

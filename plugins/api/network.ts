@@ -7,7 +7,17 @@ import type { ApiConfig } from './schema.js';
 
 export const networkStatsSchema = {
   type: 'object',
-  required: ['users', 'invisible', 'channels', 'operators', 'servers', 'max_users', 'synced_at', 'synced_as_operator'],
+  required: [
+    'users',
+    'invisible',
+    'channels',
+    'operators',
+    'servers',
+    'max_users',
+    'synced_at',
+    'synced_as_operator',
+    'sync_ms',
+  ],
   additionalProperties: false,
   properties: {
     users: { type: ['integer', 'null'], description: 'Users online, as the network counts them (LUSERS).' },
@@ -20,6 +30,11 @@ export const networkStatsSchema = {
     synced_as_operator: {
       type: 'boolean',
       description: 'Whether the bot was an IRC operator during that sync (and so saw invisible users too).',
+    },
+    sync_ms: {
+      type: ['integer', 'null'],
+      minimum: 0,
+      description: 'How long that sync took, in milliseconds.',
     },
   },
 } as const;
@@ -36,6 +51,7 @@ export function networkStatsBody(model: NetworkModel) {
     max_users: stats.maxUsers,
     synced_at: stats.syncedAt,
     synced_as_operator: stats.syncedAsOperator,
+    sync_ms: stats.syncMs,
   };
 }
 
@@ -56,7 +72,7 @@ export function networkRoutes(
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
 ): RouteDefinition[] {
   // Every field of the body, and whether the model is ready, changes only with a network change.
-  const stats = new ChangeCache(onChange, ['network']);
+  const stats = new ChangeCache(onChange, ['network'], { reuseMs: config.reuse_ms });
   return [
     {
       method: 'GET',

@@ -2,6 +2,8 @@
 export interface ApiConfig {
   /** Seconds public responses may be cached (`Cache-Control: public, max-age`). */
   cache_seconds: number;
+  /** Milliseconds an answer is reused while the network keeps changing. */
+  reuse_ms: number;
 }
 
 export const apiConfigSchema = {
@@ -14,6 +16,16 @@ export const apiConfigSchema = {
       maximum: 3600,
       default: 10,
       description: 'Seconds public responses may be cached by clients and proxies (Cache-Control max-age).',
+    },
+    reuse_ms: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 60000,
+      default: 1000,
+      description:
+        'While the network keeps changing, each answer is computed at most once per this many milliseconds ' +
+        'and reused meanwhile, so an answer may be that far behind the network; 0 computes one anew after ' +
+        'every change (on a busy network every request then pays for a whole list).',
     },
   },
 } as const;

@@ -9,7 +9,7 @@ import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
-import { ListCache, listQueryParameters, pageSchema, type ModelChangeSubscriber } from './lists.js';
+import { ListCache, type ReuseOptions, listQueryParameters, pageSchema, type ModelChangeSubscriber } from './lists.js';
 import { requireReady } from './network.js';
 
 const nullableString = (description: string) => ({ type: ['string', 'null'], description }) as const;
@@ -92,8 +92,9 @@ const ORDERING = ['nick', 'account', 'server', 'host', 'ip', 'connected_at'];
 export function userRoutes(
   model: NetworkModel,
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
+  reuse: ReuseOptions = { reuseMs: 0 },
 ): RouteDefinition[] {
-  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof userJson>>>>(onChange);
+  const pages = new ListCache<ReturnType<typeof paginate<ReturnType<typeof userJson>>>>(onChange, reuse);
   const searchFold = searchFoldOf(model);
   return [
     {

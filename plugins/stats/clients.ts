@@ -131,6 +131,15 @@ function addressOf(ident: string | null, host: string | null): string | null {
 }
 
 /**
+ * The `ident@host` others see of `user`, as a reply's source shows it. A user an operator's connect notice
+ * brought has no shown host until the next WHO; the host they connected from stands in for it (the same,
+ * unless the network cloaks them).
+ */
+function shownAddressOf(user: User): string | null {
+  return addressOf(user.ident, user.host ?? user.realHost);
+}
+
+/**
  * The queue of users to ask, the asking (one per {@link VersionAsker.tick}, which the owner paces), and the
  * answers. Everything is kept by the user object, which the model keeps for a user across nick changes and
  * syncs (it starts a new one only for someone it must take for a new user): a user queued or asked under
@@ -278,7 +287,7 @@ export class VersionAsker {
     this.askedAt.set(user, at);
     const question: Question = { user: new WeakRef(user), at };
     this.asked.push(question);
-    const address = addressOf(user.ident, user.host);
+    const address = shownAddressOf(user);
     if (address !== null) this.recent.push({ question, address });
     this.forgetOldQuestions();
     const sending = {};
@@ -344,7 +353,7 @@ export class VersionAsker {
     const held = this.held.get(key);
     if (!held) return false;
     this.held.delete(key);
-    if (addressOf(user.ident, user.host) !== held.address) return false;
+    if (shownAddressOf(user) !== held.address) return false;
     this.setClient(user, held.parsed);
     return true;
   }

@@ -1,18 +1,18 @@
 /**
  * Which country each user connects from: the country of their IP (which the bot
- * sees as an operator, through WHOX `%i` or WHOIS 378) in geoip-lite's offline
- * database; else, when the host the network shows is an IP, that IP's country;
- * else the country-code top-level domain of the host; else unknown.
+ * sees as an operator, through WHOX `%i` or WHOIS 378) in a country database in
+ * MaxMind's format (`.mmdb`); else, when the host the network shows is an IP, that
+ * IP's country; else the country-code top-level domain of the host; else unknown.
  *
- * geoip-lite is loaded at the first lookup, with its country data only (about
- * 16 MB of memory; its default city data would take about 150 MB). Answers are
- * cached per IP.
+ * The database is the GeoLite2 country data packaged on npm, or the operator's own
+ * file (`geoip_database`). It is read whole into memory at start (about 9 MB for the
+ * packaged one). Answers are cached per IP.
  */
-import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
+import { Reader, type CountryResponse } from 'maxmind';
+import { errorMessage, type Logger } from '../../lib/logger.js';
 import type { IrcMessage } from '../../lib/irc/port.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
@@ -75,39 +75,117 @@ function countryFromHostName(host: string): string | null {
   return ISO_COUNTRIES.has(code) ? code : null;
 }
 
-interface GeoipLite {
-  lookup(ip: string): { country?: string } | null;
+/** The country database read when `geoip_database` is not set: GeoLite2 country data from npm. */
+export function packagedCountryDatabase(): string {
+  return createRequire(import.meta.url).resolve('@ip-location-db/geolite2-country-mmdb/geolite2-country.mmdb');
+}
+
+/** A country database read into memory. */
+export interface CountryDatabase {
+  lookup: IpCountryLookup;
+  /** The `database_type` of its metadata, e.g. `GeoLite2-Country`. */
+  type: string;
+  /** When it was built. */
+  built: Date;
 }
 
 /**
- * geoip-lite with its country data only: it reads the data directory named by GEODATADIR
- * once, when it is first required, and falls back to the country files when the city files
- * are missing. So, unless GEODATADIR is already set (the operator's own data), it is pointed
- * for that moment at a directory holding just the two country files.
+ * A record of a country database: MaxMind's GeoLite2 / GeoIP2 Country and City (and DB-IP's lite
+ * databases) give `country.iso_code`, the packaged ip-location-db data a flat `country_code`. `country`
+ * is where the network is used, not `registered_country` (who holds it).
  */
-export function loadGeoipCountries(): IpCountryLookup {
-  const require = createRequire(import.meta.url);
-  const ownDataDir = process.env.GEODATADIR;
-  let countryOnly: string | undefined;
+type CountryRecord = CountryResponse & { readonly country_code?: string };
+
+/** Every `.mmdb` file ends with its metadata, which starts with this marker. */
+const MMDB_METADATA_MARKER = Buffer.from('\xab\xcd\xefMaxMind.com', 'latin1');
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
+/** Database types that map IPs to countries: MaxMind's, DB-IP's and ip-location-db's names. */
+const COUNTRY_DATABASE_TYPE = /country|city|enterprise/i;
+const IPV4_MAPPED = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
+const FIX =
+  "give the path of a country database in MaxMind's format, such as the GeoLite2-Country.mmdb geoipupdate writes";
+
+/**
+ * Read a country database (`.mmdb`) whole. Throws an error that names the file, what is wrong with it
+ * and the fix when it cannot be read or is not a country database.
+ */
+export function openCountryDatabase(file: string): CountryDatabase {
+  let data: Buffer;
   try {
-    if (ownDataDir === undefined) {
-      const dataDir = path.join(path.dirname(require.resolve('geoip-lite/package.json')), 'data');
-      countryOnly = mkdtempSync(path.join(os.tmpdir(), 'geoip-country-'));
-      for (const file of ['geoip-country.dat', 'geoip-country6.dat']) {
-        try {
-          symlinkSync(path.join(dataDir, file), path.join(countryOnly, file));
-        } catch {
-          copyFileSync(path.join(dataDir, file), path.join(countryOnly, file));
-        }
-      }
-      process.env.GEODATADIR = countryOnly;
-    }
-    const geoip = require('geoip-lite') as GeoipLite;
-    return (ip) => geoip.lookup(ip)?.country || null;
-  } finally {
-    if (ownDataDir === undefined) delete process.env.GEODATADIR;
-    if (countryOnly) rmSync(countryOnly, { recursive: true, force: true });
+    data = readFileSync(file);
+  } catch (error) {
+    throw new Error(`cannot read ${file} (${errorMessage(error)}): ${FIX}`, { cause: error });
   }
+  if (data.subarray(0, 2).equals(GZIP_MAGIC)) {
+    throw new Error(`${file} is gzip-compressed: unpack it (gunzip) and give the .mmdb file`);
+  }
+  if (data.lastIndexOf(MMDB_METADATA_MARKER) === -1) {
+    throw new Error(`${file} is not a MaxMind DB (.mmdb) file: ${FIX}`);
+  }
+  let reader: Reader<CountryRecord>;
+  try {
+    reader = new Reader<CountryRecord>(data);
+  } catch (error) {
+    throw new Error(`${file} is not a readable MaxMind DB (.mmdb) file (${errorMessage(error)}): ${FIX}`, {
+      cause: error,
+    });
+  }
+  const { databaseType: type, buildEpoch: built, ipVersion } = reader.metadata;
+  if (!COUNTRY_DATABASE_TYPE.test(String(type))) {
+    throw new Error(`${file} is a "${type}" database, which has no countries: ${FIX}`);
+  }
+  // One string per country code, shared by every answer, rather than one per IP decoded.
+  const codes = new Map<string, string>();
+  const lookup: IpCountryLookup = (ip) => {
+    let version = isIP(ip);
+    let address = ip;
+    const mapped = version === 6 ? IPV4_MAPPED.exec(ip)?.[1] : undefined;
+    if (mapped) {
+      address = mapped;
+      version = 4;
+    }
+    // An IPv4-only database walks an IPv6 address to some unrelated record.
+    if (version === 0 || (version === 6 && ipVersion !== 6)) return null;
+    const record = reader.get(address);
+    const code = record?.country?.iso_code ?? record?.country_code;
+    if (!code) return null;
+    let shared = codes.get(code);
+    if (shared === undefined) codes.set(code, (shared = code));
+    return shared;
+  };
+  return { lookup, type, built };
+}
+
+/**
+ * The collector's lookup: the operator's database when `file` (`geoip_database`) is set, which must be
+ * right or the plugin does not start; else the packaged one, without which (a broken install) countries
+ * come from host names only.
+ */
+export function loadCountryLookup(file: string | null, logger: Logger): IpCountryLookup {
+  const started = Date.now();
+  let database: CountryDatabase;
+  try {
+    database = openCountryDatabase(file ?? packagedCountryDatabase());
+  } catch (error) {
+    if (file !== null) {
+      throw new Error(
+        `config.plugins.stats.geoip_database: ${errorMessage(error)} (or set it to null for the packaged GeoLite2 data)`,
+        { cause: error },
+      );
+    }
+    logger.warn('the packaged country database could not be read; countries come from host names only', {
+      error: errorMessage(error),
+      fix: 'reinstall the dependencies (npm ci), or set plugins.stats.geoip_database',
+    });
+    return () => null;
+  }
+  logger.info('country database loaded', {
+    file: file ?? 'packaged GeoLite2',
+    type: database.type,
+    built: database.built.toISOString().slice(0, 10),
+    ms: Date.now() - started,
+  });
+  return database.lookup;
 }
 
 /** IPs remembered at most; past it the oldest answers are forgotten first. */
@@ -115,10 +193,9 @@ const DEFAULT_MAX_CACHED = 100_000;
 
 export class CountryLocator {
   private readonly cache = new Map<string, string | null>();
-  private lookup: IpCountryLookup | null = null;
 
   constructor(
-    private readonly loadLookup: () => IpCountryLookup = loadGeoipCountries,
+    private readonly lookup: IpCountryLookup,
     private readonly maxCached = DEFAULT_MAX_CACHED,
   ) {}
 
@@ -126,7 +203,6 @@ export class CountryLocator {
   ofIp(ip: string): string | null {
     const cached = this.cache.get(ip);
     if (cached !== undefined) return cached;
-    this.lookup ??= this.loadLookup();
     const country = this.lookup(ip);
     if (this.cache.size >= this.maxCached) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(ip, country);

@@ -13,16 +13,26 @@ import { HistorySlice } from '../../lib/model/history.js';
 import { definePlugin } from '../../lib/plugin.js';
 import { countLine, notePeak } from './activity.js';
 import { VersionAsker } from './clients.js';
-import { CountryLocator, loadGeoipCountries, locateKnownUser, noteWhoisHost } from './countries.js';
+import { CountryLocator, loadCountryLookup, locateKnownUser, noteWhoisHost } from './countries.js';
 import { historyRetention, recordHistoryPoint } from './history.js';
 import { noteJoinRefusal } from './joins.js';
 import { measureLatency, type ProbeChoice } from './latency.js';
 import { track } from './live.js';
 import { statsConfigSchema, type StatsConfig } from './schema.js';
 import { fetchServiceCommands, withUnansweredKept } from './service-help.js';
-import { requestLinkNotices, TopologyWatch } from './splits.js';
-import { createSyncState, fullSync, type SyncContext } from './sync.js';
+import { requestNotices, trackClientNotice } from './notices.js';
+import { TopologyWatch } from './splits.js';
+import { createSyncState, fullSync, refreshCounts, type SyncContext } from './sync.js';
 import { TaskQueue } from './task-queue.js';
+
+/**
+ * Between full syncs, LUSERS and LIST are asked again once the last LIST is this many ms per channel old,
+ * and no sooner than {@link COUNTS_REFRESH_MIN_MS}: channels form and empty all the time on a busy network,
+ * and no notice tells of it. A LIST costs the server and the bot in proportion to the channels (10,000: about
+ * 600 KB, a few ms of work), so a big network is asked less often; it also has more channels to drift by.
+ */
+const COUNTS_REFRESH_MS_PER_CHANNEL = 2;
+const COUNTS_REFRESH_MIN_MS = 5_000;
 
 /** While a services server is split off, LINKS is asked this often to see it come back. */
 const SERVICES_RELINK_CHECK_MS = 5000;
@@ -64,6 +74,16 @@ export default definePlugin<StatsConfig>({
 
     const sync = (): Promise<void> =>
       ready ? tasks.run('sync', () => fullSync(context, syncState)) : Promise.resolve();
+    // Between two syncs, not beside one (a sync asks the same); a sync's own LIST counts as the last one.
+    let listedAt = 0;
+    const counts = (): void => {
+      const due = Math.max(COUNTS_REFRESH_MIN_MS, model.channels.size * COUNTS_REFRESH_MS_PER_CHANNEL);
+      if (!ready || !model.ready || tasks.has('sync') || tasks.has('counts') || Date.now() - listedAt < due) return;
+      void tasks.run('counts', async () => {
+        await refreshCounts(context, syncState);
+        listedAt = Date.now();
+      });
+    };
     // After a split or a link: the servers and counts at once, then a sync that starts after it (for new users).
     const topology = new TopologyWatch(context, () => {
       if (ready) void tasks.runFresh('sync', () => fullSync(context, syncState));
@@ -95,23 +115,11 @@ export default definePlugin<StatsConfig>({
     } catch (error) {
       throw new Error(`config.plugins.stats.time_zone: ${errorMessage(error)}`, { cause: error });
     }
+    const locator = new CountryLocator(loadCountryLookup(config.geoip_database, logger));
     const history = new HistorySlice(historyRetention(config));
     // The host hands both to the store when this start returns, which restores what was saved.
     model.addSlice(activity);
     model.addSlice(history);
-    const locator = new CountryLocator(() => {
-      const started = Date.now();
-      try {
-        const lookup = loadGeoipCountries();
-        logger.info('geoip country data loaded', { ms: Date.now() - started });
-        return lookup;
-      } catch (error) {
-        logger.warn('geoip country data could not be loaded; countries come from host names only', {
-          error: errorMessage(error),
-        });
-        return () => null;
-      }
-    });
     const versions = new VersionAsker({
       irc,
       model,
@@ -136,7 +144,12 @@ export default definePlugin<StatsConfig>({
         countLine(message, counting, now());
         return;
       }
-      if (ready) topology.consider(message);
+      if (ready) {
+        topology.consider(message);
+        const notice = message.command === 'NOTICE' ? trackClientNotice(message, model) : null;
+        if (notice && notice.kind !== 'exit')
+          syncState.whoRound?.add(model.fold(notice.kind === 'nick' ? notice.to : notice.nick));
+      }
       track(message, live);
       noteJoinRefusal(message, syncState.joins, fold);
       countLine(message, counting, now());
@@ -144,7 +157,10 @@ export default definePlugin<StatsConfig>({
       noteWhoisHost(message, model);
     });
     onModelChange((change) => {
-      if (change.slice === 'network' && change.kind === 'synced') versions.syncCompleted();
+      if (change.slice === 'network' && change.kind === 'synced') {
+        listedAt = Date.now();
+        versions.syncCompleted();
+      }
       if (!change.name) return;
       if (change.slice === 'users' && change.kind === 'upsert') {
         // One lookup for both.
@@ -158,7 +174,7 @@ export default definePlugin<StatsConfig>({
     });
     irc.on('ready', () => {
       ready = true;
-      requestLinkNotices(irc);
+      requestNotices(irc);
       versions.reset();
       syncState = createSyncState();
       probeChoice = new Map();
@@ -176,6 +192,7 @@ export default definePlugin<StatsConfig>({
         if (commandsMissing) void serviceCommands();
       });
     });
+    timers.every(1000, counts);
     timers.every(config.latency_seconds * 1000, () => void latency());
     // A bot that gets no link notices learns that a split services server is back by asking.
     timers.every(SERVICES_RELINK_CHECK_MS, () => {

@@ -124,7 +124,18 @@ const handlers: Record<string, Handler> = {
       // A channel LIST never showed may be secret: hidden until its modes (324) say otherwise.
       const known = model.channels.byKey(channelKey);
       model.upsertChannel(channelName, { joined: true, hidden: known ? known.hidden : true }, channelKey);
-      irc.send('MODE', channelName);
+      // A question, not paced output: the 324 answer is read by the handler below. Two hundred joins would
+      // otherwise hold up the paced queue (HELP, CTCP) for minutes at the default pace.
+      void irc
+        .request({
+          send: ['MODE', channelName],
+          reply: () => false,
+          end: (line) =>
+            ['324', '403', '442', '477', '482'].includes(line.command) &&
+            irc.casefold(line.params[1] ?? '') === irc.casefold(channelName),
+          timeoutMs: 30000,
+        })
+        .catch(() => undefined);
     }
     const ident = source.ident || null;
     const host = source.host || null;

@@ -18,6 +18,7 @@ export interface StatsConfig {
   history_daily_days: number;
   version_requests_per_second: number;
   version_retry_seconds: number;
+  geoip_database: string | null;
 }
 
 export const statsConfigSchema = {
@@ -147,6 +148,14 @@ export const statsConfigSchema = {
       maximum: 2000000,
       default: 86400,
       description: 'A user who did not answer CTCP VERSION is asked again after this many seconds.',
+    },
+    geoip_database: {
+      type: ['string', 'null'],
+      minLength: 1,
+      default: null,
+      description:
+        "Path of a country database in MaxMind's format (.mmdb), e.g. the GeoLite2-Country.mmdb that geoipupdate " +
+        'keeps up to date; null takes the GeoLite2 country data packaged with the bot.',
     },
   },
 } as const;

@@ -118,8 +118,9 @@ export function askService(irc: IrcPort, service: string, text: string): Promise
       stopWatchingDisconnect();
       resolve(texts);
     };
-    // Unreferenced: a silent service must not keep a stopping process alive for 15 s.
-    const overall = setTimeout(finish, ANSWER_TIMEOUT_MS).unref();
+    // From when the question leaves the paced send queue (JOINs and questions may be ahead of it), not
+    // from now. Unreferenced: a silent service must not keep a stopping process alive for 15 s.
+    let overall: NodeJS.Timeout | undefined;
     const isFromService = (message: IrcMessage): boolean =>
       message.command === 'NOTICE' &&
       message.source !== null &&
@@ -138,7 +139,9 @@ export function askService(irc: IrcPort, service: string, text: string): Promise
     });
     const stopWatchingDisconnect = irc.on('disconnected', finish);
     // A service that says nothing at all ends the wait after the timeout alone.
-    irc.privmsg(service, text);
+    irc.privmsg(service, text, () => {
+      overall ??= setTimeout(finish, ANSWER_TIMEOUT_MS).unref();
+    });
   });
 }
 

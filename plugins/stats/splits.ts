@@ -1,27 +1,18 @@
 /**
  * Splits and links as they happen. A netsplit shows as QUITs whose reason is
  * `<uplink> <lost server>` from the users who share a channel with the bot, and,
- * to an operator, as server notices about links. Neither is trusted as such (a
+ * to an operator, as server notices about links (see notices.ts). Neither is trusted as such (a
  * user on another server may quit with any text): each only says "look now".
  * The bot then asks LINKS and LUSERS at once, ahead of its other output and
  * beside a sync already running; the model drops each server LINKS no longer
  * shows with every user on it, and takes the network's new counts. A full sync
  * follows, for the users of a server that joined.
  */
-import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
+import type { IrcMessage } from '../../lib/irc/port.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
 import { syncLusers, type SyncContext } from './sync.js';
 import { whoOnServer } from './who.js';
-
-/**
- * The snomasks that bring link notices to an operator, by server software (RPL_MYINFO's version):
- * InspIRCd's `l` (local links) and `L` (remote links). Elsewhere none is asked for: another
- * server's letters mean other things.
- */
-export function linkNoticeModes(serverVersion: string): string | null {
-  return /^InspIRCd-[34]\b/.test(serverVersion) ? '+lL' : null;
-}
 
 /** A QUIT whose reason names two linked servers: a user lost in a netsplit. */
 export function isNetsplitQuit(message: IrcMessage, model: NetworkModel): boolean {
@@ -138,10 +129,4 @@ export class TopologyWatch {
     await markServicesServers(urgent);
     return { lost, joined };
   }
-}
-
-/** Ask the server for link notices, where the bot is an operator on a server whose letters are known. */
-export function requestLinkNotices(irc: IrcPort): void {
-  const modes = irc.state.isOperator ? linkNoticeModes(irc.state.serverVersion) : null;
-  if (modes) irc.send('MODE', irc.state.nick, '+s', modes);
 }

@@ -12,7 +12,7 @@ import { createJoinState, joinChannels, type JoinState } from './joins.js';
 import { checkChannelModes, createListState, syncList, type ListState } from './list.js';
 import type { StatsConfig } from './schema.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
-import { syncOperators, syncRealHosts, syncWho, type RealHostState } from './who.js';
+import { syncOperators, syncRealHosts, syncWho, type RealHostState, type WhoResult } from './who.js';
 
 export interface SyncContext {
   irc: IrcPort;
@@ -28,10 +28,16 @@ export interface SyncState {
   list: ListState;
   joins: JoinState;
   realHosts: RealHostState;
+  /**
+   * While a WHO round runs, the folded nicks it has seen: a user who connects or changes nick during the
+   * round (an operator's notices tell) is seen too, or the round, whose mask for them was asked already,
+   * would take them for gone.
+   */
+  whoRound: Set<string> | null;
 }
 
 export function createSyncState(): SyncState {
-  return { list: createListState(), joins: createJoinState(), realHosts: { refused: false } };
+  return { list: createListState(), joins: createJoinState(), realHosts: { refused: false }, whoRound: null };
 }
 
 const isNumeric =
@@ -116,14 +122,23 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   await syncLusers(context);
   await syncLinks(context);
   const modesToAsk = await syncList(context, state.list);
-  const who = await syncWho(context);
-  const statsOperators = await syncOperators(context);
-  const operators = new Set([...who.operators, ...(statsOperators ?? [])]);
-  const removed = removeUnseenUsers(model, new Set([...who.seen, ...operators]));
+  const who: WhoResult = { seen: new Set(), operators: new Set() };
+  state.whoRound = who.seen;
+  let removed: number;
+  try {
+    await syncWho(context, who);
+    const statsOperators = await syncOperators(context);
+    for (const nick of statsOperators ?? []) who.operators.add(nick);
+    for (const nick of who.operators) who.seen.add(nick);
+    removed = removeUnseenUsers(model, who.seen);
+  } finally {
+    state.whoRound = null;
+  }
+  const operators = who.operators;
   applyOperators(model, operators);
   await syncServerUsers(context);
   await markServicesServers(context);
-  model.markSynced(irc.state.isOperator);
+  model.markSynced(irc.state.isOperator, Date.now() - started);
   logger.info('synced', {
     users: model.users.size,
     removed_users: removed,
@@ -136,4 +151,20 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   await syncRealHosts(context, state.realHosts);
   // The pacer sends about one line per refresh second at the default pace: spend at most that many.
   await checkChannelModes(context, state.list, modesToAsk, Math.max(10, config.refresh_seconds));
+}
+
+/**
+ * The network's counts and its channels (LUSERS and LIST) between two full syncs: channels are formed and
+ * emptied all the time on a busy network, and no notice tells of it, so they are asked more often than
+ * the users (whom an operator's notices follow). The full sync does the rest (modes, joins, WHO).
+ */
+export async function refreshCounts(context: SyncContext, state: SyncState): Promise<void> {
+  const started = Date.now();
+  await syncLusers(context);
+  await syncList(context, state.list);
+  context.logger.debug('counts refreshed', {
+    users: context.model.stats.users,
+    channels: context.model.channels.size,
+    ms: Date.now() - started,
+  });
 }

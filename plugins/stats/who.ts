@@ -4,6 +4,7 @@
  * sees every user, invisible ones included; without it, what the network shows.
  */
 import type { IrcMessage } from '../../lib/irc/port.js';
+import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
 import type { SyncContext } from './sync.js';
 
@@ -112,11 +113,16 @@ export interface WhoResult {
   operators: Set<string>;
 }
 
-/** WHO for every mask of the round, one request at a time; the model takes each user as it comes. */
-export async function syncWho(context: SyncContext): Promise<WhoResult> {
+/**
+ * WHO for every mask of the round, one request at a time; the model takes each user as it comes. `result`
+ * may be shared with whoever else sees users during the round (an operator's connect notices).
+ */
+export async function syncWho(
+  context: SyncContext,
+  result: WhoResult = { seen: new Set(), operators: new Set() },
+): Promise<WhoResult> {
   const { irc, model, config } = context;
   const whox = irc.state.isupport.has('WHOX');
-  const result: WhoResult = { seen: new Set(), operators: new Set() };
   for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) {
     // With WHOX, `n` makes the mask match nicks only; plain WHO matches more, and duplicates are harmless.
     await whoOnce(context, mask, whox ? (mask === '*' ? '' : 'n') : null, result);
@@ -143,28 +149,33 @@ async function whoOnce(context: SyncContext, mask: string, flags: string | null,
   const fields = whoxFields(irc.state.isOperator);
   const whox = flags !== null;
   const send = whox ? ['WHO', mask, `${flags}%${fields},${WHOX_TOKEN}`] : ['WHO', mask];
-  const lines = await irc.request({
+  await irc.request({
     urgent,
     send,
     reply: (line) => (whox ? line.command === '354' && line.params[1] === WHOX_TOKEN : line.command === '352'),
     end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
+    // Each row is taken as it arrives, in order with the live lines around it: a QUIT or NICK right after
+    // the row is applied after it, never before (which would bring the user back from a row already stale).
+    onReply: (line) => {
+      const entry = whox ? parseWhoxReply(line, fields) : parseWhoReply(line);
+      if (entry) takeWhoEntry(model, entry, result);
+    },
     timeoutMs: 120000,
   });
-  for (const line of lines) {
-    const entry =
-      line.command === '354' ? parseWhoxReply(line, fields) : line.command === '352' ? parseWhoReply(line) : null;
-    if (!entry) continue;
-    const { nick, ...fieldsOfUser } = entry;
-    const key = model.fold(nick);
-    const known = model.users.byKey(key);
-    // Someone else behind a known nick: the bot shared no channel with either, so it saw neither the quit
-    // nor the new connection. They are a new user, whose client, country, real host and first-seen time
-    // are their own, not the previous person's.
-    if (known && known.channels.size === 0 && isSomeoneElse(known, entry)) model.removeUser(known.nick, key);
-    model.upsertUser(nick, fieldsOfUser, key);
-    result.seen.add(key);
-    if (entry.isOperator) result.operators.add(key);
-  }
+}
+
+/** One user as WHO listed them, into the model and `result`. */
+function takeWhoEntry(model: NetworkModel, entry: WhoEntry, result: WhoResult): void {
+  const { nick, ...fieldsOfUser } = entry;
+  const key = model.fold(nick);
+  const known = model.users.byKey(key);
+  // Someone else behind a known nick: the bot shared no channel with either, so it saw neither the quit
+  // nor the new connection. They are a new user, whose client, country, real host and first-seen time
+  // are their own, not the previous person's.
+  if (known && known.channels.size === 0 && isSomeoneElse(known, entry)) model.removeUser(known.nick, key);
+  model.upsertUser(nick, fieldsOfUser, key);
+  result.seen.add(key);
+  if (entry.isOperator) result.operators.add(key);
 }
 
 /** Whether WHO shows another connection than the model's `known` under its nick: another IP or ident. */

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/transport.js';
 import { casefold } from '../../../lib/irc/casemapping.js';
 import { Pacer } from '../../../lib/irc/pacer.js';
 import { formatLine, splitText } from '../../../lib/irc/text.js';
@@ -156,41 +157,64 @@ t.test('a dropped connection is reopened with backoff, not after quit', async (t
   t.equal(irc.opened, 2, 'no reconnect after quit');
 });
 
-t.test('a request times out from when its line is sent, not from when it was queued', async (t) => {
-  const irc = new FakeTransport({ pacing: { burst: 1, intervalMs: 60 } });
+t.test('requests take turns, a few unanswered at a time, and time out from when their line is sent', async (t) => {
+  const irc = new FakeTransport({ pacing: { burst: 1, intervalMs: 60_000 } });
   irc.connect();
   irc.register();
-  await new Promise((resolve) => setTimeout(resolve, 70));
-  irc.send('PRIVMSG', '#a', 'fills the bucket');
-  const request = irc.request({
-    send: ['LINKS'],
-    reply: (message) => message.command === '364',
-    end: (message) => message.command === '365',
-    timeoutMs: 40,
-  });
-  // Queued behind the PRIVMSG for ~60 ms, longer than its 40 ms timeout.
-  t.notOk(irc.sent.includes('LINKS'), 'not sent yet');
-  await new Promise<void>((resolve) => {
-    const check = setInterval(() => {
-      if (irc.sent.includes('LINKS')) {
-        clearInterval(check);
-        resolve();
-      }
-    }, 2);
-  });
-  irc.receive(':irc.test 365 DataBot * :End');
-  const lines = await request;
-  t.equal(lines.length, 1, 'answered, not timed out');
+  irc.send('PRIVMSG', '#a', 'takes the only token');
+  irc.send('PRIVMSG', '#a', 'waits a minute for the next');
+  const links = (id: number, timeoutMs: number) =>
+    irc.request({
+      send: ['LINKS', `${id}`],
+      reply: (message) => message.command === '364',
+      end: (message) => message.command === '365' && message.params[1] === `${id}`,
+      timeoutMs,
+    });
+  const first = Array.from({ length: REQUESTS_IN_FLIGHT }, (_, index) => links(index, 5000));
+  t.same(
+    irc.sent.filter((line) => line.startsWith('LINKS')),
+    first.map((_, index) => `LINKS ${index}`),
+    'requests are not held back by the paced lines',
+  );
+  let settled = false;
+  const late = links(99, 40).finally(() => (settled = true));
+  t.notOk(irc.sent.includes('LINKS 99'), 'one more waits while the others are unanswered');
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  t.notOk(irc.sent.includes('LINKS 99'), 'still waiting, longer than its timeout');
+  t.notOk(settled, 'and not timed out');
+  irc.receive(':irc.test 365 DataBot 0 :End');
+  t.ok(irc.sent.includes('LINKS 99'), 'sent once a turn was free');
+  irc.receive(':irc.test 365 DataBot 99 :End');
+  t.equal((await late).length, 1, 'answered, not timed out');
+  t.equal(irc.sent.at(-1), 'LINKS 99', 'the paced line still waits for its token');
+  irc.drop('done');
+  await Promise.allSettled(first);
 });
 
-t.test('requests still in the queue are rejected on disconnect', async (t) => {
-  const irc = new FakeTransport({ pacing: { burst: 1, intervalMs: 1000 } });
+t.test('an urgent request goes before the others waiting', async (t) => {
+  const irc = new FakeTransport();
   irc.connect();
   irc.register();
-  irc.send('PRIVMSG', '#a', 'x');
-  const queued = irc.request({ send: ['LUSERS'], reply: () => true, end: (message) => message.command === '266' });
+  const ask = (command: string, urgent = false) =>
+    irc
+      .request({ send: [command], reply: () => false, end: (message) => message.command === command, urgent })
+      .catch(() => undefined);
+  for (let i = 0; i < REQUESTS_IN_FLIGHT; i++) void ask(`BUSY${i}`);
+  void ask('LATER');
+  void ask('LOOKUP', true);
+  irc.receive(':irc.test BUSY0 DataBot');
+  t.equal(irc.sent.at(-1), 'LOOKUP', 'the lookup a person waits for went first');
+  irc.drop('done');
+});
+
+t.test('requests sent or still waiting their turn are rejected on disconnect', async (t) => {
+  const irc = new FakeTransport();
+  irc.connect();
+  irc.register();
+  const ask = () => irc.request({ send: ['LUSERS'], reply: () => true, end: (message) => message.command === '266' });
+  const asked = Array.from({ length: REQUESTS_IN_FLIGHT + 1 }, ask);
   irc.drop('gone');
-  await t.rejects(queued, /disconnected before the reply to LUSERS/);
+  for (const request of asked) await t.rejects(request, /disconnected before the reply to LUSERS/);
 });
 
 t.test(

@@ -105,12 +105,14 @@ t.test('ready needs a connection and a completed sync', async (t) => {
   t.notOk(model.ready);
   model.connectionOpened('ascii');
   t.notOk(model.ready, 'connected but not synced');
-  model.markSynced(true);
+  model.markSynced(true, 1234);
   t.ok(model.ready);
   t.equal(model.stats.syncedAsOperator, true);
+  t.equal(model.stats.syncMs, 1234, 'with how long the sync took');
   t.equal(model.fold('[A]'), '[a]', 'ascii folds letters only');
   model.connectionOpened('rfc1459');
   t.notOk(model.ready, 'a new connection needs a new sync');
+  t.equal(model.stats.syncMs, null);
 });
 
 t.test('names folded by the caller give the same model as names folded here', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { NetworkModel } from '../../../lib/model/network.js';
 import type { SerializedJson } from '../../../lib/http/serialized-json.js';
-import { ChangeCache, ListCache } from '../../../plugins/api/lists.js';
+import { ChangeCache, ListCache, TimedCache } from '../../../plugins/api/lists.js';
 
 t.test('a list answer is built once per query until the users or channels change', async (t) => {
   const model = new NetworkModel();
@@ -57,4 +57,66 @@ t.test('a change cache keeps one answer until one of its slices changes', async 
   const second = cache.get(build);
   t.same(JSON.parse(second.bytes.toString()), { builds: 2 }, 'a network change rebuilds it');
   t.not(second.etag, first.etag, 'with a new ETag');
+});
+
+t.test('while changes keep coming, an answer is rebuilt at most once per reuseMs', async (t) => {
+  const model = new NetworkModel();
+  const clock = { now: 1_000_000 };
+  const cache = new ListCache<number>((listener) => model.on('change', listener), {
+    reuseMs: 1000,
+    now: () => clock.now,
+  });
+  let builds = 0;
+  const get = (): number => JSON.parse(cache.get('?limit=10', () => ++builds).bytes.toString()) as number;
+  t.equal(get(), 1);
+  // A quiet second: the first change after it is seen at once.
+  clock.now += 5000;
+  model.upsertUser('alice');
+  t.equal(get(), 2, 'after a quiet while, a change rebuilds at once');
+  for (let step = 1; step <= 9; step++) {
+    clock.now += 100;
+    model.upsertUser(`user${step}`);
+    t.equal(get(), 2, `${step * 100} ms later, still the answer built then`);
+  }
+  clock.now += 100;
+  model.upsertUser('bob');
+  t.equal(get(), 3, 'a second after the rebuild, the next one');
+  clock.now += 5000;
+  t.equal(get(), 3, 'no change since: kept however old');
+
+  const stats = new ChangeCache((listener) => model.on('change', listener), ['network'], {
+    reuseMs: 1000,
+    now: () => clock.now,
+  });
+  let statsBuilds = 0;
+  const first = stats.get(() => ++statsBuilds);
+  model.updateStats({ users: 1 });
+  clock.now += 999;
+  t.equal(
+    stats.get(() => ++statsBuilds),
+    first,
+    'within reuseMs of its build, a change waits',
+  );
+  clock.now += 1;
+  t.not(
+    stats.get(() => ++statsBuilds),
+    first,
+    'then it is rebuilt',
+  );
+});
+
+t.test('a timed cache keeps each answer reuseMs from its build; 0 keeps nothing', async (t) => {
+  const clock = { now: 0 };
+  const cache = new TimedCache({ reuseMs: 1000, now: () => clock.now });
+  let builds = 0;
+  const get = (key: string): number => JSON.parse(cache.get(key, () => ++builds).bytes.toString()) as number;
+  t.equal(get('a'), 1);
+  clock.now = 999;
+  t.equal(get('a'), 1);
+  t.equal(get('b'), 2, 'by key');
+  clock.now = 1000;
+  t.equal(get('a'), 3, 'built again once reuseMs old');
+  const never = new TimedCache({ reuseMs: 0 });
+  t.equal(JSON.parse(never.get('a', () => 'x').bytes.toString()), 'x');
+  t.equal(JSON.parse(never.get('a', () => 'y').bytes.toString()), 'y');
 });

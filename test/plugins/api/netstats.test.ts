@@ -109,7 +109,7 @@ async function start(t: Test, model: NetworkModel) {
   const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
   // Guards are the tokens plugin's business; here every request is let through.
   server.setGuard('token', () => undefined);
-  const config = { cache_seconds: 30 };
+  const config = { cache_seconds: 30, reuse_ms: 0 };
   const routes = [
     ...netstatsRoutes({
       model,
@@ -262,6 +262,22 @@ t.test('channel profile: overview, 24 hours that add up, top users; hidden ones 
   t.match(token.body, { channel: { name: '#hush', hidden: true, peak_users: 3 }, lines_today: 13 });
   const quiet = await get('/network/data/channel/%23dev/?top=1');
   t.same(quiet.body.top_users_today, [{ nick: 'carol', lines: 2 }]);
+  t.equal(body.lines_counted, true, 'the collector sits in #chat and counts its lines');
+
+  // A channel the bot is not in: users and topic, no line counts, and it says so.
+  model.upsertChannel('#big', { users: 3000, topic: 'too big to sit in' });
+  const outside = await get('/network/data/channel/%23big/');
+  t.match(outside.body, {
+    channel: { name: '#big', users: 3000, topic: 'too big to sit in' },
+    lines_counted: false,
+    lines_today: null,
+    hourly_lines: null,
+    top_users_today: [],
+  });
+  // One the bot left today: what it counted while there, marked as not counted now.
+  model.clearMembers('#dev', 2);
+  const left = await get('/network/data/channel/%23dev/');
+  t.match(left.body, { lines_counted: false, lines_today: 2 });
 });
 
 t.test(

@@ -70,7 +70,7 @@ async function start(t: Test, model: NetworkModel, { rateLimits = false, capacit
     const bucket = { capacity, refill_per_second: 0.001 };
     server.addHook(rateLimitHook({ public: new RateLimiter(bucket), token: new RateLimiter(bucket) }));
   }
-  const config = { cache_seconds: 30 };
+  const config = { cache_seconds: 30, reuse_ms: 0 };
   const routes = [
     ...networkRoutes(model, config),
     ...serverRoutes(model, config),
@@ -162,6 +162,7 @@ t.test('stats, servers and latency', async (t) => {
     max_users: 9,
     synced_at: '2026-11-21T14:03:00.000Z',
     synced_as_operator: true,
+    sync_ms: null,
   });
   t.equal(stats.response.headers.get('cache-control'), 'public, max-age=30');
 

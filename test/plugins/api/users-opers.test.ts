@@ -45,7 +45,7 @@ async function start(t: Test, model: NetworkModel) {
   const routes = [
     ...operatorRoutes(model),
     ...userRoutes(model),
-    ...openApiRoutes({ routes: () => server.routes() }, { cache_seconds: 10 }),
+    ...openApiRoutes({ routes: () => server.routes() }, { cache_seconds: 10, reuse_ms: 0 }),
   ];
   for (const route of routes) server.route('api', route);
   const { url } = await server.listen();

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/transport.js';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { measureLatency, PROBES, type ProbeChoice } from '../../../plugins/stats/latency.js';
@@ -62,23 +63,28 @@ t.test('a server that splits off meanwhile (402) is null at once', async (t) => 
   t.ok(Date.now() - started < 2000, 'no probe waited for its timeout');
 });
 
-t.test('time spent in the send queue is not latency: the clock starts when the probe is written', async (t) => {
-  // One line per 150 ms, and a sync's worth of lines queued ahead of the probes.
-  const { irc, model, context } = setup({ burst: 1, intervalMs: 150 });
-  // The pacer's timer does not keep a process alive (a socket does, in a bot): this does, here.
-  const alive = setInterval(() => undefined, 1000);
-  t.teardown(() => clearInterval(alive));
+t.test('time spent waiting for a turn is not latency: the clock starts when the probe is written', async (t) => {
+  const { irc, model, context } = setup();
   model.removeServer('dead.test.net');
   model.removeServer('services.test.net');
   model.removeServer('leaf.test.net');
-  irc.send('PING', 'filler-1');
-  irc.send('PING', 'filler-2');
-  irc.send('PING', 'filler-3');
+  // Other requests hold every turn for 400 ms, as a sync's WHO would.
+  const busy = Array.from({ length: REQUESTS_IN_FLIGHT }, (_, index) =>
+    irc.request({
+      send: ['WHO', `${index}*`],
+      reply: () => false,
+      end: (line) => line.command === '315' && line.params[1] === `${index}*`,
+    }),
+  );
+  setTimeout(() => {
+    for (let index = 0; index < REQUESTS_IN_FLIGHT; index++) irc.receive(`:hub.test.net 315 DataBot ${index}* :End`);
+  }, 400);
   const started = Date.now();
   await measureLatency(context, new Map(), 5000);
+  await Promise.all(busy);
   const waited = Date.now() - started;
-  t.ok(waited >= 400, `the probe waited behind the queue (${waited} ms)`);
+  t.ok(waited >= 400, `the probe waited for its turn (${waited} ms)`);
   const { latencyMs } = model.servers.get('hub.test.net')!;
   t.type(latencyMs, 'number');
-  t.ok(latencyMs! < 100, `the round trip is the answer's, not the queue's (${latencyMs} ms)`);
+  t.ok(latencyMs! < 100, `the round trip is the answer's, not the wait's (${latencyMs} ms)`);
 });

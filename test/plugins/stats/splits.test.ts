@@ -4,14 +4,7 @@ import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { track } from '../../../plugins/stats/live.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
-import {
-  burstEndedFrom,
-  isLinkNotice,
-  isNetsplitQuit,
-  linkNoticeModes,
-  requestLinkNotices,
-  TopologyWatch,
-} from '../../../plugins/stats/splits.js';
+import { burstEndedFrom, isLinkNotice, isNetsplitQuit, TopologyWatch } from '../../../plugins/stats/splits.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
 const config = Object.fromEntries(
@@ -110,14 +103,6 @@ t.test('what says the network changed shape, and what does not', async (t) => {
     ),
     'leaf.test.net',
   );
-  t.equal(linkNoticeModes('InspIRCd-3'), '+lL');
-  t.equal(linkNoticeModes('hybrid-8.2.43'), null, 'letters of other servers are not guessed');
-});
-
-t.test('an operator on InspIRCd asks for link notices', async (t) => {
-  const { irc } = setup();
-  requestLinkNotices(irc);
-  t.ok(irc.sent.includes('MODE DataBot +s +lL'));
 });
 
 t.test('a split: the server goes with its users at once, and the counts are asked again', async (t) => {

@@ -7,7 +7,13 @@ import { listQueries, parseListEntry } from '../../../plugins/stats/list.js';
 import { track } from '../../../plugins/stats/live.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
 import { parseLinksEntry, parseMapLine } from '../../../plugins/stats/servers.js';
-import { createSyncState, fullSync, parseLusers, type SyncContext } from '../../../plugins/stats/sync.js';
+import {
+  createSyncState,
+  fullSync,
+  parseLusers,
+  refreshCounts,
+  type SyncContext,
+} from '../../../plugins/stats/sync.js';
 import { parseWhoxReply, whoMasks } from '../../../plugins/stats/who.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
@@ -565,4 +571,48 @@ t.test('joins skip channels that refused the bot, invite-only and keyed ones, an
   );
   t.equal(channelLimit(new Map([['CHANLIMIT', '#:100,&:20']])), 20);
   t.equal(channelLimit(new Map()), null);
+});
+
+t.test('between syncs, LUSERS and LIST alone refresh the counts and the channels', async (t) => {
+  const { irc, model, context } = setup();
+  await fullSync(context, createSyncState());
+  const usersBefore = model.users.size;
+  t.ok(model.channels.get('#tricky'));
+  irc
+    .answer(
+      /^LUSERS$/,
+      lusers.map((line) => line.replace('global users: 5', 'global users: 6')),
+    )
+    .answer(/^LIST$/, [
+      ':hub.test.net 321 DataBot Channel :Users Name',
+      ':hub.test.net 322 DataBot #public 4 :[+nt] hello [world]',
+      ':hub.test.net 322 DataBot #new 1 :[+nt] just formed',
+      ':hub.test.net 323 DataBot :End of channel list.',
+    ]);
+  irc.sent.length = 0;
+  await refreshCounts(context, createSyncState());
+  t.same(irc.sent, ['LUSERS', 'LIST'], 'nothing else is asked');
+  t.equal(model.stats.users, 6, 'the network’s own count');
+  t.match(model.channels.get('#public'), { users: 4 });
+  t.match(model.channels.get('#new'), { users: 1, hidden: false });
+  t.notOk(model.channels.get('#tricky'), 'a channel no longer listed is gone');
+  t.equal(model.users.size, usersBefore, 'the users are left to the syncs and notices');
+});
+
+t.test('a user the round sees in a notice is not taken for gone at its end', async (t) => {
+  const { irc, model, context } = setup();
+  const state = createSyncState();
+  irc.answer(/^WHO (\S+) n?%(\w+),77$/, (match) => {
+    // Someone connects while the round runs, after their mask was asked: an operator's notice tells.
+    if (match[1] === '*') {
+      model.upsertUser('latecomer', { server: 'leaf.test.net' });
+      state.whoRound?.add(model.fold('latecomer'));
+      model.upsertUser('ghost', { server: 'leaf.test.net' });
+    }
+    return whoxLines(match[1]!, match[2]!);
+  });
+  await fullSync(context, state);
+  t.ok(model.users.get('latecomer'), 'the newcomer stays');
+  t.notOk(model.users.get('ghost'), 'a user neither WHO nor a notice showed goes');
+  t.equal(state.whoRound, null, 'the round is over');
 });
