@@ -153,6 +153,9 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   await checkChannelModes(context, state.list, modesToAsk, Math.max(10, config.refresh_seconds));
 }
 
+/** Modes asked per count refresh for channels formed since the last LIST. */
+const NEW_CHANNEL_MODE_CHECKS = 100;
+
 /**
  * The network's counts and its channels (LUSERS and LIST) between two full syncs: channels are formed and
  * emptied all the time on a busy network, and no notice tells of it, so they are asked more often than
@@ -161,7 +164,11 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
 export async function refreshCounts(context: SyncContext, state: SyncState): Promise<void> {
   const started = Date.now();
   await syncLusers(context);
-  await syncList(context, state.list);
+  const modesToAsk = await syncList(context, state.list);
+  // A channel formed since the last LIST stays off the public lists until its modes are known: ask those
+  // now rather than at the next full sync (a channel whose modes were asked before waits for that).
+  const fresh = modesToAsk.filter((name) => !state.list.modeChecks.has(context.model.fold(name)));
+  await checkChannelModes(context, state.list, fresh, NEW_CHANNEL_MODE_CHECKS);
   context.logger.debug('counts refreshed', {
     users: context.model.stats.users,
     channels: context.model.channels.size,

@@ -495,6 +495,19 @@ t.test('an operator on a network that hides modes in LIST asks MODE, and hides u
   await fullSync(context, state);
   t.match(model.channels.get('#open'), { hidden: false }, 'a channel whose modes are known stays as they said');
   t.same(irc.sentMatching(/^MODE #/).sort(), ['MODE #hush', 'MODE #open'], 'known channels are checked again');
+
+  irc.sent.length = 0;
+  irc
+    .answer(/^LIST$/, [
+      ':hub.test.net 322 DataBot #open 3 :hello',
+      ':hub.test.net 322 DataBot #hush 2 :',
+      ':hub.test.net 322 DataBot #fresh 1 :',
+      ':hub.test.net 323 DataBot :End of channel list.',
+    ])
+    .answer(/^MODE #fresh$/, [':hub.test.net 324 DataBot #fresh +n']);
+  await refreshCounts(context, state);
+  t.same(irc.sentMatching(/^MODE #/), ['MODE #fresh'], 'between syncs only a channel formed since is asked');
+  t.match(model.channels.get('#fresh'), { hidden: false, modes: '+n' }, 'and is public before the next sync');
 });
 
 t.test('LIST in bands of user counts on a big network', async (t) => {
