@@ -8,9 +8,16 @@ import type { ApiRequest } from './types.js';
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
 
-export interface PaginateOptions<T> {
+export interface PaginateOptions<T, R = T> {
   /** The item fields `?ordering=` may name; each may be prefixed with `-` for descending order. */
   orderingFields: string[];
+  /**
+   * The value of an ordering field of an item (default: the item's own property of that name). With
+   * `present`, a list can be filtered and ordered on the model's objects and only its page mapped.
+   */
+  orderingValue?: (item: T, field: string) => unknown;
+  /** The page's items as answered (default: the items themselves). Only the page is mapped. */
+  present?: (item: T) => R;
   /** The ordering when the request gives none, e.g. `name` or `-users`. */
   defaultOrdering: string;
   /** The text `?search=` looks in; without it the list refuses `?search=`. */
@@ -49,29 +56,36 @@ function integerParameter(query: URLSearchParams, name: string, fallback: number
   return value;
 }
 
-function typeRank(value: unknown): number {
-  if (typeof value === 'number') return 0;
-  if (typeof value === 'string') return 1;
-  if (typeof value === 'boolean') return 2;
-  return 3;
+/**
+ * What an item is ordered by, computed once per item rather than once per comparison: numbers
+ * numerically, then strings case-insensitively by code unit and then exactly, then booleans; null and
+ * missing values last.
+ */
+interface SortKey<T> {
+  item: T;
+  missing: boolean;
+  /** 0 number, 1 string, 2 boolean, 3 anything else. */
+  rank: number;
+  number: number;
+  folded: string;
+  text: string;
 }
 
-/** Ascending order of two non-null field values: numbers numerically, strings case-insensitively by code unit, then exactly. */
-function compareValues(left: unknown, right: unknown): number {
-  const rankDifference = typeRank(left) - typeRank(right);
-  if (rankDifference !== 0) return rankDifference;
-  if (typeof left === 'number' && typeof right === 'number') return left - right;
-  if (typeof left === 'string' && typeof right === 'string') {
-    // Code-unit comparison, so the order is the same under every locale.
-    const folded = compareCodeUnits(left.toLowerCase(), right.toLowerCase());
-    return folded !== 0 ? folded : compareCodeUnits(left, right);
-  }
-  if (typeof left === 'boolean' && typeof right === 'boolean') return Number(left) - Number(right);
-  return 0;
+function sortKey<T>(item: T, value: unknown): SortKey<T> {
+  const missing = value === null || value === undefined;
+  if (typeof value === 'number') return { item, missing, rank: 0, number: value, folded: '', text: '' };
+  // Code-unit comparison, so the order is the same under every locale.
+  if (typeof value === 'string') return { item, missing, rank: 1, number: 0, folded: value.toLowerCase(), text: value };
+  if (typeof value === 'boolean') return { item, missing, rank: 2, number: Number(value), folded: '', text: '' };
+  return { item, missing, rank: 3, number: 0, folded: '', text: '' };
 }
 
-function compareCodeUnits(left: string, right: string): number {
-  return left < right ? -1 : left > right ? 1 : 0;
+/** Ascending order of two keys with values. */
+function compareKeys<T>(left: SortKey<T>, right: SortKey<T>): number {
+  if (left.rank !== right.rank) return left.rank - right.rank;
+  if (left.number !== right.number) return left.number - right.number;
+  if (left.folded !== right.folded) return left.folded < right.folded ? -1 : 1;
+  return left.text < right.text ? -1 : left.text > right.text ? 1 : 0;
 }
 
 function fieldOf(item: unknown, field: string): unknown {
@@ -104,7 +118,7 @@ function pageLink(request: ApiRequest, limit: number, offset: number | undefined
  * 400 invalid_parameter naming the parameter and what it accepts. Ties keep the
  * input order; null and missing values sort last in both directions.
  */
-export function paginate<T>(request: ApiRequest, items: readonly T[], options: PaginateOptions<T>): Page<T> {
+export function paginate<T, R = T>(request: ApiRequest, items: readonly T[], options: PaginateOptions<T, R>): Page<R> {
   const { query } = request;
   const limit = integerParameter(query, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
   const offset = integerParameter(query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
@@ -136,17 +150,18 @@ export function paginate<T>(request: ApiRequest, items: readonly T[], options: P
   }
 
   const direction = ordering.descending ? -1 : 1;
-  selected.sort((left, right) => {
-    const leftValue = fieldOf(left, ordering.field);
-    const rightValue = fieldOf(right, ordering.field);
-    const leftMissing = leftValue === null || leftValue === undefined;
-    const rightMissing = rightValue === null || rightValue === undefined;
-    if (leftMissing || rightMissing) return Number(leftMissing) - Number(rightMissing);
-    return direction * compareValues(leftValue, rightValue);
+  const valueOf = options.orderingValue ?? fieldOf;
+  const keys = selected.map((item) => sortKey(item, valueOf(item, ordering.field)));
+  // Array.prototype.sort is stable: ties keep the input order.
+  keys.sort((left, right) => {
+    if (left.missing || right.missing) return Number(left.missing) - Number(right.missing);
+    return direction * compareKeys(left, right);
   });
 
-  const count = selected.length;
+  const count = keys.length;
   const next = offset + limit < count ? pageLink(request, limit, offset + limit) : null;
   const previous = offset <= 0 ? null : pageLink(request, limit, offset - limit > 0 ? offset - limit : undefined);
-  return { count, next, previous, results: selected.slice(offset, offset + limit) };
+  const page = keys.slice(offset, offset + limit).map((key) => key.item);
+  const present = options.present;
+  return { count, next, previous, results: present ? page.map((item) => present(item)) : (page as unknown as R[]) };
 }

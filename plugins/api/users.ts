@@ -89,6 +89,26 @@ export function userJson(user: User) {
 
 const ORDERING = ['nick', 'account', 'server', 'host', 'ip', 'connected_at'];
 
+/** The value `?ordering=` sorts a user by, as its JSON field shows it. */
+function orderingValue(user: User, field: string): unknown {
+  switch (field) {
+    case 'nick':
+      return user.nick;
+    case 'account':
+      return user.account;
+    case 'server':
+      return user.server;
+    case 'host':
+      return user.host;
+    case 'ip':
+      return user.ip;
+    case 'connected_at':
+      return user.firstSeenAt;
+    default:
+      return undefined;
+  }
+}
+
 export function userRoutes(
   model: NetworkModel,
   onChange: ModelChangeSubscriber = (listener) => model.on('change', listener),
@@ -108,22 +128,15 @@ export function userRoutes(
       handler(request) {
         requireReady(model);
         const body = pages.get(request.search, () =>
-          paginate(
-            request,
-            [...model.users.all()].map((user) => userJson(user)),
-            {
-              orderingFields: ORDERING,
-              defaultOrdering: 'nick',
-              searchFold,
-              searchField: (item) => [
-                item.nick,
-                item.host ?? '',
-                item.real_host ?? '',
-                item.ip ?? '',
-                item.account ?? '',
-              ],
-            },
-          ),
+          // Filtered and ordered on the model's users: only the page is turned into JSON.
+          paginate(request, [...model.users.all()], {
+            orderingFields: ORDERING,
+            defaultOrdering: 'nick',
+            orderingValue,
+            present: userJson,
+            searchFold,
+            searchField: (user) => [user.nick, user.host ?? '', user.realHost ?? '', user.ip ?? '', user.account ?? ''],
+          }),
         );
         return { body };
       },

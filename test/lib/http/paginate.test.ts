@@ -235,3 +235,20 @@ t.test('over HTTP: a bad parameter is a 400 answer, a good one a page', async (t
   t.same(names(page), ['#c0002', '#c0001']);
   t.equal(page.next, '/api/irc/channels/?limit=2&offset=2&ordering=-users');
 });
+
+t.test('orderingValue orders the items as given; present maps only the page', async (t) => {
+  const items = channels(250);
+  const presented: string[] = [];
+  const page = paginate(request('ordering=-size&limit=3&offset=1'), items, {
+    orderingFields: ['size'],
+    defaultOrdering: 'size',
+    orderingValue: (channel, field) => (field === 'size' ? channel.users : undefined),
+    present: (channel) => {
+      presented.push(channel.name);
+      return { label: channel.name.toUpperCase() };
+    },
+  });
+  t.equal(page.count, 250);
+  t.same(page.results, [{ label: '#C0248' }, { label: '#C0247' }, { label: '#C0246' }]);
+  t.same(presented, ['#c0248', '#c0247', '#c0246'], 'only the page was mapped');
+});
