@@ -106,6 +106,10 @@ export function figuresOf(result: ScaleResult): Figure[] {
     '≤ 30 %',
     result.cpu.churn <= 30,
   );
+  add(
+    'bot waiting for a CPU during churn (run queue)',
+    `${result.cpu.runQueue.toFixed(1)} % of the time (the network's processes at nice ${result.cpu.niceness})`,
+  );
   const measured = result.checks.filter((check) => check.model !== null);
   const worstUsers = Math.max(0, ...measured.map((check) => percentOff(check.model!.users, check.truth.allUsers)));
   const worstChannels = Math.max(

@@ -14,6 +14,7 @@ import {
   startTestNetwork,
   type TestNetwork,
 } from '../test/support/testnet.js';
+import { BOT_NODE_FLAGS } from '../lib/node-flags.js';
 import { startCrowd, type Crowd } from './crowd.js';
 
 const botAccountBase = 'DataBot';
@@ -164,9 +165,13 @@ async function main(): Promise<number> {
 
     // The bot's own settings come from the generated file only.
     const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('IRC_DATA_')));
-    say(`starting the bot: node ${path.relative(root, botMain)} --config ${configPath}`);
+    say(`starting the bot: node ${BOT_NODE_FLAGS.join(' ')} ${path.relative(root, botMain)} --config ${configPath}`);
     // Own process group: Ctrl-C reaches the demo only, which stops the bot with SIGTERM.
-    const child = spawn(process.execPath, [botMain, '--config', configPath], { stdio: 'inherit', env, detached: true });
+    const child = spawn(process.execPath, [...BOT_NODE_FLAGS, botMain, '--config', configPath], {
+      stdio: 'inherit',
+      env,
+      detached: true,
+    });
     bot = child;
     const botExit = new Promise<number>((resolve) => {
       child.once('exit', (code, signal) => {

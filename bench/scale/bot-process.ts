@@ -5,6 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { BOT_NODE_FLAGS } from '../../lib/node-flags.js';
 import type { ProbeAnswer, ProbeRequest } from './bot-probe.js';
 import { cpuSeconds, rssBytes } from './proc.js';
 
@@ -86,7 +87,7 @@ export interface BotProcess {
 export function startBotProcess(configPath: string, logPath: string, httpPort: number): BotProcess {
   const out = fs.openSync(logPath, 'a');
   const child: ChildProcess = fork(mainFile, ['--config', configPath], {
-    execArgv: ['--expose-gc', '--import', probeUrl],
+    execArgv: [...BOT_NODE_FLAGS, '--expose-gc', '--import', probeUrl],
     stdio: ['ignore', out, out, 'ipc'],
   });
   fs.closeSync(out);

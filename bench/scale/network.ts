@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { findRepoRoot, freePorts, startTestNetwork } from '../../test/support/testnet.js';
 import { Oracle } from './oracle.js';
+import { networkNiceness } from './proc.js';
 
 /** Crowd connections per leaf by default. */
 export const USERS_PER_LEAF = 12_500;
@@ -97,11 +98,13 @@ function renderFile(template: string, target: string, values: Record<string, str
 
 /**
  * Starts a daemon with its descriptor limit raised to the hard limit (its soft limit may be lower),
- * in a session of its own so a terminal's Ctrl-C reaches only the harness, which stops it by PID.
+ * in a session of its own so a terminal's Ctrl-C reaches only the harness, which stops it by PID, and
+ * at the network's niceness (proc.ts).
  */
 function startDaemon(argv: string[], logFile: string): number {
   const out = fs.openSync(logFile, 'a');
-  const child = spawn('bash', ['-c', 'ulimit -n "$(ulimit -Hn)"; exec "$@"', 'daemon', ...argv], {
+  const nice = String(networkNiceness());
+  const child = spawn('bash', ['-c', 'ulimit -n "$(ulimit -Hn)"; exec nice -n "$0" "$@"', nice, ...argv], {
     detached: true,
     stdio: ['ignore', out, out],
   });

@@ -72,3 +72,47 @@ export class CpuMeter {
     this.at = performance.now();
   }
 }
+
+/** Seconds a thread has waited on a run queue for a CPU (schedstat's second field); NaN when unknown. */
+export function runQueueSeconds(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(' ');
+    return Number(fields[1]) / 1e9;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * How long a process's main thread waited for a CPU between two moments, as a share of the time: on a
+ * machine whose cores the network under test also needs, the latency of the bot's answers includes it.
+ */
+export class RunQueueMeter {
+  private seconds: number;
+  private at: number;
+
+  constructor(private readonly pid: number) {
+    this.seconds = runQueueSeconds(pid);
+    this.at = performance.now();
+  }
+
+  percent(): number {
+    return (100 * (runQueueSeconds(this.pid) - this.seconds)) / ((performance.now() - this.at) / 1000);
+  }
+
+  restart(): void {
+    this.seconds = runQueueSeconds(this.pid);
+    this.at = performance.now();
+  }
+}
+
+/**
+ * The niceness the network's processes (IRC servers, services, crowd) run at: they stand for other
+ * machines, so the bot and the load generator are served first on a machine that runs them all.
+ * `BENCH_SCALE_NICE=0` runs them at the bench's own priority.
+ */
+export function networkNiceness(): number {
+  const text = process.env.BENCH_SCALE_NICE;
+  const value = text === undefined || text === '' ? 10 : Number(text);
+  return Number.isInteger(value) && value >= 0 && value <= 19 ? value : 10;
+}

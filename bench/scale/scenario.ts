@@ -21,7 +21,7 @@ import { botConfig, startBotProcess, type BotProcess, type LogLine } from './bot
 import type { LoadMessage, LoadResult, LoadRunResult } from './http-load.js';
 import { startScaleNetwork } from './network.js';
 import { Oracle, type Truth } from './oracle.js';
-import { CpuMeter, cpuSeconds, peakRssBytes, rssBytes } from './proc.js';
+import { CpuMeter, cpuSeconds, networkNiceness, peakRssBytes, RunQueueMeter, rssBytes } from './proc.js';
 import { writeStoreFixture, type StoreFixture } from './store-fixture.js';
 
 export interface ScaleOptions {
@@ -80,7 +80,7 @@ export interface ScaleResult {
     churnHeap: number;
     peakRss: number;
   };
-  cpu: { churn: number; churnWithHttp: number };
+  cpu: { churn: number; churnWithHttp: number; runQueue: number; niceness: number };
   checks: TruthCheck[];
   settle: Arrival;
   syncs: { durations: number[]; failures: number; interrupted: number; expected: number; spanSeconds: number };
@@ -338,6 +338,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       ports: network.leaves.map((leaf) => leaf.clientPort),
       plan: { users: options.users, channels: options.channels },
       chatChannels: options.botChannels,
+      niceness: networkNiceness(),
       onProgress: (ready) => {
         if (ready - lastShown >= Math.max(1000, options.users / 10)) {
           lastShown = ready;
@@ -427,14 +428,20 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     }
     log(`scale: the bot is in ${joinedChannels} channels`);
     const coldRss = bot.rssBytes();
-    const coldHeap = (await bot.memory(true)).heapUsed;
-    log(`scale: RSS ${(coldRss / 1024 / 1024).toFixed(0)} MB, heap after GC ${(coldHeap / 1024 / 1024).toFixed(0)} MB`);
+    const coldMemory = await bot.memory(true);
+    const coldHeap = coldMemory.heapUsed;
+    const mb = (bytes: number): string => (bytes / 1024 / 1024).toFixed(0);
+    log(
+      `scale: RSS ${mb(coldRss)} MB, heap after GC ${mb(coldHeap)} MB ` +
+        `(heap total ${mb(coldMemory.heapTotal)} MB, external ${mb(coldMemory.external)} MB, RSS then ${mb(coldMemory.rss)} MB)`,
+    );
 
     // The churn, with the comparisons, the CPU windows, the HTTP load and the write watch beside it.
     const seconds = options.churnSeconds;
     const writes = new WriteWatch([storePath, storePath.replace(/\.json$/, '.durable.json')]);
     await bot.loopDelay(true);
     const botCpu = new CpuMeter(bot.pid);
+    const botWait = new RunQueueMeter(bot.pid);
     const serverCpu = Object.entries(network.pids).map(([key, pid]) => ({ key, pid, meter: new CpuMeter(pid) }));
     const crowdCpu = crowd.pids.map((pid) => new CpuMeter(pid));
     const quarter = (seconds * 1000) / 4;
@@ -502,6 +509,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     const churned = await churning;
     await halfway;
     const cpuChurnWithHttp = botCpu.percent();
+    const runQueueChurn = botWait.percent();
     const churnServers = serverCpu.map(({ key, pid, meter }) => ({ key, pid, percent: meter.percent() }));
     const crowdPercent = crowdCpu.reduce((sum, meter) => sum + meter.percent(), 0);
     await check();
@@ -633,7 +641,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       store: { ...fixture, bytes: storeBytes },
       cold,
       memory: { coldRss, coldHeap, churnRss, churnHeap, peakRss },
-      cpu: { churn: cpuChurn, churnWithHttp: cpuChurnWithHttp },
+      cpu: { churn: cpuChurn, churnWithHttp: cpuChurnWithHttp, runQueue: runQueueChurn, niceness: networkNiceness() },
       checks,
       settle,
       syncs,

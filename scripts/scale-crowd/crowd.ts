@@ -5,6 +5,7 @@
  * the same way from the same options, so only the options cross the IPC channel.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { planScaleCrowd, type ScalePlan, type ScalePlanOptions } from './plan.js';
@@ -31,6 +32,8 @@ export interface ScaleCrowdOptions {
   chatChannels?: number;
   /** Users set +d, so the servers do not send them channel messages (default true). */
   deaf?: boolean;
+  /** The niceness of the worker processes (default 0: the parent's). */
+  niceness?: number;
   /** Called about once a second while connecting, with the users ready so far. */
   onProgress?: (ready: number) => void;
   /** How long connecting may take in all (default 10 minutes). */
@@ -60,8 +63,10 @@ interface WorkerHandle {
   send(message: ParentMessage): void;
 }
 
-function startWorker(onProgress: (ready: number) => void): WorkerHandle {
+function startWorker(niceness: number, onProgress: (ready: number) => void): WorkerHandle {
   const child = fork(workerFile, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] });
+  // The crowd stands for people on other machines: the process under test gets the CPU first.
+  if (child.pid !== undefined && niceness > 0) os.setPriority(child.pid, niceness);
   const waiting = new Map<string, { resolve: (message: WorkerMessage) => void; reject: (error: Error) => void }>();
   let exited: Error | null = null;
   child.on('message', (message: WorkerMessage) => {
@@ -113,7 +118,7 @@ export async function startScaleCrowd(options: ScaleCrowdOptions): Promise<Scale
   const workerCount = options.workers ?? Math.max(1, Math.ceil(options.plan.users / USERS_PER_WORKER));
   const readyByWorker = new Array<number>(workerCount).fill(0);
   const workers = Array.from({ length: workerCount }, (_, index) =>
-    startWorker((ready) => {
+    startWorker(options.niceness ?? 0, (ready) => {
       readyByWorker[index] = ready;
       options.onProgress?.(readyByWorker.reduce((sum, value) => sum + value, 0));
     }),

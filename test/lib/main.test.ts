@@ -1,6 +1,6 @@
 /** The command line: config problems are reported by key and exit 2, before anything connects. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,4 +60,20 @@ t.test('IRC_DATA_CONFIG names the file too', async (t) => {
   const result = run([], { IRC_DATA_CONFIG: path.join(dir, 'missing.json') });
   t.equal(result.code, 2);
   t.match(result.stderr, /missing\.json/);
+});
+
+t.test('the bin and npm start run node with the bot’s V8 flags', async (t) => {
+  const { BOT_NODE_FLAGS } = await import('../../lib/node-flags.js');
+  const firstLine = readFileSync(main, 'utf8').split('\n')[0];
+  t.equal(firstLine, `#!/usr/bin/env -S node ${BOT_NODE_FLAGS.join(' ')}`);
+  const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+  const scripts = (
+    JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
+  t.equal(scripts.start, `node ${BOT_NODE_FLAGS.join(' ')} dist/lib/main.js`);
+  // Run through the shebang itself: `env -S` hands the flags to node, which accepts them.
+  chmodSync(main, 0o755);
+  const probe = spawnSync(main, [], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' }, timeout: 20000 });
+  t.equal(probe.status, 2, 'the usage, run as an executable');
+  t.match(probe.stderr, /usage: irc-network-data/);
 });
