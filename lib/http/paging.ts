@@ -18,6 +18,11 @@ export interface PaginateOptions<T, R = T> {
   orderingValue?: (item: T, field: string) => unknown;
   /** The page's items as answered (default: the items themselves). Only the page is mapped. */
   present?: (item: T) => R;
+  /**
+   * Orders items the ordering field ties, ascending whatever the direction (default: their order in
+   * `items`). Cheaper than sorting the input first: one sort instead of two.
+   */
+  tieBreak?: (item: T) => string;
   /** The ordering when the request gives none, e.g. `name` or `-users`. */
   defaultOrdering: string;
   /** The text `?search=` looks in; without it the list refuses `?search=`. */
@@ -63,6 +68,7 @@ function integerParameter(query: URLSearchParams, name: string, fallback: number
  */
 interface SortKey<T> {
   item: T;
+  tie: string;
   missing: boolean;
   /** 0 number, 1 string, 2 boolean, 3 anything else. */
   rank: number;
@@ -71,13 +77,15 @@ interface SortKey<T> {
   text: string;
 }
 
-function sortKey<T>(item: T, value: unknown): SortKey<T> {
+function sortKey<T>(item: T, value: unknown, tie: string): SortKey<T> {
   const missing = value === null || value === undefined;
-  if (typeof value === 'number') return { item, missing, rank: 0, number: value, folded: '', text: '' };
+  if (typeof value === 'number') return { item, tie, missing, rank: 0, number: value, folded: '', text: '' };
   // Code-unit comparison, so the order is the same under every locale.
-  if (typeof value === 'string') return { item, missing, rank: 1, number: 0, folded: value.toLowerCase(), text: value };
-  if (typeof value === 'boolean') return { item, missing, rank: 2, number: Number(value), folded: '', text: '' };
-  return { item, missing, rank: 3, number: 0, folded: '', text: '' };
+  if (typeof value === 'string') {
+    return { item, tie, missing, rank: 1, number: 0, folded: value.toLowerCase(), text: value };
+  }
+  if (typeof value === 'boolean') return { item, tie, missing, rank: 2, number: Number(value), folded: '', text: '' };
+  return { item, tie, missing, rank: 3, number: 0, folded: '', text: '' };
 }
 
 /** Ascending order of two keys with values. */
@@ -151,11 +159,14 @@ export function paginate<T, R = T>(request: ApiRequest, items: readonly T[], opt
 
   const direction = ordering.descending ? -1 : 1;
   const valueOf = options.orderingValue ?? fieldOf;
-  const keys = selected.map((item) => sortKey(item, valueOf(item, ordering.field)));
-  // Array.prototype.sort is stable: ties keep the input order.
+  const tieBreak = options.tieBreak;
+  const keys = selected.map((item) => sortKey(item, valueOf(item, ordering.field), tieBreak ? tieBreak(item) : ''));
+  // Array.prototype.sort is stable: ties keep the input order (after the tie-break, if any).
   keys.sort((left, right) => {
-    if (left.missing || right.missing) return Number(left.missing) - Number(right.missing);
-    return direction * compareKeys(left, right);
+    if (left.missing !== right.missing) return Number(left.missing) - Number(right.missing);
+    const order = left.missing ? 0 : direction * compareKeys(left, right);
+    if (order !== 0) return order;
+    return left.tie < right.tie ? -1 : left.tie > right.tie ? 1 : 0;
   });
 
   const count = keys.length;

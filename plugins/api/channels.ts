@@ -114,17 +114,17 @@ export function channelRoutes(
       handler(request) {
         requireReady(model);
         const body = pages.get(request.search, () =>
+          // Filtered and ordered on the model's channels (ties by name): only the page is turned into JSON.
           paginate(
             request,
-            [...model.channels.all()]
-              .filter((channel) => !channel.hidden)
-              .map(channelItem)
-              .sort(byName),
+            [...model.channels.all()].filter((channel) => !channel.hidden),
             {
               orderingFields: ORDERING_FIELDS,
               defaultOrdering: '-users',
+              present: channelItem,
+              tieBreak: (channel) => channel.name.toLowerCase(),
               searchFold,
-              searchField: (item) => item.name,
+              searchField: (channel) => channel.name,
             },
           ),
         );

@@ -252,3 +252,21 @@ t.test('orderingValue orders the items as given; present maps only the page', as
   t.same(page.results, [{ label: '#C0248' }, { label: '#C0247' }, { label: '#C0246' }]);
   t.same(presented, ['#c0248', '#c0247', '#c0246'], 'only the page was mapped');
 });
+
+t.test('tieBreak orders ties ascending in both directions, missing values still last', async (t) => {
+  const items: Channel[] = [
+    { name: '#b', users: 2, aliases: [] },
+    { name: '#none', users: null, aliases: [] },
+    { name: '#C', users: 2, aliases: [] },
+    { name: '#a', users: 2, aliases: [] },
+    { name: '#d', users: 5, aliases: [] },
+  ];
+  const tied = { ...options, tieBreak: (channel: Channel) => channel.name.toLowerCase() };
+  t.same(names(paginate(request('ordering=-users'), items, tied)), ['#d', '#a', '#b', '#C', '#none']);
+  t.same(names(paginate(request('ordering=users'), items, tied)), ['#a', '#b', '#C', '#d', '#none']);
+  t.same(
+    names(paginate(request('ordering=users'), items, options)),
+    ['#b', '#C', '#a', '#d', '#none'],
+    'input order without',
+  );
+});
