@@ -32,7 +32,7 @@ import { TaskQueue } from './task-queue.js';
  * 600 KB, a few ms of work), so a big network is asked less often; it also has more channels to drift by.
  */
 const COUNTS_REFRESH_MS_PER_CHANNEL = 2;
-const COUNTS_REFRESH_MIN_MS = 5_000;
+const COUNTS_REFRESH_MIN_MS = 2_000;
 
 /** While a services server is split off, LINKS is asked this often to see it come back. */
 const SERVICES_RELINK_CHECK_MS = 5000;
