@@ -19,7 +19,9 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_CHURN, startScaleCrowd, type ChurnRates } from '../scripts/scale-crowd/crowd.js';
 import { freePorts } from '../test/support/testnet.js';
 import { formatCount, isSmoke, median, report, runBench, type BenchResult, type Figure } from './common.js';
+import { BOT_NODE_FLAGS } from '../lib/node-flags.js';
 import { botConfig } from './scale/bot-process.js';
+import { networkNiceness } from './scale/proc.js';
 import { startScaleNetwork } from './scale/network.js';
 import { runScale, type Arrival, type ScaleOptions, type ScaleResult } from './scale/scenario.js';
 
@@ -246,11 +248,14 @@ function setupText(results: ScaleResult[], churnSeconds: number, rates: ChurnRat
     `${sizes.join(', then ')}, each on a fresh loopback network (InspIRCd hub + one leaf per 12,500 users, Atheme; ` +
     'docs/scaling-network.md), a crowd of raw connections in worker processes (channel sizes by a power law: ' +
     'the biggest 3,000 per 50,000 users, a tail of 1–3; 10 % +i, 5 % away), and the bot as its own process ' +
-    '(dist/lib/main.js; stats, api and tokens with defaults, rate limits off; an oper of type DataBot on the hub) on a ' +
+    `(dist/lib/main.js run with ${BOT_NODE_FLAGS.join(' ')}, as its bin and npm start run it; stats, api and ` +
+    'tokens with defaults, rate limits off; an oper of type DataBot on the hub) on a ' +
     `store holding 24 h of activity and 30 days of history. ${churnSeconds} s of churn: ${churn}; the chat goes to ` +
     "the 200 biggest channels (the bot's). Truth: an operator on the hub (LUSERS, NAMES, WHOIS, STATS L). " +
     'CPU from /proc over the first half of the churn; HTTP by autocannon at a fixed rate from another process ' +
-    'in the third and fourth quarter; the event loop by a 404 probe at 50 req/s and a loop-delay histogram in the bot.'
+    'in the third and fourth quarter; the event loop by a 404 probe at 50 req/s and a loop-delay histogram in the bot. ' +
+    `The IRC servers, services and crowd run at nice ${networkNiceness()} (they stand for other machines), the bot, ` +
+    'the load generator and the truth at the normal priority.'
   );
 }
 

@@ -111,7 +111,21 @@ function startDaemon(argv: string[], logFile: string): number {
   fs.closeSync(out);
   child.unref();
   if (!child.pid) throw new Error(`could not start ${argv[0]}`);
+  lowerSessionWeight(child.pid);
   return child.pid;
+}
+
+/**
+ * With the kernel's autogroups (sched_autogroup_enabled), each session shares the CPU equally with the
+ * others whatever its processes' niceness, and every daemon has a session of its own: its group's weight
+ * is lowered to the network's niceness too (`/proc/<pid>/autogroup`), where the kernel allows it.
+ */
+function lowerSessionWeight(pid: number): void {
+  try {
+    fs.writeFileSync(`/proc/${pid}/autogroup`, String(networkNiceness()));
+  } catch {
+    // No autogroups (or not allowed): the niceness alone applies.
+  }
 }
 
 /** A detached process that stops the daemons (testnet/stop.sh, by PID) when this process disappears. */
