@@ -121,6 +121,8 @@ export interface Arrival {
   spawnMs: number | null;
   /** Why it never did, when it did not. */
   last: string;
+  /** The last difference seen before it did ('' when equal at the first look). */
+  lastDifference: string;
   timeoutSeconds: number;
 }
 
@@ -215,6 +217,7 @@ async function waitForTruth(
 ): Promise<Arrival> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   let last = 'never asked';
+  let lastDifference = '';
   while (Date.now() < deadline) {
     const at = Date.now();
     const truth = await oracle.truth(SERVICES_SERVER);
@@ -230,14 +233,16 @@ async function waitForTruth(
           connectMs: connectedAt === null ? null : at - connectedAt,
           spawnMs: at - bot.spawnedAt,
           last: '',
+          lastDifference,
           timeoutSeconds,
         };
       }
       last = `counts equal; ${mismatches.length} of ${channels.length} channels differ (${mismatches[0]})`;
     }
+    if (model !== null) lastDifference = last;
     await delay(250);
   }
-  return { connectMs: null, spawnMs: null, last, timeoutSeconds };
+  return { connectMs: null, spawnMs: null, last, lastDifference, timeoutSeconds };
 }
 
 /** Who the model has that the network does not, and the other way round (a few of each). */
@@ -522,7 +527,13 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     // After the churn: how long until the model equals the truth exactly (every one of the bot's channels).
     const churnEnded = Date.now();
     const settleTimeout = options.settleTimeoutSeconds ?? Math.max(120, 3 * refreshSeconds);
-    let settle: Arrival = { connectMs: null, spawnMs: null, last: '', timeoutSeconds: settleTimeout };
+    let settle: Arrival = {
+      connectMs: null,
+      spawnMs: null,
+      last: '',
+      lastDifference: '',
+      timeoutSeconds: settleTimeout,
+    };
     while (Date.now() < churnEnded + settleTimeout * 1000) {
       const at = Date.now();
       const truthNow = await oracle.truth(SERVICES_SERVER);
@@ -532,7 +543,13 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
         const joined = await oracle.channelsOf(BOT_NICK);
         const compared = await compareChannels(oracle, api, joined, 'members', 0);
         if (compared.mismatches.length === 0) {
-          settle = { connectMs: at - churnEnded, spawnMs: null, last: '', timeoutSeconds: settleTimeout };
+          settle = {
+            connectMs: at - churnEnded,
+            spawnMs: null,
+            last: '',
+            lastDifference: settle.last,
+            timeoutSeconds: settleTimeout,
+          };
           break;
         }
         settle.last = `counts equal; ${compared.mismatches.length} of ${joined.length} channels differ (${compared.mismatches[0]})`;
@@ -624,7 +641,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       log(
         arrival.spawnMs !== null
           ? `scale: restart: the model equals the truth ${(arrival.spawnMs / 1000).toFixed(2)} s after the start; ` +
-              `history ${before.count} → ${after.count} points`
+              `history ${before.count} → ${after.count} points` +
+              (arrival.lastDifference ? ` (last difference: ${arrival.lastDifference})` : '')
           : `scale: restart: not equal to the truth within ${coldTimeout} s: ${arrival.last}`,
       );
     }
