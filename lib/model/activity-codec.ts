@@ -7,7 +7,7 @@
  * (only the current day counts lines), so their text is kept, as strings, from the first
  * write that made it and written again as it is.
  */
-import type { ChannelDay, DayActivity } from './activity.js';
+import type { ChannelDay, DayActivity } from './activity-day.js';
 import type { NickRecords, SpeakerGrouping } from './nick-counts.js';
 
 /** The slice's file format. */

@@ -8,7 +8,8 @@
  * at the time, so public views can leave those lines out.
  */
 import { ActivityCodec, activitySnapshot, type StoredActivity } from './activity-codec.js';
-import { NickCounts, NickTotalsBuilder, SpeakerCounts, type NickDay, type NickRecords } from './nick-counts.js';
+import type { ChannelDay, DayActivity } from './activity-day.js';
+import { NickCounts, NickTotalsBuilder, SpeakerCounts, type NickDay } from './nick-counts.js';
 import type { ModelSlice, Persistence } from './slice.js';
 import { addDays, TimeZone } from './time-zone.js';
 import { detached } from './users.js';
@@ -17,33 +18,8 @@ const HOURS = 24;
 /** Every UTC offset in use is a whole number of quarter hours, so one quarter hour has one date and one hour. */
 const QUARTER_HOUR_MS = 15 * 60 * 1000;
 
-/** One channel on one day. */
-export interface ChannelDay {
-  /** Its place among the day's channels, in the order they were first counted; speakers are counted by it. */
-  id: number;
-  name: string;
-  lines: number;
-  /** Whether the channel was hidden when its last line (or member count) was seen. */
-  hidden: boolean;
-  /** The most members the bot saw in it at once that day. */
-  peakUsers: number;
-  /** Today only: lines per hour of the day; null on earlier days. */
-  hourly: Uint32Array | null;
-}
-
+export type { ChannelDay, DayActivity } from './activity-day.js';
 export type { NickDay } from './nick-counts.js';
-
-export interface DayActivity {
-  /** `YYYY-MM-DD` in the slice's time zone. */
-  date: string;
-  lines: number;
-  /** By folded channel name. */
-  channels: Map<string, ChannelDay>;
-  /** By folded nick: the current day's with hours ({@link NickCounts}), earlier days' with totals only. */
-  nicks: NickRecords;
-  /** Today only: lines per nick (by its id in {@link nicks}) and channel (by its {@link ChannelDay.id}). */
-  speakers: SpeakerCounts | null;
-}
 
 /** The current day, as it is counted. */
 interface CountedDay extends DayActivity {

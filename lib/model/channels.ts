@@ -1,27 +1,8 @@
 /** Channels the bot knows of, keyed by folded name. */
 import type { ModelSlice } from './slice.js';
-import type { User } from './users.js';
+import type { Channel } from './entities.js';
 
-export interface Channel {
-  name: string;
-  /** User count as the network reports it (LIST), or the member count where the bot is in it. */
-  users: number;
-  topic: string;
-  topicSetBy: string | null;
-  topicSetAt: string | null;
-  createdAt: string | null;
-  /** Channel modes without parameters that carry secrets (no key). */
-  modes: string;
-  /** Secret (+s), private (+p), or only known to the bot as an operator: never public. */
-  hidden: boolean;
-  /** Whether the bot is in the channel (then members are live). */
-  joined: boolean;
-  /**
-   * Member → their prefixes (`@`, `+`, `@+` with multi-prefix). Keyed by the user object, which a
-   * nick change keeps: a rename changes nothing here, and a line finds a member without comparing names.
-   */
-  members: Map<User, string>;
-}
+export type { Channel } from './entities.js';
 
 export type ChannelFields = Partial<Omit<Channel, 'name' | 'members'>>;
 

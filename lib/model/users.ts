@@ -3,42 +3,10 @@
  * them, so a user is one flat object, and the strings many users share (server
  * names, the time a sync first saw them) are stored once.
  */
-import type { Channel } from './channels.js';
+import type { User } from './entities.js';
 import type { ModelSlice } from './slice.js';
 
-export interface User {
-  nick: string;
-  ident: string | null;
-  /** The host the network shows (a cloak or vhost, where it sets one). */
-  host: string | null;
-  /**
-   * The host the user connects from, behind any cloak: only an operator sees it (InspIRCd's WHO flag `x`,
-   * WHOIS 378). Null while unknown.
-   */
-  realHost: string | null;
-  /** Only known when the network shows it (as an oper: WHOX %i or WHOIS 378). */
-  ip: string | null;
-  realname: string | null;
-  account: string | null;
-  server: string | null;
-  away: boolean;
-  isOperator: boolean;
-  /** The IRC client's name from its CTCP VERSION reply (`irssi`, `WeeChat`, ...); null until known. */
-  client: string | null;
-  /** The client's version from the same reply, when it names one. */
-  clientVersion: string | null;
-  /** ISO 3166-1 alpha-2 country from the IP or the host; null when unknown. */
-  countryCode: string | null;
-  /** ISO time the bot first saw the user (the network does not say when they connected). */
-  firstSeenAt: string;
-  /** The channels the bot saw the user in (the same objects as the channels slice's). */
-  channels: Set<Channel>;
-  /**
-   * The bot left a secret or private channel the user was in, so it no longer sees whether they are still
-   * there: public answers leave the user out unless the bot sees them in a public channel.
-   */
-  inUnwatchedHiddenChannel: boolean;
-}
+export type { User } from './entities.js';
 
 export type UserFields = Partial<Omit<User, 'nick' | 'channels' | 'firstSeenAt' | 'inUnwatchedHiddenChannel'>>;
 

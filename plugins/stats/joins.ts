@@ -5,7 +5,7 @@
  */
 import type { IrcMessage } from '../../lib/irc/port.js';
 import type { Channel } from '../../lib/model/channels.js';
-import type { SyncContext } from './sync.js';
+import type { SyncContext } from './context.js';
 
 /** Channels per JOIN or PART line, well under the 512-byte line limit. */
 const CHANNELS_PER_LINE = 10;

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { IrcMessage } from '../../lib/irc/port.js';
-import type { SyncContext } from './sync.js';
+import type { SyncContext } from './context.js';
 
 interface Probe {
   command: string;

@@ -5,7 +5,7 @@
  * the bot only sees because it is an operator.
  */
 import type { IrcMessage } from '../../lib/irc/port.js';
-import type { SyncContext } from './sync.js';
+import type { SyncContext } from './context.js';
 
 /** User-count bands for a chunked LIST (ELIST=U): 1, 2, 3–4, 5–9, 10–49, 50 and more. */
 export const LIST_BANDS = ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'];

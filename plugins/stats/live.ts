@@ -41,22 +41,20 @@ export function splitMemberPrefix(entry: string, irc: IrcPort): { prefix: string
   return { prefix: entry.slice(0, index), rest: entry.slice(index) };
 }
 
-// The bot's folded nick, asked for by nearly every line: folded again only when the nick or the casemapping changed.
-let ownPort: IrcPort | null = null;
-let ownNick = '';
-let ownMapping: Casemapping | null = null;
-let ownKey = '';
+/**
+ * The bot's folded nick, asked for by nearly every line: folded again only when the nick or the
+ * casemapping changed. Kept per connection, so two hosts in one process never share it.
+ */
+const ownNicks = new WeakMap<IrcPort, { nick: string; mapping: Casemapping | null; key: string }>();
 
 /** The bot's own nick folded with the connection's casemapping. */
 export function ownNickKey(irc: IrcPort): string {
   const { nick, casemapping } = irc.state;
-  if (irc !== ownPort || nick !== ownNick || casemapping !== ownMapping) {
-    ownKey = irc.casefold(nick);
-    ownPort = irc;
-    ownNick = nick;
-    ownMapping = casemapping;
-  }
-  return ownKey;
+  const known = ownNicks.get(irc);
+  if (known && known.nick === nick && known.mapping === casemapping) return known.key;
+  const key = irc.casefold(nick);
+  ownNicks.set(irc, { nick, mapping: casemapping, key });
+  return key;
 }
 
 /**

@@ -3,7 +3,7 @@
  * the network allows it) for users per server, and which servers run services.
  */
 import type { IrcMessage } from '../../lib/irc/port.js';
-import type { SyncContext } from './sync.js';
+import type { SyncContext } from './context.js';
 
 /** One RPL_LINKS entry. */
 export interface LinkEntry {

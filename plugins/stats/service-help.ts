@@ -11,7 +11,7 @@
  */
 import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
 import type { ServiceCommand, ServiceCommands, ServicesSlice } from '../../lib/model/services.js';
-import type { SyncContext } from './sync.js';
+import type { SyncContext } from './context.js';
 
 /** Silence after the last NOTICE that ends an answer without an end line (Anope, refusals). */
 const QUIET_MS = 1500;

@@ -11,7 +11,8 @@
 import type { IrcMessage } from '../../lib/irc/port.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
-import { syncLusers, type SyncContext } from './sync.js';
+import type { SyncContext } from './context.js';
+import { syncLusers } from './sync.js';
 import { whoOnServer } from './who.js';
 
 /** A QUIT whose reason names two linked servers: a user lost in a netsplit. */

@@ -5,23 +5,15 @@
  * the one before, so the bot never floods and no reply outgrows the send queue
  * the server keeps for it (big networks are asked in chunks, see who.ts and list.ts).
  */
-import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
-import type { Logger } from '../../lib/logger.js';
+import type { IrcMessage } from '../../lib/irc/port.js';
 import type { NetworkModel } from '../../lib/model/network.js';
+import type { SyncContext } from './context.js';
 import { createJoinState, joinChannels, type JoinState } from './joins.js';
 import { checkChannelModes, createListState, syncList, type ListState } from './list.js';
-import type { StatsConfig } from './schema.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
 import { syncOperators, syncRealHosts, syncWho, type RealHostState, type WhoResult } from './who.js';
 
-export interface SyncContext {
-  irc: IrcPort;
-  model: NetworkModel;
-  logger: Logger;
-  config: StatsConfig;
-  /** The requests go ahead of the bot's other output (a topology check after a split). */
-  urgent?: boolean;
-}
+export type { SyncContext } from './context.js';
 
 /** What the collector remembers between the syncs of one connection. */
 export interface SyncState {

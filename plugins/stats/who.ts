@@ -6,7 +6,7 @@
 import type { IrcMessage } from '../../lib/irc/port.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
-import type { SyncContext } from './sync.js';
+import type { SyncContext } from './context.js';
 
 /** WHOX token that marks our own WHO replies. */
 export const WHOX_TOKEN = '77';

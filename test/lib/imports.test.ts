@@ -1,0 +1,70 @@
+/**
+ * The import graph of lib/ and plugins/, type-only imports included: no module imports itself through
+ * others, so each can be read (and moved) without the ones that use it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { findRepoRoot } from '../support/testnet.js';
+
+const root = findRepoRoot();
+const IMPORT = /^(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'/gms;
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sources(file);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [file] : [];
+  });
+}
+
+/** Each source file's relative imports, as files of the repository. */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const text = fs.readFileSync(file, 'utf8');
+    const targets = [...text.matchAll(IMPORT)]
+      .map((match) => path.resolve(path.dirname(file), match[1]!).replace(/\.js$/, '.ts'))
+      .filter((target) => fs.existsSync(target));
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** Every cycle found by a depth-first walk, each as the files around it. */
+function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const cycles: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const target of graph.get(file) ?? []) {
+      if (state.get(target) === 'open') cycles.push(stack.slice(stack.indexOf(target)));
+      else if (!state.has(target)) visit(target);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) if (!state.has(file)) visit(file);
+  return cycles;
+}
+
+t.test('the cycle finder finds a cycle of type imports', async (t) => {
+  const graph = new Map([
+    ['a.ts', ['b.ts']],
+    ['b.ts', ['c.ts']],
+    ['c.ts', ['a.ts']],
+    ['d.ts', ['a.ts']],
+  ]);
+  t.same(cyclesOf(graph), [['a.ts', 'b.ts', 'c.ts']]);
+});
+
+t.test('lib/ and plugins/ import no module back through others', async (t) => {
+  const files = [...sources(path.join(root, 'lib')), ...sources(path.join(root, 'plugins'))];
+  t.ok(files.length > 50, 'the sources were found');
+  const cycles = cyclesOf(importGraph(files)).map((cycle) =>
+    cycle.map((file) => path.relative(root, file)).join(' → '),
+  );
+  t.same(cycles, [], 'no import circles');
+});
