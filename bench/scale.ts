@@ -248,7 +248,7 @@ function setupText(results: ScaleResult[], churnSeconds: number, rates: ChurnRat
     `${sizes.join(', then ')}, each on a fresh loopback network (InspIRCd hub + one leaf per 12,500 users, Atheme; ` +
     'docs/scaling-network.md), a crowd of raw connections in worker processes (channel sizes by a power law: ' +
     'the biggest 3,000 per 50,000 users, a tail of 1–3; 10 % +i, 5 % away), and the bot as its own process ' +
-    `(dist/lib/main.js run with ${BOT_NODE_FLAGS.join(' ')}, as its bin and npm start run it; stats, api and ` +
+    `(dist/app/main.js run with ${BOT_NODE_FLAGS.join(' ')}, as its bin and npm start run it; stats, api and ` +
     'tokens with defaults, rate limits off; an oper of type DataBot on the hub) on a ' +
     `store holding 24 h of activity and 30 days of history. ${churnSeconds} s of churn: ${churn}; the chat goes to ` +
     "the 200 biggest channels (the bot's). Truth: an operator on the hub (LUSERS, NAMES, WHOIS, STATS L). " +
@@ -404,7 +404,7 @@ async function hold(args: Arguments): Promise<void> {
         `  truth oper block: ${network.operName} / ${network.operPass} (NetAdmin)`,
         `  configs and logs: ${network.runDir}`,
         'Start a bot against it (an empty store; its HTTP API on the port in the config):',
-        `  node dist/lib/main.js --config ${configPath}`,
+        `  node dist/app/main.js --config ${configPath}`,
         `Held for ${minutes} minutes; Ctrl-C stops everything sooner.`,
       ].join('\n'),
     );

@@ -19,7 +19,6 @@ export { createLogger, type Logger, type LogLevel } from './logger.js';
 export { createTransport, transportOptions } from './irc/create-transport.js';
 export { IrcFrameworkTransport } from './irc/irc-framework.js';
 export { MatrixIrcTransport } from './irc/matrix-org-irc.js';
-export { builtinPlugins } from '../plugins/index.js';
 export { versionString } from './version.js';
 export { BaseTransport, type TransportOptions } from './irc/transport.js';
 export type { IrcMessage, IrcPort, IrcTransport, IrcSessionState, IrcRequest, IrcEvents } from './irc/port.js';

@@ -1,6 +1,6 @@
 // The demo (`npm run demo`): a private loopback IRC network (installed from Debian packages by
 // testnet/start.sh when missing), services accounts for the bot, its oper and an admin, a chatty
-// crowd, and the bot itself (`node dist/lib/main.js --config <generated>`), until Ctrl-C.
+// crowd, and the bot itself (`node dist/app/main.js --config <generated>`), until Ctrl-C.
 // Everything it starts is stopped by PID; if the bot exits on its own, the demo stops the rest
 // and exits non-zero. DEMO_BOT_MAIN=<path> runs another bot script (for trying the demo out).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -74,7 +74,7 @@ function stopBot(bot: ChildProcess): Promise<void> {
 
 async function main(): Promise<number> {
   const root = findRepoRoot();
-  const botMain = process.env.DEMO_BOT_MAIN ?? path.join(root, 'dist', 'lib', 'main.js');
+  const botMain = process.env.DEMO_BOT_MAIN ?? path.join(root, 'dist', 'app', 'main.js');
   if (!fs.existsSync(botMain)) throw new Error(`${botMain} does not exist; run npm run build first`);
 
   let network: TestNetwork | null = null;

@@ -1,5 +1,5 @@
 /**
- * The bot under test as its own process: the real program (dist/lib/main.js) with a generated
+ * The bot under test as its own process: the real program (dist/app/main.js) with a generated
  * config, so its CPU time and memory are its own. Its log goes to a file the bench reads.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -9,7 +9,7 @@ import { BOT_NODE_FLAGS } from '../../lib/node-flags.js';
 import type { ProbeAnswer, ProbeRequest } from './bot-probe.js';
 import { cpuSeconds, rssBytes } from './proc.js';
 
-const mainFile = fileURLToPath(new URL('../../lib/main.js', import.meta.url));
+const mainFile = fileURLToPath(new URL('../../app/main.js', import.meta.url));
 const probeUrl = new URL('./bot-probe.js', import.meta.url).href;
 
 export interface BotConfigOptions {

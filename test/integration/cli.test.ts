@@ -13,7 +13,7 @@ import { testIrcClient } from '../support/bot.js';
 import { IrcClient } from '../support/irc-client.js';
 import { freePorts, registerAccount, startTestNetwork } from '../support/testnet.js';
 
-const main = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../lib/main.js');
+const main = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../app/main.js');
 
 t.test('start from a config file, stop on SIGTERM', async (t) => {
   const network = await startTestNetwork();

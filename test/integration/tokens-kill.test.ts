@@ -18,7 +18,7 @@ import t from 'tap';
 import { IrcClient } from '../support/irc-client.js';
 import { freePorts, registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 
-const main = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../lib/main.js');
+const main = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../app/main.js');
 const ROUNDS = 5;
 const tag = Math.random().toString(36).slice(2, 6);
 const botNick = `KillBot${tag}`;

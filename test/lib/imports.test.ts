@@ -68,3 +68,13 @@ t.test('lib/ and plugins/ import no module back through others', async (t) => {
   );
   t.same(cycles, [], 'no import circles');
 });
+
+t.test('lib/ never imports plugins/: the entry points that wire the built-in plugins live in app/', async (t) => {
+  const files = sources(path.join(root, 'lib'));
+  const arrows = [...importGraph(files)].flatMap(([file, targets]) =>
+    targets
+      .filter((target) => path.relative(root, target).startsWith(`plugins${path.sep}`))
+      .map((target) => `${path.relative(root, file)} → ${path.relative(root, target)}`),
+  );
+  t.same(arrows, []);
+});

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
-const main = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../lib/main.js');
+const main = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../app/main.js');
 const dir = mkdtempSync(path.join(tmpdir(), 'main-test-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -70,7 +70,7 @@ t.test('the bin and npm start run node with the bot’s V8 flags', async (t) => 
   const scripts = (
     JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
   ).scripts;
-  t.equal(scripts.start, `node ${BOT_NODE_FLAGS.join(' ')} dist/lib/main.js`);
+  t.equal(scripts.start, `node ${BOT_NODE_FLAGS.join(' ')} dist/app/main.js`);
   // Run through the shebang itself: `env -S` hands the flags to node, which accepts them.
   chmodSync(main, 0o755);
   const probe = spawnSync(main, [], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' }, timeout: 20000 });

@@ -5,11 +5,11 @@
  * SIGINT/SIGTERM (a second signal exits at once).
  */
 import { builtinPlugins } from '../plugins/index.js';
-import { ConfigError, configPathFrom, loadConfig } from './config.js';
-import { Host, HostError } from './host.js';
-import { createTransport } from './irc/create-transport.js';
-import { createLogger, errorMessage } from './logger.js';
-import { versionString } from './version.js';
+import { ConfigError, configPathFrom, loadConfig } from '../lib/config.js';
+import { Host, HostError } from '../lib/host.js';
+import { createTransport } from '../lib/irc/create-transport.js';
+import { createLogger, errorMessage } from '../lib/logger.js';
+import { versionString } from '../lib/version.js';
 
 async function main(): Promise<number> {
   let path: string | null;
