@@ -13,14 +13,13 @@
  *     keeps the network and the crowd up for 60 minutes (Ctrl-C ends it sooner), churning for the
  *     given seconds at the start, and prints how to point a bot started by hand at it.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CHURN, startScaleCrowd, type ChurnRates } from '../scripts/scale-crowd/crowd.js';
 import { freePorts } from '../test/support/testnet.js';
 import { formatCount, isSmoke, median, report, runBench, type BenchResult, type Figure } from './common.js';
 import { BOT_NODE_FLAGS } from '../lib/node-flags.js';
-import { botConfig } from './scale/bot-process.js';
+import { writeBotConfig } from './scale/bot-process.js';
 import { networkNiceness } from './scale/proc.js';
 import { startScaleNetwork } from './scale/network.js';
 import { runScale, type Arrival, type ScaleOptions, type ScaleResult } from './scale/scenario.js';
@@ -380,22 +379,12 @@ async function hold(args: Arguments): Promise<void> {
     stopAll.push(() => crowd.stop());
     const [httpPort] = (await freePorts(1)) as [number];
     const configPath = path.join(network.runDir, 'bot-config.json');
-    fs.writeFileSync(
-      configPath,
-      JSON.stringify(
-        botConfig({
-          host: network.host,
-          port: network.hub.clientPort,
-          nick: 'DataBot',
-          operName: network.botOperName,
-          operPass: network.botOperPass,
-          httpPort,
-          storePath: path.join(network.runDir, 'bot-store', 'store.json'),
-        }),
-        null,
-        2,
-      ),
-    );
+    writeBotConfig(configPath, {
+      network,
+      nick: 'DataBot',
+      httpPort,
+      storePath: path.join(network.runDir, 'bot-store', 'store.json'),
+    });
     console.log(
       [
         `The scale network is up: ${users} users in ${channels} channels, crowd connected in ${seconds(crowd.connectMs)}.`,

@@ -7,17 +7,16 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { BOT_NODE_FLAGS } from '../../lib/node-flags.js';
 import type { ProbeAnswer, ProbeRequest } from './bot-probe.js';
+import type { ScaleNetwork } from './network.js';
 import { cpuSeconds, rssBytes } from './proc.js';
 
 const mainFile = fileURLToPath(new URL('../../app/main.js', import.meta.url));
 const probeUrl = new URL('./bot-probe.js', import.meta.url).href;
 
 export interface BotConfigOptions {
-  host: string;
-  port: number;
+  /** The scale network: the bot connects to its hub and OPERs with its bot oper block. */
+  network: Pick<ScaleNetwork, 'host' | 'hub' | 'botOperName' | 'botOperPass'>;
   nick: string;
-  operName: string;
-  operPass: string;
   httpPort: number;
   storePath: string;
   /** plugins.stats.refresh_seconds (default: the plugin's own, 60). */
@@ -31,13 +30,14 @@ export interface BotConfigOptions {
  * OPER, and the tokens plugin without rate limits (it is there for the token the bench counts users
  * with; its default limits would answer the bench's 200 requests a second with 429).
  */
-export function botConfig(options: BotConfigOptions): object {
-  return {
+export function writeBotConfig(configPath: string, options: BotConfigOptions): void {
+  const { network } = options;
+  const config = {
     irc: {
-      host: options.host,
-      port: options.port,
+      host: network.host,
+      port: network.hub.clientPort,
       nick: options.nick,
-      oper: { name: options.operName, password: options.operPass },
+      oper: { name: network.botOperName, password: network.botOperPass },
     },
     http: { host: '127.0.0.1', port: options.httpPort },
     store: { path: options.storePath },
@@ -48,6 +48,7 @@ export function botConfig(options: BotConfigOptions): object {
       tokens: { rate_limit: { enabled: false } },
     },
   };
+  fs.writeFileSync(configPath, JSON.stringify(config, null, 2));
 }
 
 /** One line of the bot's log, split: `2026-11-22T10:00:00.000Z INFO  [stats] synced users=5 ms=12`. */

@@ -47,29 +47,36 @@ export function peakRssBytes(pid: number): number {
   }
 }
 
-/** CPU use between two moments, as a share of one core. */
-export class CpuMeter {
+/** How fast a process's counter of seconds (CPU, run-queue wait) grew between two moments, as a share of the time. */
+class SecondsMeter {
   private seconds: number;
   private at: number;
 
-  constructor(private readonly pid: number) {
-    this.seconds = cpuSeconds(pid);
+  constructor(private readonly read: () => number) {
+    this.seconds = read();
     this.at = performance.now();
   }
 
-  /** Percent of one core since the meter started (or since the last `restart`). */
+  /** Percent of the time since the meter started (or since the last `restart`). */
   percent(): number {
-    return (100 * (cpuSeconds(this.pid) - this.seconds)) / ((performance.now() - this.at) / 1000);
+    return (100 * this.used()) / ((performance.now() - this.at) / 1000);
   }
 
-  /** CPU seconds since the meter started. */
+  /** Seconds counted since the meter started. */
   used(): number {
-    return cpuSeconds(this.pid) - this.seconds;
+    return this.read() - this.seconds;
   }
 
   restart(): void {
-    this.seconds = cpuSeconds(this.pid);
+    this.seconds = this.read();
     this.at = performance.now();
+  }
+}
+
+/** CPU use between two moments, as a share of one core. */
+export class CpuMeter extends SecondsMeter {
+  constructor(pid: number) {
+    super(() => cpuSeconds(pid));
   }
 }
 
@@ -87,22 +94,9 @@ export function runQueueSeconds(pid: number): number {
  * How long a process's main thread waited for a CPU between two moments, as a share of the time: on a
  * machine whose cores the network under test also needs, the latency of the bot's answers includes it.
  */
-export class RunQueueMeter {
-  private seconds: number;
-  private at: number;
-
-  constructor(private readonly pid: number) {
-    this.seconds = runQueueSeconds(pid);
-    this.at = performance.now();
-  }
-
-  percent(): number {
-    return (100 * (runQueueSeconds(this.pid) - this.seconds)) / ((performance.now() - this.at) / 1000);
-  }
-
-  restart(): void {
-    this.seconds = runQueueSeconds(this.pid);
-    this.at = performance.now();
+export class RunQueueMeter extends SecondsMeter {
+  constructor(pid: number) {
+    super(() => runQueueSeconds(pid));
   }
 }
 

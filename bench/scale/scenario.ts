@@ -17,7 +17,7 @@ import {
 import { seededRandom } from '../../scripts/scale-crowd/plan.js';
 import { freePorts } from '../../test/support/testnet.js';
 import { BotApi, type ModelCounts } from './api.js';
-import { botConfig, startBotProcess, type BotProcess, type LogLine } from './bot-process.js';
+import { startBotProcess, writeBotConfig, type BotProcess, type LogLine } from './bot-process.js';
 import type { LoadMessage, LoadResult, LoadRunResult } from './http-load.js';
 import { startScaleNetwork } from './network.js';
 import { Oracle, type Truth } from './oracle.js';
@@ -390,24 +390,14 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
 
     const [httpPort] = (await freePorts(1)) as [number];
     const configPath = path.join(botDir, 'config.json');
-    fs.writeFileSync(
-      configPath,
-      JSON.stringify(
-        botConfig({
-          host: network.host,
-          port: network.hub.clientPort,
-          nick: BOT_NICK,
-          operName: network.botOperName,
-          operPass: network.botOperPass,
-          httpPort,
-          storePath,
-          refreshSeconds: options.refreshSeconds,
-          logLevel: options.botLogLevel,
-        }),
-        null,
-        2,
-      ),
-    );
+    writeBotConfig(configPath, {
+      network,
+      nick: BOT_NICK,
+      httpPort,
+      storePath: storePath,
+      refreshSeconds: options.refreshSeconds,
+      logLevel: options.botLogLevel,
+    });
     const logPath = path.join(botDir, 'bot.log');
     bot = startBotProcess(configPath, logPath, httpPort);
     const api = new BotApi(bot.url, fixture.token);
