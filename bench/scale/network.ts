@@ -10,7 +10,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { findRepoRoot, freePorts, startTestNetwork } from '../../test/support/testnet.js';
+import {
+  findRepoRoot,
+  freePorts,
+  isAlive,
+  killQuietly,
+  startTestNetwork,
+  waitForExit,
+} from '../../test/support/testnet.js';
 import { Oracle } from './oracle.js';
 import { networkNiceness } from './proc.js';
 
@@ -66,23 +73,6 @@ const live = new Map<string, Record<string, number>>();
 process.on('exit', () => {
   for (const pids of live.values()) for (const pid of Object.values(pids)) killQuietly(pid, 'SIGKILL');
 });
-
-function killQuietly(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Fills `@NAME@` placeholders; a placeholder left over is a template bug, named in the error. */
 export function render(template: string, values: Record<string, string | number>): string {
@@ -145,16 +135,6 @@ function writePids(runDir: string, pids: Record<string, number>): void {
     .map(([name, pid]) => `${name} ${pid}\n`)
     .join('');
   fs.writeFileSync(path.join(runDir, 'pids'), text);
-}
-
-async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  // Not our child: no exit event, so /proc is polled.
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return true;
 }
 
 /** Starts the scale network and resolves once every server and services are linked. */

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startCrowd } from '../../scripts/crowd.js';
 import { IrcClient } from '../support/irc-client.js';
-import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
+import { isAlive, registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 
 const wantServers = ['hub.test.net', 'leaf.test.net', 'services.test.net'];
 
@@ -17,15 +17,6 @@ async function links(port: number, nick: string): Promise<string[]> {
   const replies = await client.request('LINKS', '365');
   await client.quit();
   return replies.filter((message) => message.command === '364').map((message) => message.params[1] ?? '');
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 t.test('the harness runs a linked network with services, and restarts and stops it', async (t) => {

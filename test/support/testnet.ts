@@ -106,7 +106,8 @@ process.on('exit', () => {
   }
 });
 
-function killQuietly(pid: number, signal: NodeJS.Signals): void {
+/** Sends a signal to a process that may be gone already. */
+export function killQuietly(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(pid, signal);
   } catch {
@@ -114,7 +115,8 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process (not necessarily our child) is still there. */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -190,7 +192,8 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs:
   });
 }
 
-function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+/** Resolves true once the process is gone, false after `timeoutMs`. */
+export function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   // No exit event exists for a process that is not our child: poll /proc cheaply.
   return new Promise((resolve) => {
     const deadline = Date.now() + timeoutMs;
