@@ -30,6 +30,8 @@ declare module 'irc-framework' {
     ping_interval?: number;
     ping_timeout?: number;
     message_max_length?: number;
+    /** The class that opens the socket and splits it into lines (default: the library's NetTransport). */
+    transport?: new (options: unknown) => unknown;
   }
 
   /** Parse one raw line (tags, prefix, command, params). */
@@ -66,4 +68,21 @@ declare module 'irc-framework' {
     connection: { registered: number | false; end(data?: string, hasQuitMessage?: boolean): void };
     user: { nick: string };
   }
+}
+
+/** The library's TCP/TLS transport, which {@link ClientOptions.transport} may replace with a subclass. */
+declare module 'irc-framework/src/transports/net.js' {
+  import type { EventEmitter } from 'node:events';
+  import type { Socket } from 'node:net';
+
+  class NetTransport extends EventEmitter {
+    constructor(options: unknown);
+    socket: Socket | null;
+    /** Called with each chunk read; emits `line` for each whole line. */
+    onSocketData(data: Buffer): void;
+    /** Called when the socket closed; emits `close`. */
+    onSocketClose(): void;
+    disposeSocket(): void;
+  }
+  export = NetTransport;
 }

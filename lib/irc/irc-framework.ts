@@ -8,7 +8,9 @@
  */
 import IrcFramework from 'irc-framework';
 import type { ParsedMessage } from 'irc-framework';
+import NetTransport from 'irc-framework/src/transports/net.js';
 import type { Logger } from '../logger.js';
+import { LineSlicer } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, type TransportOptions } from './transport.js';
 
@@ -21,6 +23,34 @@ export function toIrcMessage(parsed: ParsedMessage): IrcMessage {
     tags: parsed.tags,
     time: Number.isNaN(time.getTime()) ? new Date() : time,
   };
+}
+
+/**
+ * The library's socket transport, with what it reads handed on in slices of time ({@link LineSlicer}), so a
+ * burst of replies never holds the event loop. Everything the library does with a line (parsing, its own
+ * state, the raw middleware that brings it to the bot) happens within the slice. The close is passed on
+ * after the last line read.
+ */
+export class SlicedNetTransport extends NetTransport {
+  private slicer: LineSlicer | null = null;
+
+  override onSocketData(data: Buffer): void {
+    const socket = this.socket;
+    if (!socket) return;
+    this.slicer ??= new LineSlicer((line) => this.emit('line', line), socket);
+    this.slicer.push(data);
+  }
+
+  override onSocketClose(): void {
+    if (this.slicer) this.slicer.end(() => super.onSocketClose());
+    else super.onSocketClose();
+  }
+
+  override disposeSocket(): void {
+    this.slicer?.clear();
+    this.slicer = null;
+    super.disposeSocket();
+  }
 }
 
 export class IrcFrameworkTransport extends BaseTransport {
@@ -89,6 +119,7 @@ export class IrcFrameworkTransport extends BaseTransport {
       enable_chghost: true,
       ping_interval: 30,
       ping_timeout: 120,
+      transport: SlicedNetTransport,
     });
   }
 

@@ -16,13 +16,13 @@
  * and flood protection stay off: the Pacer paces.
  */
 import net from 'node:net';
-import { StringDecoder } from 'node:string_decoder';
 import tls from 'node:tls';
 import IrcFramework from 'irc-framework';
 import { Client, type IrcConnection, type Message } from 'matrix-org-irc';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
 import { toIrcMessage } from './irc-framework.js';
+import { LineSlicer, LineSplitter } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, type TransportOptions } from './transport.js';
 
@@ -45,18 +45,6 @@ export interface Keepalive {
 }
 
 const DEFAULT_KEEPALIVE: Keepalive = { pingAfterMs: 30000, deadAfterMs: 120000 };
-
-/** Cuts a stream of bytes (or text, from a socket with an encoding set) into IRC lines. */
-export class LineSplitter {
-  private readonly decoder = new StringDecoder('utf8');
-  private rest = '';
-
-  push(chunk: Buffer | string): string[] {
-    const lines = (this.rest + (typeof chunk === 'string' ? chunk : this.decoder.write(chunk))).split(/\r\n|\r|\n/);
-    this.rest = lines.pop() ?? '';
-    return lines.filter((line) => line.length > 0);
-  }
-}
 
 type RawHandler = (message: Message) => void;
 
@@ -186,11 +174,16 @@ export class MatrixIrcTransport extends BaseTransport {
       this.handleConnected();
       this.startKeepalive(socket);
     });
-    const splitter = new LineSplitter();
-    socket.on('data', (chunk: Buffer) => {
+    // The library reads the socket too (its own listener, added by connect() below): both get each line in
+    // the same slice of time, the bot first, as when each read a whole chunk.
+    let libraryReaders: ((chunk: Buffer) => void)[] = [];
+    const slicer = new LineSlicer((line) => {
       if (client !== this.client) return;
-      for (const line of splitter.push(chunk)) this.receiveLine(line);
-    });
+      this.receiveLine(line);
+      for (const read of libraryReaders) read.call(socket, Buffer.from(`${line}\r\n`));
+    }, socket);
+    const onData = (chunk: Buffer): void => slicer.push(chunk);
+    socket.on('data', onData);
     let lastError: string | null = null;
     socket.on('error', (error) => {
       lastError = error.message;
@@ -200,11 +193,15 @@ export class MatrixIrcTransport extends BaseTransport {
     socket.on('timeout', () => socket.destroy(new Error('the connection was idle too long')));
     socket.on('close', () => {
       markClosed();
-      if (client !== this.client) return;
-      this.stopKeepalive();
-      this.handleDisconnected(lastError ?? 'connection closed');
+      slicer.end(() => {
+        if (client !== this.client) return;
+        this.stopKeepalive();
+        this.handleDisconnected(lastError ?? 'connection closed');
+      });
     });
     client.connect();
+    libraryReaders = socket.listeners('data').filter((listener) => listener !== onData) as typeof libraryReaders;
+    for (const read of libraryReaders) socket.off('data', read);
   }
 
   /** Forget the previous connection's client (a reconnect makes a new one). */
