@@ -2,6 +2,7 @@
  * DRF-style list pagination (`LimitOffsetPagination` with `SearchFilter` and
  * `OrderingFilter`): `?limit=`, `?offset=`, `?search=`, `?ordering=`.
  */
+import { firstInOrder } from '../first-in-order.js';
 import { invalidParameter } from './errors.js';
 import type { ApiRequest } from './types.js';
 
@@ -96,6 +97,10 @@ function compareKeys<T>(left: SortKey<T>, right: SortKey<T>): number {
   return left.text < right.text ? -1 : left.text > right.text ? 1 : 0;
 }
 
+function* mapped<T, R>(items: readonly T[], map: (item: T) => R): Generator<R> {
+  for (const item of items) yield map(item);
+}
+
 function fieldOf(item: unknown, field: string): unknown {
   return typeof item === 'object' && item !== null ? (item as Record<string, unknown>)[field] : undefined;
 }
@@ -144,7 +149,7 @@ export function paginate<T, R = T>(request: ApiRequest, items: readonly T[], opt
     throw invalidParameter('ordering', `must be one of ${allowed.join(', ')}; got ${JSON.stringify(orderingText)}`);
   }
 
-  let selected = [...items];
+  let selected: readonly T[] = items;
   const search = query.get('search') ?? '';
   if (search !== '') {
     const { searchField } = options;
@@ -160,19 +165,27 @@ export function paginate<T, R = T>(request: ApiRequest, items: readonly T[], opt
   const direction = ordering.descending ? -1 : 1;
   const valueOf = options.orderingValue ?? fieldOf;
   const tieBreak = options.tieBreak;
-  const keys = selected.map((item) => sortKey(item, valueOf(item, ordering.field), tieBreak ? tieBreak(item) : ''));
-  // Array.prototype.sort is stable: ties keep the input order (after the tie-break, if any).
-  keys.sort((left, right) => {
+  const keyOf = (item: T): SortKey<T> => sortKey(item, valueOf(item, ordering.field), tieBreak ? tieBreak(item) : '');
+  const order = (left: SortKey<T>, right: SortKey<T>): number => {
     if (left.missing !== right.missing) return Number(left.missing) - Number(right.missing);
-    const order = left.missing ? 0 : direction * compareKeys(left, right);
-    if (order !== 0) return order;
+    const byValue = left.missing ? 0 : direction * compareKeys(left, right);
+    if (byValue !== 0) return byValue;
     return left.tie < right.tie ? -1 : left.tie > right.tie ? 1 : 0;
-  });
+  };
+  const count = selected.length;
+  // Both are stable: ties keep the input order (after the tie-break, if any). An early page of a long list
+  // is picked out without ordering the rest, and the keys of what does not make it are dropped at once
+  // (a short-lived key costs the garbage collector nothing; 50,000 kept for a sort outlive the young
+  // generation). A later page (whose insertions would cost more) is sorted.
+  const wanted = offset + limit;
+  const ordered =
+    wanted * 8 <= count && wanted <= 2 * MAX_LIMIT
+      ? firstInOrder(mapped(selected, keyOf), wanted, order)
+      : selected.map(keyOf).sort(order);
 
-  const count = keys.length;
   const next = offset + limit < count ? pageLink(request, limit, offset + limit) : null;
   const previous = offset <= 0 ? null : pageLink(request, limit, offset - limit > 0 ? offset - limit : undefined);
-  const page = keys.slice(offset, offset + limit).map((key) => key.item);
+  const page = ordered.slice(offset, offset + limit).map((key) => key.item);
   const present = options.present;
   return { count, next, previous, results: present ? page.map((item) => present(item)) : (page as unknown as R[]) };
 }

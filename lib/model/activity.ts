@@ -7,6 +7,7 @@
  * Each line is recorded with whether its channel was hidden (secret, private)
  * at the time, so public views can leave those lines out.
  */
+import { firstInOrder } from '../first-in-order.js';
 import { ActivityCodec, activitySnapshot, type StoredActivity } from './activity-codec.js';
 import type { ChannelDay, DayActivity } from './activity-day.js';
 import { NickCounts, NickTotalsBuilder, SpeakerCounts, type NickDay } from './nick-counts.js';
@@ -166,7 +167,7 @@ export class ActivitySlice implements ModelSlice {
   /** The top `limit` nicks of a day; with `include`, counting only lines in the channels it accepts. */
   topNicks(day: DayActivity, limit: number, include?: ChannelFilter): NickCount[] {
     const { nicks } = day;
-    const totals: [number, number][] = [];
+    let totals: Iterable<[number, number]>;
     if (include) {
       // Lines by channel only the current day keeps: an earlier day has none to count then.
       if (!isCounted(day)) return [];
@@ -175,14 +176,9 @@ export class ActivitySlice implements ModelSlice {
       day.speakers.forEach((nickId, channelId, lines) => {
         if (counted[channelId]) sums[nickId]! += lines;
       });
-      sums.forEach((lines, index) => {
-        if (lines > 0) totals.push([index, lines]);
-      });
+      totals = withLines(nicks.size, (index) => sums[index]!);
     } else {
-      for (let index = 0; index < nicks.size; index++) {
-        const lines = nicks.linesAt(index);
-        if (lines > 0) totals.push([index, lines]);
-      }
+      totals = withLines(nicks.size, (index) => nicks.linesAt(index));
     }
     return leaders(totals, limit, (index) => nicks.keyAt(index)).map(([index, lines]) => ({
       nick: nicks.nickAt(index),
@@ -192,12 +188,13 @@ export class ActivitySlice implements ModelSlice {
 
   /** The top `limit` channels of a day among those `include` accepts. */
   topChannels(day: DayActivity, limit: number, include: ChannelFilter = () => true): ChannelCount[] {
-    return [...day.channels]
+    const counted = [...day.channels]
       .filter(([, channel]) => channel.lines > 0 && include(channel))
-      .map(([key, channel]): [string, number] => [key, channel.lines])
-      .sort(byLinesThenKey)
-      .slice(0, limit)
-      .map(([key, lines]) => ({ name: day.channels.get(key)!.name, lines }));
+      .map(([key, channel]): [string, number] => [key, channel.lines]);
+    return firstInOrder(counted, limit, byLinesThenKey).map(([key, lines]) => ({
+      name: day.channels.get(key)!.name,
+      lines,
+    }));
   }
 
   /** The top `limit` speakers of one channel on a day. */
@@ -382,8 +379,21 @@ function compact(day: DayActivity): void {
  * The first `limit` of `[index, lines]` entries, most lines first, then by folded name (`keyOf`),
  * so ties always come out the same.
  */
-function leaders(entries: [number, number][], limit: number, keyOf: (index: number) => string): [number, number][] {
-  return entries.sort((a, b) => b[1] - a[1] || compareKeys(keyOf(a[0]), keyOf(b[0]))).slice(0, limit);
+/** `[index, lines]` of the records with lines, made one at a time: only the leaders are kept. */
+function* withLines(size: number, linesAt: (index: number) => number): Generator<[number, number]> {
+  for (let index = 0; index < size; index++) {
+    const lines = linesAt(index);
+    if (lines > 0) yield [index, lines];
+  }
+}
+
+function leaders(
+  entries: Iterable<[number, number]>,
+  limit: number,
+  keyOf: (index: number) => string,
+): [number, number][] {
+  // The names are compared only between equal counts, and only for what may make the first `limit`.
+  return firstInOrder(entries, limit, (a, b) => b[1] - a[1] || compareKeys(keyOf(a[0]), keyOf(b[0])));
 }
 
 function compareKeys(a: string, b: string): number {

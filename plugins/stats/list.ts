@@ -5,13 +5,11 @@
  * the bot only sees because it is an operator.
  */
 import type { IrcMessage } from '../../lib/irc/port.js';
+import { TimeSlice } from '../../lib/time-slice.js';
 import type { SyncContext } from './context.js';
 
 /** User-count bands for a chunked LIST (ELIST=U): 1, 2, 3–4, 5–9, 10–49, 50 and more. */
 export const LIST_BANDS = ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'];
-
-/** LIST entries taken between two turns of the event loop (a few milliseconds of work). */
-const LIST_SLICE = 1000;
 
 /** MODE queries in flight at once: enough to hide the round trip, few enough for the send queue. */
 const MODE_QUERIES_IN_FLIGHT = 4;
@@ -113,13 +111,10 @@ export async function syncList(context: SyncContext, state: ListState): Promise<
   const showsModes = listShowsModes(lines);
   const asOperator = irc.state.isOperator;
   const listed = new Set<string>();
-  let sinceYield = 0;
+  const slice = new TimeSlice();
   for (const line of lines) {
-    // Tens of thousands of channels are taken a slice at a time, with the event loop free in between.
-    if (++sinceYield === LIST_SLICE) {
-      sinceYield = 0;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    // Tens of thousands of channels are taken a slice of time at a time, with the event loop free in between.
+    if (slice.spent()) await slice.pause();
     if (line.command !== '322') continue;
     const entry = parseListEntry(line);
     if (!entry) continue;

@@ -270,3 +270,38 @@ t.test('tieBreak orders ties ascending in both directions, missing values still 
     'input order without',
   );
 });
+
+t.test('an early page of a long list is the same page a full sort gives', async (t) => {
+  // 4,000 channels with 7 user counts (some missing): most comparisons are ties, kept in input order.
+  const items: Channel[] = Array.from({ length: 4000 }, (_, index) => ({
+    name: `#c${(index * 7919) % 4000}`,
+    users: index % 11 === 0 ? null : (index * 31) % 7,
+    aliases: [],
+  }));
+  for (const ordering of ['users', '-users', 'name', '-name']) {
+    const descending = ordering.startsWith('-');
+    const field = descending ? ordering.slice(1) : ordering;
+    const value = (item: Channel) => (field === 'users' ? item.users : item.name);
+    const expected = [...items].sort((left, right) => {
+      const a = value(left);
+      const b = value(right);
+      if ((a === null) !== (b === null)) return a === null ? 1 : -1;
+      if (a === null || b === null || a === b) return 0;
+      return (a < b ? -1 : 1) * (descending ? -1 : 1);
+    });
+    // Within the first 2,000 and an eighth of the list (picked out), and past it (sorted).
+    for (const [limit, offset] of [
+      [10, 0],
+      [100, 300],
+      [50, 3900],
+    ] as const) {
+      const page = paginate(request(`ordering=${ordering}&limit=${limit}&offset=${offset}`), items, options);
+      t.same(
+        page.results.map((item) => item.name),
+        expected.slice(offset, offset + limit).map((item) => item.name),
+        `${ordering}, ${limit} from ${offset}`,
+      );
+      t.equal(page.count, 4000);
+    }
+  }
+});
