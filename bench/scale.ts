@@ -199,7 +199,10 @@ export function figuresOf(result: ScaleResult): Figure[] {
     add(
       'restart: store load + resync to the truth',
       `${arrivalValue(restart, 'spawn')} from the start (${arrivalValue(restart, 'connect')} from the connect); ` +
-        `stop took ${seconds(restart.stopMs)}`,
+        `stop took ${seconds(restart.stopMs)}; ` +
+        (restart.crowdBackMs === null
+          ? 'the crowd was still coming back from the churn'
+          : `stopped once the crowd was back from the churn (${seconds(restart.crowdBackMs)} after it)`),
       users <= 50_000 ? '≤ 20 s' : undefined,
       restart.spawnMs !== null && restart.spawnMs <= 20_000,
     );

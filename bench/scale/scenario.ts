@@ -106,7 +106,16 @@ export interface ScaleResult {
   sendqPeak: number;
   /** Connections of the truth to the hub that the hub closed (each opened again), with its reasons. */
   truthLosses: string[];
-  restart: (Arrival & { stopMs: number; historyBefore: number; historyAfter: number; oldestKept: boolean }) | null;
+  restart:
+    | (Arrival & {
+        stopMs: number;
+        historyBefore: number;
+        historyAfter: number;
+        oldestKept: boolean;
+        /** From the churn's end until every user of the crowd was connected again (null: not within 2 minutes). */
+        crowdBackMs: number | null;
+      })
+    | null;
   churned: Awaited<ReturnType<ScaleCrowd['churn']>>;
   crowdStatus: WorkerStatus;
   costs: {
@@ -613,6 +622,22 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
 
     let restart: ScaleResult['restart'] = null;
     if (options.restart) {
+      // Users who quit in the churn's last seconds come back after it, as fast as the servers' connect
+      // limits let them: the restart is measured once the network has stopped moving.
+      let crowdBackMs: number | null = null;
+      while (Date.now() < churnEnded + 120_000) {
+        const status = await crowd.status();
+        if (status.ready === status.users) {
+          crowdBackMs = Date.now() - churnEnded;
+          break;
+        }
+        await delay(250);
+      }
+      log(
+        crowdBackMs === null
+          ? 'scale: the crowd was not back in full within 120 s of the churn; restarting anyway'
+          : `scale: the crowd was back in full ${(crowdBackMs / 1000).toFixed(1)} s after the churn`,
+      );
       const before = await api.history();
       const stopStarted = performance.now();
       await bot.stop();
@@ -627,6 +652,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
         historyBefore: before.count,
         historyAfter: after.count,
         oldestKept: before.oldest !== null && before.oldest === after.oldest,
+        crowdBackMs,
       };
       log(
         arrival.spawnMs !== null
