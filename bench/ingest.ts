@@ -24,7 +24,7 @@ import { isolated } from '../lib/isolated.js';
 import { createLogger } from '../lib/logger.js';
 import { ActivitySlice } from '../lib/model/activity.js';
 import { NetworkModel } from '../lib/model/network.js';
-import type { PluginDefinition } from '../lib/plugin.js';
+import type { PluginDefinition, ServiceKey } from '../lib/plugin.js';
 import api from '../plugins/api/index.js';
 import stats from '../plugins/stats/index.js';
 import { FakeTransport } from '../test/support/fake-irc.js';
@@ -171,6 +171,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
     request: (request) => transport.request(request),
     casefold: (value) => transport.casefold(value),
   });
+  const services = new Map<string, unknown>();
   const start = async <Config>(definition: PluginDefinition<Config>): Promise<void> => {
     await definition.start({
       name: definition.name,
@@ -188,6 +189,10 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
       },
       timers: { every: () => undefined, after: () => undefined },
       store: { persisted: () => Promise.resolve() },
+      services: {
+        provide: (key, value) => void services.set(key.name, value),
+        get: <T>(key: ServiceKey<T>) => services.get(key.name) as T | undefined,
+      },
       onModelChange: (listener) =>
         void model.on('change', isolated(logger, definition.name, 'model change handler', listener)),
     });

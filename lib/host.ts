@@ -13,7 +13,7 @@ import type { RouteDefinition } from './http/types.js';
 import type { IrcEventName, IrcEvents, IrcPort, IrcTransport, Unsubscribe } from './irc/port.js';
 import { errorMessage, type Logger } from './logger.js';
 import { NetworkModel } from './model/network.js';
-import type { PluginContext, PluginDefinition, PluginStop } from './plugin.js';
+import type { PluginContext, PluginDefinition, PluginStop, ServiceKey } from './plugin.js';
 import { Store } from './store/store.js';
 
 export class HostError extends Error {
@@ -107,6 +107,8 @@ export class Host {
   private readonly cleanups: (() => void)[] = [];
   private stopping: Promise<void> | null = null;
   private readonly persisted = new Set<string>();
+  /** What running plugins provide, by key name. */
+  private readonly services = new Map<string, { plugin: string; value: unknown }>();
   private httpAddress: { url: string; port: number } | null = null;
 
   constructor(private readonly options: HostOptions) {
@@ -303,6 +305,19 @@ export class Host {
       },
       store: {
         persisted: () => store.persisted(),
+      },
+      services: {
+        provide: (key, value) => {
+          const provided = this.services.get(key.name);
+          if (provided) {
+            throw new Error(`the service "${key.name}" is already provided by the plugin "${provided.plugin}"`);
+          }
+          this.services.set(key.name, { plugin: name, value });
+          track(() => {
+            if (this.services.get(key.name)?.plugin === name) this.services.delete(key.name);
+          });
+        },
+        get: <T>(key: ServiceKey<T>) => this.services.get(key.name)?.value as T | undefined,
       },
       onModelChange: (listener) => {
         track(model.on('change', isolated(this.logger, name, 'model change handler', listener)));

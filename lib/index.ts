@@ -13,6 +13,8 @@ export {
   type PluginCommands,
   type PluginTimers,
   type PluginStore,
+  ServiceKey,
+  type PluginServices,
 } from './plugin.js';
 export { ConfigError, configPathFrom, loadConfig, parseConfig, checkSchema, type HostConfig } from './config.js';
 export { createLogger, type Logger, type LogLevel } from './logger.js';

@@ -68,6 +68,37 @@ export interface PluginStore {
   persisted(): Promise<void>;
 }
 
+/**
+ * The name and type of something one plugin offers the others (fastify's decorators, with the type in
+ * the key): the plugin that provides it exports the key, and the plugins that use it import the key only.
+ *
+ * ```ts
+ * export const ACTIVITY = new ServiceKey<ActivitySlice>('stats.activity');
+ * context.services.provide(ACTIVITY, activity);   // in the stats plugin's start()
+ * context.services.get(ACTIVITY);                 // in another plugin: the slice, or undefined
+ * ```
+ */
+export class ServiceKey<T> {
+  /** Never set: it only carries the type. */
+  declare readonly type?: T;
+
+  constructor(readonly name: string) {}
+}
+
+export interface PluginServices {
+  /**
+   * Offer `value` under `key` from now until this plugin stops. One plugin provides a key at a time: a
+   * second provider is an error at its start.
+   */
+  provide<T>(key: ServiceKey<T>, value: T): void;
+  /**
+   * What a running plugin provides under `key`, or undefined (none is configured, or it has stopped). Ask
+   * when needed rather than once at start: a plugin that starts later, or stops, is seen. To be sure the
+   * provider started first, name its plugin in {@link PluginDefinition.dependencies}.
+   */
+  get<T>(key: ServiceKey<T>): T | undefined;
+}
+
 export interface PluginContext<Config = Record<string, unknown>> {
   name: string;
   config: Config;
@@ -80,6 +111,8 @@ export interface PluginContext<Config = Record<string, unknown>> {
   commands: PluginCommands;
   timers: PluginTimers;
   store: PluginStore;
+  /** What plugins offer each other ({@link ServiceKey}). */
+  services: PluginServices;
   /** Listen to model changes (error-isolated, removed when the plugin stops). */
   onModelChange(listener: Parameters<NetworkModel['on']>[1]): void;
 }

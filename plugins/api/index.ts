@@ -20,7 +20,7 @@ export default definePlugin<ApiConfig>({
   description: 'The HTTP JSON API over the network model.',
   dependencies: ['stats'],
   configSchema: apiConfigSchema,
-  start({ http, model, config, irc, onModelChange }) {
+  start({ http, model, config, irc, services, onModelChange }) {
     const routes = [
       ...networkRoutes(model, config, onModelChange),
       ...serverRoutes(model, config),
@@ -28,7 +28,7 @@ export default definePlugin<ApiConfig>({
       ...commandRoutes(model, config),
       ...operatorRoutes(model),
       ...userRoutes(model, onModelChange, { reuseMs: config.reuse_ms }),
-      ...netstatsRoutes({ model, config, http, selfNick: () => irc.state.nick }),
+      ...netstatsRoutes({ model, config, http, services, selfNick: () => irc.state.nick }),
       ...openApiRoutes(http, config),
     ];
     for (const route of routes) http.route(route);

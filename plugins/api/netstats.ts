@@ -9,12 +9,13 @@ import { invalidParameter, notFound, unavailable } from '../../lib/http/errors.j
 import { paginate } from '../../lib/http/paging.js';
 import type { ApiRequest, JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import { openApiPath } from '../../lib/http/openapi.js';
-import { ActivitySlice, type ChannelDay, type DayActivity } from '../../lib/model/activity.js';
-import { bucketPoints, DAY_MS, HistorySlice, HOUR_MS } from '../../lib/model/history.js';
+import type { ActivitySlice, ChannelDay, DayActivity } from '../../lib/model/activity.js';
+import { bucketPoints, DAY_MS, type HistorySlice, HOUR_MS } from '../../lib/model/history.js';
 import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';
-import type { PluginHttp } from '../../lib/plugin.js';
+import type { PluginHttp, PluginServices } from '../../lib/plugin.js';
+import { ACTIVITY, HISTORY } from '../stats/services.js';
 import { listQueryParameters, pageSchema, TimedCache } from './lists.js';
 import {
   channelNamesOf,
@@ -43,6 +44,8 @@ export interface NetstatsOptions {
   config: ApiConfig;
   /** The route table, for the index. */
   http: Pick<PluginHttp, 'routes'>;
+  /** Where the stats plugin's activity and history are found. */
+  services: Pick<PluginServices, 'get'>;
   /** The bot's own nick now: it is not counted in the distributions. */
   selfNick: () => string;
   clock?: () => Date;
@@ -115,19 +118,19 @@ function percentOf(users: number, total: number): number {
 }
 
 export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
-  const { model, config, http, selfNick } = options;
+  const { model, config, http, services, selfNick } = options;
   const searchFold = searchFoldOf(model);
   const clock = options.clock ?? (() => new Date());
 
-  // The collector adds these slices; found at each request, so the routes never hold a stale one.
+  // The stats plugin provides these; asked at each request, so the routes never hold a stale one.
   const activityOf = (): ActivitySlice => {
-    const found = model.slices().find((candidate) => candidate instanceof ActivitySlice);
-    if (!(found instanceof ActivitySlice)) throw unavailable('The collector does not count activity (stats plugin)');
+    const found = services.get(ACTIVITY);
+    if (!found) throw unavailable('The collector does not count activity (stats plugin)');
     return found;
   };
   const historyOf = (): HistorySlice => {
-    const found = model.slices().find((candidate) => candidate instanceof HistorySlice);
-    if (!(found instanceof HistorySlice)) throw unavailable('The collector does not record history (stats plugin)');
+    const found = services.get(HISTORY);
+    if (!found) throw unavailable('The collector does not record history (stats plugin)');
     return found;
   };
 

@@ -10,6 +10,7 @@
 import { errorMessage } from '../../lib/logger.js';
 import { ActivitySlice } from '../../lib/model/activity.js';
 import { HistorySlice } from '../../lib/model/history.js';
+import { ACTIVITY, HISTORY } from './services.js';
 import { definePlugin } from '../../lib/plugin.js';
 import { countLine, notePeak } from './activity.js';
 import { VersionAsker } from './clients.js';
@@ -61,7 +62,7 @@ export default definePlugin<StatsConfig>({
   name: 'stats',
   description: 'Collects the network: numbers, servers, channels, users, latency, service commands, live changes.',
   configSchema: statsConfigSchema,
-  start({ irc, model, logger, config, timers, commands, onModelChange }) {
+  start({ irc, model, logger, config, timers, commands, services, onModelChange }) {
     const context: SyncContext = { irc, model, logger, config };
     const tasks = new TaskQueue(logger, () => !irc.state.connected);
     // Bookkeeping of one connection: what the bot asked and learnt about the network's answers.
@@ -120,6 +121,8 @@ export default definePlugin<StatsConfig>({
     // The host hands both to the store when this start returns, which restores what was saved.
     model.addSlice(activity);
     model.addSlice(history);
+    services.provide(ACTIVITY, activity);
+    services.provide(HISTORY, history);
     const versions = new VersionAsker({
       irc,
       model,

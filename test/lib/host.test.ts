@@ -5,7 +5,7 @@ import t from 'tap';
 import { Host, HostError, resolvePlugins } from '../../lib/host.js';
 import { createLogger } from '../../lib/logger.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
-import { definePlugin, type PluginDefinition } from '../../lib/plugin.js';
+import { definePlugin, ServiceKey, type PluginDefinition } from '../../lib/plugin.js';
 import { FakeTransport } from '../support/fake-irc.js';
 import { testHostConfig } from '../support/host-config.js';
 
@@ -190,4 +190,30 @@ t.test('stop flushes persisting slices to the store and QUITs', async (t) => {
   await second.start();
   t.equal(again.value, 42, 'restored at start');
   await second.stop();
+});
+
+t.test('a plugin finds what another provides by its key, until that one stops', async (t) => {
+  const COUNTER = new ServiceKey<{ count: number }>('stats.counter');
+  const seen: (number | undefined)[] = [];
+  let readLater: () => number | undefined = () => undefined;
+  const registry = [
+    plugin('stats', [], ({ services }) => services.provide(COUNTER, { count: 7 })),
+    plugin('api', ['stats'], ({ services }) => {
+      seen.push(services.get(COUNTER)?.count);
+      readLater = () => services.get(COUNTER)?.count;
+    }),
+    plugin('rival', ['stats'], ({ services }) => services.provide(COUNTER, { count: 0 })),
+  ];
+  const { host, cleanup } = setup(registry.slice(0, 2), { api: {}, stats: {} });
+  t.teardown(cleanup);
+  await host.start();
+  t.same(seen, [7], 'a dependency started first: its service is there at start');
+  await host.stop();
+  t.equal(readLater(), undefined, 'gone once its plugin stopped');
+
+  const rivals = setup(registry, { api: {}, stats: {}, rival: {} });
+  t.teardown(rivals.cleanup);
+  await t.rejects(rivals.host.start(), {
+    message: /plugin "rival" failed to start: the service "stats.counter" is already provided by the plugin "stats"/,
+  });
 });

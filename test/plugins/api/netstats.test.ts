@@ -4,6 +4,8 @@ import { HttpServer } from '../../../lib/http/server.js';
 import { createLogger } from '../../../lib/logger.js';
 import { ActivitySlice } from '../../../lib/model/activity.js';
 import { HistorySlice, DAY_MS } from '../../../lib/model/history.js';
+import type { ServiceKey } from '../../../lib/plugin.js';
+import { ACTIVITY, HISTORY } from '../../../plugins/stats/services.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { indexOf, netstatsRoutes } from '../../../plugins/api/netstats.js';
 import { openApiRoutes } from '../../../plugins/api/openapi.js';
@@ -115,6 +117,13 @@ async function start(t: Test, model: NetworkModel) {
       model,
       config,
       http: { routes: () => server.routes() },
+      // What the stats plugin would provide: the slices the fixture put in the model, if any.
+      services: {
+        get: <T>(key: ServiceKey<T>) => {
+          const kind = key === ACTIVITY ? ActivitySlice : key === HISTORY ? HistorySlice : null;
+          return (kind && model.slices().find((slice) => slice instanceof kind)) as T | undefined;
+        },
+      },
       selfNick: () => 'DataBot',
       clock: () => NOW,
     }),
