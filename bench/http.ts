@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../lib/config.js';
 import { Host } from '../lib/host.js';
 import { createLogger } from '../lib/logger.js';
-import type { TokensSlice } from '../lib/model/tokens.js';
+import type { TokensSlice } from '../plugins/tokens/model.js';
 import { builtinPlugins } from '../plugins/index.js';
 import { FakeTransport } from '../test/support/fake-irc.js';
 import type { Result } from 'autocannon';

@@ -22,7 +22,7 @@ import { toIrcMessage } from '../lib/irc/irc-framework.js';
 import type { IrcMessage, IrcPort } from '../lib/irc/port.js';
 import { isolated } from '../lib/isolated.js';
 import { createLogger } from '../lib/logger.js';
-import { ActivitySlice } from '../lib/model/activity.js';
+import { ActivitySlice } from '../plugins/stats/model/activity.js';
 import { NetworkModel } from '../lib/model/network.js';
 import type { PluginDefinition, ServiceKey } from '../lib/plugin.js';
 import api from '../plugins/api/index.js';

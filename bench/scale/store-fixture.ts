@@ -12,10 +12,10 @@
  */
 import { createLogger } from '../../lib/logger.js';
 import { casefold } from '../../lib/irc/casemapping.js';
-import { ActivitySlice } from '../../lib/model/activity.js';
-import { DAY_MS, HOUR_MS, HistorySlice } from '../../lib/model/history.js';
+import { ActivitySlice } from '../../plugins/stats/model/activity.js';
+import { DAY_MS, HOUR_MS, HistorySlice } from '../../plugins/stats/model/history.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
-import { TokensSlice } from '../../lib/model/tokens.js';
+import { TokensSlice } from '../../plugins/tokens/model.js';
 import { Store, type PersistedSlice } from '../../lib/store/store.js';
 import { seededRandom, type ScalePlan } from '../../scripts/scale-crowd/plan.js';
 

@@ -6,7 +6,7 @@
  * token one (`/api/netstats/...`) is the same plus the sensitive fields.
  */
 import type { JsonSchema } from '../../lib/http/types.js';
-import type { HistoryPoint } from '../../lib/model/history.js';
+import type { HistoryPoint } from '../stats/model/history.js';
 import type { User } from '../../lib/model/users.js';
 import { networkStatsSchema } from './network.js';
 import { hostmaskOf, realHostSchema } from './users.js';

@@ -9,8 +9,8 @@ import { invalidParameter, notFound, unavailable } from '../../lib/http/errors.j
 import { paginate } from '../../lib/http/paging.js';
 import type { ApiRequest, JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import { openApiPath } from '../../lib/http/openapi.js';
-import type { ActivitySlice, ChannelDay, DayActivity } from '../../lib/model/activity.js';
-import { bucketPoints, DAY_MS, type HistorySlice, HOUR_MS } from '../../lib/model/history.js';
+import type { ActivitySlice, ChannelDay, DayActivity } from '../stats/model/activity.js';
+import { bucketPoints, DAY_MS, type HistorySlice, HOUR_MS } from '../stats/model/history.js';
 import { searchFoldOf } from '../../lib/irc/casemapping.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { User } from '../../lib/model/users.js';

@@ -5,7 +5,7 @@
  * not counted.
  */
 import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
-import type { ActivitySlice } from '../../lib/model/activity.js';
+import type { ActivitySlice } from './model/activity.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import { isSelfKey } from './live.js';
 

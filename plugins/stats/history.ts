@@ -3,8 +3,8 @@
  * last sync read them (LUSERS). Nothing is recorded while the bot is not
  * connected or has not synced: a gap is better than made-up numbers.
  */
-import type { HistoryRetention, HistorySlice } from '../../lib/model/history.js';
-import { DAY_MS } from '../../lib/model/history.js';
+import type { HistoryRetention, HistorySlice } from './model/history.js';
+import { DAY_MS } from './model/history.js';
 import type { NetworkModel } from '../../lib/model/network.js';
 import type { StatsConfig } from './schema.js';
 

@@ -8,8 +8,8 @@
  * locates their countries.
  */
 import { errorMessage } from '../../lib/logger.js';
-import { ActivitySlice } from '../../lib/model/activity.js';
-import { HistorySlice } from '../../lib/model/history.js';
+import { ActivitySlice } from './model/activity.js';
+import { HistorySlice } from './model/history.js';
 import { ACTIVITY, HISTORY } from './services.js';
 import { definePlugin } from '../../lib/plugin.js';
 import { countLine, notePeak } from './activity.js';

@@ -17,7 +17,7 @@ import {
   type AuditActor,
   type AuditEntry,
   type TokensSlice,
-} from '../../lib/model/tokens.js';
+} from './model.js';
 import { checkNames, describeValidNames, parseTokenId, wildcards, type GrantableEndpoint } from './endpoints.js';
 
 export interface TokenCommandsOptions {

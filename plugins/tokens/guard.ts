@@ -8,7 +8,7 @@
 import { ApiError } from '../../lib/http/errors.js';
 import { openApiPath } from '../../lib/http/openapi.js';
 import type { ApiRequest, RouteDefinition, TierGuard } from '../../lib/http/types.js';
-import { TOKEN_PATTERN, grantsCover, type ApiToken, type TokensSlice } from '../../lib/model/tokens.js';
+import { TOKEN_PATTERN, grantsCover, type ApiToken, type TokensSlice } from './model.js';
 
 export interface GuardOptions {
   /**

@@ -5,7 +5,7 @@
  * persists (only each secret's SHA-256, never the secret).
  */
 import { searchFoldOf } from '../../lib/irc/casemapping.js';
-import { TokensSlice } from '../../lib/model/tokens.js';
+import { TokensSlice } from './model.js';
 import { definePlugin } from '../../lib/plugin.js';
 import { tokenCommands } from './commands.js';
 import { grantableEndpoints } from './endpoints.js';

@@ -8,7 +8,7 @@ import { ApiError, notFound, unavailable } from '../../lib/http/errors.js';
 import { paginate } from '../../lib/http/paging.js';
 import type { ApiRequest, JsonSchema, RouteDefinition } from '../../lib/http/types.js';
 import { errorMessage, type Logger } from '../../lib/logger.js';
-import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from '../../lib/model/tokens.js';
+import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from './model.js';
 import { checkNames, describeValidNames, parseTokenId, type GrantableEndpoint } from './endpoints.js';
 
 export interface StaffRoutesOptions {

@@ -12,7 +12,7 @@ import { startCrowd, type Crowd } from '../../scripts/crowd.js';
 import { eventually, startBot, type TestBot, type TestBotOptions } from '../support/bot.js';
 import { IrcClient, type IrcMessage } from '../support/irc-client.js';
 import type { ModelChange } from '../../lib/model/slice.js';
-import type { TokensSlice } from '../../lib/model/tokens.js';
+import type { TokensSlice } from '../../plugins/tokens/model.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { OpenApiValidator } from '../plugins/api/fixtures/openapi-validator.js';
 

@@ -2,8 +2,8 @@
 import t, { type Test } from 'tap';
 import { HttpServer } from '../../../lib/http/server.js';
 import { createLogger } from '../../../lib/logger.js';
-import { ActivitySlice } from '../../../lib/model/activity.js';
-import { HistorySlice, DAY_MS } from '../../../lib/model/history.js';
+import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
+import { HistorySlice, DAY_MS } from '../../../plugins/stats/model/history.js';
 import type { ServiceKey } from '../../../lib/plugin.js';
 import { ACTIVITY, HISTORY } from '../../../plugins/stats/services.js';
 import { NetworkModel } from '../../../lib/model/network.js';

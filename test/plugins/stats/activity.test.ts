@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap';
-import { ActivitySlice } from '../../../lib/model/activity.js';
+import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { countLine, isChatLine, notePeak } from '../../../plugins/stats/activity.js';
 import { track } from '../../../plugins/stats/live.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import t from 'tap';
 import { Host } from '../../../lib/host.js';
 import { createLogger } from '../../../lib/logger.js';
-import { ActivitySlice } from '../../../lib/model/activity.js';
+import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
 import { FakeTransport } from '../../support/fake-irc.js';

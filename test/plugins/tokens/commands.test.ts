@@ -8,7 +8,7 @@ import { CommandRegistry } from '../../../lib/commands.js';
 import { casefold } from '../../../lib/irc/casemapping.js';
 import type { IrcMessage } from '../../../lib/irc/port.js';
 import { createLogger } from '../../../lib/logger.js';
-import { TokensSlice } from '../../../lib/model/tokens.js';
+import { TokensSlice } from '../../../plugins/tokens/model.js';
 import { tokenCommands } from '../../../plugins/tokens/commands.js';
 import type { GrantableEndpoint } from '../../../plugins/tokens/endpoints.js';
 import { FakeTransport } from '../../support/fake-irc.js';

@@ -4,7 +4,7 @@ import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
 import { HttpServer } from '../../../lib/http/server.js';
 import type { RouteDefinition } from '../../../lib/http/types.js';
 import { createLogger } from '../../../lib/logger.js';
-import { TokensSlice } from '../../../lib/model/tokens.js';
+import { TokensSlice } from '../../../plugins/tokens/model.js';
 import { createGuard, createPublicGuard } from '../../../plugins/tokens/guard.js';
 import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 

@@ -10,7 +10,7 @@ import t, { type Test } from 'tap';
 import { Host } from '../../../lib/host.js';
 import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
 import { createLogger } from '../../../lib/logger.js';
-import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../lib/model/tokens.js';
+import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../plugins/tokens/model.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import { durablePathOf } from '../../../lib/store/store.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { casefold } from '../../../lib/irc/casemapping.js';
-import { ActivitySlice } from '../../../lib/model/activity.js';
-import { addDays, TimeZone } from '../../../lib/model/time-zone.js';
+import { casefold } from '../../../../lib/irc/casemapping.js';
+import { ActivitySlice } from '../../../../plugins/stats/model/activity.js';
+import { addDays, TimeZone } from '../../../../plugins/stats/model/time-zone.js';
 
 const fold = (name: string) => casefold(name, 'rfc1459');
 

@@ -7,7 +7,7 @@ import {
   grantsCover,
   hashSecret,
   type AuditActor,
-} from '../../../lib/model/tokens.js';
+} from '../../../plugins/tokens/model.js';
 
 const admin: AuditActor = { account: 'boss', via: 'irc' };
 

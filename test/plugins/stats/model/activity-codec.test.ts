@@ -1,7 +1,7 @@
 import t from 'tap';
-import { casefold } from '../../../lib/irc/casemapping.js';
-import { ActivitySlice } from '../../../lib/model/activity.js';
-import { ActivityCodec, type StoredActivity } from '../../../lib/model/activity-codec.js';
+import { casefold } from '../../../../lib/irc/casemapping.js';
+import { ActivitySlice } from '../../../../plugins/stats/model/activity.js';
+import { ActivityCodec, type StoredActivity } from '../../../../plugins/stats/model/activity-codec.js';
 
 const fold = (name: string) => casefold(name, 'rfc1459');
 const at = (iso: string) => new Date(iso);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { NickCounts, NickTotalsBuilder, SpeakerCounts } from '../../../lib/model/nick-counts.js';
+import { NickCounts, NickTotalsBuilder, SpeakerCounts } from '../../../../plugins/stats/model/nick-counts.js';
 
 /** What a plain map of objects would count: the reference the tables are checked against. */
 interface Expected {

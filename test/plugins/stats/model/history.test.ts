@@ -1,5 +1,11 @@
 import t from 'tap';
-import { bucketPoints, DAY_MS, HistorySlice, HOUR_MS, type HistoryPoint } from '../../../lib/model/history.js';
+import {
+  bucketPoints,
+  DAY_MS,
+  HistorySlice,
+  HOUR_MS,
+  type HistoryPoint,
+} from '../../../../plugins/stats/model/history.js';
 
 const MINUTE_MS = 60 * 1000;
 const start = Date.parse('2026-11-01T00:00:00Z');
