@@ -46,8 +46,10 @@ export class TaskQueue {
     const entry: Entry = { promise: Promise.resolve(), started: false };
     entry.promise = this.tail.then(async () => {
       entry.started = true;
+      const started = Date.now();
       try {
         await task();
+        this.logger.debug('task done', { task: name, ms: Date.now() - started });
       } catch (error) {
         if (this.interrupted()) this.logger.info(`${name} interrupted`, { error: errorMessage(error) });
         else this.logger.warn(`${name} failed`, { error: errorMessage(error) });

@@ -30,6 +30,11 @@ t.test('tasks run one at a time, in order; asking again for a waiting task joins
   await Promise.all([first, second]);
   t.same(events, ['sync start', 'sync end', 'latency']);
   t.notOk(queue.has('sync'));
+  t.match(
+    lines.filter((line) => line.includes('task done')).map((line) => line.replace(/.*task done /, '')),
+    [/^task=sync ms=\d+$/, /^task=latency ms=\d+$/],
+    'each task that ends says how long it took, for an operator reading a debug log',
+  );
 
   await queue.run('broken', async () => {
     throw new Error('boom');
