@@ -112,7 +112,7 @@ export interface ScaleResult {
         historyBefore: number;
         historyAfter: number;
         oldestKept: boolean;
-        /** From the churn's end until every user of the crowd was connected again (null: not within 2 minutes). */
+        /** From the churn's end until every user of the crowd was connected again (null: not within 2 more minutes). */
         crowdBackMs: number | null;
       })
     | null;
@@ -625,17 +625,18 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       // Users who quit in the churn's last seconds come back after it, as fast as the servers' connect
       // limits let them: the restart is measured once the network has stopped moving.
       let crowdBackMs: number | null = null;
-      while (Date.now() < churnEnded + 120_000) {
+      const waitUntil = Date.now() + 120_000;
+      do {
         const status = await crowd.status();
         if (status.ready === status.users) {
           crowdBackMs = Date.now() - churnEnded;
           break;
         }
         await delay(250);
-      }
+      } while (Date.now() < waitUntil);
       log(
         crowdBackMs === null
-          ? 'scale: the crowd was not back in full within 120 s of the churn; restarting anyway'
+          ? 'scale: the crowd was not back in full after 120 s more; restarting anyway'
           : `scale: the crowd was back in full ${(crowdBackMs / 1000).toFixed(1)} s after the churn`,
       );
       const before = await api.history();

@@ -54,8 +54,10 @@ export class LineSlicer {
     if (this.cleared) return;
     const lines = this.splitter.push(chunk);
     if (lines.length === 0) return;
-    if (this.waiting === 0) this.queue = lines;
-    else for (const line of lines) this.queue.push(line);
+    if (this.waiting === 0) {
+      this.queue = lines;
+      this.next = 0;
+    } else for (const line of lines) this.queue.push(line);
     if (!this.scheduled) this.handleSlice();
   }
 

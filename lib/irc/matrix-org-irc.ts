@@ -192,8 +192,9 @@ export class MatrixIrcTransport extends BaseTransport {
     // The library only emits `abort` on an idle timeout (its socket is not its own); end the socket.
     socket.on('timeout', () => socket.destroy(new Error('the connection was idle too long')));
     socket.on('close', () => {
-      markClosed();
+      // Closed for the bot once the lines read before the close are handled.
       slicer.end(() => {
+        markClosed();
         if (client !== this.client) return;
         this.stopKeepalive();
         this.handleDisconnected(lastError ?? 'connection closed');
