@@ -7,6 +7,7 @@
  * bot has not handled yet stays with the server (in its send queue for the bot) and not in the bot's memory.
  */
 import { StringDecoder } from 'node:string_decoder';
+import { TimeSlice } from '../time-slice.js';
 
 /** Work done on received lines in one turn of the event loop before the loop is let go, in ms. */
 export const SLICE_MS = 2;
@@ -79,11 +80,11 @@ export class LineSlicer {
 
   private handleSlice(): void {
     this.scheduled = false;
-    const deadline = performance.now() + this.sliceMs;
+    const slice = new TimeSlice(this.sliceMs);
     try {
       while (this.next < this.queue.length && !this.cleared) {
         this.deliver(this.queue[this.next++]!);
-        if (performance.now() >= deadline) break;
+        if (slice.spent()) break;
       }
     } finally {
       // A line whose handler threw is not handed over again; the others still are.
