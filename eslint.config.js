@@ -1,6 +1,40 @@
 // @ts-check
+import { readdirSync } from 'node:fs';
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/** The built-in plugins: each folder under plugins/. */
+const plugins = readdirSync(new URL('./plugins/', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
+
+/** Plugins (built-in, and the examples of outside ones) import the core only through its SDK entry. */
+const sdkOnly = {
+  group: ['**/lib/**', '!**/lib/sdk.js'],
+  message: 'A plugin imports the core only from lib/sdk.js, its one entry for plugin authors.',
+};
+
+/** Plugin `name` may not import another plugin's files: plugins meet through declared services. */
+function ownFolderOnly(name) {
+  const others = plugins.filter((other) => other !== name);
+  return {
+    files: [`plugins/${name}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            sdkOnly,
+            {
+              group: ['**/plugins/**', ...others.map((other) => `**/${other}/**`)],
+              message: `The plugin "${name}" may not import another plugin's files; use a service it provides (PluginDefinition.uses).`,
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'docs/api/**', 'testnet/**', 'coverage/**', '.tap/**'] },
@@ -14,10 +48,34 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  ...plugins.map(ownFolderOnly),
+  {
+    files: ['examples/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            sdkOnly,
+            {
+              group: ['**/plugins/**'],
+              message: 'An outside plugin uses the built-in plugins through their services.',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['scripts/**/*.mjs', 'eslint.config.js'],
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        URL: 'readonly',
+      },
     },
   },
 );

@@ -4,7 +4,9 @@
  * Loads and checks the config, starts the host, and stops it gracefully on
  * SIGINT/SIGTERM (a second signal exits at once).
  */
-import { builtinPlugins } from '../plugins/index.js';
+import { dirname } from 'node:path';
+import { builtinPlugins } from './builtin-plugins.js';
+import { loadPluginModules } from '../lib/plugin-modules.js';
 import { ConfigError, configPathFrom, loadConfig } from '../lib/config.js';
 import { Host, HostError } from '../lib/host.js';
 import { createTransport } from '../lib/irc/create-transport.js';
@@ -14,6 +16,7 @@ import { versionString } from '../lib/version.js';
 async function main(): Promise<number> {
   let path: string | null;
   let config;
+  let plugins;
   try {
     path = configPathFrom(process.argv.slice(2), process.env);
     if (!path) {
@@ -21,6 +24,12 @@ async function main(): Promise<number> {
       return 2;
     }
     config = await loadConfig(path, process.env);
+    const outside = await loadPluginModules(
+      config.plugin_modules,
+      dirname(path),
+      builtinPlugins.map((plugin) => plugin.name),
+    );
+    plugins = [...builtinPlugins, ...outside];
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`the configuration has ${error.problems.length} problem(s):\n`);
@@ -32,7 +41,7 @@ async function main(): Promise<number> {
   const logger = createLogger({ level: config.log.level });
   logger.info(`starting ${versionString}`, { config: path });
   const transport = createTransport(config, logger.child('irc'), versionString);
-  const host = new Host({ config, logger, plugins: builtinPlugins, transport });
+  const host = new Host({ config, logger, plugins, transport });
 
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { error: errorMessage(reason) }));
   process.on('uncaughtException', (error) => logger.error('uncaught exception', { error: errorMessage(error) }));

@@ -19,7 +19,7 @@ import { parseConfig } from '../lib/config.js';
 import { Host } from '../lib/host.js';
 import { createLogger } from '../lib/logger.js';
 import type { TokensSlice } from '../plugins/tokens/model.js';
-import { builtinPlugins } from '../plugins/index.js';
+import { builtinPlugins } from '../app/builtin-plugins.js';
 import { FakeTransport } from '../test/support/fake-irc.js';
 import type { Result } from 'autocannon';
 import { formatCount, formatMs, formatRatio, isSmoke, load, median, runBench, type Figure } from './common.js';

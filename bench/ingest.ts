@@ -24,7 +24,7 @@ import { isolated } from '../lib/isolated.js';
 import { createLogger } from '../lib/logger.js';
 import { ActivitySlice } from '../plugins/stats/model/activity.js';
 import { NetworkModel } from '../lib/model/network.js';
-import type { PluginDefinition, ServiceKey } from '../lib/plugin.js';
+import type { PluginDefinition, ServiceName, Services } from '../lib/plugin.js';
 import api from '../plugins/api/index.js';
 import stats from '../plugins/stats/index.js';
 import { FakeTransport } from '../test/support/fake-irc.js';
@@ -190,8 +190,8 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
       timers: { every: () => undefined, after: () => undefined },
       store: { persisted: () => Promise.resolve() },
       services: {
-        provide: (key, value) => void services.set(key.name, value),
-        get: <T>(key: ServiceKey<T>) => services.get(key.name) as T | undefined,
+        provide: (name, value) => void services.set(name, value),
+        get: <Name extends ServiceName>(name: Name) => services.get(name) as Services[Name],
       },
       onModelChange: (listener) =>
         void model.on('change', isolated(logger, definition.name, 'model change handler', listener)),

@@ -237,6 +237,14 @@ export const hostConfigSchema: object = {
         },
       },
     },
+    plugin_modules: {
+      type: 'array',
+      default: [],
+      description:
+        'Plugins from outside this package: paths (relative to this config file) of JavaScript modules whose ' +
+        'default export is a plugin definition. Each one is then enabled and set under "plugins", as a built-in one.',
+      items: { type: 'string', minLength: 1 },
+    },
     plugins: {
       type: 'object',
       default: {},

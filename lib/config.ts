@@ -60,6 +60,8 @@ export interface HostConfig {
   /** Services account names allowed to run admin-only commands. */
   admins: string[];
   log: { level: LogLevel };
+  /** Modules of outside plugins, relative to the config file (see loadPluginModules). */
+  plugin_modules: string[];
   /** Each plugin's slice, as written; the host checks it against that plugin's schema. */
   plugins: Record<string, Record<string, unknown>>;
 }

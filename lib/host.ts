@@ -13,7 +13,7 @@ import type { RouteDefinition } from './http/types.js';
 import type { IrcEventName, IrcEvents, IrcPort, IrcTransport, Unsubscribe } from './irc/port.js';
 import { errorMessage, type Logger } from './logger.js';
 import { NetworkModel } from './model/network.js';
-import type { PluginContext, PluginDefinition, PluginStop, ServiceKey } from './plugin.js';
+import type { PluginContext, PluginDefinition, PluginStop } from './plugin.js';
 import { Store } from './store/store.js';
 
 export class HostError extends Error {
@@ -48,7 +48,11 @@ export function resolvePlugins(
   pluginConfig: Record<string, Record<string, unknown>>,
 ): { definition: PluginDefinition<never>; config: Record<string, unknown> }[] {
   const problems: string[] = [];
-  const byName = new Map(registry.map((plugin) => [plugin.name, plugin]));
+  const byName = new Map<string, PluginDefinition<never>>();
+  for (const plugin of registry) {
+    if (byName.has(plugin.name)) problems.push(`Two plugins are named "${plugin.name}"`);
+    else byName.set(plugin.name, plugin);
+  }
   const enabled = new Map<string, Record<string, unknown>>();
   for (const [name, slice] of Object.entries(pluginConfig)) {
     const definition = byName.get(name);
@@ -73,8 +77,17 @@ export function resolvePlugins(
       }
     }
   }
+  problems.push(...serviceProblems(registry, enabled));
   if (problems.length > 0) throw new HostError(problems);
 
+  // A plugin starts after the plugins it depends on and after the providers of the services it uses.
+  const providerOf = new Map<string, string>();
+  for (const name of enabled.keys())
+    for (const service of byName.get(name)!.provides ?? []) providerOf.set(service, name);
+  const before = (name: string): string[] => {
+    const definition = byName.get(name)!;
+    return [...(definition.dependencies ?? []), ...(definition.uses ?? []).map((service) => providerOf.get(service)!)];
+  };
   const order: string[] = [];
   const visiting = new Set<string>();
   const visit = (name: string, path: string[]): void => {
@@ -82,13 +95,50 @@ export function resolvePlugins(
     if (visiting.has(name))
       throw new HostError([`plugins depend on each other in a cycle: ${[...path, name].join(' → ')}`]);
     visiting.add(name);
-    for (const dependency of byName.get(name)!.dependencies ?? []) visit(dependency, [...path, name]);
+    for (const dependency of before(name)) visit(dependency, [...path, name]);
     visiting.delete(name);
     order.push(name);
   };
   // Registry order breaks ties, so the start order is stable.
   for (const plugin of registry) if (enabled.has(plugin.name)) visit(plugin.name, []);
   return order.map((name) => ({ definition: byName.get(name)!, config: enabled.get(name)! }));
+}
+
+/**
+ * What is wrong with the services the enabled plugins declare: a service used and provided by no enabled
+ * plugin (naming the plugin that would provide it, if one is registered), or provided by two.
+ */
+function serviceProblems(
+  registry: readonly PluginDefinition<never>[],
+  enabled: ReadonlyMap<string, unknown>,
+): string[] {
+  const problems: string[] = [];
+  const providers = new Map<string, string[]>();
+  for (const plugin of registry) {
+    for (const service of plugin.provides ?? [])
+      providers.set(service, [...(providers.get(service) ?? []), plugin.name]);
+  }
+  const enabledProviders = (service: string) => (providers.get(service) ?? []).filter((name) => enabled.has(name));
+  for (const plugin of registry) {
+    if (!enabled.has(plugin.name)) continue;
+    for (const service of plugin.uses ?? []) {
+      if (enabledProviders(service).length > 0) continue;
+      const known = providers.get(service) ?? [];
+      problems.push(
+        known.length > 0
+          ? `The plugin "${plugin.name}" uses the service "${service}", which the plugin "${known[0]}" provides, ` +
+              `but "${known[0]}" is not enabled: add "${known[0]}": {} under config.plugins`
+          : `The plugin "${plugin.name}" uses the service "${service}", which no registered plugin provides`,
+      );
+    }
+    for (const service of plugin.provides ?? []) {
+      const others = enabledProviders(service).filter((name) => name !== plugin.name);
+      if (others.length > 0 && registry.findIndex((p) => p.name === others[0]) > registry.indexOf(plugin)) {
+        problems.push(`The plugins "${plugin.name}" and "${others[0]}" both provide the service "${service}"`);
+      }
+    }
+  }
+  return problems;
 }
 
 function withEnabled(schema: Record<string, unknown>): Record<string, unknown> {
@@ -152,7 +202,16 @@ export class Host {
       try {
         const stop = await definition.start(context as PluginContext<never>);
         running.stop = typeof stop === 'function' ? stop : undefined;
+        const missing = (definition.provides ?? []).filter(
+          (service) => this.services.get(service)?.plugin !== definition.name,
+        );
+        if (missing.length > 0) {
+          throw new Error(
+            `it declares that it provides ${missing.map((service) => `"${service}"`).join(', ')} but did not`,
+          );
+        }
       } catch (error) {
+        await running.stop?.();
         for (const cleanup of running.cleanups) cleanup();
         await this.stopPlugins();
         throw new HostError([`plugin "${definition.name}" failed to start: ${errorMessage(error)}`]);
@@ -240,6 +299,7 @@ export class Host {
   }
 
   private contextFor(name: string, config: Record<string, unknown>, running: RunningPlugin): PluginContext {
+    const { definition } = running;
     const logger = this.logger.child(name);
     const { irc, http, commands, model, store } = this;
     const track = (cleanup: () => void): void => {
@@ -307,17 +367,23 @@ export class Host {
         persisted: () => store.persisted(),
       },
       services: {
-        provide: (key, value) => {
-          const provided = this.services.get(key.name);
-          if (provided) {
-            throw new Error(`the service "${key.name}" is already provided by the plugin "${provided.plugin}"`);
+        provide: (service, value) => {
+          if (!definition.provides?.includes(service)) {
+            throw new Error(`the plugin "${name}" provides "${service}" without declaring it in its "provides"`);
           }
-          this.services.set(key.name, { plugin: name, value });
+          this.services.set(service, { plugin: name, value });
           track(() => {
-            if (this.services.get(key.name)?.plugin === name) this.services.delete(key.name);
+            if (this.services.get(service)?.plugin === name) this.services.delete(service);
           });
         },
-        get: <T>(key: ServiceKey<T>) => this.services.get(key.name)?.value as T | undefined,
+        get: (service) => {
+          if (!definition.uses?.includes(service)) {
+            throw new Error(`the plugin "${name}" uses "${service}" without declaring it in its "uses"`);
+          }
+          const provided = this.services.get(service);
+          if (!provided) throw new Error(`the service "${service}" is not provided (its plugin has not started)`);
+          return provided.value as never;
+        },
       },
       onModelChange: (listener) => {
         track(model.on('change', isolated(this.logger, name, 'model change handler', listener)));

@@ -17,6 +17,13 @@ export interface PluginDefinition<Config = Record<string, unknown>> {
   description: string;
   /** Plugins that must be enabled and started before this one. */
   dependencies?: readonly string[];
+  /** Services this plugin offers the others ({@link Services}); it must provide each during start(). */
+  provides?: readonly ServiceName[];
+  /**
+   * Services this plugin uses: an enabled plugin must provide each, and it starts before this one. A
+   * service no enabled plugin provides is an error at boot that names both plugins.
+   */
+  uses?: readonly ServiceName[];
   /** JSON Schema of the plugin's config slice, with defaults; `enabled` is added by the host. */
   configSchema: JsonSchema;
   start(context: PluginContext<Config>): void | PluginStop | Promise<void | PluginStop>;
@@ -69,34 +76,33 @@ export interface PluginStore {
 }
 
 /**
- * The name and type of something one plugin offers the others (fastify's decorators, with the type in
- * the key): the plugin that provides it exports the key, and the plugins that use it import the key only.
+ * What plugins offer each other, by name, with each service's type (fastify's decorators with declared
+ * dependencies). Empty here: the plugin that provides a service adds it by declaration merging, in its
+ * own folder, so the plugins that use it need no import of that plugin's files:
  *
  * ```ts
- * export const ACTIVITY = new ServiceKey<ActivitySlice>('stats.activity');
- * context.services.provide(ACTIVITY, activity);   // in the stats plugin's start()
- * context.services.get(ACTIVITY);                 // in another plugin: the slice, or undefined
+ * declare module '../../lib/sdk.js' {   // 'irc-network-data/sdk' outside this repository
+ *   interface Services { 'stats.activity': ActivityService }
+ * }
  * ```
  */
-export class ServiceKey<T> {
-  /** Never set: it only carries the type. */
-  declare readonly type?: T;
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Services {}
 
-  constructor(readonly name: string) {}
-}
+/** The name of a service some plugin declares in {@link Services}. */
+export type ServiceName = keyof Services & string;
 
 export interface PluginServices {
   /**
-   * Offer `value` under `key` from now until this plugin stops. One plugin provides a key at a time: a
-   * second provider is an error at its start.
+   * Offer `value` under `name` from now until this plugin stops. Only a name in the plugin's
+   * {@link PluginDefinition.provides} may be provided, and each one must be by the time start() returns.
    */
-  provide<T>(key: ServiceKey<T>, value: T): void;
+  provide<Name extends ServiceName>(name: Name, value: Services[Name]): void;
   /**
-   * What a running plugin provides under `key`, or undefined (none is configured, or it has stopped). Ask
-   * when needed rather than once at start: a plugin that starts later, or stops, is seen. To be sure the
-   * provider started first, name its plugin in {@link PluginDefinition.dependencies}.
+   * The service under `name`, which must be in the plugin's {@link PluginDefinition.uses}: the host
+   * started its provider first and stops it last, so it is there whenever this plugin runs.
    */
-  get<T>(key: ServiceKey<T>): T | undefined;
+  get<Name extends ServiceName>(name: Name): Services[Name];
 }
 
 export interface PluginContext<Config = Record<string, unknown>> {
@@ -111,7 +117,7 @@ export interface PluginContext<Config = Record<string, unknown>> {
   commands: PluginCommands;
   timers: PluginTimers;
   store: PluginStore;
-  /** What plugins offer each other ({@link ServiceKey}). */
+  /** What plugins offer each other ({@link Services}). */
   services: PluginServices;
   /** Listen to model changes (error-isolated, removed when the plugin stops). */
   onModelChange(listener: Parameters<NetworkModel['on']>[1]): void;

@@ -3,12 +3,15 @@
  * A secret (+s) or private (+p) channel, or one the collector only sees as an
  * operator, is "not found" here, to everyone. Members are nicks and prefixes only.
  */
-import { notFound } from '../../lib/http/errors.js';
-import { paginate } from '../../lib/http/paging.js';
-import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
-import type { Channel } from '../../lib/model/channels.js';
-import { searchFoldOf } from '../../lib/irc/casemapping.js';
-import type { NetworkModel } from '../../lib/model/network.js';
+import {
+  notFound,
+  paginate,
+  searchFoldOf,
+  type Channel,
+  type JsonSchema,
+  type NetworkModel,
+  type RouteDefinition,
+} from '../../lib/sdk.js';
 import { ListCache, listQueryParameters, nullableTime, pageSchema, type ModelChangeSubscriber } from './lists.js';
 import { requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';

@@ -2,11 +2,14 @@
  * `GET /api/irc/commands/`: the commands each network service offers, grouped
  * by service, as the services' HELP lists them to the collector's account.
  */
-import { unavailable } from '../../lib/http/errors.js';
-import { paginate } from '../../lib/http/paging.js';
-import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { ServiceCommands } from '../../lib/model/services.js';
+import {
+  paginate,
+  unavailable,
+  type JsonSchema,
+  type NetworkModel,
+  type RouteDefinition,
+  type ServiceCommands,
+} from '../../lib/sdk.js';
 import { listQueryParameters, nullableTime, pageSchema } from './lists.js';
 import type { ApiConfig } from './schema.js';
 

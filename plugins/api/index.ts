@@ -4,7 +4,7 @@
  * shapes. Every route is declared in one of the route modules listed below;
  * the OpenAPI document is generated from the same table.
  */
-import { definePlugin } from '../../lib/plugin.js';
+import { definePlugin } from '../../lib/sdk.js';
 import { channelRoutes } from './channels.js';
 import { commandRoutes } from './commands.js';
 import { netstatsRoutes } from './netstats.js';
@@ -18,7 +18,7 @@ import { userRoutes } from './users.js';
 export default definePlugin<ApiConfig>({
   name: 'api',
   description: 'The HTTP JSON API over the network model.',
-  dependencies: ['stats'],
+  uses: ['stats.activity', 'stats.history'],
   configSchema: apiConfigSchema,
   start({ http, model, config, irc, services, onModelChange }) {
     const routes = [

@@ -3,9 +3,7 @@
  * the `limit`, `offset`, `search`, `ordering` query parameters as the OpenAPI
  * document shows them. `paginate()` (lib/http/paging.ts) applies them.
  */
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../lib/http/paging.js';
-import { SerializedJson } from '../../lib/http/serialized-json.js';
-import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, SerializedJson, type JsonSchema, type RouteDefinition } from '../../lib/sdk.js';
 
 /** Schema of a page whose `results` are `item`s. */
 export function pageSchema(item: JsonSchema, extra: Record<string, JsonSchema> = {}): JsonSchema {

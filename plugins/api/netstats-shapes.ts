@@ -5,9 +5,7 @@
  * or account, nor a hidden channel or a user only seen in hidden channels; the
  * token one (`/api/netstats/...`) is the same plus the sensitive fields.
  */
-import type { JsonSchema } from '../../lib/http/types.js';
-import type { HistoryPoint } from '../stats/model/history.js';
-import type { User } from '../../lib/model/users.js';
+import type { JsonSchema, Services, User } from '../../lib/sdk.js';
 import { networkStatsSchema } from './network.js';
 import { hostmaskOf, realHostSchema } from './users.js';
 
@@ -75,6 +73,9 @@ export const historyPointSchema: JsonSchema = {
     max_users: nullableCount("The network's own record of users at once."),
   },
 };
+
+/** One point of the stats plugin's history. */
+type HistoryPoint = ReturnType<Services['stats.history']['query']>[number];
 
 export function historyPointJson(point: HistoryPoint) {
   return {

@@ -5,17 +5,21 @@
  * token view of its shape (netstats-shapes.ts). The index is read from the
  * route table, so it lists exactly what is served.
  */
-import { invalidParameter, notFound, unavailable } from '../../lib/http/errors.js';
-import { paginate } from '../../lib/http/paging.js';
-import type { ApiRequest, JsonSchema, RouteDefinition } from '../../lib/http/types.js';
-import { openApiPath } from '../../lib/http/openapi.js';
-import type { ActivitySlice, ChannelDay, DayActivity } from '../stats/model/activity.js';
-import { bucketPoints, DAY_MS, type HistorySlice, HOUR_MS } from '../stats/model/history.js';
-import { searchFoldOf } from '../../lib/irc/casemapping.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { User } from '../../lib/model/users.js';
-import type { PluginHttp, PluginServices } from '../../lib/plugin.js';
-import { ACTIVITY, HISTORY } from '../stats/services.js';
+import {
+  invalidParameter,
+  notFound,
+  openApiPath,
+  paginate,
+  searchFoldOf,
+  type ApiRequest,
+  type JsonSchema,
+  type NetworkModel,
+  type PluginHttp,
+  type PluginServices,
+  type RouteDefinition,
+  type Services,
+  type User,
+} from '../../lib/sdk.js';
 import { listQueryParameters, pageSchema, TimedCache } from './lists.js';
 import {
   channelNamesOf,
@@ -51,6 +55,14 @@ export interface NetstatsOptions {
   clock?: () => Date;
 }
 
+/** The stats plugin's services, and the types of what they give. */
+type ActivityService = Services['stats.activity'];
+type HistoryService = Services['stats.history'];
+type DayActivity = NonNullable<ReturnType<ActivityService['day']>>;
+type ChannelDay = Parameters<NonNullable<Parameters<ActivityService['topChannels']>[2]>>[0];
+
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 const PUBLIC_PREFIX = '/network/data';
 const TOKEN_PREFIX = '/api/netstats';
 const PUBLIC_INDEX = '/network/netstats/api/index.json';
@@ -122,17 +134,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
   const searchFold = searchFoldOf(model);
   const clock = options.clock ?? (() => new Date());
 
-  // The stats plugin provides these; asked at each request, so the routes never hold a stale one.
-  const activityOf = (): ActivitySlice => {
-    const found = services.get(ACTIVITY);
-    if (!found) throw unavailable('The collector does not count activity (stats plugin)');
-    return found;
-  };
-  const historyOf = (): HistorySlice => {
-    const found = services.get(HISTORY);
-    if (!found) throw unavailable('The collector does not record history (stats plugin)');
-    return found;
-  };
+  // Asked at each request: the stats plugin's services, which the host starts before this plugin.
+  const activityOf = (): ActivityService => services.get('stats.activity');
+  const historyOf = (): HistoryService => services.get('stats.history');
 
   /** A channel of today's counts may be shown publicly: known and not hidden now, or (unknown now) not hidden then. */
   const publicChannel = (channel: ChannelDay): boolean => {
@@ -149,7 +153,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
         (view === 'token' || isPublicUser(user)),
     );
   };
-  const today = (): { activity: ActivitySlice; day: DayActivity | undefined; date: string; now: Date } => {
+  const today = (): { activity: ActivityService; day: DayActivity | undefined; date: string; now: Date } => {
     const activity = activityOf();
     const now = clock();
     return { activity, day: activity.day(now), date: activity.dateOf(now), now };
@@ -177,7 +181,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
             ...entry,
             users: model.channels.get(entry.name)?.users ?? null,
           })),
-          history: bucketPoints(recent, HOUR_MS).map(historyPointJson),
+          history: historyOf().buckets(recent, HOUR_MS).map(historyPointJson),
           generated_at: now.toISOString(),
         };
       },
@@ -382,7 +386,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
           );
         }
         let points = historyOf().query(since, until);
-        if (bucket !== '') points = bucketPoints(points, BUCKETS[bucket]!);
+        if (bucket !== '') points = historyOf().buckets(points, BUCKETS[bucket]!);
         return paginate(request, points.map(historyPointJson), { orderingFields: ['time'], defaultOrdering: 'time' });
       },
     },

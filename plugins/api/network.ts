@@ -1,7 +1,5 @@
 /** `GET /api/irc/stats/`: the network's own numbers, as the collector last saw them. */
-import { unavailable } from '../../lib/http/errors.js';
-import type { RouteDefinition } from '../../lib/http/types.js';
-import type { NetworkModel } from '../../lib/model/network.js';
+import { unavailable, type NetworkModel, type RouteDefinition } from '../../lib/sdk.js';
 import { ChangeCache, type ModelChangeSubscriber } from './lists.js';
 import type { ApiConfig } from './schema.js';
 

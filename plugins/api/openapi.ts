@@ -1,8 +1,5 @@
 /** `GET /api/openapi.json`: the OpenAPI 3.1 document of every route, built from the live route table. */
-import { buildOpenApiDocument } from '../../lib/http/openapi.js';
-import type { RouteDefinition } from '../../lib/http/types.js';
-import type { PluginHttp } from '../../lib/plugin.js';
-import { packageVersion } from '../../lib/version.js';
+import { buildOpenApiDocument, packageVersion, type PluginHttp, type RouteDefinition } from '../../lib/sdk.js';
 import type { ApiConfig } from './schema.js';
 
 const DESCRIPTION = [

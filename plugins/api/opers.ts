@@ -3,12 +3,15 @@
  * the IRC operators the collector sees, by nick. Without operator status the bot may
  * miss invisible (+i) operators who share no channel with it.
  */
-import { notFound } from '../../lib/http/errors.js';
-import { paginate } from '../../lib/http/paging.js';
-import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
-import { searchFoldOf } from '../../lib/irc/casemapping.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { User } from '../../lib/model/users.js';
+import {
+  notFound,
+  paginate,
+  searchFoldOf,
+  type JsonSchema,
+  type NetworkModel,
+  type RouteDefinition,
+  type User,
+} from '../../lib/sdk.js';
 import { requireReady } from './network.js';
 import { listQueryParameters, pageSchema } from './lists.js';
 import { hostmaskOf, realHostSchema } from './users.js';

@@ -2,11 +2,14 @@
  * `GET /api/irc/servers/`, `/api/irc/servers/{name}/` and `/api/irc/latency/`:
  * the linked servers (LINKS, MAP) and the last round trip to each.
  */
-import { notFound } from '../../lib/http/errors.js';
-import { paginate } from '../../lib/http/paging.js';
-import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { Server } from '../../lib/model/servers.js';
+import {
+  notFound,
+  paginate,
+  type JsonSchema,
+  type NetworkModel,
+  type RouteDefinition,
+  type Server,
+} from '../../lib/sdk.js';
 import { listQueryParameters, nullableTime, pageSchema } from './lists.js';
 import { requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';

@@ -3,12 +3,15 @@
  * every user the collector sees, with the sensitive fields it saw (hostmask, IP,
  * account). A field the bot could not see is null.
  */
-import { notFound } from '../../lib/http/errors.js';
-import { paginate } from '../../lib/http/paging.js';
-import type { JsonSchema, RouteDefinition } from '../../lib/http/types.js';
-import { searchFoldOf } from '../../lib/irc/casemapping.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { User } from '../../lib/model/users.js';
+import {
+  notFound,
+  paginate,
+  searchFoldOf,
+  type JsonSchema,
+  type NetworkModel,
+  type RouteDefinition,
+  type User,
+} from '../../lib/sdk.js';
 import { ListCache, type ReuseOptions, listQueryParameters, pageSchema, type ModelChangeSubscriber } from './lists.js';
 import { requireReady } from './network.js';
 

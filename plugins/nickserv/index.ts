@@ -4,7 +4,7 @@
  * service whether a password is right for a nick, through one of three
  * backends, behind brute-force windows and a bounded pool of connections.
  */
-import { definePlugin, type HostInfo } from '../../lib/plugin.js';
+import { definePlugin, type HostInfo } from '../../lib/sdk.js';
 import { anopeBackend } from './backends/anope-rpc.js';
 import { athemeBackend } from './backends/atheme-jsonrpc.js';
 import type { CredentialBackend } from './backends/backend.js';

@@ -7,9 +7,7 @@
  * failure to reach them is 503 and counts as neither success nor failure.
  * The password is never logged, stored or put in any answer.
  */
-import { ApiError } from '../../lib/http/errors.js';
-import type { ApiRequest, RouteDefinition } from '../../lib/http/types.js';
-import type { Logger } from '../../lib/logger.js';
+import { ApiError, type ApiRequest, type Logger, type RouteDefinition } from '../../lib/sdk.js';
 import { ServiceUnavailableError, type CheckOutcome, type CredentialBackend } from './backends/backend.js';
 import { RefusedError, type Admission, type CheckResult, type FailureWindow } from './limiter.js';
 import { PoolBusyError, type TaskPool } from './pool.js';

@@ -4,9 +4,8 @@
  * (VERSION, PING, ...) is not chat; the bot's own lines and server notices are
  * not counted.
  */
-import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
+import type { IrcMessage, IrcPort, NetworkModel } from '../../lib/sdk.js';
 import type { ActivitySlice } from './model/activity.js';
-import type { NetworkModel } from '../../lib/model/network.js';
 import { isSelfKey } from './live.js';
 
 export interface ActivityContext {

@@ -7,9 +7,7 @@
  * Replies are the users' own text, so they are cleaned before anything is
  * kept: formatting and control characters go, and both parts are cut short.
  */
-import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { User } from '../../lib/model/users.js';
+import type { IrcMessage, IrcPort, NetworkModel, User } from '../../lib/sdk.js';
 import { KNOWN_CLIENTS } from './client-table.js';
 import { ownNickKey } from './live.js';
 

@@ -1,7 +1,5 @@
 /** What every step of a sync works with; its own file so the steps and the sync that runs them do not import each other. */
-import type { IrcPort } from '../../lib/irc/port.js';
-import type { Logger } from '../../lib/logger.js';
-import type { NetworkModel } from '../../lib/model/network.js';
+import type { IrcPort, Logger, NetworkModel } from '../../lib/sdk.js';
 import type { StatsConfig } from './schema.js';
 
 export interface SyncContext {

@@ -12,10 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { Reader, type CountryResponse } from 'maxmind';
-import { errorMessage, type Logger } from '../../lib/logger.js';
-import type { IrcMessage } from '../../lib/irc/port.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { User } from '../../lib/model/users.js';
+import { errorMessage, type IrcMessage, type Logger, type NetworkModel, type User } from '../../lib/sdk.js';
 
 /** The ISO 3166-1 alpha-2 code of an IP's country, or null. */
 export type IpCountryLookup = (ip: string) => string | null;

@@ -5,7 +5,7 @@
  */
 import type { HistoryRetention, HistorySlice } from './model/history.js';
 import { DAY_MS } from './model/history.js';
-import type { NetworkModel } from '../../lib/model/network.js';
+import type { NetworkModel } from '../../lib/sdk.js';
 import type { StatsConfig } from './schema.js';
 
 /** The retention windows of the history, from the config. */

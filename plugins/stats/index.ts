@@ -7,11 +7,10 @@
  * point every `history_seconds`, asks users' clients (CTCP VERSION) and
  * locates their countries.
  */
-import { errorMessage } from '../../lib/logger.js';
+import { definePlugin, errorMessage } from '../../lib/sdk.js';
 import { ActivitySlice } from './model/activity.js';
 import { HistorySlice } from './model/history.js';
-import { ACTIVITY, HISTORY } from './services.js';
-import { definePlugin } from '../../lib/plugin.js';
+import { historyService } from './services.js';
 import { countLine, notePeak } from './activity.js';
 import { VersionAsker } from './clients.js';
 import { CountryLocator, loadCountryLookup, locateKnownUser, noteWhoisHost } from './countries.js';
@@ -62,6 +61,7 @@ export default definePlugin<StatsConfig>({
   name: 'stats',
   description: 'Collects the network: numbers, servers, channels, users, latency, service commands, live changes.',
   configSchema: statsConfigSchema,
+  provides: ['stats.activity', 'stats.history'],
   start({ irc, model, logger, config, timers, commands, services, onModelChange }) {
     const context: SyncContext = { irc, model, logger, config };
     const tasks = new TaskQueue(logger, () => !irc.state.connected);
@@ -121,8 +121,8 @@ export default definePlugin<StatsConfig>({
     // The host hands both to the store when this start returns, which restores what was saved.
     model.addSlice(activity);
     model.addSlice(history);
-    services.provide(ACTIVITY, activity);
-    services.provide(HISTORY, history);
+    services.provide('stats.activity', activity);
+    services.provide('stats.history', historyService(history));
     const versions = new VersionAsker({
       irc,
       model,

@@ -3,8 +3,7 @@
  * the configured list, or with `join: "*"` the biggest public channels up to
  * `max_channels`, re-checked at every sync.
  */
-import type { IrcMessage } from '../../lib/irc/port.js';
-import type { Channel } from '../../lib/model/channels.js';
+import type { Channel, IrcMessage } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
 /** Channels per JOIN or PART line, well under the 512-byte line limit. */

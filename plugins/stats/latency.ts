@@ -5,7 +5,7 @@
  * the first probe that worked; one that answers none has `latency_ms: null`.
  */
 import { performance } from 'node:perf_hooks';
-import type { IrcMessage } from '../../lib/irc/port.js';
+import type { IrcMessage } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
 interface Probe {

@@ -4,8 +4,7 @@
  * (+s) nor private (+p); until then it is hidden, so the API never shows a channel
  * the bot only sees because it is an operator.
  */
-import type { IrcMessage } from '../../lib/irc/port.js';
-import { TimeSlice } from '../../lib/time-slice.js';
+import { TimeSlice, type IrcMessage } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
 /** User-count bands for a chunked LIST (ELIST=U): 1, 2, 3–4, 5–9, 10–49, 50 and more. */

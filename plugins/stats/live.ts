@@ -3,10 +3,7 @@
  * for the channels the bot is in (and, for QUIT/NICK/AWAY/ACCOUNT/CHGHOST,
  * every user it knows). Handlers read like the protocol they follow.
  */
-import type { Casemapping } from '../../lib/irc/casemapping.js';
-import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { UserFields } from '../../lib/model/users.js';
+import type { Casemapping, IrcMessage, IrcPort, NetworkModel, UserFields } from '../../lib/sdk.js';
 
 export interface LiveContext {
   irc: IrcPort;

@@ -7,8 +7,7 @@
  * Q for clients, n, N for nick changes where the seenicks module is loaded, and l, L for links);
  * elsewhere none are asked for, and WHO rounds alone keep users right.
  */
-import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
-import type { NetworkModel } from '../../lib/model/network.js';
+import type { IrcMessage, IrcPort, NetworkModel } from '../../lib/sdk.js';
 
 /** The snomasks to ask for on a server whose software RPL_MYINFO names; null where its letters are not known. */
 export function noticeModes(serverVersion: string): string | null {

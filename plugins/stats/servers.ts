@@ -2,7 +2,7 @@
  * The server tree: LINKS for names, descriptions, hops and uplinks, MAP (where
  * the network allows it) for users per server, and which servers run services.
  */
-import type { IrcMessage } from '../../lib/irc/port.js';
+import type { IrcMessage } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
 /** One RPL_LINKS entry. */

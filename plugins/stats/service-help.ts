@@ -9,8 +9,7 @@
  * lines, may group commands by name only with a hint to send `HELP ALL`, and has
  * no end line, so its answer ends when the service falls silent.
  */
-import type { IrcMessage, IrcPort } from '../../lib/irc/port.js';
-import type { ServiceCommand, ServiceCommands, ServicesSlice } from '../../lib/model/services.js';
+import type { IrcMessage, IrcPort, ServiceCommand, ServiceCommands, ServicesSlice } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
 /** Silence after the last NOTICE that ends an answer without an end line (Anope, refusals). */

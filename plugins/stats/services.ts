@@ -1,13 +1,36 @@
 /**
- * What the stats plugin offers the other plugins (`context.services.get(...)`): today's and earlier days'
- * chat activity, and the history of the network's counts. A plugin that uses them imports these keys only.
+ * What the stats plugin offers the other plugins: today's and earlier days' chat activity, and the
+ * history of the network's counts. A plugin that uses them names them in its `uses` and gets them with
+ * `context.services.get('stats.activity')`; their types come from the declaration below, so it imports
+ * nothing from this folder.
  */
 import type { ActivitySlice } from './model/activity.js';
-import type { HistorySlice } from './model/history.js';
-import { ServiceKey } from '../../lib/plugin.js';
+import { bucketPoints, type HistoryPoint, type HistorySlice } from './model/history.js';
 
-/** Lines per channel and per nick, today by the hour and earlier days in total. */
-export const ACTIVITY = new ServiceKey<ActivitySlice>('stats.activity');
+/** Lines per channel and per nick, today by the hour and earlier days in total (read only). */
+export type ActivityService = Pick<
+  ActivitySlice,
+  'day' | 'dateOf' | 'timeZone' | 'topNicks' | 'topChannels' | 'topSpeakers' | 'channelOn' | 'nickOn'
+>;
 
 /** The network's counts over time. */
-export const HISTORY = new ServiceKey<HistorySlice>('stats.history');
+export interface HistoryService {
+  /** The points from `since` to `until` (epoch ms, both included), oldest first. */
+  query(since?: number, until?: number): HistoryPoint[];
+  /**
+   * Points grouped into buckets of `bucketMs` (aligned to the epoch, so daily buckets start at midnight
+   * UTC), each the maximum of every number, timed at the bucket's start.
+   */
+  buckets(points: readonly HistoryPoint[], bucketMs: number): HistoryPoint[];
+}
+
+declare module '../../lib/sdk.js' {
+  interface Services {
+    'stats.activity': ActivityService;
+    'stats.history': HistoryService;
+  }
+}
+
+export function historyService(history: HistorySlice): HistoryService {
+  return { query: (since, until) => history.query(since, until), buckets: bucketPoints };
+}

@@ -8,8 +8,7 @@
  * shows with every user on it, and takes the network's new counts. A full sync
  * follows, for the users of a server that joined.
  */
-import type { IrcMessage } from '../../lib/irc/port.js';
-import type { NetworkModel } from '../../lib/model/network.js';
+import type { IrcMessage, NetworkModel } from '../../lib/sdk.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
 import type { SyncContext } from './context.js';
 import { syncLusers } from './sync.js';

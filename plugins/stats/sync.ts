@@ -5,8 +5,7 @@
  * the one before, so the bot never floods and no reply outgrows the send queue
  * the server keeps for it (big networks are asked in chunks, see who.ts and list.ts).
  */
-import type { IrcMessage } from '../../lib/irc/port.js';
-import type { NetworkModel } from '../../lib/model/network.js';
+import type { IrcMessage, NetworkModel } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 import { createJoinState, joinChannels, type JoinState } from './joins.js';
 import { checkChannelModes, createListState, syncList, type ListState } from './list.js';

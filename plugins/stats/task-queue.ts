@@ -5,7 +5,7 @@
  * joins it instead of running it twice; {@link TaskQueue.runFresh} asks for one
  * that starts after now.
  */
-import { errorMessage, type Logger } from '../../lib/logger.js';
+import { errorMessage, type Logger } from '../../lib/sdk.js';
 
 interface Entry {
   promise: Promise<void>;

@@ -3,9 +3,7 @@
  * user the bot may see, and STATS P for the operators. As an operator the bot
  * sees every user, invisible ones included; without it, what the network shows.
  */
-import type { IrcMessage } from '../../lib/irc/port.js';
-import type { NetworkModel } from '../../lib/model/network.js';
-import type { User } from '../../lib/model/users.js';
+import type { IrcMessage, NetworkModel, User } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
 /** WHOX token that marks our own WHO replies. */

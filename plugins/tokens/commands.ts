@@ -7,9 +7,14 @@
  * An answer that reports a token's state after a change (or a change it did not need) is sent only
  * once the store has the tokens on disk, so a crash after it cannot undo what it said.
  */
-import { openApiPath } from '../../lib/http/openapi.js';
-import { usageLine, type CommandDefinition, type CommandInvocation } from '../../lib/commands.js';
-import { errorMessage, type Logger } from '../../lib/logger.js';
+import {
+  errorMessage,
+  openApiPath,
+  usageLine,
+  type CommandDefinition,
+  type CommandInvocation,
+  type Logger,
+} from '../../lib/sdk.js';
 import {
   SECRET_NOT_DELIVERED,
   TOKEN_NOT_SAVED,

@@ -5,7 +5,7 @@
  * and matched by prefix at request time, so it also covers endpoints that
  * appear later.
  */
-import type { RouteDefinition } from '../../lib/http/types.js';
+import type { RouteDefinition } from '../../lib/sdk.js';
 
 export interface GrantableEndpoint {
   name: string;

@@ -5,9 +5,7 @@
  * endpoint name (or, on staff routes, without the staff flag) → 403 `forbidden`.
  * Public routes need no token, but one presented there is checked all the same.
  */
-import { ApiError } from '../../lib/http/errors.js';
-import { openApiPath } from '../../lib/http/openapi.js';
-import type { ApiRequest, RouteDefinition, TierGuard } from '../../lib/http/types.js';
+import { ApiError, openApiPath, type ApiRequest, type RouteDefinition, type TierGuard } from '../../lib/sdk.js';
 import { TOKEN_PATTERN, grantsCover, type ApiToken, type TokensSlice } from './model.js';
 
 export interface GuardOptions {

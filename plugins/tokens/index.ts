@@ -4,9 +4,8 @@
  * whole HTTP API. Tokens live in the model's `tokens` slice, which the store
  * persists (only each secret's SHA-256, never the secret).
  */
-import { searchFoldOf } from '../../lib/irc/casemapping.js';
+import { definePlugin, searchFoldOf } from '../../lib/sdk.js';
 import { TokensSlice } from './model.js';
-import { definePlugin } from '../../lib/plugin.js';
 import { tokenCommands } from './commands.js';
 import { grantableEndpoints } from './endpoints.js';
 import { createGuard, createPublicGuard } from './guard.js';

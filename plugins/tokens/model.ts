@@ -8,7 +8,7 @@
  * keep their meaning); they simply never authenticate again.
  */
 import crypto, { createHash, randomBytes } from 'node:crypto';
-import type { ModelSlice, Persistence } from '../../lib/model/slice.js';
+import type { ModelSlice, Persistence } from '../../lib/sdk.js';
 
 /** `ntd_` and 43 base64url characters: 32 random bytes. */
 export const TOKEN_PATTERN = /^ntd_[A-Za-z0-9_-]{43}$/;

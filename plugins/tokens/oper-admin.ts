@@ -4,9 +4,7 @@
  * IRC operator) and 330 (logged in as the same account) — never from the nick,
  * and never from what the model last saw (an operator may have dropped +o since).
  */
-import type { AdminCheck } from '../../lib/commands.js';
-import type { IrcPort } from '../../lib/irc/port.js';
-import { errorMessage, type Logger } from '../../lib/logger.js';
+import { errorMessage, type AdminCheck, type IrcPort, type Logger } from '../../lib/sdk.js';
 
 export function operAdminCheck(irc: IrcPort, logger: Logger): AdminCheck {
   return async (sender) => {

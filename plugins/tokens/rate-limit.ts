@@ -5,11 +5,9 @@
  * until the bucket is full again); an empty bucket is `429 rate_limited` with
  * `Retry-After` (seconds until one request is allowed).
  */
-import { ApiError } from '../../lib/http/errors.js';
-import type { ApiRequest, RouteDefinition } from '../../lib/http/types.js';
-import type { Decision, RateLimiter } from '../../lib/rate-limiter.js';
+import { ApiError, type ApiRequest, type Decision, type RateLimiter, type RouteDefinition } from '../../lib/sdk.js';
 
-export { RateLimiter, type Decision } from '../../lib/rate-limiter.js';
+export { RateLimiter, type Decision } from '../../lib/sdk.js';
 
 export function rateLimitHeaders(decision: Decision): Record<string, string> {
   return {

@@ -1,8 +1,8 @@
 /** Config slice of the token plugin (`plugins.tokens`). */
-import type { BucketConfig } from '../../lib/rate-limiter.js';
+import type { BucketConfig } from '../../lib/sdk.js';
 
 /** A token bucket: `capacity` requests at once, refilled at `refill_per_second`. */
-export type { BucketConfig } from '../../lib/rate-limiter.js';
+export type { BucketConfig } from '../../lib/sdk.js';
 
 export interface TokensConfig {
   /** IRC operators logged in to an account count as administrators. */

@@ -4,10 +4,17 @@
  * with the staff token (and its owner) as the actor. A PATCH or DELETE answers
  * only once the tokens are on disk.
  */
-import { ApiError, notFound, unavailable } from '../../lib/http/errors.js';
-import { paginate } from '../../lib/http/paging.js';
-import type { ApiRequest, JsonSchema, RouteDefinition } from '../../lib/http/types.js';
-import { errorMessage, type Logger } from '../../lib/logger.js';
+import {
+  ApiError,
+  errorMessage,
+  notFound,
+  paginate,
+  unavailable,
+  type ApiRequest,
+  type JsonSchema,
+  type Logger,
+  type RouteDefinition,
+} from '../../lib/sdk.js';
 import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from './model.js';
 import { checkNames, describeValidNames, parseTokenId, type GrantableEndpoint } from './endpoints.js';
 

@@ -17,7 +17,7 @@ import { IrcFrameworkTransport } from '../../lib/irc/irc-framework.js';
 import { MatrixIrcTransport } from '../../lib/irc/matrix-org-irc.js';
 import type { IrcTransport } from '../../lib/irc/port.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
-import { builtinPlugins } from '../../plugins/index.js';
+import { builtinPlugins } from '../../app/builtin-plugins.js';
 import { startTestNetwork, type TestNetwork } from '../support/testnet.js';
 
 const tag = Math.random().toString(36).slice(2, 6);

@@ -14,6 +14,8 @@ import { IrcClient } from '../support/irc-client.js';
 import { freePorts, registerAccount, startTestNetwork } from '../support/testnet.js';
 
 const main = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../app/main.js');
+/** The example of an outside plugin, loaded from the config as an operator would load one. */
+const example = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../examples/top-talkers/index.js');
 
 t.test('start from a config file, stop on SIGTERM', async (t) => {
   const network = await startTestNetwork();
@@ -48,8 +50,10 @@ t.test('start from a config file, stop on SIGTERM', async (t) => {
       },
       http: { host: '127.0.0.1', port: httpPort },
       store: { path: storePath },
-      // Every built-in plugin with all of its defaults.
-      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {} },
+      // Relative to the config file, as an operator writes it.
+      plugin_modules: [path.relative(dir, example)],
+      // Every built-in plugin with all of its defaults, and the outside one.
+      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {}, 'top-talkers': { count: 3 } },
     }),
   );
   const child = spawn(process.execPath, [main, '--config', configPath], {
@@ -73,6 +77,23 @@ t.test('start from a config file, stop on SIGTERM', async (t) => {
   t.match(output, new RegExp(`HTTP API listening on http://127\\.0\\.0\\.1:${httpPort}`));
   const stats = await fetch(`http://127.0.0.1:${httpPort}/api/irc/stats/`);
   t.ok([200, 503].includes(stats.status), `the HTTP API answers (${stats.status})`);
+
+  // The outside plugin, on the stats plugin's service: the observer's lines in #watch count for it.
+  for (let line = 0; line < 3; line++) observer.send(`PRIVMSG #watch :hello ${line}`);
+  const deadline = Date.now() + 15000;
+  let talkers: { results?: { nick: string; lines: number }[] } = {};
+  while (Date.now() < deadline) {
+    const answer = await fetch(`http://127.0.0.1:${httpPort}/network/data/top-talkers/`);
+    if (answer.status === 200) {
+      talkers = (await answer.json()) as typeof talkers;
+      if (talkers.results?.some((entry) => entry.nick === observer.nick && entry.lines === 3)) break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  t.match(talkers, { results: [{ nick: observer.nick, lines: 3 }] }, 'the outside plugin answers over HTTP');
+  const reply = observer.waitFor((m) => m.command === 'NOTICE' && m.nick === nick, { timeout: 10000 });
+  observer.send(`PRIVMSG ${nick} :TOPTALKERS`);
+  t.match((await reply).params[1], new RegExp(`^Top talkers on \\d{4}-\\d\\d-\\d\\d: 1\\. ${observer.nick} \\(3\\)`));
 
   const quit = observer.waitFor((m) => m.command === 'QUIT' && m.nick === nick, { timeout: 15000 });
   child.kill('SIGTERM');

@@ -56,6 +56,7 @@ t.test('a minimal file gets every default', async (t) => {
     store: { path: 'data/store.json' },
     admins: [],
     log: { level: 'info' },
+    plugin_modules: [],
     plugins: {},
   });
 });
@@ -114,10 +115,10 @@ t.test('an unknown key lists the allowed ones and suggests a close match', async
     'config.irc: unknown key "hots" (allowed: host, port, tls, tls_verify, nick, username, realname, client, sasl, oper, pacing, commands, reconnect, quit_message); did you mean "host"?',
   ]);
   t.same(problemsOf({ ...minimal, Plugins: {} }), [
-    'config: unknown key "Plugins" (allowed: irc, http, store, admins, log, plugins); did you mean "plugins"?',
+    'config: unknown key "Plugins" (allowed: irc, http, store, admins, log, plugin_modules, plugins); did you mean "plugins"?',
   ]);
   t.same(problemsOf({ ...minimal, database: {} }), [
-    'config: unknown key "database" (allowed: irc, http, store, admins, log, plugins)',
+    'config: unknown key "database" (allowed: irc, http, store, admins, log, plugin_modules, plugins)',
   ]);
 });
 

@@ -5,7 +5,7 @@ import t from 'tap';
 import { Host, HostError, resolvePlugins } from '../../lib/host.js';
 import { createLogger } from '../../lib/logger.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
-import { definePlugin, ServiceKey, type PluginDefinition } from '../../lib/plugin.js';
+import { definePlugin, type PluginDefinition } from '../../lib/plugin.js';
 import { FakeTransport } from '../support/fake-irc.js';
 import { testHostConfig } from '../support/host-config.js';
 
@@ -192,28 +192,84 @@ t.test('stop flushes persisting slices to the store and QUITs', async (t) => {
   await second.stop();
 });
 
-t.test('a plugin finds what another provides by its key, until that one stops', async (t) => {
-  const COUNTER = new ServiceKey<{ count: number }>('stats.counter');
-  const seen: (number | undefined)[] = [];
-  let readLater: () => number | undefined = () => undefined;
-  const registry = [
-    plugin('stats', [], ({ services }) => services.provide(COUNTER, { count: 7 })),
-    plugin('api', ['stats'], ({ services }) => {
-      seen.push(services.get(COUNTER)?.count);
-      readLater = () => services.get(COUNTER)?.count;
-    }),
-    plugin('rival', ['stats'], ({ services }) => services.provide(COUNTER, { count: 0 })),
+declare module '../../lib/sdk.js' {
+  interface Services {
+    /** Only these tests provide and use it. */
+    'test.counter': { count: number };
+  }
+}
+
+t.test('a plugin gets the service it uses from the plugin that provides it, which starts first', async (t) => {
+  const seen: number[] = [];
+  const events: string[] = [];
+  const registry: AnyPlugin[] = [
+    {
+      ...plugin('api', [], ({ services }) => {
+        events.push('api');
+        seen.push(services.get('test.counter').count);
+      }),
+      uses: ['test.counter'],
+    },
+    {
+      ...plugin('stats', [], ({ services }) => {
+        events.push('stats');
+        services.provide('test.counter', { count: 7 });
+      }),
+      provides: ['test.counter'],
+    },
   ];
-  const { host, cleanup } = setup(registry.slice(0, 2), { api: {}, stats: {} });
+  const { host, cleanup } = setup(registry, { api: {}, stats: {} });
   t.teardown(cleanup);
   await host.start();
-  t.same(seen, [7], 'a dependency started first: its service is there at start');
+  t.same(events, ['stats', 'api'], 'the provider started first, though listed later');
+  t.same(seen, [7]);
   await host.stop();
-  t.equal(readLater(), undefined, 'gone once its plugin stopped');
+});
 
-  const rivals = setup(registry, { api: {}, stats: {}, rival: {} });
-  t.teardown(rivals.cleanup);
-  await t.rejects(rivals.host.start(), {
-    message: /plugin "rival" failed to start: the service "stats.counter" is already provided by the plugin "stats"/,
+t.test('services that are not declared, not provided or provided twice are errors naming the plugins', async (t) => {
+  const provider = (
+    name: string,
+    start: AnyPlugin['start'] = ({ services }) => services.provide('test.counter', { count: 1 }),
+  ) => ({
+    ...plugin(name, [], start),
+    provides: ['test.counter' as const],
+  });
+  const user = { ...plugin('api'), uses: ['test.counter' as const] };
+
+  t.throws(() => resolvePlugins([user, provider('stats')], { api: {}, stats: { enabled: false } }), {
+    message:
+      /The plugin "api" uses the service "test\.counter", which the plugin "stats" provides, but "stats" is not enabled/,
+  });
+  t.throws(() => resolvePlugins([user], { api: {} }), {
+    message: /The plugin "api" uses the service "test\.counter", which no registered plugin provides/,
+  });
+  t.throws(() => resolvePlugins([provider('stats'), provider('rival')], { stats: {}, rival: {} }), {
+    message: /The plugins "stats" and "rival" both provide the service "test\.counter"/,
+  });
+  t.doesNotThrow(() =>
+    resolvePlugins([provider('stats'), provider('rival')], { stats: {}, rival: { enabled: false } }),
+  );
+
+  const silent = setup([provider('stats', () => undefined)], { stats: {} });
+  t.teardown(silent.cleanup);
+  await t.rejects(silent.host.start(), {
+    message: /plugin "stats" failed to start: it declares that it provides "test\.counter" but did not/,
+  });
+
+  const undeclared = setup([plugin('stats', [], ({ services }) => services.provide('test.counter', { count: 1 }))], {
+    stats: {},
+  });
+  t.teardown(undeclared.cleanup);
+  await t.rejects(undeclared.host.start(), {
+    message: /the plugin "stats" provides "test\.counter" without declaring it in its "provides"/,
+  });
+
+  const sneaky = setup([provider('stats'), plugin('api', [], ({ services }) => void services.get('test.counter'))], {
+    stats: {},
+    api: {},
+  });
+  t.teardown(sneaky.cleanup);
+  await t.rejects(sneaky.host.start(), {
+    message: /the plugin "api" uses "test\.counter" without declaring it in its "uses"/,
   });
 });

@@ -78,3 +78,35 @@ t.test('lib/ never imports plugins/: the entry points that wire the built-in plu
   );
   t.same(arrows, []);
 });
+
+t.test('a plugin imports the core only through lib/sdk.ts, and no other plugin', async (t) => {
+  const pluginsDir = path.join(root, 'plugins');
+  const sdk = path.join(root, 'lib', 'sdk.ts');
+  const arrows = [...importGraph(sources(pluginsDir))].flatMap(([file, targets]) => {
+    const own = path.relative(pluginsDir, file).split(path.sep)[0]!;
+    return targets
+      .filter((target) => {
+        const where = path.relative(root, target);
+        if (where.startsWith(`lib${path.sep}`)) return target !== sdk;
+        return !path.relative(pluginsDir, target).startsWith(`${own}${path.sep}`);
+      })
+      .map((target) => `${path.relative(root, file)} → ${path.relative(root, target)}`);
+  });
+  t.same(arrows, []);
+});
+
+t.test('the lint rule refuses a plugin that imports another lib/ file or another plugin', async (t) => {
+  const { ESLint } = await import('eslint');
+  const eslint = new ESLint({ cwd: root });
+  const lint = async (filePath: string, code: string) =>
+    (await eslint.lintText(code, { filePath: path.join(root, filePath) }))[0]!.messages.map(
+      (message) => `${message.ruleId}: ${message.message}`,
+    );
+  const [deep] = await lint('plugins/api/example.ts', "export { errorMessage } from '../../lib/logger.js';\n");
+  t.match(deep, /^no-restricted-imports: .*only from lib\/sdk\.js/);
+  const [sibling] = await lint('plugins/api/example.ts', "export { historyService } from '../stats/services.js';\n");
+  t.match(sibling, /^no-restricted-imports: .*may not import another plugin's files/);
+  const [outside] = await lint('examples/top-talkers/example.ts', "export { Host } from '../../lib/host.js';\n");
+  t.match(outside, /^no-restricted-imports: /);
+  t.same(await lint('plugins/api/example.ts', "export { errorMessage } from '../../lib/sdk.js';\n"), []);
+});

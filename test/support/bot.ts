@@ -12,7 +12,7 @@ import { createTransport } from '../../lib/irc/create-transport.js';
 import type { IrcEventName } from '../../lib/irc/port.js';
 import { createLogger } from '../../lib/logger.js';
 import type { PluginDefinition } from '../../lib/plugin.js';
-import { builtinPlugins } from '../../plugins/index.js';
+import { builtinPlugins } from '../../app/builtin-plugins.js';
 import type { IrcClient } from './irc-client.js';
 import type { TestNetwork } from './testnet.js';
 

@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { errorMessage } from '../../../lib/logger.js';
+import { errorMessage } from '../../../lib/sdk.js';
 import { abortReason, ServiceUnavailableError } from './backend.js';
 
 export interface JsonRpcOptions {

@@ -9,7 +9,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { errorMessage } from '../../../lib/logger.js';
+import { errorMessage } from '../../../lib/sdk.js';
 import {
   abortReason,
   ServiceUnavailableError,

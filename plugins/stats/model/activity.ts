@@ -7,13 +7,11 @@
  * Each line is recorded with whether its channel was hidden (secret, private)
  * at the time, so public views can leave those lines out.
  */
-import { firstInOrder } from '../../../lib/first-in-order.js';
+import { detached, firstInOrder, type ModelSlice, type Persistence } from '../../../lib/sdk.js';
 import { ActivityCodec, activitySnapshot, type StoredActivity } from './activity-codec.js';
 import type { ChannelDay, DayActivity } from './activity-day.js';
 import { NickCounts, NickTotalsBuilder, SpeakerCounts, type NickDay } from './nick-counts.js';
-import type { ModelSlice, Persistence } from '../../../lib/model/slice.js';
 import { addDays, TimeZone } from './time-zone.js';
-import { detached } from '../../../lib/model/users.js';
 
 const HOURS = 24;
 /** Every UTC offset in use is a whole number of quarter hours, so one quarter hour has one date and one hour. */

@@ -9,7 +9,7 @@
  * thinning out loses no peak. A number the network did not report is null and
  * does not count; a bucket where it is null throughout keeps null.
  */
-import type { ModelSlice, Persistence } from '../../../lib/model/slice.js';
+import type { ModelSlice, Persistence } from '../../../lib/sdk.js';
 
 export const HOUR_MS = 60 * 60 * 1000;
 export const DAY_MS = 24 * HOUR_MS;

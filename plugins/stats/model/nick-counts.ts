@@ -14,7 +14,7 @@
  * {@link NickDay} records (made when read), and both give their records by index for the
  * store's writer, which reads them without making objects.
  */
-import { detached } from '../../../lib/model/users.js';
+import { detached } from '../../../lib/sdk.js';
 
 const HOURS = 24;
 

@@ -13,7 +13,7 @@ import { parseConfig } from '../../../lib/config.js';
 import { Host } from '../../../lib/host.js';
 import { compileBodySchema } from '../../../lib/http/body.js';
 import { createLogger } from '../../../lib/logger.js';
-import { builtinPlugins } from '../../../plugins/index.js';
+import { builtinPlugins } from '../../../app/builtin-plugins.js';
 import { checkResponseSchema } from '../../../plugins/nickserv/route.js';
 import { FakeTransport } from '../../support/fake-irc.js';
 import { requestsReceived } from '../../support/server-events.js';

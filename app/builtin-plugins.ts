@@ -1,0 +1,16 @@
+/**
+ * The built-in plugins, in one place: the program (app/main.ts) and the package's entry offer them to the
+ * host. A plugin runs when the config has its key under `plugins`.
+ */
+import type { PluginDefinition } from '../lib/sdk.js';
+import api from '../plugins/api/index.js';
+import nickserv from '../plugins/nickserv/index.js';
+import stats from '../plugins/stats/index.js';
+import tokens from '../plugins/tokens/index.js';
+
+export const builtinPlugins: readonly PluginDefinition<never>[] = [
+  stats as PluginDefinition<never>,
+  api as PluginDefinition<never>,
+  tokens as PluginDefinition<never>,
+  nickserv as PluginDefinition<never>,
+];

@@ -1,0 +1,112 @@
+/**
+ * The one import surface for plugin authors, in this repository (plugins/, examples/) and outside it
+ * (`import { definePlugin } from 'irc-network-data/sdk'`): the plugin contract, the network model's
+ * types, the HTTP and IRC helpers a plugin uses, and the host for embedding. A lint rule keeps
+ * plugins/ and examples/ on this entry; nothing else in lib/ is promised to stay where it is.
+ * @packageDocumentation
+ */
+
+// The plugin contract and the host that runs plugins.
+export {
+  definePlugin,
+  type PluginContext,
+  type PluginDefinition,
+  type PluginStop,
+  type HostInfo,
+  type PluginHttp,
+  type PluginCommands,
+  type PluginTimers,
+  type PluginStore,
+  type PluginServices,
+  type Services,
+  type ServiceName,
+} from './plugin.js';
+export { Host, HostError, resolvePlugins, type HostOptions } from './host.js';
+export { loadPluginModules } from './plugin-modules.js';
+export {
+  ConfigError,
+  configPathFrom,
+  loadConfig,
+  parseConfig,
+  checkSchema,
+  type HostConfig,
+  type HttpConfig,
+  type IrcConfig,
+  type StoreConfig,
+} from './config.js';
+export {
+  createLogger,
+  errorMessage,
+  redact,
+  LOG_LEVELS,
+  type Logger,
+  type LoggerOptions,
+  type LogLevel,
+  type LogFields,
+} from './logger.js';
+export { packageName, packageVersion, versionString } from './version.js';
+
+// IRC.
+export { createTransport, transportOptions } from './irc/create-transport.js';
+export { IrcFrameworkTransport } from './irc/irc-framework.js';
+export { MatrixIrcTransport, type Keepalive } from './irc/matrix-org-irc.js';
+export type { LineOptions } from './irc/pacer.js';
+export { BaseTransport, type TransportOptions } from './irc/transport.js';
+export type {
+  IrcMessage,
+  IrcSource,
+  IrcPort,
+  IrcTransport,
+  IrcSessionState,
+  IrcRequest,
+  IrcEvents,
+  Unsubscribe,
+} from './irc/port.js';
+export { casefold, searchFold, searchFoldOf, type Casemapping } from './irc/casemapping.js';
+
+// The network model every plugin shares.
+export { NetworkModel, type NetworkStats } from './model/network.js';
+export type { ModelSlice, ModelChange, Persistence } from './model/slice.js';
+export { detached, type User, type UserFields, type UsersSlice } from './model/users.js';
+export type { Channel, ChannelFields, ChannelsSlice } from './model/channels.js';
+export type { Server, ServerFields, ServersSlice } from './model/servers.js';
+export type { ServiceCommand, ServiceCommands, ServicesSlice, StoredServices } from './model/services.js';
+
+// HTTP.
+export { HttpServer, type HttpServerOptions, type RegisteredRoute, type RequestHook } from './http/server.js';
+export { ApiError, notFound, invalidParameter, unavailable, type ErrorBody, type ErrorDetail } from './http/errors.js';
+export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type Page, type PaginateOptions } from './http/paging.js';
+export { buildOpenApiDocument, openApiPath, type OpenApiDocument, type OpenApiInfo } from './http/openapi.js';
+export { SerializedJson } from './http/serialized-json.js';
+export type {
+  RouteDefinition,
+  ApiRequest,
+  ApiResponse,
+  Tier,
+  TierGuard,
+  HttpMethod,
+  JsonSchema,
+} from './http/types.js';
+
+// Commands.
+export {
+  CommandRegistry,
+  usageLine,
+  stripFormatting,
+  REPLY_DEADLINE_MS,
+  type AdminCheck,
+  type CommandRate,
+  type ReplyOptions,
+  type CommandDefinition,
+  type CommandInvocation,
+  type CommandSender,
+} from './commands.js';
+
+// The store.
+export { Store, durablePathOf, type PersistedSlice, type StoreOptions } from './store/store.js';
+export type { JsonPiece } from './store/json-pieces.js';
+
+// Small tools for work that must not hold the event loop.
+export { RateLimiter, type BucketConfig, type Decision } from './rate-limiter.js';
+export { TimeSlice } from './time-slice.js';
+export { firstInOrder } from './first-in-order.js';
