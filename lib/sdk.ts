@@ -73,7 +73,14 @@ export type { Server, ServerFields, ServersSlice } from './model/servers.js';
 export type { ServiceCommand, ServiceCommands, ServicesSlice, StoredServices } from './model/services.js';
 
 // HTTP.
-export { HttpServer, type HttpServerOptions, type RegisteredRoute, type RequestHook } from './http/server.js';
+export {
+  HttpServer,
+  type HttpServerOptions,
+  type RegisteredRoute,
+  type RequestHook,
+  type InjectRequest,
+  type InjectResponse,
+} from './http/server.js';
 export { ApiError, notFound, invalidParameter, unavailable, type ErrorBody, type ErrorDetail } from './http/errors.js';
 export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type Page, type PaginateOptions } from './http/paging.js';
 export { buildOpenApiDocument, openApiPath, type OpenApiDocument, type OpenApiInfo } from './http/openapi.js';

@@ -6,7 +6,7 @@
  * The server answers HEAD wherever a GET is routed, with the GET's status and headers
  * and never a body (errors included), so each GET has a HEAD operation that says so.
  */
-import type { RegisteredRoute } from './server.js';
+import type { RegisteredRoute } from './routes.js';
 import type { JsonSchema, RouteDefinition } from './types.js';
 
 export interface OpenApiInfo {

@@ -1135,3 +1135,61 @@ t.test('routing: exact paths, parameters, HEAD, and the route registered first w
     query: [['a', '1']],
   });
 });
+
+t.test('inject answers without a socket exactly as HTTP does', async (t) => {
+  const { server, url, log } = await start(t, (server) => {
+    server.route('api', route({ path: '/api/cached/', handler: () => ({ body: new SerializedJson({ n: 1 }) }) }));
+    server.route('api', route({ path: '/api/items/:name/', handler: (request) => ({ body: request.params }) }));
+    server.route(
+      'api',
+      route({
+        method: 'POST',
+        path: '/api/echo/',
+        body: { type: 'object', required: ['word'], properties: { word: { type: 'string' } } },
+        handler: (request) => ({ status: 201, body: request.body, headers: { 'X-Echo': 'yes' } }),
+      }),
+    );
+    server.setGuard('token', (request) => {
+      if (request.headers.authorization !== 'Token right') throw new ApiError(401, 'unauthorized', 'No token');
+    });
+    server.route('api', route({ path: '/api/secret/', tier: 'token', handler: () => ({ body: { ok: true } }) }));
+  });
+  const cases: { method: string; path: string; headers?: Record<string, string>; body?: string }[] = [
+    { method: 'GET', path: '/api/cached/' },
+    { method: 'HEAD', path: '/api/cached/' },
+    { method: 'GET', path: '/api/cached/', headers: { 'If-None-Match': new SerializedJson({ n: 1 }).etag } },
+    { method: 'GET', path: '/api/items/%23chat/?x=1' },
+    { method: 'GET', path: '/api/items/%zz/' },
+    { method: 'POST', path: '/api/echo/', headers: { 'Content-Type': 'application/json' }, body: '{"word":"hi"}' },
+    { method: 'POST', path: '/api/echo/', headers: { 'Content-Type': 'application/json' }, body: '{"nope":1}' },
+    { method: 'POST', path: '/api/echo/', headers: { 'Content-Type': 'text/plain' }, body: 'hi' },
+    { method: 'DELETE', path: '/api/cached/' },
+    { method: 'GET', path: '/api/nowhere/' },
+    { method: 'GET', path: '/api/secret/' },
+    { method: 'GET', path: '/api/secret/', headers: { Authorization: 'Token right' } },
+  ];
+  const comparable = (headers: Record<string, string>) => {
+    const { date: _date, connection: _connection, 'keep-alive': _keepAlive, ...rest } = headers;
+    return rest;
+  };
+  for (const request of cases) {
+    const what = `${request.method} ${request.path}`;
+    const overHttp = await fetch(`${url}${request.path}`, {
+      method: request.method,
+      headers: request.headers ?? {},
+      body: request.body ?? null,
+    });
+    const text = await overHttp.text();
+    const injected = await server.inject(request);
+    t.equal(injected.status, overHttp.status, `${what}: status`);
+    t.same(comparable(injected.headers), comparable(Object.fromEntries(overHttp.headers)), `${what}: headers`);
+    t.equal(injected.text, text, `${what}: body`);
+  }
+  const echoed = await server.inject({ method: 'POST', path: '/api/echo/', body: { word: 'hello' }, ip: '192.0.2.7' });
+  t.same(echoed.body, { word: 'hello' }, 'an object body goes as JSON');
+  t.match(
+    await log.waitForLine(/POST \/api\/echo\/.*status=201.*ip=192\.0\.2\.7/),
+    /bytes=16/,
+    'and is in the access log',
+  );
+});

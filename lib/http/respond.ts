@@ -1,0 +1,256 @@
+/**
+ * Writing answers: JSON everywhere, `API-Version`, `Cache-Control` by tier, ETag and 304, HEAD, the
+ * contract's error bodies, and the plain 500 when nothing else can be trusted.
+ *
+ * Every answer's headers are built one way, by a {@link Head}: the server's own headers, valid by
+ * construction, and those a handler, hook or error added, which are merged (case-insensitively, a later
+ * one winning) and checked. An answer that added none, such as a cached {@link SerializedJson}, is
+ * written from the server's own list without merging or checking anything.
+ */
+import http from 'node:http';
+import type { Logger } from '../logger.js';
+import { errorMessage } from '../logger.js';
+import { ClientGoneError } from './body.js';
+import { ApiError, notFound } from './errors.js';
+import { etagOf, ifNoneMatchMatches } from './etag.js';
+import type { Exchange } from './exchange.js';
+import { SerializedJson } from './serialized-json.js';
+import type { Responder } from './stages.js';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+export const API_VERSION = '1';
+const INTERNAL_MESSAGE = 'Internal server error; the failure has been logged';
+const INTERNAL_BODY = Buffer.from(JSON.stringify(new ApiError(500, 'internal', INTERNAL_MESSAGE).toBody()), 'utf8');
+/** The headers of the plain 500, which must go out even when nothing else can be trusted. Never changed. */
+const INTERNAL_HEADERS: readonly string[] = [
+  'Cache-Control',
+  'no-store',
+  'Content-Type',
+  JSON_TYPE,
+  'API-Version',
+  API_VERSION,
+  'Content-Length',
+  String(INTERNAL_BODY.length),
+];
+
+/**
+ * An answer's headers, in one flat `writeHead` list. The server's own come first: `default` ones (the
+ * cache headers of a success), which a handler may replace, then `set` ones, which always win. Both are
+ * valid by construction. `add` adds a set from a handler, a hook or an error; `list()` gives the
+ * server's own list as it is when nothing was added, else everything merged (case-insensitively, a
+ * later one winning) and checked.
+ */
+class Head {
+  private readonly flat: string[] = [];
+  /** Entries of `flat` before this index are defaults. */
+  private defaultsEnd = 0;
+  private added: Record<string, string>[] | undefined;
+
+  constructor(readonly status: number) {}
+
+  /** A header an added set may replace; all defaults come before the first `set`. */
+  default(name: string, value: string): this {
+    this.flat.push(name, value);
+    this.defaultsEnd = this.flat.length;
+    return this;
+  }
+
+  set(name: string, value: string): this {
+    this.flat.push(name, value);
+    return this;
+  }
+
+  add(headers: Record<string, string> | undefined): this {
+    if (headers) (this.added ??= []).push(headers);
+    return this;
+  }
+
+  /** The flat header list; throws when an added header is one Node would refuse. */
+  list(): readonly string[] {
+    if (!this.added) return this.flat;
+    const merged = new Map<string, [string, string]>();
+    const own = (from: number, to: number) => {
+      for (let index = from; index < to; index += 2) {
+        merged.set(this.flat[index]!.toLowerCase(), [this.flat[index]!, this.flat[index + 1]!]);
+      }
+    };
+    own(0, this.defaultsEnd);
+    for (const set of this.added) {
+      for (const name of Object.keys(set)) {
+        http.validateHeaderName(name);
+        http.validateHeaderValue(name, set[name]!);
+        merged.set(name.toLowerCase(), [name, set[name]!]);
+      }
+    }
+    own(this.defaultsEnd, this.flat.length);
+    // A 304 has no body to type, whatever a handler said.
+    if (this.status === 304) merged.delete('content-type');
+    const flat: string[] = [];
+    for (const [name, value] of merged.values()) flat.push(name, value);
+    return flat;
+  }
+}
+
+export class Respond implements Responder {
+  constructor(private readonly logger: Logger) {}
+
+  /** A successful answer: JSON, cache headers by tier, and for a GET 200 the ETag and 304. */
+  answer(exchange: Exchange): void {
+    const entry = exchange.entry!;
+    const answer = exchange.answer!;
+    const status = answer.status ?? 200;
+    const { body } = answer;
+    // Serialize before anything is written, so a body that cannot be serialized still gets a clean 500.
+    let bytes: Buffer | undefined;
+    let etag: string | undefined;
+    try {
+      if (status === 204) {
+        // No content: a body the handler gave anyway is not sent, nor its length.
+      } else if (body instanceof SerializedJson) {
+        bytes = body.bytes;
+        etag = body.etag;
+      } else {
+        bytes = Buffer.from(JSON.stringify(body ?? null), 'utf8');
+      }
+    } catch (error) {
+      this.fail(exchange, error);
+      return;
+    }
+    let answerStatus = status;
+    if (entry.route.method === 'GET' && status === 200 && bytes) {
+      etag ??= etagOf(bytes);
+      if (ifNoneMatchMatches(exchange.raw.headers['if-none-match'], etag)) {
+        answerStatus = 304;
+        bytes = undefined;
+      }
+    } else {
+      etag = undefined;
+    }
+    const head = this.contractHead(answerStatus, bytes, entry.cacheControl, etag);
+    head.add(exchange.hookHeaders).add(answer.headers);
+    this.send(exchange, head, bytes);
+  }
+
+  /**
+   * Answer a thrown value: an ApiError as itself, anything else as a logged 500 that reveals
+   * nothing. It never throws: if even the error answer cannot be built (an error that cannot be
+   * turned into text, details that cannot be serialised), the plain 500 goes out instead, so no
+   * request is left unanswered.
+   */
+  fail(exchange: Exchange, error: unknown): void {
+    try {
+      this.answerError(exchange, error);
+    } catch (failure) {
+      this.logger.error(`${exchange.method} ${exchange.path}: the error answer could not be built`, {
+        error: errorMessage(failure),
+      });
+      this.write(exchange, 500, INTERNAL_BODY, INTERNAL_HEADERS);
+    }
+  }
+
+  /** 405 with `Allow` when another method serves the path (`allowed`), else 404. */
+  unrouted(exchange: Exchange, allowed: readonly string[]): void {
+    const { path } = exchange;
+    if (allowed.length === 0) {
+      this.fail(exchange, notFound('not_found', `No API path matches ${path}`));
+      return;
+    }
+    const allow = allowed.join(', ');
+    const message = `${exchange.method} is not allowed on ${path}; allowed: ${allow}`;
+    this.fail(exchange, new ApiError(405, 'method_not_allowed', message, undefined, { Allow: allow }));
+  }
+
+  private answerError(exchange: Exchange, error: unknown): void {
+    if (error instanceof ClientGoneError) return;
+    let apiError: ApiError;
+    if (error instanceof ApiError) {
+      apiError = error;
+    } else {
+      const { entry } = exchange;
+      const where = entry ? `${entry.route.method} ${entry.route.path}` : exchange.path;
+      this.logger.error(`${where} failed in ${stageDescription(exchange)}`, {
+        plugin: entry?.plugin,
+        error: errorMessage(error),
+      });
+      apiError = new ApiError(500, 'internal', INTERNAL_MESSAGE);
+    }
+    const bytes = Buffer.from(JSON.stringify(apiError.toBody()), 'utf8');
+    // An error is never cached, whatever a hook or the error says.
+    const head = this.contractHead(apiError.status, bytes, undefined, undefined).set('Cache-Control', 'no-store');
+    head.add(exchange.hookHeaders).add(apiError.headers);
+    this.send(exchange, head, bytes);
+  }
+
+  /**
+   * The server's own headers of an answer: `Content-Type`, `API-Version` and `Content-Length` always
+   * (a 304 has neither type nor length), and a success's `Cache-Control` (by its route's tier) and ETag.
+   */
+  private contractHead(
+    status: number,
+    bytes: Buffer | undefined,
+    cacheControl: string | undefined,
+    etag: string | undefined,
+  ): Head {
+    const head = new Head(status);
+    if (cacheControl !== undefined) head.default('Cache-Control', cacheControl);
+    if (etag !== undefined) head.default('ETag', etag);
+    // RFC 9110 §15.4.5: a 304 should not carry representation metadata, and without a body there is nothing to type.
+    if (status !== 304) head.set('Content-Type', JSON_TYPE);
+    head.set('API-Version', API_VERSION);
+    if (bytes && status !== 304) head.set('Content-Length', String(bytes.length));
+    return head;
+  }
+
+  /** Write an answer whose headers may be refused: one Node would refuse (a bug) turns it into a plain 500. */
+  private send(exchange: Exchange, head: Head, bytes: Buffer | undefined): void {
+    let headers: readonly string[];
+    try {
+      headers = head.list();
+    } catch (error) {
+      this.logger.error(`${exchange.method} ${exchange.path} produced an invalid response header`, {
+        error: errorMessage(error),
+      });
+      this.write(exchange, 500, INTERNAL_BODY, INTERNAL_HEADERS);
+      return;
+    }
+    this.write(exchange, head.status, bytes, headers);
+  }
+
+  /**
+   * The one place a response is written, from a flat list of valid headers. It never
+   * throws: once a response has started it is not written again.
+   */
+  write(exchange: Exchange, status: number, bytes: Buffer | undefined, headers: readonly string[]): void {
+    const { response } = exchange;
+    // The client is gone: nobody to answer.
+    if (response.destroyed) return;
+    if (response.headersSent) {
+      this.logger.warn(`${exchange.method} ${exchange.path} was answered already; dropped a second answer`, {
+        status,
+      });
+      return;
+    }
+    if (exchange.awaitingContinue) response.setHeader('Connection', 'close');
+    response.writeHead(status, headers as string[]);
+    const sent = exchange.method === 'HEAD' || status === 304 ? undefined : bytes;
+    exchange.sentBytes = sent?.length ?? 0;
+    response.end(sent);
+  }
+}
+
+/** The part of the server a request failed in, for the log. */
+function stageDescription(exchange: Exchange): string {
+  const { entry } = exchange;
+  switch (exchange.stage) {
+    case 'route':
+      return 'the router';
+    case 'guard':
+      return `the ${entry?.route.tier ?? 'tier'} guard`;
+    case 'hook':
+      return 'a request hook';
+    case 'body':
+      return 'the body reader';
+    case 'handler':
+      return `plugin "${entry?.plugin ?? '?'}"`;
+  }
+}
