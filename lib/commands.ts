@@ -113,6 +113,8 @@ export function stripFormatting(text: string): string {
 }
 
 export class CommandRegistry {
+  /** Dispatches not finished yet, for {@link settled}. */
+  private readonly inFlight = new Set<Promise<void>>();
   private readonly commands: RegisteredCommand[] = [];
   private readonly adminChecks: AdminCheck[] = [];
   /** By folded nick: the answers still on their way to it. */
@@ -167,7 +169,20 @@ export class CommandRegistry {
   }
 
   /** The private message handler: find the command, check rights, run it. Sees every line the bot receives. */
-  async dispatch(message: IrcMessage): Promise<void> {
+  dispatch(message: IrcMessage): Promise<void> {
+    const running = this.dispatchOne(message);
+    this.inFlight.add(running);
+    const done = (): void => void this.inFlight.delete(running);
+    running.then(done, done);
+    return running;
+  }
+
+  /** Resolves once every command dispatched so far has finished (answered, or failed). */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async dispatchOne(message: IrcMessage): Promise<void> {
     if (message.command === 'NICK' || message.command === 'QUIT') {
       if (this.replying.size > 0 && message.source) {
         this.closeReplies(message.source.nick);

@@ -7,15 +7,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { Host } from '../../../lib/host.js';
+import type { Host } from '../../../lib/host.js';
 import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
-import { createLogger } from '../../../lib/logger.js';
 import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../plugins/tokens/model.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import { durablePathOf } from '../../../lib/store/store.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
-import { FakeTransport } from '../../support/fake-irc.js';
-import { testHostConfig } from '../../support/host-config.js';
+import { startHarness } from '../../support/harness.js';
 import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 /** Stands in for the api plugin: one public route and two token routes. */
@@ -61,21 +59,14 @@ interface Running {
 }
 
 async function startHost(t: Test, tokensConfig: Record<string, unknown> = {}, storeDir?: string): Promise<Running> {
-  const dir = storeDir ?? mkdtempSync(path.join(tmpdir(), 'tokens-test-'));
-  if (!storeDir) t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const storePath = path.join(dir, 'store.json');
-  const config = testHostConfig(storePath, { admins: ['boss'], plugins: { fakeapi: {}, tokens: tokensConfig } });
-  const logs: string[] = [];
-  const host = new Host({
-    config,
-    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
-    plugins: [fakeApi, tokensPlugin] as PluginDefinition<never>[],
-    transport: new FakeTransport(),
+  const { host, logs, storeDir: dir } = await startHarness(t, {
+    registry: [fakeApi, tokensPlugin] as PluginDefinition<never>[],
+    plugins: { fakeapi: {}, tokens: tokensConfig },
+    admins: ['boss'],
+    ...(storeDir ? { storeDir } : {}),
   });
-  await host.start();
-  t.teardown(() => host.stop());
   const tokens = host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
-  return { host, url: host.url!, logs, tokens, tokensPath: durablePathOf(storePath) };
+  return { host, url: host.url!, logs, tokens, tokensPath: durablePathOf(path.join(dir, 'store.json')) };
 }
 
 const admin = { account: 'boss', via: 'irc' } as const;

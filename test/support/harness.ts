@@ -1,0 +1,105 @@
+/**
+ * The plugin test harness: the real host with its plugins on the fake IRC connection, so that a plugin's
+ * tests read like a conversation.
+ *
+ * ```ts
+ * const bot = await startHarness(t, { plugins: { tokens: {} }, admins: ['boss'] });
+ * t.match(await bot.say('alice', 'alice', 'TOKEN CREATE laptop'), [/^Token #1 .* created: ntd_/]);
+ * t.equal((await bot.inject('GET', '/api/staff/tokens/')).status, 401);
+ * ```
+ *
+ * The store lives in a private temporary folder, removed when the test ends; pass `storeDir` to keep one
+ * across two harnesses (a restart).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import { builtinPlugins } from '../../app/builtin-plugins.js';
+import type { HostConfig } from '../../lib/config.js';
+import { Host } from '../../lib/host.js';
+import type { InjectResponse } from '../../lib/http/inject.js';
+import { createLogger } from '../../lib/logger.js';
+import type { PluginDefinition } from '../../lib/plugin.js';
+import { FakeTransport } from './fake-irc.js';
+import { testHostConfig } from './host-config.js';
+
+export interface HarnessOptions {
+  /** Each enabled plugin's settings, as under `plugins` in the config. */
+  plugins: Record<string, Record<string, unknown>>;
+  admins?: string[];
+  /** The plugins the host knows; default the built-in ones. */
+  registry?: readonly PluginDefinition<never>[];
+  /** A store folder of an earlier harness, to start on what it saved (removed by whoever made it). */
+  storeDir?: string;
+  /** Other top-level config keys (e.g. `irc`). */
+  config?: Record<string, unknown>;
+}
+
+export interface Harness {
+  host: Host;
+  irc: FakeTransport;
+  config: HostConfig;
+  /** Every log line so far. */
+  logs: string[];
+  storeDir: string;
+  /** The bot's own nick. */
+  nick: string;
+  /**
+   * `nick`, logged in to `account` (or to none: null), sends `text` to the bot in private; resolves with
+   * the bot's NOTICE answers to `nick` once the command has finished.
+   */
+  say(nick: string, account: string | null, text: string): Promise<string[]>;
+  /** An HTTP request, answered without a socket; an object body goes as JSON. */
+  inject(
+    method: string,
+    path: string,
+    headers?: Record<string, string>,
+    body?: string | object,
+  ): Promise<InjectResponse>;
+  stop(): Promise<void>;
+}
+
+/** Start the host with `options.plugins` on a fake IRC connection, registered and with the account tag. */
+export async function startHarness(t: Test, options: HarnessOptions): Promise<Harness> {
+  const storeDir = options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'harness-'));
+  if (!options.storeDir) t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
+  const config = testHostConfig(path.join(storeDir, 'store.json'), {
+    admins: options.admins ?? [],
+    plugins: options.plugins,
+    ...options.config,
+  });
+  const logs: string[] = [];
+  const irc = new FakeTransport({ nick: config.irc.nick });
+  const host = new Host({
+    config,
+    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+    plugins: options.registry ?? builtinPlugins,
+    transport: irc,
+  });
+  await host.start();
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await host.stop();
+  };
+  t.teardown(stop);
+  irc.register(config.irc.nick);
+  irc.receive(`:irc.test CAP ${config.irc.nick} ACK :account-tag`);
+
+  const say = async (nick: string, account: string | null, text: string): Promise<string[]> => {
+    const before = irc.sent.length;
+    const tag = account === null ? '' : `@account=${account} `;
+    irc.receive(`${tag}:${nick}!${nick.toLowerCase()}@users.test PRIVMSG ${irc.state.nick} :${text}`);
+    await host.commands.settled();
+    const prefix = `NOTICE ${nick} :`;
+    return irc.sent
+      .slice(before)
+      .filter((line) => line.startsWith(prefix))
+      .map((line) => line.slice(prefix.length));
+  };
+  const inject: Harness['inject'] = (method, requestPath, headers, body) =>
+    host.http.inject({ method, path: requestPath, ...(headers ? { headers } : {}), ...(body ? { body } : {}) });
+  return { host, irc, config, logs, storeDir, nick: config.irc.nick, say, inject, stop };
+}
