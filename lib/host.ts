@@ -15,6 +15,8 @@ import { errorMessage, type Logger } from './logger.js';
 import { NetworkModel } from './model/network.js';
 import type { PluginContext, PluginDefinition, PluginStop } from './plugin.js';
 import { Store } from './store/store.js';
+import { installBotPolicy } from './irc/bot-policy.js';
+import { versionString } from './version.js';
 
 export class HostError extends Error {
   constructor(readonly problems: string[]) {
@@ -32,6 +34,8 @@ export interface HostOptions {
   transport: IrcTransport;
   /** Clock for the model; tests pin it. */
   clock?: () => Date;
+  /** What the bot answers to CTCP VERSION; default the package's name and version. */
+  version?: string;
 }
 
 interface RunningPlugin {
@@ -264,7 +268,13 @@ export class Host {
 
   private wireCore(): void {
     const { irc, model } = this;
+    const { config } = this.options;
     this.cleanups.push(
+      installBotPolicy(
+        irc,
+        { version: this.options.version ?? versionString, sasl: config.irc.sasl, attached: () => irc.attached },
+        this.logger.child('irc'),
+      ),
       irc.on('ready', () => model.connectionOpened(irc.state.casemapping)),
       irc.on('disconnected', () => {
         model.connectionLost();

@@ -6,7 +6,7 @@ import { MatrixIrcTransport } from './matrix-org-irc.js';
 import type { IrcTransport } from './port.js';
 import type { TransportOptions } from './transport.js';
 
-export function transportOptions(config: HostConfig, version: string): TransportOptions {
+export function transportOptions(config: HostConfig): TransportOptions {
   const { irc } = config;
   return {
     host: irc.host,
@@ -20,12 +20,11 @@ export function transportOptions(config: HostConfig, version: string): Transport
     oper: irc.oper,
     pacing: { burst: irc.pacing.burst, intervalMs: irc.pacing.interval_ms },
     reconnect: { minMs: irc.reconnect.min_ms, maxMs: irc.reconnect.max_ms },
-    version,
   };
 }
 
-export function createTransport(config: HostConfig, logger: Logger, version: string): IrcTransport {
-  const options = transportOptions(config, version);
+export function createTransport(config: HostConfig, logger: Logger): IrcTransport {
+  const options = transportOptions(config);
   switch (config.irc.client) {
     case 'irc-framework':
       return new IrcFrameworkTransport(options, logger);

@@ -31,6 +31,10 @@ export interface IrcSessionState {
   readonly registered: boolean;
   /** The bot's current nick. */
   readonly nick: string;
+  /** The bot's nick folded with the network's casemapping (folded again only when either changes). */
+  readonly nickKey: string;
+  /** Whether `nick` is the bot's own, folded with the network's casemapping. */
+  isSelf(nick: string | undefined): boolean;
   /** The account the bot is logged in to (RPL_LOGGEDIN 900), null if none. */
   readonly account: string | null;
   readonly isOperator: boolean;
@@ -115,6 +119,8 @@ export interface IrcPort {
 
 /** What the host needs beyond the plugins' view: lifecycle. */
 export interface IrcTransport extends IrcPort {
+  /** Whether the connection was handed over by another bot (attach), which owns it. */
+  readonly attached: boolean;
   connect(): void;
   /** Send QUIT (unpaced), close the connection and stop reconnecting. */
   quit(message: string): Promise<void>;

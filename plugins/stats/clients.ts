@@ -9,7 +9,6 @@
  */
 import type { IrcMessage, IrcPort, NetworkModel, User } from '../../lib/sdk.js';
 import { KNOWN_CLIENTS } from './client-table.js';
-import { ownNickKey } from './live.js';
 
 /** Longest client name kept (an unknown client's name is the start of its reply). */
 export const MAX_CLIENT_LENGTH = 32;
@@ -228,7 +227,7 @@ export class VersionAsker {
     const user = model.users.get(source.nick);
     if (user && user.client !== null) return false;
     const key = irc.casefold(source.nick);
-    if (user ? !this.isAskable(user, key) : key === ownNickKey(irc) || this.services.has(key)) return false;
+    if (user ? !this.isAskable(user, key) : key === irc.state.nickKey || this.services.has(key)) return false;
     const address = addressOf(source.ident, source.host);
     const asked = user !== undefined && this.askedAt.has(user);
     if (!asked && (address === null || !this.askedUnseen(address))) return false;
@@ -371,7 +370,7 @@ export class VersionAsker {
    */
   private isAskable(user: User, key: string): boolean {
     const { irc, model } = this.options;
-    if (key === ownNickKey(irc) || this.services.has(key)) return false;
+    if (key === irc.state.nickKey || this.services.has(key)) return false;
     return user.server === null || model.servers.get(user.server)?.isServices !== true;
   }
 

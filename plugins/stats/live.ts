@@ -3,7 +3,7 @@
  * for the channels the bot is in (and, for QUIT/NICK/AWAY/ACCOUNT/CHGHOST,
  * every user it knows). Handlers read like the protocol they follow.
  */
-import type { Casemapping, IrcMessage, IrcPort, NetworkModel, UserFields } from '../../lib/sdk.js';
+import type { IrcMessage, IrcPort, NetworkModel, UserFields } from '../../lib/sdk.js';
 
 export interface LiveContext {
   irc: IrcPort;
@@ -39,28 +39,12 @@ export function splitMemberPrefix(entry: string, irc: IrcPort): { prefix: string
 }
 
 /**
- * The bot's folded nick, asked for by nearly every line: folded again only when the nick or the
- * casemapping changed. Kept per connection, so two hosts in one process never share it.
- */
-const ownNicks = new WeakMap<IrcPort, { nick: string; mapping: Casemapping | null; key: string }>();
-
-/** The bot's own nick folded with the connection's casemapping. */
-export function ownNickKey(irc: IrcPort): string {
-  const { nick, casemapping } = irc.state;
-  const known = ownNicks.get(irc);
-  if (known && known.nick === nick && known.mapping === casemapping) return known.key;
-  const key = irc.casefold(nick);
-  ownNicks.set(irc, { nick, mapping: casemapping, key });
-  return key;
-}
-
-/**
  * Whether `nick`, whose model key is `key`, is the bot. The model and the connection fold alike once the
  * model has the connection's casemapping, so the key is reused; before that, the connection folds the nick itself.
  */
 export function isSelfKey(nick: string, key: string, irc: IrcPort, model: NetworkModel): boolean {
   const folded = irc.state.casemapping === model.casemapping ? key : irc.casefold(nick);
-  return folded === ownNickKey(irc);
+  return folded === irc.state.nickKey;
 }
 
 /** Apply a channel MODE change: member prefixes and the public mode string. */

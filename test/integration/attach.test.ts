@@ -55,7 +55,7 @@ async function hostOn(
   );
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
-  const transport = makeTransport(transportOptions(config, 'embedding test'), logger.child('irc'));
+  const transport = makeTransport(transportOptions(config), logger.child('irc'));
   const host = new Host({ config, logger, plugins: builtinPlugins, transport });
   const synced = new Promise<void>((resolve) => {
     const off = host.model.on('change', (change) => {

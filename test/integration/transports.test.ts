@@ -7,6 +7,7 @@
  * capabilities that add no tags, on both.
  */
 import t from 'tap';
+import { versionString } from '../../lib/version.js';
 import { IrcFrameworkTransport } from '../../lib/irc/irc-framework.js';
 import { MatrixIrcTransport } from '../../lib/irc/matrix-org-irc.js';
 import type { IrcMessage } from '../../lib/irc/port.js';
@@ -86,7 +87,7 @@ t.test('CTCP VERSION is answered with the configured version', async (t) => {
     timeout: 10000,
   });
   asker.send(`PRIVMSG ${bot.host.irc.state.nick} :\x01VERSION\x01`);
-  t.equal((await answer).params[1], '\x01VERSION irc-network-data test\x01');
+  t.equal((await answer).params[1], `\x01VERSION ${versionString}\x01`, 'the package name and version');
 });
 
 t.test('CTCP PING is answered with its payload', async (t) => {

@@ -89,7 +89,7 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
       if (options.echo) process.stdout.write(`# ${line}\n`);
     },
   });
-  const transport = createTransport(config, logger.child('irc'), 'irc-network-data test');
+  const transport = createTransport(config, logger.child('irc'));
   const host = new Host({ config, logger, plugins: [...builtinPlugins, ...(options.extraPlugins ?? [])], transport });
   const next = (event: IrcEventName, timeoutMs = 20000): Promise<void> =>
     new Promise((resolve, reject) => {

@@ -18,7 +18,6 @@ export const fakeOptions: TransportOptions = {
   realname: 'test',
   pacing: { burst: 1000, intervalMs: 10 },
   reconnect: { minMs: 10, maxMs: 50 },
-  version: 'test',
 };
 
 export class FakeTransport extends BaseTransport {

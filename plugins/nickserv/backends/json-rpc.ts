@@ -5,6 +5,7 @@
  * is closing races it (on the test network, one such race crashed Atheme's
  * jsonrpc module). Ids are strings, because Atheme never answers a number.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { errorMessage } from '../../../lib/sdk.js';
@@ -23,8 +24,6 @@ export type JsonRpcAnswer = { result: unknown } | { error: { code: number; messa
 
 /** An RPC answer bigger than this is not an answer to a credential check. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
-
-let nextId = 1;
 
 /** The URL for messages: no user name, password or query (they may hold secrets). */
 export function describeUrl(url: URL): string {
@@ -60,7 +59,8 @@ function readAnswer(text: string, id: string): JsonRpcAnswer {
  * (connection refused, timeout, HTTP status other than 200, not JSON-RPC).
  */
 export function callJsonRpc(method: string, params: unknown[], options: JsonRpcOptions): Promise<JsonRpcAnswer> {
-  const id = String(nextId++);
+  // The id only pairs this call's answer with it: each call is a request of its own.
+  const id = randomUUID();
   const payload = Buffer.from(JSON.stringify({ jsonrpc: '2.0', method, params, id }), 'utf8');
   const where = describeUrl(options.url);
   const client = options.url.protocol === 'https:' ? https : http;

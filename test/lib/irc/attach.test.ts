@@ -7,6 +7,7 @@
 import IrcFramework from 'irc-framework';
 import { Client } from 'matrix-org-irc';
 import t, { type Test } from 'tap';
+import { installBotPolicy } from '../../../lib/irc/bot-policy.js';
 import { IrcFrameworkTransport } from '../../../lib/irc/irc-framework.js';
 import { MatrixIrcTransport } from '../../../lib/irc/matrix-org-irc.js';
 import type { IrcEventName, IrcMessage, IrcTransport } from '../../../lib/irc/port.js';
@@ -92,7 +93,9 @@ t.test('a registered matrix-org-irc client is adopted; quitting lets go of it', 
   client.connect();
   await registered;
   const connection = await scripted.connection(0);
-  const transport = MatrixIrcTransport.attach(client, { ...fakeOptions, version: 'ours' }, logger);
+  const transport = MatrixIrcTransport.attach(client, fakeOptions, logger);
+  // As the host installs it: with the client attached, CTCP is left to its owner.
+  installBotPolicy(transport, { version: 'ours', attached: () => transport.attached }, logger);
   t.notOk(transport.state.connected, 'not connected until the host calls connect()');
   const ready = next(transport, 'ready');
   transport.connect();

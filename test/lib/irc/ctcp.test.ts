@@ -6,7 +6,8 @@ import t from 'tap';
 import { IrcFrameworkTransport } from '../../../lib/irc/irc-framework.js';
 import { MatrixIrcTransport } from '../../../lib/irc/matrix-org-irc.js';
 import type { IrcTransport } from '../../../lib/irc/port.js';
-import { CTCP_ANSWERS_PER_CLIENT, type TransportOptions } from '../../../lib/irc/transport.js';
+import { CTCP_ANSWERS_PER_CLIENT, installBotPolicy } from '../../../lib/irc/bot-policy.js';
+import type { TransportOptions } from '../../../lib/irc/transport.js';
 import { createLogger, type Logger } from '../../../lib/logger.js';
 import { fakeOptions } from '../../support/fake-irc.js';
 import { ScriptedIrcServer } from './fixtures/scripted-server.js';
@@ -19,10 +20,10 @@ const transports: [string, (options: TransportOptions, logger: Logger) => IrcTra
 for (const [library, make] of transports) {
   t.test(`${library}: CTCP PING and VERSION are answered once each, and a flood only a few times`, async (t) => {
     const server = await ScriptedIrcServer.start({ caps: 'multi-prefix' });
-    const transport = make(
-      { ...fakeOptions, port: server.port, version: 'irc-network-data 9.9' },
-      createLogger({ sink: () => undefined }),
-    );
+    const logger = createLogger({ sink: () => undefined });
+    const transport = make({ ...fakeOptions, port: server.port }, logger);
+    // As the host does: the bot's behaviour on top of the library's connection.
+    installBotPolicy(transport, { version: 'irc-network-data 9.9' }, logger);
     t.teardown(async () => {
       await transport.quit('test over');
       await server.close();

@@ -3,7 +3,12 @@ import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/transport.js';
 import { casefold } from '../../../lib/irc/casemapping.js';
 import { Pacer } from '../../../lib/irc/pacer.js';
 import { formatLine, splitText } from '../../../lib/irc/text.js';
-import { CTCP_ANSWERS_IN_ALL, CTCP_ANSWERS_PER_CLIENT, CTCP_DEADLINE_MS } from '../../../lib/irc/transport.js';
+import {
+  CTCP_ANSWERS_IN_ALL,
+  CTCP_ANSWERS_PER_CLIENT,
+  CTCP_DEADLINE_MS,
+  installBotPolicy,
+} from '../../../lib/irc/bot-policy.js';
 import { createLogger } from '../../../lib/logger.js';
 import { FakeTransport } from '../../support/fake-irc.js';
 
@@ -272,7 +277,8 @@ t.test('a connection that never registers is dropped and retried', async (t) => 
 });
 
 t.test('CTCP PING (the payload echoed) and VERSION are answered by NOTICE; other CTCP is not', async (t) => {
-  const irc = new FakeTransport({ version: 'irc-network-data 9.9' });
+  const irc = new FakeTransport();
+  installBotPolicy(irc, { version: 'irc-network-data 9.9' }, createLogger({ sink: () => undefined }));
   irc.connect();
   irc.register();
   const from = irc.sent.length;
@@ -296,7 +302,9 @@ t.test('CTCP PING (the payload echoed) and VERSION are answered by NOTICE; other
 
 t.test('CTCP answers are limited per client and for all clients, so a flood cannot fill the send queue', async (t) => {
   const logs: string[] = [];
-  const irc = new FakeTransport({}, createLogger({ sink: (line) => logs.push(line) }));
+  const logger = createLogger({ sink: (line) => logs.push(line) });
+  const irc = new FakeTransport({}, logger);
+  installBotPolicy(irc, { version: 'test' }, logger);
   irc.connect();
   irc.register();
   const answers = (): string[] => irc.sent.filter((line) => line.startsWith('NOTICE'));
@@ -322,6 +330,7 @@ t.test('a CTCP answer that cannot leave within CTCP_DEADLINE_MS is dropped, not 
   for (const late of [false, true]) {
     // One line at once, then one every 50 ms: the answer waits behind the line sent first.
     const irc = new FakeTransport({ pacing: { burst: 1, intervalMs: 50 } });
+    installBotPolicy(irc, { version: 'test' }, createLogger({ sink: () => undefined }));
     irc.connect();
     irc.register();
     await wait(120);
@@ -338,3 +347,22 @@ t.test('a CTCP answer that cannot leave within CTCP_DEADLINE_MS is dropped, not 
     await irc.quit('bye');
   }
 });
+
+t.test(
+  "the session keeps the bot's folded nick, per connection, folded again when the nick or casemapping changes",
+  async (t) => {
+    const first = new FakeTransport();
+    const second = new FakeTransport();
+    first.register('Alpha[1]');
+    second.register('Beta', 'CASEMAPPING=ascii');
+    t.equal(first.state.nickKey, 'alpha{1}', 'rfc1459 folds brackets');
+    t.equal(second.state.nickKey, 'beta');
+    t.ok(first.state.isSelf('ALPHA{1}'));
+    first.receive(':Alpha[1] NICK Gamma[2]');
+    t.equal(first.state.nickKey, 'gamma{2}', 'a nick change is folded again');
+    t.equal(second.state.nickKey, 'beta', 'the other connection keeps its own');
+    first.receive(':irc.test 005 Gamma[2] CASEMAPPING=ascii :are supported by this server');
+    t.equal(first.state.nickKey, 'gamma[2]', 'a new casemapping folds it again');
+    t.notOk(first.state.isSelf('gamma{2}'));
+  },
+);

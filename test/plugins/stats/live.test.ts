@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Channel } from '../../../lib/model/channels.js';
 import { NetworkModel } from '../../../lib/model/network.js';
-import { ownNickKey, track } from '../../../plugins/stats/live.js';
+import { track } from '../../../plugins/stats/live.js';
 import { FakeTransport } from '../../support/fake-irc.js';
 
 /** A registered fake connection whose every line goes through the live handlers. */
@@ -172,17 +172,4 @@ t.test('a user joining again as the model knows them changes nothing; a new host
   irc.receive(':carol!c@new.host JOIN #a * :Carol C', ':carol!c@new.host PART #b :bye', ':erin!e@h PART #b');
   t.same(changes, ['users upsert carol', 'channels join #a', 'channels part #b'], 'a PART of a stranger is none');
   t.equal(model.users.get('carol')!.host, 'new.host');
-});
-
-t.test('the own nick is kept per connection: two bots in one process never share it', async (t) => {
-  const first = new FakeTransport();
-  const second = new FakeTransport();
-  first.register('Alpha[1]');
-  second.register('Beta', 'CASEMAPPING=ascii');
-  t.equal(ownNickKey(first), 'alpha{1}', 'rfc1459 folds brackets');
-  t.equal(ownNickKey(second), 'beta');
-  t.equal(ownNickKey(first), 'alpha{1}', 'the other connection did not replace it');
-  first.receive(':Alpha[1] NICK Gamma');
-  t.equal(ownNickKey(first), 'gamma', 'a nick change is folded again');
-  t.equal(ownNickKey(second), 'beta');
 });

@@ -59,7 +59,11 @@ interface Running {
 }
 
 async function startHost(t: Test, tokensConfig: Record<string, unknown> = {}, storeDir?: string): Promise<Running> {
-  const { host, logs, storeDir: dir } = await startHarness(t, {
+  const {
+    host,
+    logs,
+    storeDir: dir,
+  } = await startHarness(t, {
     registry: [fakeApi, tokensPlugin] as PluginDefinition<never>[],
     plugins: { fakeapi: {}, tokens: tokensConfig },
     admins: ['boss'],
