@@ -37,7 +37,7 @@ interface SchemaNode {
   'x-expected'?: string;
 }
 
-const nonEmptyString = { type: 'string', minLength: 1 };
+const nonEmptyString = { type: 'string', minLength: 1 } as const;
 
 /** One integer setting of {@link bucketSchema}. */
 interface IntegerSetting {
@@ -48,14 +48,21 @@ interface IntegerSetting {
 }
 
 /** A token bucket's settings: `burst` at once, then one every `interval_ms`. */
-function bucketSchema(description: string, burst: IntegerSetting, interval: IntegerSetting): SchemaNode {
+function bucketSchema<Burst extends IntegerSetting, Interval extends IntegerSetting>(
+  description: string,
+  burst: Burst,
+  interval: Interval,
+) {
   return {
     type: 'object',
     description,
     default: {},
     additionalProperties: false,
-    properties: { burst: { type: 'integer', ...burst }, interval_ms: { type: 'integer', ...interval } },
-  };
+    properties: {
+      burst: { type: 'integer', ...burst },
+      interval_ms: { type: 'integer', ...interval },
+    },
+  } as const;
 }
 
 /**
@@ -64,7 +71,7 @@ function bucketSchema(description: string, burst: IntegerSetting, interval: Inte
  * Defaults that depend on other keys (irc.port, irc.username, irc.sasl.account)
  * are not in the schema: {@link parseConfig} fills them after validation.
  */
-export const hostConfigSchema: object = {
+export const hostConfigSchema = {
   type: 'object',
   description: 'The IRC network data service configuration.',
   additionalProperties: false,
@@ -253,7 +260,7 @@ export const hostConfigSchema: object = {
       additionalProperties: { type: 'object', description: "A plugin's settings." },
     },
   },
-};
+} as const;
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true });
 ajv.addKeyword('x-expected');

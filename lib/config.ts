@@ -6,7 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { checkSchema, hostConfigSchema, type IRC_CLIENTS } from './config-schema.js';
-import { errorMessage, type LogLevel } from './logger.js';
+import type { FromJsonSchema } from './schema-types.js';
+import { errorMessage } from './logger.js';
 
 export { checkSchema, hostConfigSchema } from './config-schema.js';
 
@@ -14,57 +15,34 @@ export { checkSchema, hostConfigSchema } from './config-schema.js';
 
 export type IrcClientName = (typeof IRC_CLIENTS)[number];
 
-export interface SaslConfig {
-  account: string;
-  password: string;
-}
+/** The config file as its schema describes it, defaults filled in: every type below is read off it. */
+type SchemaConfig = FromJsonSchema<typeof hostConfigSchema>;
+type SchemaIrc = SchemaConfig['irc'];
 
-export interface OperConfig {
-  name: string;
-  password: string;
-}
+/** `irc.sasl` once completed: the account defaults to the nick, the password may come from the environment. */
+export type SaslConfig = Required<NonNullable<SchemaIrc['sasl']>>;
 
-export interface IrcConfig {
-  host: string;
+/** `irc.oper` once completed (the name and the password may come from the environment). */
+export type OperConfig = Required<NonNullable<SchemaIrc['oper']>>;
+
+/** `irc`, completed: `port` by `tls`, `username` from the nick, the SASL and OPER blocks whole. */
+export type IrcConfig = Omit<SchemaIrc, 'port' | 'username' | 'sasl' | 'oper'> & {
   port: number;
-  tls: boolean;
-  tls_verify: boolean;
-  nick: string;
   username: string;
-  realname: string;
-  client: IrcClientName;
   sasl?: SaslConfig;
   oper?: OperConfig;
-  pacing: { burst: number; interval_ms: number };
-  /** Commands per client: `burst` at once, then one per `interval_ms`. */
-  commands: { burst: number; interval_ms: number };
-  reconnect: { min_ms: number; max_ms: number };
-  quit_message: string;
-}
+};
 
-export interface HttpConfig {
-  host: string;
-  port: number;
-  body_limit: number;
-}
+export type HttpConfig = SchemaConfig['http'];
 
-export interface StoreConfig {
-  path: string;
-}
+export type StoreConfig = SchemaConfig['store'];
 
 /** The whole configuration, every default filled in. */
-export interface HostConfig {
+export type HostConfig = Omit<SchemaConfig, 'irc' | 'plugins'> & {
   irc: IrcConfig;
-  http: HttpConfig;
-  store: StoreConfig;
-  /** Services account names allowed to run admin-only commands. */
-  admins: string[];
-  log: { level: LogLevel };
-  /** Modules of outside plugins, relative to the config file (see loadPluginModules). */
-  plugin_modules: string[];
   /** Each plugin's slice, as written; the host checks it against that plugin's schema. */
   plugins: Record<string, Record<string, unknown>>;
-}
+};
 
 /** The config cannot be used; `message` lists every problem, one per line. */
 export class ConfigError extends Error {

@@ -22,6 +22,7 @@ export {
   type ServiceName,
 } from './plugin.js';
 export { Host, HostError, resolvePlugins, type HostOptions } from './host.js';
+export type { FromJsonSchema, TypedJsonSchema } from './schema-types.js';
 export { loadPluginModules } from './plugin-modules.js';
 export {
   ConfigError,

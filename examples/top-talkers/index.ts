@@ -10,20 +10,25 @@
  * { "plugin_modules": ["./examples/top-talkers/index.js"], "plugins": { "stats": {}, "top-talkers": {} } }
  * ```
  */
-import { definePlugin, unavailable, type JsonSchema, type NetworkModel, type Services } from '../../lib/sdk.js';
+import {
+  definePlugin,
+  unavailable,
+  type FromJsonSchema,
+  type JsonSchema,
+  type NetworkModel,
+  type Services,
+} from '../../lib/sdk.js';
 
-interface TopTalkersConfig {
-  /** How many nicks to list. */
-  count: number;
-}
-
-const configSchema: JsonSchema = {
+const configSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     count: { type: 'integer', minimum: 1, maximum: 25, default: 5, description: 'How many nicks to list.' },
   },
-};
+} as const;
+
+/** `{ count: number }`, read off the schema. */
+type TopTalkersConfig = FromJsonSchema<typeof configSchema>;
 
 const responseSchema: JsonSchema = {
   type: 'object',

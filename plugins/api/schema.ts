@@ -1,10 +1,5 @@
-/** Config slice of the HTTP API (`plugins.api`). */
-export interface ApiConfig {
-  /** Seconds public responses may be cached (`Cache-Control: public, max-age`). */
-  cache_seconds: number;
-  /** Milliseconds an answer is reused while the network keeps changing. */
-  reuse_ms: number;
-}
+/** Config slice of the HTTP API (`plugins.api`), written once: its type is read off the schema. */
+import type { FromJsonSchema } from '../../lib/sdk.js';
 
 export const apiConfigSchema = {
   type: 'object',
@@ -29,3 +24,6 @@ export const apiConfigSchema = {
     },
   },
 } as const;
+
+/** `cache_seconds`: seconds public answers may be cached; `reuse_ms`: how long an answer is reused while the network changes. */
+export type ApiConfig = FromJsonSchema<typeof apiConfigSchema>;

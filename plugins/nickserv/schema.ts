@@ -1,30 +1,8 @@
 /** Config slice of the credential checker (`plugins.nickserv`). */
+import type { FromJsonSchema } from '../../lib/sdk.js';
 
 export const BACKENDS = ['sasl', 'atheme-jsonrpc', 'anope-rpc'] as const;
 export type BackendName = (typeof BACKENDS)[number];
-
-export interface NickservConfig {
-  backend: BackendName;
-  /** The RPC endpoint of `atheme-jsonrpc` and `anope-rpc`. */
-  url?: string;
-  /** Bearer token of Anope's RPC interface, when it requires one. */
-  rpc_token?: string;
-  /** `sasl` only: where to connect; each defaults to the bot's own irc.* setting. */
-  host?: string;
-  port?: number;
-  tls?: boolean;
-  tls_verify?: boolean;
-  timeout_seconds: number;
-  max_connections: number;
-  max_queued: number;
-  rate_limit: {
-    window_seconds: number;
-    max_failures_per_nick: number;
-    max_failures_per_token: number;
-    max_queued_per_nick: number;
-    max_queued_per_token: number;
-  };
-}
 
 export const nickservConfigSchema = {
   type: 'object',
@@ -134,3 +112,6 @@ export const nickservConfigSchema = {
     },
   },
 } as const;
+
+/** The credential checker's settings, as the schema above describes them. */
+export type NickservConfig = FromJsonSchema<typeof nickservConfigSchema>;

@@ -1,25 +1,5 @@
 /** Config slice of the collector (`plugins.stats`). */
-export interface StatsConfig {
-  refresh_seconds: number;
-  latency_seconds: number;
-  commands_refresh_seconds: number;
-  join: string[] | '*';
-  max_channels: number;
-  services: string[];
-  services_servers: string[];
-  who_chunk_above: number;
-  list_chunk_above: number;
-  time_zone: string;
-  retention_days: number;
-  save_seconds: number;
-  history_seconds: number;
-  history_full_days: number;
-  history_hourly_days: number;
-  history_daily_days: number;
-  version_requests_per_second: number;
-  version_retry_seconds: number;
-  geoip_database: string | null;
-}
+import type { FromJsonSchema } from '../../lib/sdk.js';
 
 export const statsConfigSchema = {
   type: 'object',
@@ -159,3 +139,6 @@ export const statsConfigSchema = {
     },
   },
 } as const;
+
+/** The collector's settings, as the schema above describes them. */
+export type StatsConfig = FromJsonSchema<typeof statsConfigSchema>;

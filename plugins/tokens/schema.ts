@@ -1,22 +1,8 @@
 /** Config slice of the token plugin (`plugins.tokens`). */
-import type { BucketConfig } from '../../lib/sdk.js';
+import type { FromJsonSchema } from '../../lib/sdk.js';
 
 /** A token bucket: `capacity` requests at once, refilled at `refill_per_second`. */
 export type { BucketConfig } from '../../lib/sdk.js';
-
-export interface TokensConfig {
-  /** IRC operators logged in to an account count as administrators. */
-  opers_are_admins: boolean;
-  /** Live (not revoked) tokens one account may hold. */
-  max_tokens_per_account: number;
-  rate_limit: {
-    enabled: boolean;
-    /** Per client IP, on public paths (and on refused token authentications). */
-    public: BucketConfig;
-    /** Per token, on token and staff paths. */
-    token: BucketConfig;
-  };
-}
 
 const bucketSchema = (capacity: number, refill: number, who: string) =>
   ({
@@ -69,3 +55,6 @@ export const tokensConfigSchema = {
     },
   },
 } as const;
+
+/** The tokens plugin's settings: `opers_are_admins`, `max_tokens_per_account`, and the HTTP `rate_limit` buckets. */
+export type TokensConfig = FromJsonSchema<typeof tokensConfigSchema>;
