@@ -7,6 +7,7 @@
  */
 import { CommandRegistry } from './commands.js';
 import { checkSchema, type HostConfig } from './config.js';
+import { unavailable } from './http/errors.js';
 import { HttpServer } from './http/server.js';
 import { isolated } from './isolated.js';
 import type { RouteDefinition } from './http/types.js';
@@ -81,7 +82,7 @@ export function resolvePlugins(
       }
     }
   }
-  problems.push(...serviceProblems(registry, enabled));
+  problems.push(...serviceProblems(registry, enabled, pluginConfig));
   if (problems.length > 0) throw new HostError(problems);
 
   // A plugin starts after the plugins it depends on and after the providers of the services it uses.
@@ -90,7 +91,9 @@ export function resolvePlugins(
     for (const service of byName.get(name)!.provides ?? []) providerOf.set(service, name);
   const before = (name: string): string[] => {
     const definition = byName.get(name)!;
-    return [...(definition.dependencies ?? []), ...(definition.uses ?? []).map((service) => providerOf.get(service)!)];
+    const providers = (definition.uses ?? []).map((service) => providerOf.get(service)!);
+    // A plugin that uses what it provides itself waits for nobody.
+    return [...(definition.dependencies ?? []), ...providers.filter((provider) => provider !== name)];
   };
   const order: string[] = [];
   const visiting = new Set<string>();
@@ -115,6 +118,7 @@ export function resolvePlugins(
 function serviceProblems(
   registry: readonly PluginDefinition<never>[],
   enabled: ReadonlyMap<string, unknown>,
+  pluginConfig: Record<string, Record<string, unknown>>,
 ): string[] {
   const problems: string[] = [];
   const providers = new Map<string, string[]>();
@@ -127,12 +131,21 @@ function serviceProblems(
     if (!enabled.has(plugin.name)) continue;
     for (const service of plugin.uses ?? []) {
       if (enabledProviders(service).length > 0) continue;
-      const known = providers.get(service) ?? [];
+      const provider = (providers.get(service) ?? [])[0];
+      if (provider === undefined) {
+        problems.push(`The plugin "${plugin.name}" uses the service "${service}", which no registered plugin provides`);
+        continue;
+      }
+      // Its settings may be wrong (reported on their own) or turned off; else it is simply not listed.
+      const slice = pluginConfig[provider];
+      const why =
+        slice === undefined
+          ? `is not enabled: add "${provider}": {} under config.plugins`
+          : slice?.enabled === false
+            ? `is turned off ("enabled": false under config.plugins.${provider})`
+            : 'cannot start with its settings (see above)';
       problems.push(
-        known.length > 0
-          ? `The plugin "${plugin.name}" uses the service "${service}", which the plugin "${known[0]}" provides, ` +
-              `but "${known[0]}" is not enabled: add "${known[0]}": {} under config.plugins`
-          : `The plugin "${plugin.name}" uses the service "${service}", which no registered plugin provides`,
+        `The plugin "${plugin.name}" uses the service "${service}", which the plugin "${provider}" provides, but "${provider}" ${why}`,
       );
     }
     for (const service of plugin.provides ?? []) {
@@ -215,7 +228,13 @@ export class Host {
           );
         }
       } catch (error) {
-        await running.stop?.();
+        // A plugin that started and then broke its promise stops again; a failure of that stop is logged,
+        // and the boot error below is the one reported.
+        try {
+          await running.stop?.();
+        } catch (stopError) {
+          this.logger.error('plugin stop failed', { plugin: definition.name, error: errorMessage(stopError) });
+        }
         for (const cleanup of running.cleanups) cleanup();
         await this.stopPlugins();
         throw new HostError([`plugin "${definition.name}" failed to start: ${errorMessage(error)}`]);
@@ -391,7 +410,9 @@ export class Host {
             throw new Error(`the plugin "${name}" uses "${service}" without declaring it in its "uses"`);
           }
           const provided = this.services.get(service);
-          if (!provided) throw new Error(`the service "${service}" is not provided (its plugin has not started)`);
+          // Its provider stops after this plugin, but routes answer until the HTTP server closes: a request
+          // in that moment is told the service is gone (503), not that something failed.
+          if (!provided) throw unavailable(`The service "${service}" is not available: the bot is stopping`);
           return provided.value as never;
         },
       },

@@ -1,23 +1,18 @@
 /**
- * An outside plugin, as someone writing one in their own repository would: it imports only the SDK
- * (`irc-network-data/sdk` there; `../../lib/sdk.js` here) and uses a service of the stats plugin, today's
- * chat activity, without importing any of the stats plugin's files.
+ * An outside plugin, as someone writing one in their own repository would: it imports the SDK
+ * (`irc-network-data/sdk` there; `../../lib/sdk.js` here) and the type of the stats plugin's service it
+ * uses from the package's entry (`irc-network-data`; `../../app/index.js` here), never the stats plugin's
+ * files. test/lib/plugin-modules.test.ts compiles it against the built package, as its own repository would.
  *
  * It adds `GET /network/data/top-talkers/` (public) and the IRC command `TOPTALKERS`: today's most active
  * nicks, counting only the lines said in channels that are not hidden. Load it from the config:
  *
  * ```json
- * { "plugin_modules": ["./examples/top-talkers/index.js"], "plugins": { "stats": {}, "top-talkers": {} } }
+ * { "plugin_modules": ["./dist/examples/top-talkers/index.js"], "plugins": { "stats": {}, "top-talkers": {} } }
  * ```
  */
-import {
-  definePlugin,
-  unavailable,
-  type FromJsonSchema,
-  type JsonSchema,
-  type NetworkModel,
-  type Services,
-} from '../../lib/sdk.js';
+import { definePlugin, unavailable, type FromJsonSchema, type JsonSchema, type NetworkModel } from '../../lib/sdk.js';
+import type { ActivityService } from '../../app/index.js';
 
 const configSchema = {
   type: 'object',
@@ -48,7 +43,7 @@ const responseSchema: JsonSchema = {
 };
 
 /** Today's leaders in public channels: a channel known now counts if it is not hidden now. */
-function topTalkers(activity: Services['stats.activity'], model: NetworkModel, count: number, now = new Date()) {
+function topTalkers(activity: ActivityService, model: NetworkModel, count: number, now = new Date()) {
   const day = activity.day(now);
   const results = day
     ? activity.topNicks(day, count, (channel) => !(model.channels.get(channel.name)?.hidden ?? channel.hidden))

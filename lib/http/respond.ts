@@ -76,17 +76,18 @@ class Head {
     };
     own(0, this.defaultsEnd);
     for (const set of this.added) {
-      for (const name of Object.keys(set)) {
-        http.validateHeaderName(name);
-        http.validateHeaderValue(name, set[name]!);
-        merged.set(name.toLowerCase(), [name, set[name]!]);
-      }
+      for (const name of Object.keys(set)) merged.set(name.toLowerCase(), [name, set[name]!]);
     }
     own(this.defaultsEnd, this.flat.length);
     // A 304 has no body to type, whatever a handler said.
     if (this.status === 304) merged.delete('content-type');
     const flat: string[] = [];
-    for (const [name, value] of merged.values()) flat.push(name, value);
+    // Only what is written is checked: a header the server's own replaced never goes out.
+    for (const [name, value] of merged.values()) {
+      http.validateHeaderName(name);
+      http.validateHeaderValue(name, value);
+      flat.push(name, value);
+    }
     return flat;
   }
 }

@@ -216,7 +216,8 @@ export class HttpServer {
   inject(request: InjectRequest): Promise<InjectResponse> {
     const { raw, response, answered } = injected(request);
     this.accept(raw, response);
-    return answered;
+    // No socket will close: its bookkeeping goes with the answer.
+    return answered.finally(() => this.connections.delete(raw.socket));
   }
 
   /**

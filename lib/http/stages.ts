@@ -162,11 +162,12 @@ export class Pipeline {
         }
         stage.take(exchange, outcome);
       }
+      // Inside the same net: a handler's answer that cannot be written (none at all, a status Node refuses)
+      // is a logged 500, not an exception out of the server.
+      this.responder.answer(exchange);
     } catch (error) {
       this.responder.fail(exchange, error);
-      return;
     }
-    this.responder.answer(exchange);
   }
 
   private suspend(exchange: Exchange, index: number, outcome: PromiseLike<unknown>): void {

@@ -92,7 +92,8 @@ class CtcpAnswers {
     else return;
     if (!this.allowed(`${source.ident}@${source.host}`.toLowerCase())) return;
     const deadline = Date.now() + CTCP_DEADLINE_MS;
-    this.irc.notice(source.nick, `\x01${answer}\x01`, {
+    // One line, as the request was: a CTCP answer split in two is no answer.
+    this.irc.sendLine('NOTICE', [source.nick, `\x01${answer}\x01`], {
       urgent: true,
       key: CTCP_LANE,
       stillWanted: () => Date.now() <= deadline,

@@ -3,8 +3,8 @@
  * negotiation and SASL PLAIN; everything it receives is handed over raw through
  * its raw middleware (which sees every line, including WHOX replies whose token
  * irc-framework does not know and would otherwise drop). Reconnecting is ours,
- * not the library's, so the backoff is the same on every transport; so are the
- * CTCP PING and VERSION answers (the library's own VERSION answer is off).
+ * not the library's, so the backoff is the same on every transport. The library's
+ * own CTCP VERSION answer is off: the host's bot policy answers CTCP alike on both.
  */
 import IrcFramework from 'irc-framework';
 import type { ParsedMessage } from 'irc-framework';
@@ -112,8 +112,8 @@ export class IrcFrameworkTransport extends BaseTransport {
       username: options.username,
       gecos: options.realname,
       ...(options.sasl ? { account: { account: options.sasl.account, password: options.sasl.password } } : {}),
-      // BaseTransport answers CTCP VERSION (and PING), paced and limited per client; the library would answer
-      // every VERSION at once, past the send queue.
+      // The host's bot policy answers CTCP VERSION (and PING), paced and limited per client; the library would
+      // answer every VERSION at once, past the send queue.
       version: null,
       auto_reconnect: false,
       enable_chghost: true,

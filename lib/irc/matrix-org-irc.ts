@@ -3,7 +3,7 @@
  * library registers: CAP, SASL PLAIN (its account is `userName`, which is the
  * ident too), PING answers, another nick when the configured one is taken at
  * registration. CTCP requests are kept from it (it would answer every PING at
- * once, past the send queue): BaseTransport answers PING and VERSION.
+ * once, past the send queue): the host's bot policy answers PING and VERSION.
  *
  * Lines are read from the socket here, not from the library's `raw` event: its
  * parser drops an empty last parameter (`351 me version server :`), lower-cases
@@ -242,7 +242,7 @@ export class MatrixIrcTransport extends BaseTransport {
     if (message.rawCommand === 'CAP' && (subcommand === 'ACK' || subcommand === 'NAK')) {
       return !(message.args.at(-1) ?? '').split(' ').includes('sasl');
     }
-    // CTCP is answered by BaseTransport, as on every transport.
+    // CTCP is answered by the host's bot policy, as on every transport.
     if (message.rawCommand === 'PRIVMSG' && (message.args[1] ?? '').startsWith('\x01')) return true;
     // A nick taken after registration concerns whoever sent NICK; the library would pick another nick.
     return message.rawCommand === '433' && this.state.registered;

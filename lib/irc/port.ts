@@ -121,6 +121,8 @@ export interface IrcPort {
 export interface IrcTransport extends IrcPort {
   /** Whether the connection was handed over by another bot (attach), which owns it. */
   readonly attached: boolean;
+  /** Queue one line as it is, never split (a CTCP answer must stay whole), with {@link LineOptions}. */
+  sendLine(command: string, params: readonly string[], options?: LineOptions): void;
   connect(): void;
   /** Send QUIT (unpaced), close the connection and stop reconnecting. */
   quit(message: string): Promise<void>;

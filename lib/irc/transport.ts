@@ -139,6 +139,10 @@ export abstract class BaseTransport implements IrcTransport {
     );
   }
 
+  sendLine(command: string, params: readonly string[], options?: LineOptions): void {
+    this.pacer.enqueue(formatLine(command, [...params]), undefined, options);
+  }
+
   notice(target: string, text: string, options?: LineOptions): void {
     for (const piece of splitText(text)) this.pacer.enqueue(formatLine('NOTICE', [target, piece]), undefined, options);
   }

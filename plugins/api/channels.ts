@@ -4,11 +4,11 @@
  * operator, is "not found" here, to everyone. Members are nicks and prefixes only.
  */
 import {
+  type FromJsonSchema,
   notFound,
   paginate,
   searchFoldOf,
   type Channel,
-  type JsonSchema,
   type NetworkModel,
   type RouteDefinition,
 } from '../../lib/sdk.js';
@@ -30,17 +30,20 @@ const channelItemProperties = {
   },
 } as const;
 
-export const channelItemSchema: JsonSchema = {
+export const channelItemSchema = {
   type: 'object',
-  required: Object.keys(channelItemProperties),
+  required: ['name', 'users', 'topic', 'modes'],
   additionalProperties: false,
   properties: channelItemProperties,
-};
+} as const;
 
-export const channelDetailSchema: JsonSchema = {
+export const channelDetailSchema = {
   type: 'object',
   required: [
-    ...Object.keys(channelItemProperties),
+    'name',
+    'users',
+    'topic',
+    'modes',
     'topic_set_by',
     'topic_set_at',
     'created_at',
@@ -71,11 +74,12 @@ export const channelDetailSchema: JsonSchema = {
       },
     },
   },
-};
+} as const;
 
 const ORDERING_FIELDS = ['name', 'users'];
 
-function channelItem(channel: Channel) {
+/** A channel in a list; its type is the schema's. */
+function channelItem(channel: Channel): FromJsonSchema<typeof channelItemSchema> {
   return { name: channel.name, users: channel.users, topic: channel.topic, modes: channel.modes };
 }
 
@@ -148,16 +152,15 @@ export function channelRoutes(
         const members = [...channel.members]
           .map(([member, prefix]) => ({ nick: member.nick, prefix }))
           .sort((a, b) => byName({ name: a.nick }, { name: b.nick }));
-        return {
-          body: {
-            ...channelItem(channel),
-            topic_set_by: channel.topicSetBy,
-            topic_set_at: channel.topicSetAt,
-            created_at: channel.createdAt,
-            members_known: channel.joined,
-            members,
-          },
+        const body: FromJsonSchema<typeof channelDetailSchema> = {
+          ...channelItem(channel),
+          topic_set_by: channel.topicSetBy,
+          topic_set_at: channel.topicSetAt,
+          created_at: channel.createdAt,
+          members_known: channel.joined,
+          members,
         };
+        return { body };
       },
     },
   ];

@@ -2,18 +2,11 @@
  * `GET /api/irc/commands/`: the commands each network service offers, grouped
  * by service, as the services' HELP lists them to the collector's account.
  */
-import {
-  paginate,
-  unavailable,
-  type JsonSchema,
-  type NetworkModel,
-  type RouteDefinition,
-  type ServiceCommands,
-} from '../../lib/sdk.js';
+import { paginate, unavailable, type NetworkModel, type RouteDefinition, type ServiceCommands } from '../../lib/sdk.js';
 import { listQueryParameters, nullableTime, pageSchema } from './lists.js';
 import type { ApiConfig } from './schema.js';
 
-export const serviceCommandsSchema: JsonSchema = {
+export const serviceCommandsSchema = {
   type: 'object',
   required: ['service', 'commands'],
   additionalProperties: false,
@@ -35,7 +28,7 @@ export const serviceCommandsSchema: JsonSchema = {
       },
     },
   },
-};
+} as const;
 
 const ORDERING_FIELDS = ['service'];
 

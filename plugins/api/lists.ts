@@ -52,7 +52,7 @@ export function listQueryParameters(
 }
 
 /** Nullable ISO-8601 UTC time. */
-export const nullableTime: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
+export const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
 /** Subscribes a listener to the model's change events. */
 export type ModelChangeSubscriber = (listener: (change: { slice: string }) => void) => unknown;

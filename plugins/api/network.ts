@@ -1,5 +1,5 @@
 /** `GET /api/irc/stats/`: the network's own numbers, as the collector last saw them. */
-import { unavailable, type NetworkModel, type RouteDefinition } from '../../lib/sdk.js';
+import { unavailable, type FromJsonSchema, type NetworkModel, type RouteDefinition } from '../../lib/sdk.js';
 import { ChangeCache, type ModelChangeSubscriber } from './lists.js';
 import type { ApiConfig } from './schema.js';
 
@@ -37,9 +37,13 @@ export const networkStatsSchema = {
   },
 } as const;
 
-/** The network stats object, as /api/irc/stats/ and the netstats snapshot show it. */
-export function networkStatsBody(model: NetworkModel) {
+/**
+ * The network stats object, as /api/irc/stats/ and the netstats snapshot show it; its type is the schema's.
+ * There is none before the first sync (503, as {@link requireReady} answers).
+ */
+export function networkStatsBody(model: NetworkModel): FromJsonSchema<typeof networkStatsSchema> {
   const { stats } = model;
+  if (stats.syncedAt === null) throw unavailable('The bot has not finished its first sync yet');
   return {
     users: stats.users,
     invisible: stats.invisible,

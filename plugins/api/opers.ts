@@ -4,10 +4,10 @@
  * miss invisible (+i) operators who share no channel with it.
  */
 import {
+  type FromJsonSchema,
   notFound,
   paginate,
   searchFoldOf,
-  type JsonSchema,
   type NetworkModel,
   type RouteDefinition,
   type User,
@@ -16,7 +16,7 @@ import { requireReady } from './network.js';
 import { listQueryParameters, pageSchema } from './lists.js';
 import { hostmaskOf, realHostSchema } from './users.js';
 
-export const operatorSchema: JsonSchema = {
+export const operatorSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['nick', 'account', 'hostmask', 'real_host', 'ip', 'server', 'away'],
@@ -29,9 +29,10 @@ export const operatorSchema: JsonSchema = {
     server: { type: ['string', 'null'], description: 'The server the operator is connected to.' },
     away: { type: 'boolean' },
   },
-};
+} as const;
 
-export function operatorJson(user: User) {
+/** An operator as the token tier lists it; its type is the schema's. */
+export function operatorJson(user: User): FromJsonSchema<typeof operatorSchema> {
   return {
     nick: user.nick,
     account: user.account,

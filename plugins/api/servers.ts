@@ -5,7 +5,7 @@
 import {
   notFound,
   paginate,
-  type JsonSchema,
+  type FromJsonSchema,
   type NetworkModel,
   type RouteDefinition,
   type Server,
@@ -14,17 +14,17 @@ import { listQueryParameters, nullableTime, pageSchema } from './lists.js';
 import { requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';
 
-const latencyMs: JsonSchema = {
+const latencyMs = {
   type: ['number', 'null'],
   minimum: 0,
   description: 'Round trip of the last probe in milliseconds; null while unmeasured or when the server did not answer.',
-};
-const measuredAt: JsonSchema = {
+} as const;
+const measuredAt = {
   ...nullableTime,
   description: 'When the last probe ended (answered, or given up on); null while unmeasured.',
-};
+} as const;
 
-export const serverSchema: JsonSchema = {
+export const serverSchema = {
   type: 'object',
   required: ['name', 'description', 'hops', 'uplink', 'users', 'latency_ms', 'measured_at', 'is_services'],
   additionalProperties: false,
@@ -42,19 +42,20 @@ export const serverSchema: JsonSchema = {
     measured_at: measuredAt,
     is_services: { type: 'boolean', description: 'Whether network services (NickServ, ...) run on it.' },
   },
-};
+} as const;
 
-export const latencyItemSchema: JsonSchema = {
+export const latencyItemSchema = {
   type: 'object',
   required: ['server', 'latency_ms', 'measured_at'],
   additionalProperties: false,
   properties: { server: { type: 'string' }, latency_ms: latencyMs, measured_at: measuredAt },
-};
+} as const;
 
 const SERVER_ORDERING = ['name', 'hops', 'users', 'latency_ms'];
 const LATENCY_ORDERING = ['server', 'latency_ms'];
 
-export function serverBody(server: Server) {
+/** A server as the API shows it; its type is the schema's. */
+export function serverBody(server: Server): FromJsonSchema<typeof serverSchema> {
   return {
     name: server.name,
     description: server.description,

@@ -4,10 +4,10 @@
  * account). A field the bot could not see is null.
  */
 import {
+  type FromJsonSchema,
   notFound,
   paginate,
   searchFoldOf,
-  type JsonSchema,
   type NetworkModel,
   type RouteDefinition,
   type User,
@@ -23,7 +23,7 @@ export const realHostSchema = nullableString(
     'it from a WHOIS elsewhere (the bot seldom asks one); null until seen.',
 );
 
-export const userSchema: JsonSchema = {
+export const userSchema = {
   type: 'object',
   additionalProperties: false,
   required: [
@@ -64,13 +64,14 @@ export const userSchema: JsonSchema = {
       description: 'When the bot first saw the user (the network does not tell when they connected).',
     },
   },
-};
+} as const;
 
 export function hostmaskOf(user: User): string | null {
   return user.ident !== null && user.host !== null ? `${user.nick}!${user.ident}@${user.host}` : null;
 }
 
-export function userJson(user: User) {
+/** A user as the token tier shows it; its type is the schema's. */
+export function userJson(user: User): FromJsonSchema<typeof userSchema> {
   return {
     nick: user.nick,
     ident: user.ident,

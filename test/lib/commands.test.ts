@@ -110,7 +110,7 @@ t.test('unknown commands and channel messages', async (t) => {
   await deliver(context, ':alice!a@h PRIVMSG DataBot :\x01VERSION\x01');
   t.notOk(
     context.notices('alice').some((line) => /Unknown command/.test(line) && line.includes('VERSION')),
-    'CTCP is not a command (the transport answers it)',
+    'CTCP is not a command (the bot policy answers it)',
   );
   t.same(context.runs, []);
 });

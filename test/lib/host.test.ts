@@ -236,10 +236,17 @@ t.test('services that are not declared, not provided or provided twice are error
   });
   const user = { ...plugin('api'), uses: ['test.counter' as const] };
 
-  t.throws(() => resolvePlugins([user, provider('stats')], { api: {}, stats: { enabled: false } }), {
+  t.throws(() => resolvePlugins([user, provider('stats')], { api: {} }), {
     message:
-      /The plugin "api" uses the service "test\.counter", which the plugin "stats" provides, but "stats" is not enabled/,
+      /The plugin "api" uses the service "test\.counter", which the plugin "stats" provides, but "stats" is not enabled: add "stats": \{\} under config\.plugins/,
   });
+  t.throws(() => resolvePlugins([user, provider('stats')], { api: {}, stats: { enabled: false } }), {
+    message: /but "stats" is turned off \("enabled": false under config\.plugins\.stats\)/,
+  });
+  t.doesNotThrow(
+    () => resolvePlugins([{ ...provider('stats'), uses: ['test.counter' as const] }], { stats: {} }),
+    'a plugin may use what it provides itself',
+  );
   t.throws(() => resolvePlugins([user], { api: {} }), {
     message: /The plugin "api" uses the service "test\.counter", which no registered plugin provides/,
   });
@@ -273,3 +280,44 @@ t.test('services that are not declared, not provided or provided twice are error
     message: /the plugin "api" uses "test\.counter" without declaring it in its "uses"/,
   });
 });
+
+t.test(
+  'a stopping host tells a plugin its used service is gone with a 503; a failing stop does not hide a boot error',
+  async (t) => {
+    let readLater: () => unknown = () => undefined;
+    const registry: AnyPlugin[] = [
+      {
+        ...plugin('stats', [], ({ services }) => services.provide('test.counter', { count: 7 })),
+        provides: ['test.counter'],
+      },
+      {
+        ...plugin('api', [], ({ services }) => {
+          readLater = () => services.get('test.counter');
+        }),
+        uses: ['test.counter'],
+      },
+    ];
+    const { host, cleanup } = setup(registry, { api: {}, stats: {} });
+    t.teardown(cleanup);
+    await host.start();
+    t.same(readLater(), { count: 7 });
+    await host.stop();
+    t.throws(() => readLater(), { status: 503, message: /The service "test\.counter" is not available/ });
+
+    const events: string[] = [];
+    const broken: AnyPlugin[] = [
+      plugin('first', [], () => () => void events.push('first stopped')),
+      {
+        ...plugin('liar', [], () => () => {
+          throw new Error('stop failed too');
+        }),
+        provides: ['test.counter'],
+      },
+    ];
+    const second = setup(broken, { first: {}, liar: {} });
+    t.teardown(second.cleanup);
+    await t.rejects(second.host.start(), { message: /plugin "liar" failed to start: it declares that it provides/ });
+    t.same(events, ['first stopped'], 'the plugins started before it were stopped');
+    t.ok(second.logs.some((line) => /plugin stop failed plugin=liar error="?stop failed too/.test(line)));
+  },
+);

@@ -82,6 +82,16 @@ t.test('lib/ never imports plugins/: the entry points that wire the built-in plu
 t.test('a plugin imports the core only through lib/sdk.ts, and no other plugin', async (t) => {
   const pluginsDir = path.join(root, 'plugins');
   const sdk = path.join(root, 'lib', 'sdk.ts');
+  const appEntry = path.join(root, 'app', 'index.ts');
+  // The example of an outside plugin: the SDK, and the package's entry for the built-in plugins' service types.
+  const outside = [...importGraph(sources(path.join(root, 'examples')))].flatMap(([file, targets]) =>
+    targets
+      .filter(
+        (target) => target !== sdk && target !== appEntry && !path.relative(path.dirname(file), target).match(/^[^.]/),
+      )
+      .map((target) => `${path.relative(root, file)} → ${path.relative(root, target)}`),
+  );
+  t.same(outside, [], 'examples/ import only lib/sdk.ts, app/index.ts and their own files');
   const arrows = [...importGraph(sources(pluginsDir))].flatMap(([file, targets]) => {
     const own = path.relative(pluginsDir, file).split(path.sep)[0]!;
     return targets

@@ -1,11 +1,13 @@
 /** Outside plugins named in the config's plugin_modules: loaded by path, or refused with the reason. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { ConfigError } from '../../lib/config.js';
 import { loadPluginModules } from '../../lib/plugin-modules.js';
+import { findRepoRoot } from '../support/testnet.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const example = path.join(here, '../../examples/top-talkers/index.js');
@@ -44,4 +46,47 @@ t.test('every module that cannot be used is named, with why', async (t) => {
     /^config\.plugin_modules\[3\]: .* exports the plugin "stats", but a plugin of that name is already loaded/,
   );
   t.match(problems[4], /^config\.plugin_modules\[5\]: .* exports the plugin "top-talkers", but a plugin of that name/);
+});
+
+t.test('the example compiles in a repository of its own, against the built package', async (t) => {
+  const root = findRepoRoot();
+  const dir = mkdtempSync(path.join(tmpdir(), 'outside-plugin-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(path.join(dir, 'node_modules'));
+  symlinkSync(root, path.join(dir, 'node_modules', 'irc-network-data'), 'dir');
+  // The example as its own repository has it: the package's entries instead of paths into this one.
+  const source = readFileSync(path.join(root, 'examples/top-talkers/index.ts'), 'utf8')
+    .replace("'../../lib/sdk.js'", "'irc-network-data/sdk'")
+    .replace("'../../app/index.js'", "'irc-network-data'");
+  t.notMatch(source, /from '\.\.?\//, 'no import of a path into this repository is left');
+  writeFileSync(path.join(dir, 'index.ts'), source);
+  // The same, using a service nobody declares: the compiler must refuse it, or the check proves nothing.
+  writeFileSync(path.join(dir, 'wrong.ts'), source.replace(/'stats\.activity'/g, "'stats.nope'"));
+  const tsconfig = (file: string) =>
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        types: ['node'],
+        typeRoots: [path.join(root, 'node_modules/@types')],
+      },
+      files: [file],
+    });
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'top-talkers', type: 'module' }));
+  writeFileSync(path.join(dir, 'tsconfig.json'), tsconfig('index.ts'));
+  writeFileSync(path.join(dir, 'tsconfig.wrong.json'), tsconfig('wrong.ts'));
+  const tsc = (project: string) =>
+    spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+  const good = tsc('tsconfig.json');
+  t.equal(good.status, 0, `it compiles: ${good.stdout}${good.stderr}`);
+  const wrong = tsc('tsconfig.wrong.json');
+  t.not(wrong.status, 0, 'an unknown service does not compile');
+  t.match(wrong.stdout, /stats\.nope/);
 });

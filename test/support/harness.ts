@@ -34,6 +34,13 @@ export interface HarnessOptions {
   storeDir?: string;
   /** Other top-level config keys (e.g. `irc`). */
   config?: Record<string, unknown>;
+  /**
+   * Whether the fake connection registers (001, ISUPPORT, end of MOTD) once the host started, which makes
+   * it `ready` (the collector then syncs); default true. False: the test feeds every line itself.
+   */
+  register?: boolean;
+  /** Where log lines go besides `logs` (e.g. nowhere at debug level for a quiet test). */
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }
 
 export interface Harness {
@@ -73,7 +80,7 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
   const irc = new FakeTransport({ nick: config.irc.nick });
   const host = new Host({
     config,
-    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+    logger: createLogger({ level: options.logLevel ?? 'debug', sink: (line) => logs.push(line) }),
     plugins: options.registry ?? builtinPlugins,
     transport: irc,
   });
@@ -85,8 +92,10 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
     await host.stop();
   };
   t.teardown(stop);
-  irc.register(config.irc.nick);
-  irc.receive(`:irc.test CAP ${config.irc.nick} ACK :account-tag`);
+  if (options.register !== false) {
+    irc.register(config.irc.nick);
+    irc.receive(`:irc.test CAP ${config.irc.nick} ACK :account-tag`);
+  }
 
   const say = async (nick: string, account: string | null, text: string): Promise<string[]> => {
     const before = irc.sent.length;

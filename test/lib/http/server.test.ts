@@ -1193,3 +1193,32 @@ t.test('inject answers without a socket exactly as HTTP does', async (t) => {
     'and is in the access log',
   );
 });
+
+t.test('a handler answer that cannot be written is a logged 500, and the server goes on', async (t) => {
+  const { server, url, log } = await start(t, (server) => {
+    server.route('broken', route({ path: '/api/none/', handler: () => undefined as unknown as { body: unknown } }));
+    server.route(
+      'broken',
+      route({ path: '/api/late-none/', handler: async () => undefined as unknown as { body: unknown } }),
+    );
+    server.route('broken', route({ path: '/api/status/', handler: () => ({ status: 99, body: {} }) }));
+    server.route('fine', route({ path: '/api/fine/', handler: () => ({ body: { ok: true } }) }));
+  });
+  for (const path of ['/api/none/', '/api/late-none/']) {
+    const answer = await server.inject({ method: 'GET', path });
+    t.equal(answer.status, 500, path);
+    t.match(answer.body, { error: { code: 'internal' } });
+  }
+
+  t.match(await log.waitForLine(/GET \/api\/none\/ failed in plugin "broken"/), /ERROR/);
+  t.equal((await server.inject({ method: 'GET', path: '/api/fine/' })).status, 200);
+  t.equal(
+    (server as unknown as { connections: Map<unknown, unknown> }).connections.size,
+    0,
+    'no socket left behind by inject()',
+  );
+  // A status Node refuses is only refused by a real response.
+  const refused = await fetch(`${url}/api/status/`);
+  t.equal(refused.status, 500, 'a status Node refuses');
+  t.match(await refused.json(), { error: { code: 'internal' } });
+});

@@ -70,3 +70,14 @@ t.test('removed: neither CTCP answers nor IDENTIFY', async (t) => {
     irc.sent.join(' | '),
   );
 });
+
+t.test('a long CTCP PING is answered in one line, its payload whole', async (t) => {
+  const { irc } = setup();
+  irc.connect();
+  irc.register();
+  irc.receive(':irc.test 900 DataBot DataBot!d@h databot :You are now logged in as databot');
+  const payload = 'x'.repeat(450);
+  irc.receive(`:alice!a@h PRIVMSG DataBot :\x01PING ${payload}\x01`);
+  const answers = irc.sent.filter((line) => line.startsWith('NOTICE alice'));
+  t.same(answers, [`NOTICE alice :\x01PING ${payload}\x01`]);
+});

@@ -17,7 +17,7 @@ import { builtinPlugins } from '../../../app/builtin-plugins.js';
 import { checkResponseSchema } from '../../../plugins/nickserv/route.js';
 import { FakeTransport } from '../../support/fake-irc.js';
 import { requestsReceived } from '../../support/server-events.js';
-import { testHostConfig } from '../../support/host-config.js';
+import { startHarness } from '../../support/harness.js';
 import { startFakeRpc, type FakeRpcServer, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
 import { testGuardPlugin } from './fixtures/test-guard.js';
 
@@ -50,23 +50,10 @@ async function setup(
   answer: (call: RpcCall) => RpcReply | Promise<RpcReply> = anopeLike,
 ): Promise<Setup> {
   const rpc = await startFakeRpc(answer);
-  const dir = mkdtempSync(path.join(tmpdir(), 'nickserv-test-'));
-  const config = testHostConfig(path.join(dir, 'store.json'), {
+  t.teardown(() => rpc.close());
+  const { host, logs } = await startHarness(t, {
+    registry: [...builtinPlugins, testGuardPlugin],
     plugins: { testguard: {}, nickserv: { backend: 'anope-rpc', url: rpc.url, ...nickserv } },
-  });
-  const logs: string[] = [];
-  const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
-  const host = new Host({
-    config,
-    logger,
-    plugins: [...builtinPlugins, testGuardPlugin],
-    transport: new FakeTransport(),
-  });
-  await host.start();
-  t.teardown(async () => {
-    await host.stop();
-    await rpc.close();
-    rmSync(dir, { recursive: true, force: true });
   });
   const url = `${host.url!}/api/irc/check-credentials/`;
   const post: Setup['post'] = (body, options = {}) => {

@@ -1,32 +1,16 @@
 /** The collector's model listeners inside the real host, with a fake IRC connection: they follow real changes only. */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t from 'tap';
-import { Host } from '../../../lib/host.js';
-import { createLogger } from '../../../lib/logger.js';
 import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
-import { FakeTransport } from '../../support/fake-irc.js';
-import { testHostConfig } from '../../support/host-config.js';
+import { startHarness } from '../../support/harness.js';
 
 t.test('countries and peaks follow real changes; a line that changes nothing is no change', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'stats-listeners-'));
-  const config = testHostConfig(path.join(dir, 'store.json'), {
+  const { host, irc: transport } = await startHarness(t, {
+    registry: [stats as PluginDefinition<never>],
     plugins: { stats: { version_requests_per_second: 0 } },
-  });
-  const transport = new FakeTransport();
-  const host = new Host({
-    config,
-    logger: createLogger({ sink: () => undefined }),
-    plugins: [stats as PluginDefinition<never>],
-    transport,
-  });
-  await host.start();
-  t.teardown(async () => {
-    await host.stop();
-    rmSync(dir, { recursive: true, force: true });
+    register: false,
+    logLevel: 'error',
   });
   const { model } = host;
   const activity = model.slices().find((slice) => slice instanceof ActivitySlice)!;
