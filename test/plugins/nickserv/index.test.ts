@@ -3,19 +3,13 @@
  * IRC transport, a test token guard and a fake Anope RPC server at the edges:
  * status codes, body checks, brute-force windows, the pool, and secrecy.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t, { type Test } from 'tap';
-import { parseConfig } from '../../../lib/config.js';
-import { Host } from '../../../lib/host.js';
+import type { Host } from '../../../lib/host.js';
 import { compileBodySchema } from '../../../lib/http/body.js';
-import { createLogger } from '../../../lib/logger.js';
 import { builtinPlugins } from '../../../app/builtin-plugins.js';
 import { checkResponseSchema } from '../../../plugins/nickserv/route.js';
-import { FakeTransport } from '../../support/fake-irc.js';
 import { requestsReceived } from '../../support/server-events.js';
 import { startHarness } from '../../support/harness.js';
 import { startFakeRpc, type FakeRpcServer, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
@@ -78,27 +72,11 @@ async function answerOf(t: Test, response: Response) {
 }
 
 t.test('"nickserv": {} starts with the sasl backend aimed at the bot’s own server', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'nickserv-test-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: 'irc.example.net', port: 6697, tls: true, nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: path.join(dir, 'store.json') },
-      plugins: { nickserv: {} },
-    }),
-    'test',
-    {},
-  );
-  const logs: string[] = [];
-  const host = new Host({
-    config,
-    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
-    plugins: builtinPlugins,
-    transport: new FakeTransport(),
+  const { host, logs } = await startHarness(t, {
+    plugins: { nickserv: {} },
+    config: { irc: { host: 'irc.example.net', port: 6697, tls: true } },
+    register: false,
   });
-  await host.start();
-  t.teardown(() => host.stop());
   t.match(logs.join('\n'), /credential checks ready backend=sasl target="irc\.example\.net:6697 \(TLS\)"/);
   t.same(
     host.http
@@ -110,25 +88,7 @@ t.test('"nickserv": {} starts with the sasl backend aimed at the bot’s own ser
 });
 
 t.test('an RPC backend without a url refuses to start, naming the key', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'nickserv-test-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: '127.0.0.1', nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: path.join(dir, 'store.json') },
-      plugins: { nickserv: { backend: 'atheme-jsonrpc' } },
-    }),
-    'test',
-    {},
-  );
-  const host = new Host({
-    config,
-    logger: createLogger({ sink: () => undefined }),
-    plugins: builtinPlugins,
-    transport: new FakeTransport(),
-  });
-  await t.rejects(host.start(), {
+  await t.rejects(startHarness(t, { plugins: { nickserv: { backend: 'atheme-jsonrpc' } }, register: false }), {
     message: /config\.plugins\.nickserv\.url is required with backend "atheme-jsonrpc"/,
   });
 });

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
-import { Host } from '../../../lib/host.js';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
@@ -19,7 +18,7 @@ import {
 import stats from '../../../plugins/stats/index.js';
 import { webircAddresses } from '../../../scripts/crowd.js';
 import { FakeTransport } from '../../support/fake-irc.js';
-import { testHostConfig } from '../../support/host-config.js';
+import { startHarness } from '../../support/harness.js';
 import { writeMmdb } from '../../support/mmdb.js';
 
 const quiet = createLogger({ sink: () => undefined });
@@ -218,14 +217,13 @@ t.test('a geoip_database that is missing or not a country database stops the sta
     message: /cut\.mmdb is not a readable MaxMind DB \(\.mmdb\) file \(/,
   });
 
-  const host = new Host({
-    config: testHostConfig(path.join(dir, 'store.json'), { plugins: { stats: { geoip_database: asn } } }),
-    logger: quiet,
-    plugins: [stats as PluginDefinition<never>],
-    transport: new FakeTransport(),
+  const starting = startHarness(t, {
+    registry: [stats as PluginDefinition<never>],
+    plugins: { stats: { geoip_database: asn } },
+    storeDir: dir,
+    register: false,
   });
-  t.teardown(() => host.stop());
-  await t.rejects(host.start(), {
+  await t.rejects(starting, {
     message:
       /plugin "stats" failed to start: config\.plugins\.stats\.geoip_database: \S+GeoLite2-ASN\.mmdb is a "GeoLite2-ASN" database/,
   });
@@ -241,18 +239,15 @@ t.test('the collector locates users with the geoip_database it is given', async 
       networks: [{ network: '81.2.69.0/24', data: { country: { iso_code: 'FR' } } }],
     }),
   );
-  const logged: string[] = [];
-  const transport = new FakeTransport();
-  const host = new Host({
-    config: testHostConfig(path.join(dir, 'store.json'), {
-      plugins: { stats: { geoip_database: file, version_requests_per_second: 0 } },
-    }),
-    logger: createLogger({ sink: (line) => logged.push(line) }),
-    plugins: [stats as PluginDefinition<never>],
-    transport,
+  const {
+    host,
+    irc: transport,
+    logs: logged,
+  } = await startHarness(t, {
+    registry: [stats as PluginDefinition<never>],
+    plugins: { stats: { geoip_database: file, version_requests_per_second: 0 } },
+    register: false,
   });
-  await host.start();
-  t.teardown(() => host.stop());
   t.ok(
     logged.some((line) => line.includes('country database loaded') && line.includes('GeoIP2-Country')),
     'the log says which database was loaded',

@@ -2,29 +2,23 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import t from 'tap';
-import { Host } from '../../../lib/host.js';
-import { createLogger } from '../../../lib/logger.js';
+import t, { type Test } from 'tap';
 import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
 import { HistorySlice } from '../../../plugins/stats/model/history.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
 import { recordHistoryPoint } from '../../../plugins/stats/history.js';
-import { FakeTransport } from '../../support/fake-irc.js';
-import { testHostConfig } from '../../support/host-config.js';
+import { startHarness } from '../../support/harness.js';
 
-function hostWith(dir: string, statsConfig: Record<string, unknown>) {
-  const config = testHostConfig(path.join(dir, 'store.json'), { plugins: { stats: statsConfig } });
-  const transport = new FakeTransport();
-  const logs: string[] = [];
-  const host = new Host({
-    config,
-    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
-    plugins: [stats as PluginDefinition<never>],
-    transport,
+/** The collector alone in the real host, on the fake connection, with its store in `storeDir`. */
+function hostWith(t: Test, storeDir: string, statsConfig: Record<string, unknown>) {
+  return startHarness(t, {
+    registry: [stats as PluginDefinition<never>],
+    plugins: { stats: statsConfig },
+    storeDir,
+    register: false,
   });
-  return { host, transport, logs };
 }
 
 const activityOf = (model: NetworkModel) => model.slices().find((slice) => slice instanceof ActivitySlice)!;
@@ -32,8 +26,7 @@ const activityOf = (model: NetworkModel) => model.slices().find((slice) => slice
 t.test('a time zone the runtime does not know stops the start, naming the key', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'netstats-plugin-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const { host } = hostWith(dir, { time_zone: 'Mars/Olympus' });
-  await t.rejects(host.start(), {
+  await t.rejects(hostWith(t, dir, { time_zone: 'Mars/Olympus' }), {
     message: /config\.plugins\.stats\.time_zone: "Mars\/Olympus" is not a known IANA time zone/,
   });
 });
@@ -42,9 +35,8 @@ t.test("today's counts are written at stop and come back at the next start", asy
   const dir = mkdtempSync(path.join(tmpdir(), 'netstats-plugin-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   // A long save interval: only the stop writes the counts.
-  const first = hostWith(dir, { save_seconds: 3600, version_requests_per_second: 0 });
-  await first.host.start();
-  first.transport.receive(
+  const first = await hostWith(t, dir, { save_seconds: 3600, version_requests_per_second: 0 });
+  first.irc.receive(
     ':DataBot!databot@bot.host JOIN #chat',
     ':hub.test.net 353 DataBot = #chat :DataBot alice bob',
     ':hub.test.net 366 DataBot #chat :End of /NAMES list.',
@@ -70,9 +62,7 @@ t.test("today's counts are written at stop and come back at the next start", asy
     ],
   );
 
-  const second = hostWith(dir, { version_requests_per_second: 0 });
-  await second.host.start();
-  t.teardown(() => second.host.stop());
+  const second = await hostWith(t, dir, { version_requests_per_second: 0 });
   const activity = activityOf(second.host.model);
   t.same(activity.topNicks(activity.day(new Date())!, 10), [
     { nick: 'alice', lines: 2 },
