@@ -113,7 +113,7 @@ export function stripFormatting(text: string): string {
 }
 
 export class CommandRegistry {
-  /** Dispatches not finished yet, for {@link settled}. */
+  /** Commands running, for {@link settled}. */
   private readonly inFlight = new Set<Promise<void>>();
   private readonly commands: RegisteredCommand[] = [];
   private readonly adminChecks: AdminCheck[] = [];
@@ -168,21 +168,13 @@ export class CommandRegistry {
     return this.commands;
   }
 
-  /** The private message handler: find the command, check rights, run it. Sees every line the bot receives. */
-  dispatch(message: IrcMessage): Promise<void> {
-    const running = this.dispatchOne(message);
-    this.inFlight.add(running);
-    const done = (): void => void this.inFlight.delete(running);
-    running.then(done, done);
-    return running;
-  }
-
   /** Resolves once every command dispatched so far has finished (answered, or failed). */
   async settled(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  private async dispatchOne(message: IrcMessage): Promise<void> {
+  /** The private message handler: find the command, check rights, run it. Sees every line the bot receives. */
+  async dispatch(message: IrcMessage): Promise<void> {
     if (message.command === 'NICK' || message.command === 'QUIT') {
       if (this.replying.size > 0 && message.source) {
         this.closeReplies(message.source.nick);
@@ -202,7 +194,14 @@ export class CommandRegistry {
     const { channel, reply } = this.replyTo(nick);
     try {
       if (!this.allowed(`${message.source.ident}@${message.source.host}`.toLowerCase(), reply)) return;
-      await this.run(message, words, channel, reply);
+      // Only a command is tracked: every other line the bot receives passes here too.
+      const running = this.run(message, words, channel, reply);
+      this.inFlight.add(running);
+      try {
+        await running;
+      } finally {
+        this.inFlight.delete(running);
+      }
     } finally {
       channel.running = false;
     }

@@ -82,18 +82,16 @@ export function resolvePlugins(
       }
     }
   }
-  problems.push(...serviceProblems(registry, enabled, pluginConfig));
+  const providers = enabledProviders(registry, enabled);
+  problems.push(...serviceProblems(registry, enabled, providers, pluginConfig));
   if (problems.length > 0) throw new HostError(problems);
 
   // A plugin starts after the plugins it depends on and after the providers of the services it uses.
-  const providerOf = new Map<string, string>();
-  for (const name of enabled.keys())
-    for (const service of byName.get(name)!.provides ?? []) providerOf.set(service, name);
   const before = (name: string): string[] => {
     const definition = byName.get(name)!;
-    const providers = (definition.uses ?? []).map((service) => providerOf.get(service)!);
+    const used = (definition.uses ?? []).map((service) => providers.get(service)![0]!);
     // A plugin that uses what it provides itself waits for nobody.
-    return [...(definition.dependencies ?? []), ...providers.filter((provider) => provider !== name)];
+    return [...(definition.dependencies ?? []), ...used.filter((provider) => provider !== name)];
   };
   const order: string[] = [];
   const visiting = new Set<string>();
@@ -111,6 +109,20 @@ export function resolvePlugins(
   return order.map((name) => ({ definition: byName.get(name)!, config: enabled.get(name)! }));
 }
 
+/** Each service's enabled providers, in registry order; a service only disabled plugins provide is absent. */
+function enabledProviders(
+  registry: readonly PluginDefinition<never>[],
+  enabled: ReadonlyMap<string, unknown>,
+): Map<string, string[]> {
+  const providers = new Map<string, string[]>();
+  for (const plugin of registry) {
+    if (!enabled.has(plugin.name)) continue;
+    for (const service of plugin.provides ?? [])
+      providers.set(service, [...(providers.get(service) ?? []), plugin.name]);
+  }
+  return providers;
+}
+
 /**
  * What is wrong with the services the enabled plugins declare: a service used and provided by no enabled
  * plugin (naming the plugin that would provide it, if one is registered), or provided by two.
@@ -118,20 +130,19 @@ export function resolvePlugins(
 function serviceProblems(
   registry: readonly PluginDefinition<never>[],
   enabled: ReadonlyMap<string, unknown>,
+  providers: ReadonlyMap<string, readonly string[]>,
   pluginConfig: Record<string, Record<string, unknown>>,
 ): string[] {
   const problems: string[] = [];
-  const providers = new Map<string, string[]>();
-  for (const plugin of registry) {
-    for (const service of plugin.provides ?? [])
-      providers.set(service, [...(providers.get(service) ?? []), plugin.name]);
+  for (const [service, names] of providers) {
+    if (names.length > 1)
+      problems.push(`The plugins "${names[0]}" and "${names[1]}" both provide the service "${service}"`);
   }
-  const enabledProviders = (service: string) => (providers.get(service) ?? []).filter((name) => enabled.has(name));
   for (const plugin of registry) {
     if (!enabled.has(plugin.name)) continue;
     for (const service of plugin.uses ?? []) {
-      if (enabledProviders(service).length > 0) continue;
-      const provider = (providers.get(service) ?? [])[0];
+      if (providers.has(service)) continue;
+      const provider = registry.find((other) => other.provides?.includes(service))?.name;
       if (provider === undefined) {
         problems.push(`The plugin "${plugin.name}" uses the service "${service}", which no registered plugin provides`);
         continue;
@@ -147,12 +158,6 @@ function serviceProblems(
       problems.push(
         `The plugin "${plugin.name}" uses the service "${service}", which the plugin "${provider}" provides, but "${provider}" ${why}`,
       );
-    }
-    for (const service of plugin.provides ?? []) {
-      const others = enabledProviders(service).filter((name) => name !== plugin.name);
-      if (others.length > 0 && registry.findIndex((p) => p.name === others[0]) > registry.indexOf(plugin)) {
-        problems.push(`The plugins "${plugin.name}" and "${others[0]}" both provide the service "${service}"`);
-      }
     }
   }
   return problems;

@@ -81,7 +81,7 @@ export interface IrcRequest {
   timeoutMs?: number;
   /**
    * Runs when the line is written, which may be later than the request was made (requests take turns,
-   * see `REQUESTS_IN_FLIGHT` in transport.ts): a round trip is timed from here.
+   * see `REQUESTS_IN_FLIGHT` in requests.ts): a round trip is timed from here.
    */
   onSent?: () => void;
   /** Goes before other requests, as an answer to a person does ({@link LineOptions.urgent}): a lookup a command waits for. */

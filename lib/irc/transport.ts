@@ -40,9 +40,6 @@ export interface TransportOptions {
  */
 const REGISTRATION_TIMEOUT_MS = 30000;
 
-export { REQUESTS_IN_FLIGHT } from './requests.js';
-export { CTCP_ANSWERS_IN_ALL, CTCP_ANSWERS_PER_CLIENT, CTCP_DEADLINE_MS } from './bot-policy.js';
-
 export abstract class BaseTransport implements IrcTransport {
   readonly state: SessionState;
   protected readonly events = new EventEmitter();
@@ -129,7 +126,7 @@ export abstract class BaseTransport implements IrcTransport {
   }
 
   send(command: string, ...params: string[]): void {
-    this.pacer.enqueue(formatLine(command, params));
+    this.sendLine(command, params);
   }
 
   privmsg(target: string, text: string, onSent?: () => void): void {
@@ -140,7 +137,7 @@ export abstract class BaseTransport implements IrcTransport {
   }
 
   sendLine(command: string, params: readonly string[], options?: LineOptions): void {
-    this.pacer.enqueue(formatLine(command, [...params]), undefined, options);
+    this.pacer.enqueue(formatLine(command, params), undefined, options);
   }
 
   notice(target: string, text: string, options?: LineOptions): void {

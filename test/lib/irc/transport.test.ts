@@ -1,5 +1,5 @@
 import t from 'tap';
-import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/transport.js';
+import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/requests.js';
 import { casefold } from '../../../lib/irc/casemapping.js';
 import { Pacer } from '../../../lib/irc/pacer.js';
 import { formatLine, splitText } from '../../../lib/irc/text.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/transport.js';
+import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/requests.js';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { measureLatency, PROBES, type ProbeChoice } from '../../../plugins/stats/latency.js';
