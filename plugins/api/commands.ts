@@ -2,7 +2,14 @@
  * `GET /api/irc/commands/`: the commands each network service offers, grouped
  * by service, as the services' HELP lists them to the collector's account.
  */
-import { paginate, unavailable, type NetworkModel, type RouteDefinition, type ServiceCommands } from '../../lib/sdk.js';
+import {
+  paginate,
+  unavailable,
+  type FromJsonSchema,
+  type NetworkModel,
+  type RouteDefinition,
+  type ServiceCommands,
+} from '../../lib/sdk.js';
 import { listQueryParameters, nullableTime, pageSchema } from './lists.js';
 import type { ApiConfig } from './schema.js';
 
@@ -70,7 +77,10 @@ export function commandRoutes(model: NetworkModel, config: ApiConfig): RouteDefi
         return {
           body: {
             ...page,
-            results: page.results.map((list) => ({ service: list.service, commands: list.commands })),
+            results: page.results.map((list): FromJsonSchema<typeof serviceCommandsSchema> => ({
+              service: list.service,
+              commands: list.commands,
+            })),
             fetched_at: fetchedAt,
           },
         };

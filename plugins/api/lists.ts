@@ -3,10 +3,13 @@
  * the `limit`, `offset`, `search`, `ordering` query parameters as the OpenAPI
  * document shows them. `paginate()` (lib/http/paging.ts) applies them.
  */
-import { DEFAULT_LIMIT, MAX_LIMIT, SerializedJson, type JsonSchema, type RouteDefinition } from '../../lib/sdk.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, SerializedJson, type RouteDefinition, type TypedJsonSchema } from '../../lib/sdk.js';
 
-/** Schema of a page whose `results` are `item`s. */
-export function pageSchema(item: JsonSchema, extra: Record<string, JsonSchema> = {}): JsonSchema {
+/** Schema of a page whose `results` are `item`s, with `extra` fields beside them; typed, so a page's type is read off it. */
+export function pageSchema<
+  Item extends TypedJsonSchema,
+  Extra extends Record<string, TypedJsonSchema> = Record<never, never>,
+>(item: Item, extra?: Extra) {
   return {
     type: 'object',
     required: ['count', 'next', 'previous', 'results'],
@@ -16,9 +19,9 @@ export function pageSchema(item: JsonSchema, extra: Record<string, JsonSchema> =
       next: { type: ['string', 'null'], description: 'Path and query of the next page; null on the last page.' },
       previous: { type: ['string', 'null'], description: 'Path and query of the previous page; null on the first.' },
       results: { type: 'array', items: item },
-      ...extra,
+      ...(extra as Extra),
     },
-  };
+  } as const;
 }
 
 /** The query parameters of a list: paging, a search of `searchOf`, ordering by one of `orderingFields`. */

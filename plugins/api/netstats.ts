@@ -12,6 +12,7 @@ import {
   paginate,
   searchFoldOf,
   type ApiRequest,
+  type FromJsonSchema,
   type JsonSchema,
   type NetworkModel,
   type PluginHttp,
@@ -20,27 +21,31 @@ import {
   type Services,
   type User,
 } from '../../lib/sdk.js';
-import { listQueryParameters, pageSchema, TimedCache } from './lists.js';
+import { listQueryParameters, TimedCache } from './lists.js';
 import {
   channelNamesOf,
-  channelProfileSchema,
-  clientSchema,
+  channelProfileSchemas,
+  clientPageSchema,
   countryName,
-  countrySchema,
-  distributionExtra,
+  countryPageSchema,
+  historyPageSchema,
   historyPointJson,
-  historyPointSchema,
   indexSchema,
   isPublicUser,
   operatorJson,
-  operatorSchema,
+  operatorPageSchemas,
+  serverPageSchema,
   statusSchema,
-  userProfileSchema,
+  userProfileSchemas,
+  type ChannelProfile,
+  type OperatorPage,
+  type StatusAnswer,
+  type UserProfile,
   type View,
 } from './netstats-shapes.js';
 import { networkStatsBody, requireReady } from './network.js';
 import type { ApiConfig } from './schema.js';
-import { serverBody, serverSchema } from './servers.js';
+import { serverBody } from './servers.js';
 import { hostmaskOf } from './users.js';
 
 export interface NetstatsOptions {
@@ -71,7 +76,7 @@ const MAX_TOP = 100;
 const BUCKETS: Record<string, number> = { '5m': 5 * 60 * 1000, '1h': HOUR_MS, '1d': DAY_MS };
 const EMPTY_HOURS: readonly number[] = Array.from({ length: 24 }, () => 0);
 
-/** One endpoint, served in both tiers. */
+/** One endpoint, served in both tiers. Each handler declares its answer's type, read off the endpoint's schema. */
 interface Endpoint {
   /** Short name: `netstats.<name>` on the token tier, `network.<name>` on the public one. */
   name: string;
@@ -166,7 +171,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       summary: 'Network snapshot, top users and channels today, recent history',
       response: statusSchema,
       queryParameters: [topParameter],
-      handler(request, view) {
+      handler(request, view): StatusAnswer {
         requireReady(model);
         const top = topOf(request);
         const { activity, day, date, now } = today();
@@ -190,9 +195,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       name: 'channel',
       path: '/channel/:channel/',
       summary: 'Channel profile: overview, hourly lines, top users today',
-      response: channelProfileSchema,
+      response: (view) => channelProfileSchemas[view],
       queryParameters: [topParameter],
-      handler(request, view) {
+      handler(request, view): ChannelProfile {
         requireReady(model);
         const name = request.params.channel ?? '';
         const channel = model.channels.get(name);
@@ -226,8 +231,8 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       name: 'user',
       path: '/user/:nick/',
       summary: 'User profile: overview and hourly activity',
-      response: userProfileSchema,
-      handler(request, view) {
+      response: (view) => userProfileSchemas[view],
+      handler(request, view): UserProfile {
         requireReady(model);
         const nick = request.params.nick ?? '';
         const { activity, day, date } = today();
@@ -279,9 +284,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       name: 'countries',
       path: '/countries/',
       summary: 'Country distribution',
-      response: () => pageSchema(countrySchema, distributionExtra('country')),
+      response: () => countryPageSchema,
       queryParameters: listQueryParameters('the country code or name', ['users', 'country_code', 'country'], '-users'),
-      handler(request, view) {
+      handler(request, view): FromJsonSchema<typeof countryPageSchema> {
         requireReady(model);
         const users = countedUsers(view);
         const byCountry = new Map<string, number>();
@@ -310,9 +315,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       name: 'clients',
       path: '/clients/',
       summary: 'IRC client distribution',
-      response: () => pageSchema(clientSchema, distributionExtra('client')),
+      response: () => clientPageSchema,
       queryParameters: listQueryParameters('the client name', ['users', 'client'], '-users'),
-      handler(request, view) {
+      handler(request, view): FromJsonSchema<typeof clientPageSchema> {
         requireReady(model);
         const users = countedUsers(view);
         const byClient = new Map<string, Map<string | null, number>>();
@@ -351,7 +356,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       name: 'history',
       path: '/history/',
       summary: 'Recent network history points',
-      response: () => pageSchema(historyPointSchema),
+      response: () => historyPageSchema,
       queryParameters: [
         ...listQueryParameters('', ['time'], 'time').filter((parameter) => parameter.name !== 'search'),
         {
@@ -372,7 +377,7 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
           schema: { type: 'string', enum: Object.keys(BUCKETS) },
         },
       ],
-      handler(request) {
+      handler(request): FromJsonSchema<typeof historyPageSchema> {
         const since = timeParameter(request, 'since');
         const until = timeParameter(request, 'until');
         if (since !== undefined && until !== undefined && since > until) {
@@ -394,9 +399,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       name: 'operators',
       path: '/operators/',
       summary: 'IRC operators',
-      response: (view) => pageSchema(operatorSchema(view)),
+      response: (view) => operatorPageSchemas[view],
       queryParameters: listQueryParameters('the nick', ['nick', 'server'], 'nick'),
-      handler(request, view) {
+      handler(request, view): OperatorPage {
         requireReady(model);
         const operators = [...model.users.all()]
           .filter((user) => user.isOperator && (view === 'token' || isPublicUser(user)))
@@ -413,9 +418,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
       name: 'servers',
       path: '/servers/',
       summary: 'Linked servers',
-      response: () => pageSchema(serverSchema),
+      response: () => serverPageSchema,
       queryParameters: listQueryParameters('the server name', ['name', 'hops', 'users', 'latency_ms'], 'hops'),
-      handler(request) {
+      handler(request): FromJsonSchema<typeof serverPageSchema> {
         requireReady(model);
         const servers = [...model.servers.all()]
           .sort((a, b) => byCodeUnits(a.name, b.name))

@@ -85,7 +85,7 @@ export function serverRoutes(model: NetworkModel, config: ApiConfig): RouteDefin
       queryParameters: listQueryParameters('the server name', LATENCY_ORDERING, 'server'),
       handler(request) {
         requireReady(model);
-        const items = serversByName(model).map((server) => ({
+        const items = serversByName(model).map((server): FromJsonSchema<typeof latencyItemSchema> => ({
           server: server.name,
           latency_ms: server.latencyMs,
           measured_at: server.measuredAt,

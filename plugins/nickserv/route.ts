@@ -7,7 +7,7 @@
  * failure to reach them is 503 and counts as neither success nor failure.
  * The password is never logged, stored or put in any answer.
  */
-import { ApiError, type ApiRequest, type Logger, type RouteDefinition } from '../../lib/sdk.js';
+import { ApiError, type ApiRequest, type FromJsonSchema, type Logger, type RouteDefinition } from '../../lib/sdk.js';
 import { ServiceUnavailableError, type CheckOutcome, type CredentialBackend } from './backends/backend.js';
 import { RefusedError, type Admission, type CheckResult, type FailureWindow } from './limiter.js';
 import { PoolBusyError, type TaskPool } from './pool.js';
@@ -28,11 +28,6 @@ export interface CheckRouteContext {
   /** The services servers split from the network now, as the model knows them (none without a collector). */
   servicesSplit: () => readonly string[];
   logger: Logger;
-}
-
-interface CheckBody {
-  nick: string;
-  password: string;
 }
 
 /** The request body. Unknown fields are ignored, as Django REST Framework's serializers do. */
@@ -76,6 +71,10 @@ export const checkResponseSchema = {
     },
   },
 } as const;
+
+/** The request body as it passed its schema, and the answer, each typed off its schema. */
+type CheckBody = FromJsonSchema<typeof checkRequestSchema>;
+type CheckAnswer = FromJsonSchema<typeof checkResponseSchema>;
 
 function refusal(error: RefusedError, whose: string): ApiError {
   const seconds = Math.max(1, Math.ceil(error.retryMs / 1000));
@@ -178,14 +177,13 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
         account: outcome.valid ? outcome.account : undefined,
         reason: outcome.valid ? undefined : (outcome.reason ?? undefined),
       });
-      return {
-        body: {
-          nick,
-          valid: outcome.valid,
-          account: outcome.valid ? outcome.account : null,
-          reason: outcome.valid ? null : outcome.reason,
-        },
+      const answer: CheckAnswer = {
+        nick,
+        valid: outcome.valid,
+        account: outcome.valid ? outcome.account : null,
+        reason: outcome.valid ? null : outcome.reason,
       };
+      return { body: answer };
     },
   };
 }

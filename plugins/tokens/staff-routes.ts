@@ -11,7 +11,7 @@ import {
   paginate,
   unavailable,
   type ApiRequest,
-  type JsonSchema,
+  type FromJsonSchema,
   type Logger,
   type RouteDefinition,
 } from '../../lib/sdk.js';
@@ -106,7 +106,7 @@ const tokenDetailSchema = {
   properties: { ...tokenSchema.properties, audit: { type: 'array', items: auditEntrySchema } },
 } as const;
 
-const tokenListSchema: JsonSchema = {
+const tokenListSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['count', 'next', 'previous', 'results'],
@@ -116,7 +116,7 @@ const tokenListSchema: JsonSchema = {
     previous: { type: ['string', 'null'] },
     results: { type: 'array', items: tokenSchema },
   },
-};
+} as const;
 
 const names = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, maxItems: 100 } as const;
 
@@ -131,13 +131,14 @@ export const patchBodySchema = {
   },
 } as const;
 
-interface PatchBody {
-  grant?: string[];
-  deny?: string[];
-  staff?: boolean;
-}
+/** The PATCH body as it passed its schema, and the answers, each typed off its schema. */
+type PatchBody = FromJsonSchema<typeof patchBodySchema>;
+type TokenAnswer = FromJsonSchema<typeof tokenSchema>;
+type AuditAnswer = FromJsonSchema<typeof auditEntrySchema>;
+type TokenDetailAnswer = FromJsonSchema<typeof tokenDetailSchema>;
+type TokenListAnswer = FromJsonSchema<typeof tokenListSchema>;
 
-export function tokenJson(token: ApiToken) {
+export function tokenJson(token: ApiToken): TokenAnswer {
   return {
     id: token.id,
     label: token.label,
@@ -152,7 +153,7 @@ export function tokenJson(token: ApiToken) {
   };
 }
 
-export function auditJson(entry: AuditEntry) {
+export function auditJson(entry: AuditEntry): AuditAnswer {
   return {
     at: entry.at,
     token_id: entry.tokenId,
@@ -192,7 +193,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
     return { account: staffToken.owner, via: 'http', tokenId: staffToken.id };
   };
 
-  const detail = (token: ApiToken) => ({
+  const detail = (token: ApiToken): { body: TokenDetailAnswer } => ({
     body: { ...tokenJson(token), audit: tokens.audit(token.id).map(auditJson) },
   });
 
@@ -239,7 +240,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
           schema: { type: 'string' },
         },
       ],
-      handler(request) {
+      handler(request): { body: TokenListAnswer } {
         const items = tokens.all().map(tokenJson);
         return {
           body: paginate(request, items, {
