@@ -13,17 +13,21 @@
 export class TimeSlice {
   private deadline: number;
 
-  constructor(private readonly ms = 4) {
-    this.deadline = performance.now() + ms;
+  /** `now` is the clock in milliseconds (tests give a fake one). */
+  constructor(
+    private readonly ms = 4,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.deadline = now() + ms;
   }
 
   spent(): boolean {
-    return performance.now() >= this.deadline;
+    return this.now() >= this.deadline;
   }
 
   /** Resolves once the event loop has run; a new slice starts then. */
   async pause(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
-    this.deadline = performance.now() + this.ms;
+    this.deadline = this.now() + this.ms;
   }
 }

@@ -43,6 +43,8 @@ export class LineSlicer {
     private readonly deliver: (line: string) => void,
     private readonly flow: Flow,
     private readonly sliceMs = SLICE_MS,
+    /** The clock the slices are measured by, in milliseconds (tests give a fake one). */
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Lines waiting to be handled. */
@@ -80,7 +82,7 @@ export class LineSlicer {
 
   private handleSlice(): void {
     this.scheduled = false;
-    const slice = new TimeSlice(this.sliceMs);
+    const slice = new TimeSlice(this.sliceMs, this.now);
     try {
       while (this.next < this.queue.length && !this.cleared) {
         this.deliver(this.queue[this.next++]!);
