@@ -33,6 +33,8 @@ export {
   type HostConfig,
   type HttpConfig,
   type IrcConfig,
+  type OperConfig,
+  type SaslConfig,
   type StoreConfig,
 } from './config.js';
 export {
@@ -44,6 +46,7 @@ export {
   type LoggerOptions,
   type LogLevel,
   type LogFields,
+  type LogSink,
 } from './logger.js';
 export { packageName, packageVersion, versionString } from './version.js';
 
@@ -53,6 +56,7 @@ export { IrcFrameworkTransport } from './irc/irc-framework.js';
 export { MatrixIrcTransport, type Keepalive } from './irc/matrix-org-irc.js';
 export type { LineOptions } from './irc/pacer.js';
 export { BaseTransport, type TransportOptions } from './irc/transport.js';
+export type { SessionState } from './irc/session.js';
 export type {
   IrcMessage,
   IrcSource,
@@ -111,7 +115,7 @@ export {
 } from './commands.js';
 
 // The store.
-export { Store, durablePathOf, type PersistedSlice, type StoreOptions } from './store/store.js';
+export { Store, durablePathOf, type Migration, type PersistedSlice, type StoreOptions } from './store/store.js';
 export type { JsonPiece } from './store/json-pieces.js';
 
 // Small tools for work that must not hold the event loop.

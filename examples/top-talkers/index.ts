@@ -11,7 +11,7 @@
  * { "plugin_modules": ["./dist/examples/top-talkers/index.js"], "plugins": { "stats": {}, "top-talkers": {} } }
  * ```
  */
-import { definePlugin, unavailable, type FromJsonSchema, type JsonSchema, type NetworkModel } from '../../lib/sdk.js';
+import { definePlugin, unavailable, type FromJsonSchema, type NetworkModel } from '../../lib/sdk.js';
 import type { ActivityService } from '../../app/index.js';
 
 const configSchema = {
@@ -25,9 +25,11 @@ const configSchema = {
 /** `{ count: number }`, read off the schema. */
 type TopTalkersConfig = FromJsonSchema<typeof configSchema>;
 
-const responseSchema: JsonSchema = {
+/** The answer's schema, `as const`: the answer's type is read off it, so the two cannot drift apart. */
+const responseSchema = {
   type: 'object',
   required: ['date', 'time_zone', 'results'],
+  additionalProperties: false,
   properties: {
     date: { type: 'string', description: "Today in the stats plugin's time zone (YYYY-MM-DD)." },
     time_zone: { type: 'string' },
@@ -36,14 +38,20 @@ const responseSchema: JsonSchema = {
       items: {
         type: 'object',
         required: ['nick', 'lines'],
+        additionalProperties: false,
         properties: { nick: { type: 'string' }, lines: { type: 'integer' } },
       },
     },
   },
-};
+} as const;
 
 /** Today's leaders in public channels: a channel known now counts if it is not hidden now. */
-function topTalkers(activity: ActivityService, model: NetworkModel, count: number, now = new Date()) {
+function topTalkers(
+  activity: ActivityService,
+  model: NetworkModel,
+  count: number,
+  now = new Date(),
+): FromJsonSchema<typeof responseSchema> {
   const day = activity.day(now);
   const results = day
     ? activity.topNicks(day, count, (channel) => !(model.channels.get(channel.name)?.hidden ?? channel.hidden))

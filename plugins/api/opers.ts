@@ -32,6 +32,8 @@ export const operatorSchema = {
 } as const;
 
 /** An operator as the token tier lists it; its type is the schema's. */
+const operatorPageSchema = pageSchema(operatorSchema);
+
 export function operatorJson(user: User): FromJsonSchema<typeof operatorSchema> {
   return {
     nick: user.nick,
@@ -55,12 +57,12 @@ export function operatorRoutes(model: NetworkModel): RouteDefinition[] {
       name: 'irc.opers',
       summary: 'List of IRC operators',
       tier: 'token',
-      response: pageSchema(operatorSchema),
+      response: operatorPageSchema,
       queryParameters: listQueryParameters('the nick, hostmask, real host, IP or account', ORDERING, 'nick'),
       handler(request) {
         requireReady(model);
         const operators = [...model.users.all()].filter((user) => user.isOperator).map(operatorJson);
-        return {
+        const answer: { body: FromJsonSchema<typeof operatorPageSchema> } = {
           body: paginate(request, operators, {
             orderingFields: ORDERING,
             defaultOrdering: 'nick',
@@ -75,6 +77,7 @@ export function operatorRoutes(model: NetworkModel): RouteDefinition[] {
             ],
           }),
         };
+        return answer;
       },
     },
     {

@@ -68,6 +68,9 @@ export function serverBody(server: Server): FromJsonSchema<typeof serverSchema> 
   };
 }
 
+const serverPageSchema = pageSchema(serverSchema);
+const latencyPageSchema = pageSchema(latencyItemSchema);
+
 function serversByName(model: NetworkModel): Server[] {
   return [...model.servers.all()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
@@ -81,9 +84,9 @@ export function serverRoutes(model: NetworkModel, config: ApiConfig): RouteDefin
       summary: 'Server latency measurements',
       tier: 'public',
       maxAge: config.cache_seconds,
-      response: pageSchema(latencyItemSchema),
+      response: latencyPageSchema,
       queryParameters: listQueryParameters('the server name', LATENCY_ORDERING, 'server'),
-      handler(request) {
+      handler(request): { body: FromJsonSchema<typeof latencyPageSchema> } {
         requireReady(model);
         const items = serversByName(model).map((server): FromJsonSchema<typeof latencyItemSchema> => ({
           server: server.name,
@@ -106,9 +109,9 @@ export function serverRoutes(model: NetworkModel, config: ApiConfig): RouteDefin
       summary: 'List of linked servers',
       tier: 'public',
       maxAge: config.cache_seconds,
-      response: pageSchema(serverSchema),
+      response: serverPageSchema,
       queryParameters: listQueryParameters('the server name', SERVER_ORDERING, 'hops'),
-      handler(request) {
+      handler(request): { body: FromJsonSchema<typeof serverPageSchema> } {
         requireReady(model);
         return {
           body: paginate(request, serversByName(model).map(serverBody), {
