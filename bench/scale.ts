@@ -8,7 +8,7 @@
  * From the command line, one size, printing as it goes:
  *   node dist/bench/scale.js --users 50000 --channels 10000 --churn-seconds 60
  *     [--refresh-seconds N] [--check-seconds 30] [--sample 20] [--bot-sendq 8M] [--http-rate 200]
- *     [--churn-scale 1] [--no-restart] [--keep-run] [--bot-debug]
+ *     [--churn-scale 1] [--no-restart] [--keep-run] [--bot-debug] [--no-front]
  *   node dist/bench/scale.js --hold 60 --users 50000 --channels 10000 [--churn-seconds 600]
  *     keeps the network and the crowd up for 60 minutes (Ctrl-C ends it sooner), churning for the
  *     given seconds at the start, and prints how to point a bot started by hand at it.
@@ -254,7 +254,7 @@ function setupText(results: ScaleResult[], churnSeconds: number, rates: ChurnRat
     'tokens with defaults, rate limits off; an oper of type DataBot on the hub) on a ' +
     `store holding 24 h of activity and 30 days of history. ${churnSeconds} s of churn: ${churn}; the chat goes to ` +
     "the 200 biggest channels (the bot's). Truth: an operator on the hub (LUSERS, NAMES, WHOIS, STATS L). " +
-    'CPU from /proc over the first half of the churn; HTTP by autocannon at a fixed rate from another process ' +
+    'CPU from /proc over the first half of the churn; HTTP by a load generator sending evenly spaced requests at a fixed rate from another process ' +
     'in the third and fourth quarter; the event loop by a 404 probe at 50 req/s and a loop-delay histogram in the bot. ' +
     `The IRC servers, services and crowd run at nice ${networkNiceness()} (they stand for other machines), the bot, ` +
     'the load generator and the truth at the normal priority.'
@@ -428,6 +428,7 @@ async function once(args: Arguments): Promise<void> {
     httpRate: numberOption(args, 'http-rate', 200),
     restart: !args.flags.has('no-restart'),
     botLogLevel: args.flags.has('bot-debug') ? 'debug' : undefined,
+    front: !args.flags.has('no-front'),
     keepRun: args.flags.has('keep-run'),
     log: (line) => console.log(line),
   };

@@ -23,6 +23,8 @@ export interface BotConfigOptions {
   refreshSeconds?: number;
   /** log.level (default: the host's own, info). */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** http.front.enabled (default on). */
+  front?: boolean;
 }
 
 /**
@@ -39,7 +41,7 @@ export function writeBotConfig(configPath: string, options: BotConfigOptions): v
       nick: options.nick,
       oper: { name: network.botOperName, password: network.botOperPass },
     },
-    http: { host: '127.0.0.1', port: options.httpPort },
+    http: { host: '127.0.0.1', port: options.httpPort, front: { enabled: options.front ?? true } },
     store: { path: options.storePath },
     ...(options.logLevel ? { log: { level: options.logLevel } } : {}),
     plugins: {

@@ -1,15 +1,14 @@
 /**
  * The HTTP side of the scale bench, in a process of its own (forked), so its work does not show in
- * the bench's timings nor in the bot's: a probe of a trivial path at a steady rate until stopped (its latency shows how long the bot's event loop was held), and autocannon runs at a fixed
- * rate on the paths under test, at given offsets. The result comes once the probe is stopped and
+ * the bench's timings nor in the bot's: a probe of a trivial path at a steady rate until stopped (its latency shows how long the bot's event loop was held), and runs at a fixed,
+ * evenly spaced rate on the paths under test, at given offsets. The result comes once the probe is stopped and
  * every run has ended.
  */
 import http from 'node:http';
-import autocannon from 'autocannon';
 
 export interface LoadRun {
   path: string;
-  /** Requests per second (autocannon's overallRate). */
+  /** Requests per second, evenly spaced. */
   rate: number;
   /** When it starts, from the start of the window. */
   startMs: number;
@@ -89,23 +88,70 @@ function probe(
   });
 }
 
+/** The value at `fraction` (0–1) of sorted `values`. */
+function percentile(sorted: readonly number[], fraction: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
+}
+
+/**
+ * Requests at `run.rate` a second, evenly spaced (one every 1000 / rate ms, on keep-alive connections,
+ * a new one whenever all are busy), each timed from its sending to the end of its answer. autocannon's
+ * `overallRate`, used before, sends each connection's share of a second back to back at the second's
+ * start: at 200 a second on 10 connections, bursts of 200 requests with 10 in flight, then nothing.
+ */
 async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
   await new Promise((resolve) => setTimeout(resolve, run.startMs));
-  const result = await autocannon({
-    url: `${url}${run.path}`,
-    connections: 10,
-    overallRate: run.rate,
-    duration: run.seconds,
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const gapMs = 1000 / run.rate;
+  const total = Math.max(1, Math.round(run.rate * run.seconds));
+  const latencies: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  await new Promise<void>((resolve) => {
+    const started = performance.now();
+    let sent = 0;
+    let done = 0;
+    const finish = (): void => {
+      if (++done === total) resolve();
+    };
+    const send = (): void => {
+      const sentAt = performance.now();
+      http
+        .get(`${url}${run.path}`, { agent }, (response) => {
+          if ((response.statusCode ?? 0) < 200 || (response.statusCode ?? 0) > 299) non2xx++;
+          response.resume();
+          response.on('end', () => {
+            latencies.push(performance.now() - sentAt);
+            finish();
+          });
+        })
+        .on('error', () => {
+          errors++;
+          finish();
+        });
+    };
+    const sendDue = (): void => {
+      const due = Math.min(total, Math.floor((performance.now() - started) / gapMs) + 1);
+      while (sent < due) {
+        sent++;
+        send();
+      }
+      if (sent < total) setTimeout(sendDue, Math.max(0, started + sent * gapMs - performance.now()));
+    };
+    sendDue();
   });
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
   return {
     path: run.path,
     rate: run.rate,
-    requests: result.requests.total,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    max: result.latency.max,
-    errors: result.errors,
-    non2xx: result.non2xx,
+    requests: latencies.length,
+    p50: Math.round(percentile(latencies, 0.5) * 10) / 10,
+    p99: Math.round(percentile(latencies, 0.99) * 10) / 10,
+    max: Math.round((latencies.at(-1) ?? 0) * 10) / 10,
+    errors,
+    non2xx,
   };
 }
 

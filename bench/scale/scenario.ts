@@ -39,6 +39,8 @@ export interface ScaleOptions {
   refreshSeconds?: number;
   /** The bot's log level; undefined = its default (info). */
   botLogLevel?: 'debug' | 'info';
+  /** The bot's HTTP front (`http.front.enabled`); default on, as in its config's default. */
+  front?: boolean;
   /** A comparison with the truth every this many seconds of churn. */
   checkSeconds: number;
   /** Channels compared with NAMES at each check. */
@@ -406,6 +408,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       storePath: storePath,
       refreshSeconds: options.refreshSeconds,
       logLevel: options.botLogLevel,
+      front: options.front,
     });
     const logPath = path.join(botDir, 'bot.log');
     bot = startBotProcess(configPath, logPath, httpPort);
