@@ -207,6 +207,31 @@ export const hostConfigSchema = {
           default: 16384,
           description: 'Largest request body accepted, in bytes.',
         },
+        front: {
+          type: 'object',
+          description:
+            'The HTTP front: a thread of its own that owns the listening socket and answers public reads from ' +
+            "the answers the bot gave last, so that a request never waits for the bot's own work (docs/scaling.md).",
+          default: {},
+          additionalProperties: false,
+          properties: {
+            enabled: {
+              type: 'boolean',
+              default: true,
+              description: "Serve HTTP through the front; off, the bot's own thread serves every request.",
+            },
+            reuse_ms: {
+              type: 'integer',
+              minimum: 0,
+              maximum: 60000,
+              default: 1000,
+              description:
+                'The longest the front answers a public read with an answer it kept, in milliseconds (never longer ' +
+                "than the answer's max-age); after that it asks the bot for a new one, serving the kept one until it " +
+                'comes. 0: public reads are not kept.',
+            },
+          },
+        },
       },
     },
     store: {
@@ -262,6 +287,8 @@ export const hostConfigSchema = {
   },
 } as const;
 
+// One compiler; it keeps nothing between compilations (each schema is removed from it once compiled), so
+// hosts started one after another in a process share no schema: not an `$id`, not a cached validator.
 const ajv = new Ajv({ allErrors: true, useDefaults: true, verbose: true, allowUnionTypes: true });
 ajv.addKeyword('x-expected');
 const compiled = new WeakMap<object, ValidateFunction>();
@@ -283,6 +310,8 @@ export function checkSchema(schema: object, data: unknown, prefix: string): stri
       validate = ajv.compile(schema);
     } catch (error) {
       throw new Error(`invalid JSON Schema for ${prefix}: ${errorMessage(error)}`, { cause: error });
+    } finally {
+      ajv.removeSchema(schema);
     }
     compiled.set(schema, validate);
   }

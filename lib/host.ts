@@ -194,6 +194,8 @@ export class Host {
       host: config.http.host,
       port: config.http.port,
       bodyLimit: config.http.body_limit,
+      front: config.http.front.enabled,
+      frontReuseMs: config.http.front.reuse_ms,
       logger: logger.child('http'),
     });
     this.store = new Store({ path: config.store.path, logger: logger.child('store') });

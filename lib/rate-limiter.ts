@@ -36,13 +36,30 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Take one request from `key`'s bucket, if there is one to take. */
-  take(key: string): Decision {
+  /**
+   * Count `uses` that already happened against `key` (answers given elsewhere, e.g. by the HTTP front):
+   * they are not refused, only taken, down to an empty bucket.
+   */
+  charge(key: string, uses: number): void {
+    if (uses <= 0) return;
+    const bucket = this.refilled(key);
+    bucket.level = Math.max(0, bucket.level - uses);
+    this.buckets.set(key, bucket);
+  }
+
+  private refilled(key: string): Bucket {
     const { capacity, refill_per_second: refill } = this.config;
     const now = this.now();
     const bucket = this.buckets.get(key) ?? { level: capacity, updatedAt: now };
     bucket.level = Math.min(capacity, bucket.level + (Math.max(0, now - bucket.updatedAt) / 1000) * refill);
     bucket.updatedAt = now;
+    return bucket;
+  }
+
+  /** Take one request from `key`'s bucket, if there is one to take. */
+  take(key: string): Decision {
+    const { capacity, refill_per_second: refill } = this.config;
+    const bucket = this.refilled(key);
     const allowed = bucket.level >= 1;
     if (allowed) bucket.level -= 1;
     this.buckets.set(key, bucket);

@@ -3,7 +3,8 @@
  * read within a limit, parsed, and checked against the route's schema.
  */
 import type { IncomingMessage } from 'node:http';
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
 import { ApiError, type ErrorDetail } from './errors.js';
 import type { JsonSchema } from './types.js';
 
@@ -14,12 +15,27 @@ export const DEFAULT_BODY_LIMIT = 16 * 1024;
 export type BodyValidator = (body: unknown) => ErrorDetail[];
 
 // `format` stays an annotation, as draft 2020-12 specifies: no format plugin is installed,
-// and strict mode would otherwise reject every schema that names one.
-const ajv = new Ajv2020({ allErrors: true, validateFormats: false });
+// and strict mode would otherwise reject every schema that names one. The compiler keeps nothing between
+// compilations: two servers in a process share no schema (not an `$id`). It is loaded with the first
+// schema: the HTTP front's thread, which has no routes, never loads it.
+let compiler: Ajv2020 | undefined;
+function ajvCompiler(): Ajv2020 {
+  if (!compiler) {
+    const { Ajv2020: Compiler } = createRequire(import.meta.url)('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 };
+    compiler = new Compiler({ allErrors: true, validateFormats: false });
+  }
+  return compiler;
+}
 
 /** Compile a route's body schema once, at registration; a broken schema throws there. */
 export function compileBodySchema(schema: JsonSchema): BodyValidator {
-  const validate = ajv.compile(schema);
+  const ajv = ajvCompiler();
+  let validate;
+  try {
+    validate = ajv.compile(schema);
+  } finally {
+    ajv.removeSchema(schema);
+  }
   return (body) => (validate(body) ? [] : (validate.errors ?? []).map(toDetail));
 }
 

@@ -29,6 +29,12 @@ function lastValues(query: URLSearchParams): URLSearchParams {
   return query;
 }
 
+/** What the front (lib/http/front/) says of a request it passed on; see {@link ApiRequest.front}. */
+export interface FrontFacts {
+  served: number;
+  renew: boolean;
+}
+
 /** What a handler sees; the query string is parsed the first time it is read. */
 export class RoutedRequest implements ApiRequest {
   body: unknown = undefined;
@@ -42,6 +48,7 @@ export class RoutedRequest implements ApiRequest {
     readonly params: Record<string, string>,
     readonly headers: IncomingHttpHeaders,
     readonly ip: string,
+    readonly front: FrontFacts | undefined,
   ) {}
 
   /** The parsed query string; a parameter given more than once keeps its last value, as Django's QueryDict.get. */
@@ -68,6 +75,8 @@ export class Exchange {
    * the body is read. An answer given before then closes the connection: the body will not come.
    */
   awaitingContinue = false;
+  /** Set when the request came through the front: what it says of it. */
+  front: FrontFacts | undefined = undefined;
 
   constructor(
     readonly raw: IncomingMessage,

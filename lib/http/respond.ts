@@ -14,6 +14,7 @@ import { ClientGoneError } from './body.js';
 import { ApiError, notFound } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
 import type { Exchange } from './exchange.js';
+import { FRONT_REUSE_MS } from './front/messages.js';
 import { SerializedJson } from './serialized-json.js';
 import type { Responder } from './stages.js';
 
@@ -93,7 +94,11 @@ class Head {
 }
 
 export class Respond implements Responder {
-  constructor(private readonly logger: Logger) {}
+  /** `frontReuseMs`: the longest the front reuses a public answer (lib/http/front/). */
+  constructor(
+    private readonly logger: Logger,
+    private readonly frontReuseMs = 0,
+  ) {}
 
   /** A successful answer: JSON, cache headers by tier, and for a GET 200 the ETag and 304. */
   answer(exchange: Exchange): void {
@@ -128,6 +133,10 @@ export class Respond implements Responder {
       etag = undefined;
     }
     const head = this.contractHead(answerStatus, bytes, entry.cacheControl, etag);
+    // A public read the front may answer again, for up to its max-age (never an answer a handler added headers to).
+    if (exchange.front && answerStatus === 200 && entry.publicMaxAgeMs > 0 && !answer.headers) {
+      head.set(FRONT_REUSE_MS, String(Math.min(entry.publicMaxAgeMs, this.frontReuseMs)));
+    }
     head.add(exchange.hookHeaders).add(answer.headers);
     this.send(exchange, head, bytes);
   }

@@ -27,6 +27,8 @@ export interface RouteEntry extends RegisteredRoute {
   validateBody: BodyValidator | undefined;
   /** `Cache-Control` of a successful answer, by the route's tier and method. */
   cacheControl: string;
+  /** A public GET's max-age in milliseconds (how long anyone may keep its answer); 0 for any other route. */
+  publicMaxAgeMs: number;
 }
 
 /** Seconds a public GET answer may be cached when its route does not say (`RouteDefinition.maxAge`). */
@@ -126,9 +128,23 @@ export class RouteTable {
       );
     }
     let cacheControl = 'no-store';
+    let publicMaxAgeMs = 0;
     if (route.tier !== 'public') cacheControl = 'private, no-store';
-    else if (route.method === 'GET') cacheControl = `public, max-age=${route.maxAge ?? DEFAULT_MAX_AGE}`;
-    const entry: RouteEntry = { plugin, route, pattern, key, parameterised, validateBody, cacheControl };
+    else if (route.method === 'GET') {
+      const maxAge = route.maxAge ?? DEFAULT_MAX_AGE;
+      cacheControl = `public, max-age=${maxAge}`;
+      publicMaxAgeMs = maxAge * 1000;
+    }
+    const entry: RouteEntry = {
+      plugin,
+      route,
+      pattern,
+      key,
+      parameterised,
+      validateBody,
+      cacheControl,
+      publicMaxAgeMs,
+    };
     this.entries.push(entry);
     if (parameterised) {
       const key: PolkaHandler = () => undefined;

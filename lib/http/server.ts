@@ -17,7 +17,8 @@ import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
 import { DEFAULT_BODY_LIMIT } from './body.js';
 import type { ApiError } from './errors.js';
-import { Exchange } from './exchange.js';
+import { Exchange, type FrontFacts } from './exchange.js';
+import { FrontLink, frontFacts, listening } from './front/link.js';
 import { injected, type InjectRequest, type InjectResponse } from './inject.js';
 import { connectNotImplemented, expectationFailed, missingHost, protocolError } from './protocol-errors.js';
 import { API_VERSION, JSON_TYPE, Respond } from './respond.js';
@@ -45,6 +46,16 @@ export interface HttpServerOptions {
   headersTimeout?: number;
   /** Milliseconds a client has to send a whole request, body included, before it gets a 408; default 300 s (Node's). */
   requestTimeout?: number;
+  /**
+   * Listen through the front (lib/http/front/): a thread of its own that owns the listening socket,
+   * answers public reads from the answers this server marked reusable, and passes everything else on
+   * over a private socket. Off by default (tests of the server itself); the host turns it on.
+   */
+  front?: boolean;
+  /** The longest a public answer is reused by the front, in milliseconds (never longer than its max-age); default 1,000. */
+  frontReuseMs?: number;
+  /** Instead of the routes: what the front does with a request (only the front's own server sets it). */
+  dispatch?: (exchange: Exchange, respond: Respond) => void;
 }
 
 const SLASH = 0x2f;
@@ -52,6 +63,8 @@ const SLASH = 0x2f;
 const DEFAULT_HEADERS_TIMEOUT = 60_000;
 const DEFAULT_REQUEST_TIMEOUT = 300_000;
 const DEFAULT_CHECK_INTERVAL = 30_000;
+const DEFAULT_FRONT_REUSE_MS = 1000;
+const FRONT_TIMEOUT_SLACK_MS = 1000;
 
 /**
  * The path and query of a request target in absolute form (`http://host/path?query`), which RFC 9112
@@ -87,6 +100,8 @@ function positiveMilliseconds(name: string, value: number): number {
 
 /** An open connection: how many of its requests are unanswered, and the last one that came in. */
 interface Connection {
+  /** A connection of the front, over the private socket. */
+  front: boolean;
   pending: number;
   latest: Exchange | undefined;
   /** An error answer has been given for a request on it that could not be read; it is closing. */
@@ -103,6 +118,7 @@ export class HttpServer {
   /** Open connections, so close() can drop idle ones and a parser error can be told apart by request. */
   private readonly connections = new Map<Socket, Connection>();
   private server: http.Server | undefined;
+  private front: FrontLink | undefined;
   private closing = false;
 
   constructor(private readonly options: HttpServerOptions) {
@@ -119,7 +135,7 @@ export class HttpServer {
       );
     }
     this.timeouts = { headers, request };
-    this.respond = new Respond(this.logger);
+    this.respond = new Respond(this.logger, options.frontReuseMs ?? DEFAULT_FRONT_REUSE_MS);
     this.pipeline = new Pipeline(this.bodyLimit, this.respond);
   }
 
@@ -150,7 +166,49 @@ export class HttpServer {
   async listen(): Promise<{ host: string; port: number; url: string }> {
     if (this.server)
       throw new Error(`The HTTP server is already listening on ${this.options.host}:${this.options.port}`);
-    const { headers, request } = this.timeouts;
+    this.closing = false;
+    if (this.options.front) return this.listenThroughFront();
+    const server = this.createServer(false);
+    this.server = server;
+    try {
+      await listening(server, this.options.port, this.options.host);
+    } catch (error) {
+      this.server = undefined;
+      throw new Error(`Cannot listen on ${this.options.host}:${this.options.port}: ${errorMessage(error)}`, {
+        cause: error,
+      });
+    }
+    const address = server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    this.logger.info('listening', { url: `http://${host}:${address.port}` });
+    return { host: address.address, port: address.port, url: `http://${host}:${address.port}` };
+  }
+
+  /** The front listens; this server takes what it passes on over a private socket. */
+  private async listenThroughFront(): Promise<{ host: string; port: number; url: string }> {
+    const server = this.createServer(true);
+    this.server = server;
+    const link = await FrontLink.open(server, this.logger, {
+      host: this.options.host,
+      port: this.options.port,
+      bodyLimit: this.bodyLimit,
+      headersTimeout: this.timeouts.headers,
+      requestTimeout: this.timeouts.request,
+    }).catch((error: unknown) => {
+      this.server = undefined;
+      throw error;
+    });
+    this.front = link;
+    // The front's own server logged where it listens.
+    return { host: link.address.host, port: link.address.port, url: link.address.url };
+  }
+
+  /** A Node server whose requests come here; `front`: its connections are the front's. */
+  private createServer(front: boolean): http.Server {
+    // Behind the front, the front's timeouts are the client's: the bot's own wait a little longer.
+    const slack = front ? FRONT_TIMEOUT_SLACK_MS : 0;
+    const headers = this.timeouts.headers + slack;
+    const request = this.timeouts.request + slack;
     const server = http.createServer(
       {
         headersTimeout: headers,
@@ -169,30 +227,11 @@ export class HttpServer {
     server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => this.refuse(error, socket as Socket));
     server.on('connect', (raw: IncomingMessage, socket: Duplex) => this.refuseConnect(raw, socket));
     server.on('connection', (socket: Socket) => {
-      this.connections.set(socket, { pending: 0, latest: undefined, refused: false });
+      this.connections.set(socket, { front, pending: 0, latest: undefined, refused: false });
       socket.once('close', () => this.connections.delete(socket));
     });
-    this.server = server;
-    this.closing = false;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(this.options.port, this.options.host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-    } catch (error) {
-      this.server = undefined;
-      throw new Error(`Cannot listen on ${this.options.host}:${this.options.port}: ${errorMessage(error)}`, {
-        cause: error,
-      });
-    }
     server.on('error', (error) => this.logger.error('server error', { error: errorMessage(error) }));
-    const address = server.address() as AddressInfo;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    this.logger.info('listening', { url: `http://${host}:${address.port}` });
-    return { host: address.address, port: address.port, url: `http://${host}:${address.port}` };
+    return server;
   }
 
   /** Stop accepting connections, drop idle keep-alive ones, and resolve once the last one is gone. */
@@ -200,11 +239,17 @@ export class HttpServer {
     const server = this.server;
     if (!server) return;
     this.closing = true;
+    // The front first: it stops taking requests, and answers (through this server) those it has.
+    const front = this.front;
+    this.front = undefined;
+    const frontClosed = front?.close();
     const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     for (const [socket, { pending }] of this.connections) {
       if (pending === 0) socket.destroy();
     }
+    await frontClosed;
     await closed;
+    await front?.removeSocket();
     this.server = undefined;
   }
 
@@ -229,7 +274,7 @@ export class HttpServer {
     const socket = raw.socket;
     let connection = this.connections.get(socket);
     if (!connection) {
-      connection = { pending: 0, latest: undefined, refused: false };
+      connection = { front: false, pending: 0, latest: undefined, refused: false };
       this.connections.set(socket, connection);
     }
     connection.pending++;
@@ -243,8 +288,15 @@ export class HttpServer {
     const queryStart = question !== -1 && question < end ? question : end;
     const path = url.slice(0, queryStart);
     const search = url.slice(queryStart, end);
-    const ip = socket.remoteAddress ?? '';
+    let ip = socket.remoteAddress ?? '';
+    let front: FrontFacts | undefined;
+    if (connection.front) {
+      const told = frontFacts(raw.headers);
+      front = { served: told.served, renew: told.renew };
+      ip = told.ip;
+    }
     const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, ip, started);
+    exchange.front = front;
     connection.latest = exchange;
     response.on('close', () => this.finish(exchange));
     if (expectsContinue) {
@@ -258,6 +310,10 @@ export class HttpServer {
       refusal = missingHost();
     if (refusal) {
       this.respond.fail(exchange, refusal);
+      return;
+    }
+    if (this.options.dispatch) {
+      this.options.dispatch(exchange, this.respond);
       return;
     }
     const entry = this.table.find(exchange.method, path);
@@ -340,6 +396,8 @@ export class HttpServer {
       connection.pending--;
       if (this.closing && connection.pending === 0) socket.destroy();
     }
+    // The front writes the line of a request it passed on, with the client's address and the whole time.
+    if (exchange.front) return;
     // Never headers or bodies: they carry tokens and passwords. Nor the query string, for the same reason.
     this.logger.info(`${exchange.method} ${exchange.path}`, {
       status: response.statusCode,

@@ -137,6 +137,7 @@ export class Pipeline {
         params,
         exchange.raw.headers,
         exchange.ip,
+        exchange.front,
       );
     } catch (error) {
       this.responder.fail(exchange, error);

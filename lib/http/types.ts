@@ -29,6 +29,13 @@ export interface ApiRequest {
   body: unknown;
   /** Set by the tier guard for token and staff routes: the token's id. */
   tokenId?: string;
+  /**
+   * Set when the request came through the HTTP front (lib/http/front/): `served` is how many public
+   * answers the front gave this client from its store since the client's last request that reached the
+   * bot (a rate limit counts them first); `renew` marks the front renewing a stored answer, a request
+   * of no client (a rate limit lets it through).
+   */
+  readonly front?: { readonly served: number; readonly renew: boolean } | undefined;
 }
 
 export interface ApiResponse {

@@ -28,9 +28,15 @@ export function rateLimited(decision: Decision, who: string): ApiError {
   );
 }
 
-/** Public routes draw from the client IP's bucket, token and staff routes from the token's. */
+/**
+ * Public routes draw from the client IP's bucket, token and staff routes from the token's. The public
+ * answers the HTTP front gave the client from its store since its last request count first; the
+ * front renewing a stored answer is no client's request and draws from no bucket.
+ */
 export function rateLimitHook(limiters: { public: RateLimiter; token: RateLimiter }) {
   return (request: ApiRequest, route: RouteDefinition): Record<string, string> => {
+    if (request.front?.renew) return {};
+    if (request.front && request.front.served > 0) limiters.public.charge(`ip:${request.ip}`, request.front.served);
     const byToken = route.tier !== 'public' && request.tokenId !== undefined;
     const decision = byToken
       ? limiters.token.take(`token:${request.tokenId}`)

@@ -52,7 +52,7 @@ t.test('a minimal file gets every default', async (t) => {
       reconnect: { min_ms: 1000, max_ms: 60000 },
       quit_message: 'Shutting down',
     },
-    http: { host: '127.0.0.1', port: 8080, body_limit: 16384 },
+    http: { host: '127.0.0.1', port: 8080, body_limit: 16384, front: { enabled: true, reuse_ms: 1000 } },
     store: { path: 'data/store.json' },
     admins: [],
     log: { level: 'info' },
@@ -77,7 +77,7 @@ t.test('given values win over defaults', async (t) => {
   t.equal(config.irc.username, 'ident');
   t.same(config.irc.pacing, { burst: 10, interval_ms: 500 });
   t.equal(config.irc.client, 'matrix-org-irc');
-  t.same(config.http, { host: '127.0.0.1', port: 0, body_limit: 16384 });
+  t.same(config.http, { host: '127.0.0.1', port: 0, body_limit: 16384, front: { enabled: true, reuse_ms: 1000 } });
   t.equal(config.log.level, 'debug');
   t.same(config.admins, ['alice']);
 });
@@ -362,4 +362,18 @@ t.test('every key has a description and a row in docs/configuration.md', async (
       );
     }
   }
+});
+
+t.test('a schema with an $id is checked again when a second host builds it anew', async (t) => {
+  // Each host start builds a plugin's schema object again; the compiler must not remember the first.
+  const build = () => ({
+    $id: 'https://example.org/plugin-config',
+    type: 'object',
+    properties: { greeting: { type: 'string', default: 'hi' } },
+  });
+  const first: Record<string, unknown> = {};
+  t.same(checkSchema(build(), first, 'config.plugins.x'), []);
+  t.same(first, { greeting: 'hi' });
+  const second: Record<string, unknown> = { greeting: 5 };
+  t.match(checkSchema(build(), second, 'config.plugins.x'), [/config\.plugins\.x\.greeting must be a string/]);
 });

@@ -215,235 +215,244 @@ function messageOf(response: RawResponse | undefined): string {
 const chunkedHead =
   'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
 
-t.test('417: an Expect other than 100-continue gets the JSON error, and the connection goes on', async (t) => {
-  const { open, log } = await start(t);
-  const client = await open();
-  client.send(
-    'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: a-miracle\r\n\r\n{}' +
-      'GET /api/ok/ HTTP/1.1\r\nHost: x\r\n\r\n',
-  );
-  const [refused, next] = await client.responses(2);
-  assertContractError(t, refused, 417, 'expectation_failed');
-  t.match(messageOf(refused), /Expect.*100-continue/, 'the message names the header and what is supported');
-  t.not(refused?.headers.get('connection'), 'close', 'the body was framed, so the connection can go on');
-  t.equal(next?.status, 200, 'the next request on the connection is answered');
-  t.match(await log.waitForLine(/POST \/api\/echo\/ status=417/), / INFO /, 'in the access log');
-});
-
-t.test('100-continue still works: the 100 comes once the body is wanted, then the answer', async (t) => {
-  const { open } = await start(t);
-  const client = await open();
-  client.send(
-    'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n',
-  );
-  // Wait for the 100 before sending the body, as a client that honours it does.
-  const [continued] = await client.responses(1, 'any');
-  t.equal(continued?.status, 100, '100 Continue');
-  client.send('{"a":"b"}');
-  const responses = await client.responses(1);
-  t.equal(responses.at(-1)?.status, 200);
-  t.same(JSON.parse(responses.at(-1)?.body ?? 'null'), { echo: { a: 'b' } }, 'the body arrived');
-});
-
-t.test('413: a body over the limit is refused before it is sent, or when its chunk extensions overflow', async (t) => {
-  const { open, log } = await start(t, { bodyLimit: 64 });
-
-  await t.test('a declared body over the limit behind Expect: 100-continue gets no 100', async (t) => {
+/** Every test, against the server itself and against the same server behind its front (lib/http/front/). */
+function suite(t: Test, front: boolean): void {
+  t.test('417: an Expect other than 100-continue gets the JSON error, and the connection goes on', async (t) => {
+    const { open, log } = await start(t, { front });
     const client = await open();
     client.send(
-      'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65\r\nExpect: 100-continue\r\n\r\n',
+      'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: a-miracle\r\n\r\n{}' +
+        'GET /api/ok/ HTTP/1.1\r\nHost: x\r\n\r\n',
     );
+    const [refused, next] = await client.responses(2);
+    assertContractError(t, refused, 417, 'expectation_failed');
+    t.match(messageOf(refused), /Expect.*100-continue/, 'the message names the header and what is supported');
+    t.not(refused?.headers.get('connection'), 'close', 'the body was framed, so the connection can go on');
+    t.equal(next?.status, 200, 'the next request on the connection is answered');
+    t.match(await log.waitForLine(/POST \/api\/echo\/ status=417/), / INFO /, 'in the access log');
+  });
+
+  t.test('100-continue still works: the 100 comes once the body is wanted, then the answer', async (t) => {
+    const { open } = await start(t, { front });
+    const client = await open();
+    client.send(
+      'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\nExpect: 100-continue\r\n\r\n',
+    );
+    // Wait for the 100 before sending the body, as a client that honours it does.
+    const [continued] = await client.responses(1, 'any');
+    t.equal(continued?.status, 100, '100 Continue');
+    client.send('{"a":"b"}');
     const responses = await client.responses(1);
-    t.same(
-      responses.map((response) => response.status),
-      [413],
-      'no 100 Continue: the client is not asked for a body that would be refused',
-    );
-    assertContractError(t, responses[0], 413, 'payload_too_large');
-    t.equal(
-      responses[0]?.headers.get('connection'),
-      'close',
-      'the unsent body cannot be skipped: the connection closes',
-    );
-    t.ok(await client.closed(), 'closed');
+    t.equal(responses.at(-1)?.status, 200);
+    t.same(JSON.parse(responses.at(-1)?.body ?? 'null'), { echo: { a: 'b' } }, 'the body arrived');
   });
 
-  await t.test("chunk extensions over Node's limit", async (t) => {
-    const client = await open();
-    client.send(`${chunkedHead}2;${'x'.repeat(20_000)}\r\n{}\r\n0\r\n\r\n`);
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 413, 'payload_too_large');
-    t.match(messageOf(refused), /chunk extension/i, 'the message names the culprit');
-    t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
-    t.ok(await client.closed(), 'closed');
-    t.match(await log.waitForLine(/POST \/api\/echo\/ status=413/), / INFO /, 'in the access log');
-  });
-});
+  t.test(
+    '413: a body over the limit is refused before it is sent, or when its chunk extensions overflow',
+    async (t) => {
+      const { open, log } = await start(t, { front, bodyLimit: 64 });
 
-t.test('431: headers over the limit, in the head or in the trailers of a chunked body', async (t) => {
-  const { open, log } = await start(t);
+      await t.test('a declared body over the limit behind Expect: 100-continue gets no 100', async (t) => {
+        const client = await open();
+        client.send(
+          'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 65\r\nExpect: 100-continue\r\n\r\n',
+        );
+        const responses = await client.responses(1);
+        t.same(
+          responses.map((response) => response.status),
+          [413],
+          'no 100 Continue: the client is not asked for a body that would be refused',
+        );
+        assertContractError(t, responses[0], 413, 'payload_too_large');
+        t.equal(
+          responses[0]?.headers.get('connection'),
+          'close',
+          'the unsent body cannot be skipped: the connection closes',
+        );
+        t.ok(await client.closed(), 'closed');
+      });
 
-  await t.test('in the head', async (t) => {
-    const client = await open();
-    client.send(`GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Password: ${SECRET}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 431, 'headers_too_large');
-    t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
-    t.ok(await client.closed(), 'closed');
-    const line = await log.waitForLine(/status=431/);
-    t.match(line, / INFO .*HPE_HEADER_OVERFLOW/, 'logged for the operator with the parser error');
-  });
-
-  await t.test('in the trailers', async (t) => {
-    const client = await open();
-    client.send(`${chunkedHead}2\r\n{}\r\n0\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 431, 'headers_too_large');
-    t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
-    t.ok(await client.closed(), 'closed');
-  });
-
-  t.notOk(
-    log.lines.some((line) => line.includes(SECRET)),
-    'no header value is logged',
+      await t.test("chunk extensions over Node's limit", async (t) => {
+        const client = await open();
+        client.send(`${chunkedHead}2;${'x'.repeat(20_000)}\r\n{}\r\n0\r\n\r\n`);
+        const [refused] = await client.responses(1);
+        assertContractError(t, refused, 413, 'payload_too_large');
+        t.match(messageOf(refused), /chunk extension/i, 'the message names the culprit');
+        t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
+        t.ok(await client.closed(), 'closed');
+        t.match(await log.waitForLine(/POST \/api\/echo\/ status=413/), / INFO /, 'in the access log');
+      });
+    },
   );
-});
 
-t.test('400: a malformed request line', async (t) => {
-  const { open, log } = await start(t);
-  const cases = [
-    ['an unknown method', 'FETCH /api/ok/ HTTP/1.1\r\nHost: x\r\n\r\n', /method/i, 'HPE_INVALID_METHOD'],
-    ['a space in the target', 'GET /api/o k/ HTTP/1.1\r\nHost: x\r\n\r\n', /HTTP\//, 'HPE_INVALID_CONSTANT'],
-    ['a control character in the target', 'GET /api/\x01/ HTTP/1.1\r\nHost: x\r\n\r\n', /target/i, 'HPE_INVALID_URL'],
-    ['an unknown version', 'GET /api/ok/ HTTP/1.7\r\nHost: x\r\n\r\n', /version/i, 'HPE_INVALID_VERSION'],
-  ] as const;
-  for (const [what, request, culprit, parserCode] of cases) {
-    await t.test(what, async (t) => {
+  t.test('431: headers over the limit, in the head or in the trailers of a chunked body', async (t) => {
+    const { open, log } = await start(t, { front });
+
+    await t.test('in the head', async (t) => {
       const client = await open();
-      client.send(request);
+      client.send(`GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Password: ${SECRET}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
       const [refused] = await client.responses(1);
-      assertContractError(t, refused, 400, 'parse_error');
-      t.match(messageOf(refused), culprit, 'the message names the culprit');
+      assertContractError(t, refused, 431, 'headers_too_large');
       t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
       t.ok(await client.closed(), 'closed');
-      t.match(
-        await log.waitForLine(new RegExp(`status=400 .*error=${parserCode}`)),
-        / INFO /,
-        'logged at the level of the access log',
-      );
+      const line = await log.waitForLine(/status=431/);
+      t.match(line, / INFO .*HPE_HEADER_OVERFLOW/, 'logged for the operator with the parser error');
     });
-  }
-});
 
-t.test('400: a malformed header, a missing Host, a malformed body framing', async (t) => {
-  const { open, log } = await start(t);
+    await t.test('in the trailers', async (t) => {
+      const client = await open();
+      client.send(`${chunkedHead}2\r\n{}\r\n0\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      const [refused] = await client.responses(1);
+      assertContractError(t, refused, 431, 'headers_too_large');
+      t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
+      t.ok(await client.closed(), 'closed');
+    });
 
-  await t.test('a header name with a space', async (t) => {
-    const client = await open();
-    client.send(`GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Password: ${SECRET}\r\nBad Header: y\r\n\r\n`);
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 400, 'parse_error');
-    t.match(messageOf(refused), /header/i, 'the message names the culprit');
-    t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
-    t.ok(await client.closed(), 'closed');
-    t.match(await log.waitForLine(/status=400 .*error=HPE_INVALID_HEADER_TOKEN/), / INFO /, 'logged');
-  });
-
-  await t.test('a control character in a header value', async (t) => {
-    const client = await open();
-    client.send('GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Note: a\x01b\r\n\r\n');
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 400, 'parse_error');
-    t.ok(await client.closed(), 'closed');
-  });
-
-  await t.test('an HTTP/1.1 request without Host (RFC 9112 §3.2)', async (t) => {
-    const client = await open();
-    client.send('GET /api/ok/ HTTP/1.1\r\n\r\n');
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 400, 'parse_error');
-    t.match(messageOf(refused), /Host/, 'the message names the missing header');
-    t.match(await log.waitForLine(/GET \/api\/ok\/ status=400/), / INFO /, 'in the access log');
-  });
-
-  await t.test('Transfer-Encoding that does not end in chunked (RFC 9112 §6.3)', async (t) => {
-    const client = await open();
-    client.send(
-      'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n{}',
+    t.notOk(
+      log.lines.some((line) => line.includes(SECRET)),
+      'no header value is logged',
     );
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 400, 'parse_error');
-    t.match(messageOf(refused), /Transfer-Encoding/, 'the message names the header');
-    t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
-    t.ok(await client.closed(), 'closed');
   });
 
-  await t.test('a chunk size that is not hexadecimal', async (t) => {
-    const client = await open();
-    client.send(`${chunkedHead}zz\r\n{}\r\n0\r\n\r\n`);
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 400, 'parse_error');
-    t.match(messageOf(refused), /chunk/i, 'the message names the culprit');
-    t.ok(await client.closed(), 'closed');
-    t.match(await log.waitForLine(/POST \/api\/echo\/ status=400/), / INFO /, 'in the access log');
+  t.test('400: a malformed request line', async (t) => {
+    const { open, log } = await start(t, { front });
+    const cases = [
+      ['an unknown method', 'FETCH /api/ok/ HTTP/1.1\r\nHost: x\r\n\r\n', /method/i, 'HPE_INVALID_METHOD'],
+      ['a space in the target', 'GET /api/o k/ HTTP/1.1\r\nHost: x\r\n\r\n', /HTTP\//, 'HPE_INVALID_CONSTANT'],
+      ['a control character in the target', 'GET /api/\x01/ HTTP/1.1\r\nHost: x\r\n\r\n', /target/i, 'HPE_INVALID_URL'],
+      ['an unknown version', 'GET /api/ok/ HTTP/1.7\r\nHost: x\r\n\r\n', /version/i, 'HPE_INVALID_VERSION'],
+    ] as const;
+    for (const [what, request, culprit, parserCode] of cases) {
+      await t.test(what, async (t) => {
+        const client = await open();
+        client.send(request);
+        const [refused] = await client.responses(1);
+        assertContractError(t, refused, 400, 'parse_error');
+        t.match(messageOf(refused), culprit, 'the message names the culprit');
+        t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
+        t.ok(await client.closed(), 'closed');
+        t.match(
+          await log.waitForLine(new RegExp(`status=400 .*error=${parserCode}`)),
+          / INFO /,
+          'logged at the level of the access log',
+        );
+      });
+    }
   });
 
-  t.notOk(
-    log.lines.some((line) => line.includes(SECRET)),
-    'no header value is logged',
-  );
-});
+  t.test('400: a malformed header, a missing Host, a malformed body framing', async (t) => {
+    const { open, log } = await start(t, { front });
 
-t.test('408: headers or a body that do not arrive in time', async (t) => {
-  const { open, log } = await start(t, { headersTimeout: 200, requestTimeout: 400 });
+    await t.test('a header name with a space', async (t) => {
+      const client = await open();
+      client.send(`GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Password: ${SECRET}\r\nBad Header: y\r\n\r\n`);
+      const [refused] = await client.responses(1);
+      assertContractError(t, refused, 400, 'parse_error');
+      t.match(messageOf(refused), /header/i, 'the message names the culprit');
+      t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
+      t.ok(await client.closed(), 'closed');
+      t.match(await log.waitForLine(/status=400 .*error=HPE_INVALID_HEADER_TOKEN/), / INFO /, 'logged');
+    });
 
-  await t.test('headers', async (t) => {
-    const client = await open();
-    client.send(`GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Password: ${SECRET}\r\n`);
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 408, 'request_timeout');
-    t.match(messageOf(refused), /headers.*0\.2 s/, 'the message names the part and the timeout');
-    t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
-    t.ok(await client.closed(), 'closed');
-    t.match(await log.waitForLine(/status=408/), / INFO .*ERR_HTTP_REQUEST_TIMEOUT/, 'logged');
-  });
+    await t.test('a control character in a header value', async (t) => {
+      const client = await open();
+      client.send('GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Note: a\x01b\r\n\r\n');
+      const [refused] = await client.responses(1);
+      assertContractError(t, refused, 400, 'parse_error');
+      t.ok(await client.closed(), 'closed');
+    });
 
-  await t.test('a body', async (t) => {
-    const client = await open();
-    client.send(
-      'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{"a"',
+    await t.test('an HTTP/1.1 request without Host (RFC 9112 §3.2)', async (t) => {
+      const client = await open();
+      client.send('GET /api/ok/ HTTP/1.1\r\n\r\n');
+      const [refused] = await client.responses(1);
+      assertContractError(t, refused, 400, 'parse_error');
+      t.match(messageOf(refused), /Host/, 'the message names the missing header');
+      t.match(await log.waitForLine(/GET \/api\/ok\/ status=400/), / INFO /, 'in the access log');
+    });
+
+    await t.test('Transfer-Encoding that does not end in chunked (RFC 9112 §6.3)', async (t) => {
+      const client = await open();
+      client.send(
+        'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n{}',
+      );
+      const [refused] = await client.responses(1);
+      assertContractError(t, refused, 400, 'parse_error');
+      t.match(messageOf(refused), /Transfer-Encoding/, 'the message names the header');
+      t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
+      t.ok(await client.closed(), 'closed');
+    });
+
+    await t.test('a chunk size that is not hexadecimal', async (t) => {
+      const client = await open();
+      client.send(`${chunkedHead}zz\r\n{}\r\n0\r\n\r\n`);
+      const [refused] = await client.responses(1);
+      assertContractError(t, refused, 400, 'parse_error');
+      t.match(messageOf(refused), /chunk/i, 'the message names the culprit');
+      t.ok(await client.closed(), 'closed');
+      t.match(await log.waitForLine(/POST \/api\/echo\/ status=400/), / INFO /, 'in the access log');
+    });
+
+    t.notOk(
+      log.lines.some((line) => line.includes(SECRET)),
+      'no header value is logged',
     );
-    const [refused] = await client.responses(1);
-    assertContractError(t, refused, 408, 'request_timeout');
-    t.match(messageOf(refused), /body.*0\.4 s/, 'the message names the part and the timeout');
-    t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
-    t.ok(await client.closed(), 'closed');
-    t.match(await log.waitForLine(/POST \/api\/echo\/ status=408/), / INFO /, 'in the access log');
   });
 
-  t.notOk(
-    log.lines.some((line) => line.includes(SECRET)),
-    'no header value is logged',
-  );
-});
+  t.test('408: headers or a body that do not arrive in time', async (t) => {
+    const { open, log } = await start(t, { front, headersTimeout: 200, requestTimeout: 400 });
 
-t.test('501: CONNECT, which this server does not implement, gets the JSON error', async (t) => {
-  const { open, log } = await start(t);
-  const client = await open();
-  client.send('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
-  const [refused] = await client.responses(1);
-  assertContractError(t, refused, 501, 'not_implemented');
-  t.match(messageOf(refused), /CONNECT/, 'the message names the method');
-  t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
-  t.ok(await client.closed(), 'closed');
-  t.match(await log.waitForLine(/CONNECT .*status=501/), / INFO /, 'in the access log');
-});
+    await t.test('headers', async (t) => {
+      const client = await open();
+      client.send(`GET /api/ok/ HTTP/1.1\r\nHost: x\r\nX-Password: ${SECRET}\r\n`);
+      const [refused] = await client.responses(1);
+      assertContractError(t, refused, 408, 'request_timeout');
+      t.match(messageOf(refused), /headers.*0\.2 s/, 'the message names the part and the timeout');
+      t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
+      t.ok(await client.closed(), 'closed');
+      t.match(await log.waitForLine(/status=408/), / INFO .*ERR_HTTP_REQUEST_TIMEOUT/, 'logged');
+    });
 
-t.test('the timeouts are checked when the server is made', async (t) => {
-  const logger = createLogger({ sink: () => undefined });
-  t.throws(
-    () => new HttpServer({ host: '127.0.0.1', port: 0, logger, headersTimeout: 500, requestTimeout: 200 }),
-    /headersTimeout \(500 ms\) must not exceed requestTimeout \(200 ms\)/,
-  );
-  t.throws(() => new HttpServer({ host: '127.0.0.1', port: 0, logger, requestTimeout: 0 }), /requestTimeout/);
-});
+    await t.test('a body', async (t) => {
+      const client = await open();
+      client.send(
+        'POST /api/echo/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{"a"',
+      );
+      const [refused] = await client.responses(1);
+      assertContractError(t, refused, 408, 'request_timeout');
+      t.match(messageOf(refused), /body.*0\.4 s/, 'the message names the part and the timeout');
+      t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
+      t.ok(await client.closed(), 'closed');
+      t.match(await log.waitForLine(/POST \/api\/echo\/ status=408/), / INFO /, 'in the access log');
+    });
+
+    t.notOk(
+      log.lines.some((line) => line.includes(SECRET)),
+      'no header value is logged',
+    );
+  });
+
+  t.test('501: CONNECT, which this server does not implement, gets the JSON error', async (t) => {
+    const { open, log } = await start(t, { front });
+    const client = await open();
+    client.send('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    const [refused] = await client.responses(1);
+    assertContractError(t, refused, 501, 'not_implemented');
+    t.match(messageOf(refused), /CONNECT/, 'the message names the method');
+    t.equal(refused?.headers.get('connection'), 'close', 'Connection: close');
+    t.ok(await client.closed(), 'closed');
+    t.match(await log.waitForLine(/CONNECT .*status=501/), / INFO /, 'in the access log');
+  });
+
+  t.test('the timeouts are checked when the server is made', async (t) => {
+    const logger = createLogger({ sink: () => undefined });
+    t.throws(
+      () => new HttpServer({ host: '127.0.0.1', port: 0, logger, headersTimeout: 500, requestTimeout: 200 }),
+      /headersTimeout \(500 ms\) must not exceed requestTimeout \(200 ms\)/,
+    );
+    t.throws(() => new HttpServer({ host: '127.0.0.1', port: 0, logger, requestTimeout: 0 }), /requestTimeout/);
+  });
+}
+
+t.test('straight to the server', async (t) => suite(t, false));
+t.test('through the front, on its own thread', async (t) => suite(t, true));

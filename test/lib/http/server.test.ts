@@ -1222,3 +1222,17 @@ t.test('a handler answer that cannot be written is a logged 500, and the server 
   t.equal(refused.status, 500, 'a status Node refuses');
   t.match(await refused.json(), { error: { code: 'internal' } });
 });
+
+t.test('two servers in a process may each take a body schema with the same $id', async (t) => {
+  const schema = () => ({ $id: 'https://example.org/echo-body', type: 'object' });
+  for (let round = 0; round < 2; round++) {
+    const log = captureLog();
+    const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: log.logger });
+    t.doesNotThrow(() =>
+      server.route(
+        'test',
+        route({ method: 'POST', path: '/api/echo/', body: schema(), handler: () => ({ body: {} }) }),
+      ),
+    );
+  }
+});

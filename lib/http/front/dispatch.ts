@@ -1,0 +1,258 @@
+/**
+ * What the front does with a request (it runs on its own thread, lib/http/front/thread.ts): a public
+ * GET or HEAD it holds a reusable answer for is answered at once from its store, as long as the client's
+ * rate limit allows (client-budgets.ts); everything else goes to the bot's HTTP server over a private
+ * socket, body and all, and its answer comes back the same way. An answer the bot marks reusable
+ * (`X-Front-Reuse-Ms`) is kept; once it is older than that, it is still served while one renewal is
+ * under way, so no client waits for the bot's thread to rebuild it.
+ *
+ * The bot learns from private headers, which the front always writes itself: `X-Front-Client` (the
+ * client's address), `X-Front-Served` (answers given to that client from the store since its last
+ * request to the bot, for its rate limit) and `X-Front-Renew` (a renewal, for no client).
+ */
+import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { ApiError } from '../errors.js';
+import { ifNoneMatchMatches } from '../etag.js';
+import type { Exchange } from '../exchange.js';
+import type { Respond } from '../respond.js';
+import { AnswerCache, type StoredAnswer } from './answer-cache.js';
+import { ClientBudgets } from './client-budgets.js';
+import { FRONT_CLIENT, FRONT_RENEW, FRONT_REUSE_MS, FRONT_SERVED } from './messages.js';
+
+/** Headers that belong to one connection (RFC 9110 §7.6.1), not to the request or answer passed on. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade']);
+/** Headers the front writes for each answer it gives from its store. */
+const PER_ANSWER = new Set(['date', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']);
+const SWEEP_MS = 60_000;
+/** Answers about the client, not about the path: 401, 403, 429. */
+const CLIENT_STATUSES = new Set([401, 403, 429]);
+
+function isPrivate(name: string): boolean {
+  return name.startsWith('x-front-');
+}
+
+/** The answer's headers as a flat list, without those of the connection and the front's own. */
+function answerHeaders(answer: IncomingMessage, leaveOut?: Set<string>): string[] {
+  const flat: string[] = [];
+  const raw = answer.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index]!.toLowerCase();
+    if (HOP_BY_HOP.has(name) || isPrivate(name) || name === 'transfer-encoding' || leaveOut?.has(name)) continue;
+    flat.push(raw[index]!, raw[index + 1]!);
+  }
+  return flat;
+}
+
+function rateHeaders(headers: IncomingHttpHeaders): string[] {
+  const flat: string[] = [];
+  for (const [name, spelled] of [
+    ['ratelimit-limit', 'RateLimit-Limit'],
+    ['ratelimit-remaining', 'RateLimit-Remaining'],
+    ['ratelimit-reset', 'RateLimit-Reset'],
+  ] as const) {
+    const value = headers[name];
+    if (typeof value === 'string') flat.push(spelled, value);
+  }
+  return flat;
+}
+
+function stored(answer: IncomingMessage, body: Buffer): StoredAnswer {
+  const headers = answerHeaders(answer, PER_ANSWER);
+  const notModifiedHeaders: string[] = [];
+  for (let index = 0; index < headers.length; index += 2) {
+    const name = headers[index]!.toLowerCase();
+    if (name !== 'content-type' && name !== 'content-length')
+      notModifiedHeaders.push(headers[index]!, headers[index + 1]!);
+  }
+  const etag = answer.headers.etag;
+  return { status: answer.statusCode ?? 200, headers, notModifiedHeaders, etag, body };
+}
+
+export interface FrontDispatchOptions {
+  /** The bot's private socket. */
+  socketPath: string;
+  clock?: () => number;
+  cache?: AnswerCache;
+}
+
+export class FrontDispatch {
+  readonly cache: AnswerCache;
+  readonly budgets = new ClientBudgets();
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  private readonly clock: () => number;
+  private sweptAt = 0;
+
+  constructor(private readonly options: FrontDispatchOptions) {
+    this.cache = options.cache ?? new AnswerCache();
+    this.clock = options.clock ?? (() => performance.now());
+  }
+
+  /** Answer `exchange` from the store, or pass it on to the bot. */
+  dispatch(exchange: Exchange, respond: Respond): void {
+    const now = this.clock();
+    if (now - this.sweptAt > SWEEP_MS) {
+      this.sweptAt = now;
+      this.budgets.sweep(now);
+    }
+    const key = this.storeKey(exchange);
+    if (key !== undefined) {
+      const found = this.cache.get(key, now);
+      if (found) {
+        const rate = this.budgets.spend(exchange.ip, now);
+        if (found.renew) this.renew(key);
+        if (rate) {
+          this.serve(exchange, respond, found.answer, rate);
+          return;
+        }
+      }
+    }
+    this.forward(exchange, respond, key);
+  }
+
+  /** Stop: drop the kept connections to the bot. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  /** A request whose answer may come from the store: a public read that carries no credentials and no body. */
+  private storeKey(exchange: Exchange): string | undefined {
+    const { method, raw } = exchange;
+    if (method !== 'GET' && method !== 'HEAD') return undefined;
+    const { headers } = raw;
+    if (headers.authorization !== undefined || headers.cookie !== undefined) return undefined;
+    if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return undefined;
+    return exchange.path + exchange.search;
+  }
+
+  private serve(exchange: Exchange, respond: Respond, answer: StoredAnswer, rate: readonly string[]): void {
+    if (answer.etag !== undefined && ifNoneMatchMatches(exchange.raw.headers['if-none-match'], answer.etag)) {
+      respond.write(exchange, 304, undefined, [...answer.notModifiedHeaders, ...rate]);
+      return;
+    }
+    respond.write(exchange, answer.status, answer.body, [...answer.headers, ...rate]);
+  }
+
+  private headersFor(exchange: Exchange, key: string | undefined): OutgoingHttpHeaders {
+    const headers: OutgoingHttpHeaders = {};
+    const raw = exchange.raw.rawHeaders;
+    for (let index = 0; index < raw.length; index += 2) {
+      const name = raw[index]!.toLowerCase();
+      if (HOP_BY_HOP.has(name) || isPrivate(name)) continue;
+      // A reusable answer is asked for whole: the front answers the condition itself.
+      if (key !== undefined && name === 'if-none-match') continue;
+      const value = raw[index + 1]!;
+      const before = headers[name];
+      headers[name] = before === undefined ? value : `${String(before)}, ${value}`;
+    }
+    headers[FRONT_CLIENT] = exchange.ip;
+    headers[FRONT_SERVED] = String(this.budgets.takeServed(exchange.ip));
+    return headers;
+  }
+
+  private forward(exchange: Exchange, respond: Respond, key: string | undefined): void {
+    const { raw, response, ip } = exchange;
+    const request = http.request({
+      socketPath: this.options.socketPath,
+      agent: this.agent,
+      method: exchange.method,
+      path: exchange.path + exchange.search,
+      headers: this.headersFor(exchange, key),
+    });
+    let continued = false;
+    let answered = false;
+    const unanswered = (error: Error) => {
+      // Once the bot answered, a failure to send it the rest of a body (it closed after a 413) is no news.
+      if (answered) return;
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      respond.fail(exchange, new ApiError(503, 'unavailable', `The bot did not answer: ${error.message}`));
+    };
+    request.on('error', unanswered);
+    // The client went away: so does the request to the bot.
+    response.on('close', () => {
+      if (!response.writableFinished) request.destroy();
+    });
+    request.on('response', (answer) => {
+      answered = true;
+      // The bot answered without asking for the body: the request to it can never be completed.
+      if (exchange.awaitingContinue && !continued) answer.once('end', () => request.destroy());
+      const reuseMs = Number(answer.headers[FRONT_REUSE_MS]);
+      const reusable = key !== undefined && exchange.method === 'GET' && answer.statusCode === 200 && reuseMs > 0;
+      if (!reusable) {
+        // The kept answer is no longer the bot's, unless this one was about the client alone.
+        if (key !== undefined && exchange.method === 'GET' && !CLIENT_STATUSES.has(answer.statusCode ?? 0)) {
+          this.cache.drop(key);
+        }
+        this.budgets.forget(ip);
+        this.pass(exchange, answer, continued);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('error', unanswered);
+      answer.on('end', () => {
+        const kept = stored(answer, Buffer.concat(chunks));
+        this.cache.put(key, kept, reuseMs, this.clock());
+        this.budgets.learn(ip, answer.headers, this.clock());
+        this.serve(exchange, respond, kept, rateHeaders(answer.headers));
+      });
+    });
+    if (exchange.awaitingContinue) {
+      // The bot asks for the body when it wants it; so does the front, of the client.
+      request.once('continue', () => {
+        continued = true;
+        response.writeContinue();
+        raw.pipe(request);
+      });
+      request.flushHeaders();
+    } else {
+      raw.pipe(request);
+    }
+  }
+
+  /** Pass an answer on as it comes. */
+  private pass(exchange: Exchange, answer: IncomingMessage, continued: boolean): void {
+    const { response } = exchange;
+    // Gone, or answered already (the front's own timeout answered a request whose body never came).
+    if (response.destroyed || response.headersSent) {
+      answer.resume();
+      return;
+    }
+    // The client waits for a 100 that never came: the body it holds will not be read. Or the bot closes
+    // after its answer (it could not read the request): so does the front, with the client.
+    if ((exchange.awaitingContinue && !continued) || answer.headers.connection === 'close') {
+      response.setHeader('Connection', 'close');
+    }
+    response.writeHead(answer.statusCode ?? 502, answerHeaders(answer));
+    answer.on('data', (chunk: Buffer) => (exchange.sentBytes += chunk.length));
+    answer.on('error', () => response.destroy());
+    answer.pipe(response);
+  }
+
+  /** Ask the bot for a new answer for `key` in the background. */
+  private renew(key: string): void {
+    const request = http.request({
+      socketPath: this.options.socketPath,
+      agent: this.agent,
+      method: 'GET',
+      path: key,
+      headers: { host: 'front', [FRONT_RENEW]: '1' },
+    });
+    request.on('error', () => this.cache.renewalFailed(key));
+    request.on('response', (answer) => {
+      const reuseMs = Number(answer.headers[FRONT_REUSE_MS]);
+      if (answer.statusCode !== 200 || !(reuseMs > 0)) {
+        answer.resume();
+        this.cache.drop(key);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+      answer.on('error', () => this.cache.renewalFailed(key));
+      answer.on('end', () => this.cache.put(key, stored(answer, Buffer.concat(chunks)), reuseMs, this.clock()));
+    });
+    request.end();
+  }
+}

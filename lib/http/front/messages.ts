@@ -1,0 +1,30 @@
+/** What the bot's thread and the front's thread say to each other. */
+import type { LogFields, LogLevel } from '../../logger.js';
+
+/** The private headers between the front and the bot; a client's own are dropped. */
+export const FRONT_CLIENT = 'x-front-client';
+export const FRONT_SERVED = 'x-front-served';
+export const FRONT_RENEW = 'x-front-renew';
+/** On an answer: the front may give it again for this many milliseconds. */
+export const FRONT_REUSE_MS = 'x-front-reuse-ms';
+
+/** The front's start, as its `workerData`. */
+export interface FrontStart {
+  host: string;
+  port: number;
+  /** The bot's private socket. */
+  socketPath: string;
+  bodyLimit: number;
+  headersTimeout: number;
+  requestTimeout: number;
+}
+
+/** From the front. */
+export type FrontMessage =
+  | { type: 'listening'; host: string; port: number; url: string }
+  | { type: 'failed'; message: string }
+  | { type: 'log'; level: LogLevel; source: string; message: string; fields: LogFields | undefined }
+  | { type: 'closed' };
+
+/** To the front. */
+export type FrontOrder = { type: 'close' };
