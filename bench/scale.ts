@@ -8,7 +8,7 @@
  * From the command line, one size, printing as it goes:
  *   node dist/bench/scale.js --users 50000 --channels 10000 --churn-seconds 60
  *     [--refresh-seconds N] [--check-seconds 30] [--sample 20] [--bot-sendq 8M] [--http-rate 200]
- *     [--churn-scale 1] [--no-restart] [--keep-run] [--bot-debug] [--no-front]
+ *     [--churn-scale 1] [--no-restart] [--keep-run] [--bot-debug] [--front]
  *   node dist/bench/scale.js --hold 60 --users 50000 --channels 10000 [--churn-seconds 600]
  *     keeps the network and the crowd up for 60 minutes (Ctrl-C ends it sooner), churning for the
  *     given seconds at the start, and prints how to point a bot started by hand at it.
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_CHURN, startScaleCrowd, type ChurnRates } from '../scripts/scale-crowd/crowd.js';
 import { freePorts } from '../test/support/testnet.js';
 import { formatCount, isSmoke, median, report, runBench, type BenchResult, type Figure } from './common.js';
-import { BOT_NODE_FLAGS } from '../lib/node-flags.js';
+import { BOT_NODE_ENV_WORDS, BOT_NODE_FLAGS } from '../lib/node-flags.js';
 import { writeBotConfig } from './scale/bot-process.js';
 import { networkNiceness } from './scale/proc.js';
 import { startScaleNetwork } from './scale/network.js';
@@ -250,7 +250,7 @@ function setupText(results: ScaleResult[], churnSeconds: number, rates: ChurnRat
     `${sizes.join(', then ')}, each on a fresh loopback network (InspIRCd hub + one leaf per 12,500 users, Atheme; ` +
     'docs/scaling-network.md), a crowd of raw connections in worker processes (channel sizes by a power law: ' +
     'the biggest 3,000 per 50,000 users, a tail of 1–3; 10 % +i, 5 % away), and the bot as its own process ' +
-    `(dist/app/main.js run with ${BOT_NODE_FLAGS.join(' ')}, as its bin and npm start run it; stats, api and ` +
+    `(dist/app/main.js run with ${BOT_NODE_ENV_WORDS.join(' ')} and ${BOT_NODE_FLAGS.join(' ')}, as its bin and npm start run it; stats, api and ` +
     'tokens with defaults, rate limits off; an oper of type DataBot on the hub) on a ' +
     `store holding 24 h of activity and 30 days of history. ${churnSeconds} s of churn: ${churn}; the chat goes to ` +
     "the 200 biggest channels (the bot's). Truth: an operator on the hub (LUSERS, NAMES, WHOIS, STATS L). " +
@@ -428,7 +428,7 @@ async function once(args: Arguments): Promise<void> {
     httpRate: numberOption(args, 'http-rate', 200),
     restart: !args.flags.has('no-restart'),
     botLogLevel: args.flags.has('bot-debug') ? 'debug' : undefined,
-    front: !args.flags.has('no-front'),
+    front: args.flags.has('front'),
     keepRun: args.flags.has('keep-run'),
     log: (line) => console.log(line),
   };

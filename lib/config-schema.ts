@@ -211,14 +211,16 @@ export const hostConfigSchema = {
           type: 'object',
           description:
             'The HTTP front: a thread of its own that owns the listening socket and answers public reads from ' +
-            "the answers the bot gave last, so that a request never waits for the bot's own work (docs/scaling.md).",
+            "the answers the bot gave last, so that a request never waits for the bot's own work.",
           default: {},
           additionalProperties: false,
           properties: {
             enabled: {
               type: 'boolean',
-              default: true,
-              description: "Serve HTTP through the front; off, the bot's own thread serves every request.",
+              default: false,
+              description:
+                "Serve HTTP through the front: public reads never wait for the bot's own work, for about 10 MB more " +
+                "memory. Off, the bot's own thread serves every request.",
             },
             reuse_ms: {
               type: 'integer',

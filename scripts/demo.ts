@@ -14,7 +14,7 @@ import {
   startTestNetwork,
   type TestNetwork,
 } from '../test/support/testnet.js';
-import { BOT_NODE_FLAGS } from '../lib/node-flags.js';
+import { BOT_NODE_ENV, BOT_NODE_ENV_WORDS, BOT_NODE_FLAGS } from '../lib/node-flags.js';
 import { startCrowd, type Crowd } from './crowd.js';
 
 const botAccountBase = 'DataBot';
@@ -164,8 +164,14 @@ async function main(): Promise<number> {
     fs.writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 
     // The bot's own settings come from the generated file only.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('IRC_DATA_')));
-    say(`starting the bot: node ${BOT_NODE_FLAGS.join(' ')} ${path.relative(root, botMain)} --config ${configPath}`);
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('IRC_DATA_'))),
+      ...BOT_NODE_ENV,
+    };
+    say(
+      `starting the bot: ${BOT_NODE_ENV_WORDS.join(' ')} node ${BOT_NODE_FLAGS.join(' ')} ` +
+        `${path.relative(root, botMain)} --config ${configPath}`,
+    );
     // Own process group: Ctrl-C reaches the demo only, which stops the bot with SIGTERM.
     const child = spawn(process.execPath, [...BOT_NODE_FLAGS, botMain, '--config', configPath], {
       stdio: 'inherit',

@@ -5,7 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { BOT_NODE_FLAGS } from '../../lib/node-flags.js';
+import { BOT_NODE_ENV, BOT_NODE_FLAGS } from '../../lib/node-flags.js';
 import type { ProbeAnswer, ProbeRequest } from './bot-probe.js';
 import type { ScaleNetwork } from './network.js';
 import { cpuSeconds, rssBytes } from './proc.js';
@@ -23,7 +23,7 @@ export interface BotConfigOptions {
   refreshSeconds?: number;
   /** log.level (default: the host's own, info). */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
-  /** http.front.enabled (default on). */
+  /** http.front.enabled (default off, as in the bot's own config). */
   front?: boolean;
 }
 
@@ -41,7 +41,7 @@ export function writeBotConfig(configPath: string, options: BotConfigOptions): v
       nick: options.nick,
       oper: { name: network.botOperName, password: network.botOperPass },
     },
-    http: { host: '127.0.0.1', port: options.httpPort, front: { enabled: options.front ?? true } },
+    http: { host: '127.0.0.1', port: options.httpPort, front: { enabled: options.front ?? false } },
     store: { path: options.storePath },
     ...(options.logLevel ? { log: { level: options.logLevel } } : {}),
     plugins: {
@@ -92,6 +92,7 @@ export function startBotProcess(configPath: string, logPath: string, httpPort: n
   const child: ChildProcess = fork(mainFile, ['--config', configPath], {
     execArgv: [...BOT_NODE_FLAGS, '--expose-gc', '--import', probeUrl],
     stdio: ['ignore', out, out, 'ipc'],
+    env: { ...process.env, ...BOT_NODE_ENV },
   });
   fs.closeSync(out);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -39,7 +39,7 @@ export interface ScaleOptions {
   refreshSeconds?: number;
   /** The bot's log level; undefined = its default (info). */
   botLogLevel?: 'debug' | 'info';
-  /** The bot's HTTP front (`http.front.enabled`); default on, as in its config's default. */
+  /** The bot's HTTP front (`http.front.enabled`); default off, as in its config's default. */
   front?: boolean;
   /** A comparison with the truth every this many seconds of churn. */
   checkSeconds: number;

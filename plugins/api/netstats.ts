@@ -472,7 +472,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
  * The index, read from the route table: every `network.<name>` and `netstats.<name>` route,
  * paired by name, in the order they were registered.
  */
-export function indexOf(routes: readonly { route: RouteDefinition }[]): FromJsonSchema<typeof indexSchema>['endpoints'] {
+export function indexOf(
+  routes: readonly { route: RouteDefinition }[],
+): FromJsonSchema<typeof indexSchema>['endpoints'] {
   const entries = new Map<
     string,
     { name: string; public_path: string | null; token_path: string | null; description: string }

@@ -48,7 +48,8 @@ t.test('start from a config file, stop on SIGTERM', async (t) => {
         oper: { name: network.operName },
         quit_message: 'Maintenance, back soon',
       },
-      http: { host: '127.0.0.1', port: httpPort },
+      // Through the front (off by default; the other integration tests run without it).
+      http: { host: '127.0.0.1', port: httpPort, front: { enabled: true } },
       store: { path: storePath },
       // Relative to the config file, as an operator writes it.
       plugin_modules: [path.relative(dir, example)],
@@ -91,6 +92,11 @@ t.test('start from a config file, stop on SIGTERM', async (t) => {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   t.match(talkers, { results: [{ nick: observer.nick, lines: 3 }] }, 'the outside plugin answers over HTTP');
+  // The front writes its access-log line once the answer is out, through the bot's logger.
+  const logged = /\[http\] GET \/network\/data\/top-talkers\/ status=200 .*ip=127\.0\.0\.1/;
+  const logDeadline = Date.now() + 5000;
+  while (!logged.test(output) && Date.now() < logDeadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  t.match(output, logged, "the front's access log, through the bot's logger");
   const reply = observer.waitFor((m) => m.command === 'NOTICE' && m.nick === nick, { timeout: 10000 });
   observer.send(`PRIVMSG ${nick} :TOPTALKERS`);
   t.match((await reply).params[1], new RegExp(`^Top talkers on \\d{4}-\\d\\d-\\d\\d: 1\\. ${observer.nick} \\(3\\)`));

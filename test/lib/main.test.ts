@@ -62,15 +62,15 @@ t.test('IRC_DATA_CONFIG names the file too', async (t) => {
   t.match(result.stderr, /missing\.json/);
 });
 
-t.test('the bin and npm start run node with the bot’s V8 flags', async (t) => {
-  const { BOT_NODE_FLAGS } = await import('../../lib/node-flags.js');
+t.test('the bin and npm start run node with the bot’s V8 flags and environment', async (t) => {
+  const { BOT_NODE_ENV_WORDS, BOT_NODE_FLAGS } = await import('../../lib/node-flags.js');
   const firstLine = readFileSync(main, 'utf8').split('\n')[0];
-  t.equal(firstLine, `#!/usr/bin/env -S node ${BOT_NODE_FLAGS.join(' ')}`);
+  t.equal(firstLine, `#!/usr/bin/env -S ${BOT_NODE_ENV_WORDS.join(' ')} node ${BOT_NODE_FLAGS.join(' ')}`);
   const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../..');
   const scripts = (
     JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
   ).scripts;
-  t.equal(scripts.start, `node ${BOT_NODE_FLAGS.join(' ')} dist/app/main.js`);
+  t.equal(scripts.start, `${BOT_NODE_ENV_WORDS.join(' ')} node ${BOT_NODE_FLAGS.join(' ')} dist/app/main.js`);
   // Run through the shebang itself: `env -S` hands the flags to node, which accepts them.
   chmodSync(main, 0o755);
   const probe = spawnSync(main, [], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' }, timeout: 20000 });
