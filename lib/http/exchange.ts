@@ -77,6 +77,8 @@ export class Exchange {
   awaitingContinue = false;
   /** Set when the request came through the front: what it says of it. */
   front: FrontFacts | undefined = undefined;
+  /** The request reached the hooks: the front's `served` count was there to be counted. */
+  hooksSeen = false;
 
   constructor(
     readonly raw: IncomingMessage,

@@ -14,7 +14,7 @@ import { ClientGoneError } from './body.js';
 import { ApiError, notFound } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
 import type { Exchange } from './exchange.js';
-import { FRONT_REUSE_MS } from './front/messages.js';
+import { FRONT_COUNTED, FRONT_REUSE_MS } from './front/messages.js';
 import { SerializedJson } from './serialized-json.js';
 import type { Responder } from './stages.js';
 
@@ -133,8 +133,15 @@ export class Respond implements Responder {
       etag = undefined;
     }
     const head = this.contractHead(answerStatus, bytes, entry.cacheControl, etag);
-    // A public read the front may answer again, for up to its max-age (never an answer a handler added headers to).
-    if (exchange.front && answerStatus === 200 && entry.publicMaxAgeMs > 0 && !answer.headers) {
+    // A public read the front may answer again, for up to its max-age: never an answer a handler or a hook
+    // added a header to, other than the rate limit's (which the front writes per client).
+    if (
+      exchange.front &&
+      answerStatus === 200 &&
+      entry.publicMaxAgeMs > 0 &&
+      !answer.headers &&
+      onlyRateLimitHeaders(exchange.hookHeaders)
+    ) {
       head.set(FRONT_REUSE_MS, String(Math.min(entry.publicMaxAgeMs, this.frontReuseMs)));
     }
     head.add(exchange.hookHeaders).add(answer.headers);
@@ -213,6 +220,7 @@ export class Respond implements Responder {
 
   /** Write an answer whose headers may be refused: one Node would refuse (a bug) turns it into a plain 500. */
   private send(exchange: Exchange, head: Head, bytes: Buffer | undefined): void {
+    if (exchange.front && exchange.hooksSeen) head.set(FRONT_COUNTED, '1');
     let headers: readonly string[];
     try {
       headers = head.list();
@@ -246,6 +254,13 @@ export class Respond implements Responder {
     exchange.sentBytes = sent?.length ?? 0;
     response.end(sent);
   }
+}
+
+/** Whether `headers` holds nothing but `RateLimit-*` headers. */
+function onlyRateLimitHeaders(headers: Record<string, string> | undefined): boolean {
+  if (!headers) return true;
+  for (const name of Object.keys(headers)) if (!name.toLowerCase().startsWith('ratelimit-')) return false;
+  return true;
 }
 
 /** The part of the server a request failed in, for the log. */

@@ -238,19 +238,23 @@ export class HttpServer {
   async close(): Promise<void> {
     const server = this.server;
     if (!server) return;
-    this.closing = true;
-    // The front first: it stops taking requests, and answers (through this server) those it has.
+    // The front first: it stops taking requests and answers (through this server, still open) those it has.
     const front = this.front;
     this.front = undefined;
-    const frontClosed = front?.close();
-    const closed = new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    for (const [socket, { pending }] of this.connections) {
-      if (pending === 0) socket.destroy();
+    try {
+      await front?.close();
+      this.closing = true;
+      const closed = new Promise<void>((resolve, reject) =>
+        server.close((error) => (error ? reject(error) : resolve())),
+      );
+      for (const [socket, { pending }] of this.connections) {
+        if (pending === 0) socket.destroy();
+      }
+      await closed;
+    } finally {
+      await front?.removeSocket();
+      this.server = undefined;
     }
-    await frontClosed;
-    await closed;
-    await front?.removeSocket();
-    this.server = undefined;
   }
 
   /**

@@ -58,7 +58,11 @@ function guardStage(guards: ReadonlyMap<Tier, TierGuard>): Stage {
 function hookStage(hook: RequestHook): Stage {
   return {
     name: 'hook',
-    begin: (exchange) => hook(exchange.request!, exchange.entry!.route),
+    begin: (exchange) => {
+      // From here on, a hook has seen the request (and a rate limit counted what the front served).
+      exchange.hooksSeen = true;
+      return hook(exchange.request!, exchange.entry!.route);
+    },
     take(exchange, outcome) {
       if (outcome === undefined || outcome === null) return;
       exchange.hookHeaders = Object.assign(exchange.hookHeaders ?? {}, outcome as Record<string, string>);

@@ -17,6 +17,8 @@ export interface StoredAnswer {
 interface Entry {
   answer: StoredAnswer;
   freshUntil: number;
+  /** Past this it is not served at all: its max-age from when the bot gave it, or `maxStaleMs` past fresh. */
+  servableUntil: number;
   /** A renewal was asked for and has not come back. */
   renewing: boolean;
   /** When the entry was last used: an entry nobody asked for in a while goes. */
@@ -59,7 +61,7 @@ export class AnswerCache {
   get(key: string, now: number): Lookup {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
-    if (now - entry.freshUntil > this.maxStaleMs) return undefined;
+    if (now >= entry.servableUntil) return undefined;
     // Kept in use order: the first entry is the least recently used.
     this.entries.delete(key);
     this.entries.set(key, entry);
@@ -69,11 +71,16 @@ export class AnswerCache {
     return { answer: entry.answer, renew: true };
   }
 
-  /** Keep `answer` for `key`, fresh for `reuseMs`. */
-  put(key: string, answer: StoredAnswer, reuseMs: number, now: number): void {
+  /**
+   * Keep `answer` for `key`, fresh for `reuseMs`; `maxAgeMs`, the answer's own max-age, bounds how long it
+   * is served at all (a client keeps what it gets for its max-age again).
+   */
+  put(key: string, answer: StoredAnswer, reuseMs: number, now: number, maxAgeMs = Infinity): void {
     this.drop(key);
     if (answer.body.length > this.maxBytes / 4) return;
-    this.entries.set(key, { answer, freshUntil: now + reuseMs, renewing: false, usedAt: now });
+    const freshUntil = now + reuseMs;
+    const servableUntil = Math.min(freshUntil + this.maxStaleMs, now + Math.max(reuseMs, maxAgeMs));
+    this.entries.set(key, { answer, freshUntil, servableUntil, renewing: false, usedAt: now });
     this.bytes += answer.body.length;
     for (const [oldest, entry] of this.entries) {
       if (this.entries.size <= this.maxEntries && this.bytes <= this.maxBytes) break;

@@ -3,7 +3,8 @@
  * the client's requests again: read off the `RateLimit-*` headers of the last reusable answer the bot
  * gave that client. The bot's rate limit stays the one truth: the front only spends what the bot said
  * is left, and the next request that reaches the bot carries the count of what was spent
- * (`X-Front-Served`), which the bot charges first.
+ * (`X-Front-Served`), which the bot charges first; until the bot's answer says it was counted
+ * (`X-Front-Counted`), the count is reported again.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -55,13 +56,22 @@ export class ClientBudgets {
     ];
   }
 
-  /** The answers `ip` was given from the store since its last request to the bot; the count starts again. */
+  /**
+   * The answers `ip` was given from the store and not yet reported, to report with a request to the bot;
+   * the count starts again. If the bot's answer says no rate limit counted them, {@link putBack} them.
+   */
   takeServed(ip: string): number {
     const budget = this.budgets.get(ip);
     if (!budget) return 0;
     const { served } = budget;
     budget.served = 0;
     return served;
+  }
+
+  /** Answers reported to the bot that nothing counted (the request did not reach its rate limit): report them again. */
+  putBack(ip: string, served: number): void {
+    const budget = this.budgets.get(ip);
+    if (budget && served > 0) budget.served += served;
   }
 
   /** A reusable answer the bot gave `ip`: its rate limit headers say what is left to spend. */

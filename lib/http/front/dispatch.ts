@@ -17,10 +17,12 @@ import type { Exchange } from '../exchange.js';
 import type { Respond } from '../respond.js';
 import { AnswerCache, type StoredAnswer } from './answer-cache.js';
 import { ClientBudgets } from './client-budgets.js';
-import { FRONT_CLIENT, FRONT_RENEW, FRONT_REUSE_MS, FRONT_SERVED } from './messages.js';
+import { FRONT_CLIENT, FRONT_COUNTED, FRONT_RENEW, FRONT_REUSE_MS, FRONT_SERVED } from './messages.js';
 
 /** Headers that belong to one connection (RFC 9110 §7.6.1), not to the request or answer passed on. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade']);
+/** Headers that describe a body, which a 304 does not carry. */
+const ENTITY_HEADERS = new Set(['content-type', 'content-length']);
 /** Headers the front writes for each answer it gives from its store. */
 const PER_ANSWER = new Set(['date', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']);
 const SWEEP_MS = 60_000;
@@ -56,6 +58,12 @@ function rateHeaders(headers: IncomingHttpHeaders): string[] {
   return flat;
 }
 
+/** The answer's `max-age` in milliseconds, when it has one. */
+function maxAgeOf(answer: IncomingMessage): number | undefined {
+  const match = /max-age=(\d+)/.exec(answer.headers['cache-control'] ?? '');
+  return match ? Number(match[1]) * 1000 : undefined;
+}
+
 function stored(answer: IncomingMessage, body: Buffer): StoredAnswer {
   const headers = answerHeaders(answer, PER_ANSWER);
   const notModifiedHeaders: string[] = [];
@@ -78,7 +86,8 @@ export interface FrontDispatchOptions {
 export class FrontDispatch {
   readonly cache: AnswerCache;
   readonly budgets = new ClientBudgets();
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  // No cap on connections to the bot: a cap would let a few slow clients hold up every other request.
+  private readonly agent = new http.Agent({ keepAlive: true });
   private readonly clock: () => number;
   private sweptAt = 0;
 
@@ -145,37 +154,43 @@ export class FrontDispatch {
       headers[name] = before === undefined ? value : `${String(before)}, ${value}`;
     }
     headers[FRONT_CLIENT] = exchange.ip;
-    headers[FRONT_SERVED] = String(this.budgets.takeServed(exchange.ip));
     return headers;
   }
 
   private forward(exchange: Exchange, respond: Respond, key: string | undefined): void {
     const { raw, response, ip } = exchange;
+    const headers = this.headersFor(exchange, key);
+    const served = this.budgets.takeServed(ip);
+    headers[FRONT_SERVED] = String(served);
     const request = http.request({
       socketPath: this.options.socketPath,
       agent: this.agent,
       method: exchange.method,
       path: exchange.path + exchange.search,
-      headers: this.headersFor(exchange, key),
+      headers,
     });
     let continued = false;
     let answered = false;
-    const unanswered = (error: Error) => {
-      // Once the bot answered, a failure to send it the rest of a body (it closed after a 413) is no news.
-      if (answered) return;
+    const failed = (error: Error) => {
       if (response.headersSent) {
         response.destroy();
         return;
       }
       respond.fail(exchange, new ApiError(503, 'unavailable', `The bot did not answer: ${error.message}`));
     };
-    request.on('error', unanswered);
-    // The client went away: so does the request to the bot.
+    request.on('error', (error) => {
+      // Once the bot answered, a failure to send it the rest of a body (it closed after a 413) is no news.
+      if (answered) return;
+      this.budgets.putBack(ip, served);
+      failed(error);
+    });
+    // The client went away, or the front answered it itself (its own 408): the request to the bot goes too.
     response.on('close', () => {
-      if (!response.writableFinished) request.destroy();
+      if (!answered || !raw.complete || !response.writableFinished) request.destroy();
     });
     request.on('response', (answer) => {
       answered = true;
+      if (answer.headers[FRONT_COUNTED] !== '1') this.budgets.putBack(ip, served);
       // The bot answered without asking for the body: the request to it can never be completed.
       if (exchange.awaitingContinue && !continued) answer.once('end', () => request.destroy());
       const reuseMs = Number(answer.headers[FRONT_REUSE_MS]);
@@ -186,15 +201,15 @@ export class FrontDispatch {
           this.cache.drop(key);
         }
         this.budgets.forget(ip);
-        this.pass(exchange, answer, continued);
+        this.pass(exchange, answer, continued, key !== undefined);
         return;
       }
       const chunks: Buffer[] = [];
       answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('error', unanswered);
+      answer.on('error', failed);
       answer.on('end', () => {
         const kept = stored(answer, Buffer.concat(chunks));
-        this.cache.put(key, kept, reuseMs, this.clock());
+        this.cache.put(key, kept, reuseMs, this.clock(), maxAgeOf(answer));
         this.budgets.learn(ip, answer.headers, this.clock());
         this.serve(exchange, respond, kept, rateHeaders(answer.headers));
       });
@@ -212,12 +227,24 @@ export class FrontDispatch {
     }
   }
 
-  /** Pass an answer on as it comes. */
-  private pass(exchange: Exchange, answer: IncomingMessage, continued: boolean): void {
+  /** Pass an answer on as it comes; `conditional`: the client's `If-None-Match` was kept from the bot. */
+  private pass(exchange: Exchange, answer: IncomingMessage, continued: boolean, conditional: boolean): void {
     const { response } = exchange;
     // Gone, or answered already (the front's own timeout answered a request whose body never came).
     if (response.destroyed || response.headersSent) {
       answer.resume();
+      return;
+    }
+    if (
+      conditional &&
+      answer.statusCode === 200 &&
+      typeof answer.headers.etag === 'string' &&
+      ifNoneMatchMatches(exchange.raw.headers['if-none-match'], answer.headers.etag)
+    ) {
+      // The front asked for the whole answer, which it did not keep: the client still gets its 304.
+      answer.resume();
+      response.writeHead(304, answerHeaders(answer, ENTITY_HEADERS));
+      response.end();
       return;
     }
     // The client waits for a 100 that never came: the body it holds will not be read. Or the bot closes
@@ -251,7 +278,9 @@ export class FrontDispatch {
       const chunks: Buffer[] = [];
       answer.on('data', (chunk: Buffer) => chunks.push(chunk));
       answer.on('error', () => this.cache.renewalFailed(key));
-      answer.on('end', () => this.cache.put(key, stored(answer, Buffer.concat(chunks)), reuseMs, this.clock()));
+      answer.on('end', () =>
+        this.cache.put(key, stored(answer, Buffer.concat(chunks)), reuseMs, this.clock(), maxAgeOf(answer)),
+      );
     });
     request.end();
   }

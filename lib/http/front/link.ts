@@ -52,6 +52,8 @@ const RESTART_MS = 1000;
 
 export class FrontLink {
   private worker: Worker | undefined;
+  /** The thread is gone (and a new one not started yet). */
+  private exited = false;
   private closing = false;
 
   private constructor(
@@ -121,11 +123,13 @@ export class FrontLink {
 
   private attach(worker: Worker): void {
     this.worker = worker;
+    this.exited = false;
     worker.on('message', (message: FrontMessage) => {
       if (message.type === 'log') this.logger.child(message.source)[message.level](message.message, message.fields);
     });
     worker.on('error', (error) => this.logger.error('the HTTP front failed', { error: error.message }));
     worker.once('exit', (code) => {
+      this.exited = true;
       if (this.closing) return;
       this.logger.error('the HTTP front stopped; starting it again', { code });
       setTimeout(() => void this.restart(), RESTART_MS).unref();
@@ -154,7 +158,7 @@ export class FrontLink {
   async close(): Promise<void> {
     this.closing = true;
     const worker = this.worker;
-    if (!worker) return;
+    if (!worker || this.exited) return;
     const closed = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, CLOSE_WAIT_MS);
       worker.on('message', (message: FrontMessage) => {

@@ -7,6 +7,8 @@ export const FRONT_SERVED = 'x-front-served';
 export const FRONT_RENEW = 'x-front-renew';
 /** On an answer: the front may give it again for this many milliseconds. */
 export const FRONT_REUSE_MS = 'x-front-reuse-ms';
+/** On an answer: the request's hooks ran, so a rate limit counted its `X-Front-Served`. */
+export const FRONT_COUNTED = 'x-front-counted';
 
 /** The front's start, as its `workerData`. */
 export interface FrontStart {

@@ -24,6 +24,10 @@ t.test('the answer store: fresh, then stale with one renewal, then gone', async 
   t.equal(cache.get('/a/', 170)?.renew, true, 'a failed renewal is tried again by the next request');
   t.equal(cache.get('/a/', 1101), undefined, 'stale for longer than maxStaleMs it is not served: the bot is asked');
   t.equal(cache.get('/b/', 0), undefined);
+
+  cache.put('/c/', answer('three'), 100, 0, 300);
+  t.equal(cache.get('/c/', 250)?.answer.body.toString(), 'three', 'stale within its max-age');
+  t.equal(cache.get('/c/', 300), undefined, 'never served past its max-age from when the bot gave it');
 });
 
 t.test('the answer store keeps the most recently used within its limits', async (t) => {
@@ -218,6 +222,36 @@ t.test("the client's rate limit counts the answers the front gave", async (t) =>
   t.same(statuses, [200, 200, 200, 429], 'the fourth request is refused, though the front held an answer');
   t.same(remaining, ['2', '1', '0', '0']);
   t.equal(seen.length, 1, 'the bot built one answer');
+});
+
+t.test('answers the front gave are counted even when the next request to the bot misses its rate limit', async (t) => {
+  const limiter = new RateLimiter({ capacity: 3, refill_per_second: 0 });
+  const { url } = await startFront(t, { frontReuseMs: 60_000 }, (server) =>
+    server.addHook((request) => {
+      limiter.charge(`ip:${request.ip}`, request.front?.served ?? 0);
+      const decision = limiter.take(`ip:${request.ip}`);
+      if (!decision.allowed) throw new ApiError(429, 'rate_limited', 'Too many requests');
+      return { 'RateLimit-Limit': String(decision.limit), 'RateLimit-Remaining': String(decision.remaining) };
+    }),
+  );
+  const statuses: number[] = [];
+  for (const path of ['/api/count/', '/api/count/', '/api/count/', '/api/nothing/', '/api/count/']) {
+    statuses.push((await fetch(`${url}${path}`)).status);
+  }
+  // The 404 reached no rate limit: the two answers from the store are reported again with the next request.
+  t.same(statuses, [200, 200, 200, 404, 429]);
+});
+
+t.test('a conditional read of an answer the front does not keep still gets its 304', async (t) => {
+  const { url } = await startFront(t, { frontReuseMs: 0 }, (server) =>
+    server.route('test', route({ path: '/api/fixed/', handler: () => ({ body: { same: true } }) })),
+  );
+  const first = await fetch(`${url}/api/fixed/`);
+  const etag = first.headers.get('etag')!;
+  const again = await fetch(`${url}/api/fixed/`, { headers: { 'If-None-Match': etag } });
+  t.equal(again.status, 304);
+  t.equal(again.headers.get('etag'), etag);
+  t.equal(again.headers.get('content-type'), null, 'a 304 describes no body');
 });
 
 t.test('everything else goes through to the bot: bodies, errors, other methods', async (t) => {
