@@ -43,7 +43,7 @@ t.test('scale: network, crowd, churn, bot, truth and HTTP load run end to end', 
   for (const path of ['/api/irc/channels/?limit=100', '/network/data/status/']) {
     t.match(
       figure(`HTTP p99 ${path} at 200 req/s during churn`),
-      /^\d+ ms \(p50 \d+ ms, max \d+ ms, [1-9][\d,]* requests\)$/,
+      /^\d+(\.\d)? ms \(p50 \d+(\.\d)? ms, max \d+(\.\d)? ms, [1-9][\d,]* requests\)$/,
     );
   }
   t.match(figure('restart: history kept'), /^(yes|no): [\d,]+ points before, [\d,]+ after$/);
