@@ -157,6 +157,11 @@ export class HttpServer {
     this.pipeline.addHook(hook);
   }
 
+  /** The private socket the front passes requests on through, while the front runs (for diagnostics). */
+  get frontSocketPath(): string | undefined {
+    return this.front?.socketPath;
+  }
+
   /** Every registered route with its owner, in registration order (for the OpenAPI document). */
   routes(): readonly RegisteredRoute[] {
     return this.table.list();

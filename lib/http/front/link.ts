@@ -177,6 +177,11 @@ export class FrontLink {
     await worker.terminate();
   }
 
+  /** The private socket the bot listens on for the front. */
+  get socketPath(): string {
+    return this.start.socketPath;
+  }
+
   /** Remove the private socket's directory. */
   async removeSocket(): Promise<void> {
     await rm(path.dirname(this.start.socketPath), { recursive: true, force: true });
