@@ -14,6 +14,15 @@ const sdkOnly = {
   message: 'A plugin imports the core only from lib/sdk.js, its one entry for plugin authors.',
 };
 
+/** A dynamic `import()` would pass the rules above unseen: plugins and outside plugins import statically. */
+const staticImportsOnly = [
+  'error',
+  {
+    selector: 'ImportExpression',
+    message: 'A plugin imports statically (no import()), so that the import rules can check what it imports.',
+  },
+];
+
 /** Plugin `name` may not import another plugin's files: plugins meet through declared services. */
 function ownFolderOnly(name) {
   const others = plugins.filter((other) => other !== name);
@@ -29,9 +38,14 @@ function ownFolderOnly(name) {
               group: ['**/plugins/**', ...others.map((other) => `**/${other}/**`)],
               message: `The plugin "${name}" may not import another plugin's files; use a service it provides (PluginDefinition.uses).`,
             },
+            {
+              group: ['**/app/**'],
+              message: 'A plugin does not import the program (app/): the program imports the plugins.',
+            },
           ],
         },
       ],
+      'no-restricted-syntax': staticImportsOnly,
     },
   };
 }
@@ -64,6 +78,7 @@ export default tseslint.config(
           ],
         },
       ],
+      'no-restricted-syntax': staticImportsOnly,
     },
   },
   {

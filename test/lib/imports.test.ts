@@ -118,5 +118,12 @@ t.test('the lint rule refuses a plugin that imports another lib/ file or another
   t.match(sibling, /^no-restricted-imports: .*may not import another plugin's files/);
   const [outside] = await lint('examples/top-talkers/example.ts', "export { Host } from '../../lib/host.js';\n");
   t.match(outside, /^no-restricted-imports: /);
+  const [dynamic] = await lint('plugins/api/example.ts', "export const host = await import('../../lib/host.js');\n");
+  t.match(dynamic, /^no-restricted-syntax: .*imports statically/, 'a dynamic import() is refused too');
+  const [program] = await lint(
+    'plugins/api/example.ts',
+    "export { builtinPlugins } from '../../app/builtin-plugins.js';\n",
+  );
+  t.match(program, /^no-restricted-imports: .*does not import the program/);
   t.same(await lint('plugins/api/example.ts', "export { errorMessage } from '../../lib/sdk.js';\n"), []);
 });
