@@ -6,8 +6,8 @@ import { AnswerCache, type StoredAnswer } from '../../../lib/http/front/answer-c
 import { ClientBudgets } from '../../../lib/http/front/client-budgets.js';
 import { ApiError } from '../../../lib/http/errors.js';
 import { HttpServer, type HttpServerOptions } from '../../../lib/http/server.js';
-import type { ApiRequest, RouteDefinition } from '../../../lib/http/types.js';
-import { createLogger } from '../../../lib/logger.js';
+import type { ApiRequest } from '../../../lib/http/types.js';
+import { captureLog, route } from '../../support/http.js';
 import { RateLimiter } from '../../../lib/rate-limiter.js';
 
 function answer(text: string): StoredAnswer {
@@ -67,33 +67,6 @@ t.test('a client budget spends what the bot said is left, and counts it', async 
   budgets.sweep(60 * 60 * 1000);
   t.equal(budgets.size, 0, 'quiet clients are forgotten');
 });
-
-/** A logger whose lines can be awaited. */
-function captureLog() {
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    sink: (line) => {
-      lines.push(line);
-      for (const waiter of [...waiters]) {
-        if (waiter.pattern.test(line)) {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          waiter.resolve(line);
-        }
-      }
-    },
-  });
-  const waitForLine = (pattern: RegExp): Promise<string> => {
-    const found = lines.find((line) => pattern.test(line));
-    return found !== undefined ? Promise.resolve(found) : new Promise((resolve) => waiters.push({ pattern, resolve }));
-  };
-  return { logger, lines, waitForLine };
-}
-
-function route(definition: Partial<RouteDefinition> & Pick<RouteDefinition, 'path' | 'handler'>): RouteDefinition {
-  return { method: 'GET', name: 'test.route', summary: 'A test route', tier: 'public', ...definition };
-}
 
 /** A server behind its front, with a public route whose answers count the times the bot built one. */
 async function startFront(t: Test, options: Partial<HttpServerOptions> = {}, setup?: (server: HttpServer) => void) {
