@@ -7,7 +7,7 @@ import type { Logger } from './logger.js';
 import { errorMessage } from './logger.js';
 import { ClientThrottle } from './rate-limiter.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
-import { splitText } from './irc/text.js';
+import { splitText, stripFormatting } from './irc/text.js';
 
 export interface CommandSender {
   nick: string;
@@ -102,14 +102,6 @@ export interface CommandRate {
 /** `Usage: NAME usage`, as HELP and usage errors show it. */
 export function usageLine(definition: Pick<CommandDefinition, 'name' | 'usage'>): string {
   return `Usage: ${definition.name}${definition.usage ? ` ${definition.usage}` : ''}`;
-}
-
-/** Text without IRC formatting: bold, colours (`\x0304,01`), italics, underline, reverse, reset. */
-export function stripFormatting(text: string): string {
-  return text.replace(
-    /\x03(?:\d{1,2}(?:,\d{1,2})?)?|\x04(?:[\da-f]{6}(?:,[\da-f]{6})?)?|[\x02\x0f\x11\x16\x1d\x1e\x1f]/gi,
-    '',
-  );
 }
 
 export class CommandRegistry {

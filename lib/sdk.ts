@@ -68,6 +68,8 @@ export type {
   Unsubscribe,
 } from './irc/port.js';
 export { casefold, searchFold, searchFoldOf, type Casemapping } from './irc/casemapping.js';
+export { stripFormatting } from './irc/text.js';
+export { isOnline, onlineNicks } from './irc/presence.js';
 
 // The network model every plugin shares.
 export { NetworkModel, type NetworkStats } from './model/network.js';
@@ -104,7 +106,6 @@ export type {
 export {
   CommandRegistry,
   usageLine,
-  stripFormatting,
   REPLY_DEADLINE_MS,
   type AdminCheck,
   type CommandRate,

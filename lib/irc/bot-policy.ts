@@ -1,12 +1,14 @@
 /**
  * How the bot behaves as a client on the network, beyond what plugins do: it answers CTCP PING and
- * VERSION as IRC clients do, and when SASL could not log it in (services away, e.g. after a netsplit) it
- * IDENTIFYs to NickServ once NickServ is back. The host installs this on its transport; the transport
+ * VERSION as IRC clients do, and when SASL could not log it in (services away, e.g. after a netsplit, or
+ * a server without SASL) it IDENTIFYs to NickServ once NickServ is there, until a WHOIS shows it logged in. The host installs this on its transport; the transport
  * itself only keeps the session, the requests and the connection.
  */
 import type { Logger } from '../logger.js';
 import { ClientThrottle, RateLimiter, type BucketConfig } from '../rate-limiter.js';
 import type { IrcMessage, IrcTransport, Unsubscribe } from './port.js';
+import { isOnline } from './presence.js';
+import { stripFormatting } from './text.js';
 
 /**
  * CTCP requests (PING, VERSION) one client (ident@host) gets answered: 3 at once, then one every 5 s.
@@ -22,8 +24,16 @@ export const CTCP_ANSWERS_IN_ALL: BucketConfig = { capacity: 10, refill_per_seco
 export const CTCP_DEADLINE_MS = 10_000;
 /** The urgent lane CTCP answers share in the send queue (no folded nick can hold \x01). */
 const CTCP_LANE = '\x01ctcp';
-/** How long after an IDENTIFY the bot waits for services to log it in before it asks again. */
-const IDENTIFY_WAIT_MS = 5000;
+/** How long the bot waits for NickServ's answer to IDENTIFY, and then before it tries again (doubling). */
+export interface IdentifyTiming {
+  answerMs: number;
+  retryMs: number;
+  maxRetryMs: number;
+}
+
+const IDENTIFY_TIMING: IdentifyTiming = { answerMs: 5000, retryMs: 30_000, maxRetryMs: 600_000 };
+/** After NickServ's first notice, the rest of its answer comes within this. */
+const NICKSERV_PAUSE_MS = 300;
 
 export interface BotPolicyOptions {
   /** The answer to CTCP VERSION. */
@@ -32,6 +42,8 @@ export interface BotPolicyOptions {
   sasl?: { account: string; password: string } | undefined;
   /** Whether the connection belongs to another bot that the host was attached to: its CTCP is that bot's business. */
   attached?: () => boolean;
+  /** Waits around IDENTIFY; tests shorten them. */
+  identifyTiming?: IdentifyTiming;
 }
 
 /** Install the bot's behaviour on `irc`; returns the function that removes it. */
@@ -46,7 +58,8 @@ export function installBotPolicy(irc: IrcTransport, options: BotPolicyOptions, l
     irc.on('ready', () => {
       connection++;
       if (options.sasl && irc.state.account === null) {
-        void identifyWhenServicesReturn(irc, options.sasl, logger, () => connection);
+        const timing = options.identifyTiming ?? IDENTIFY_TIMING;
+        void identifyUntilLoggedIn(irc, options.sasl, timing, logger, () => connection);
       }
     }),
     irc.on('disconnected', () => void connection++),
@@ -124,12 +137,16 @@ class CtcpAnswers {
 }
 
 /**
- * SASL was configured but did not log the bot in: IDENTIFY to NickServ as soon as it is online, until
- * logged in or this connection (`connection()` changes) is over.
+ * SASL was configured but did not log the bot in (services were away, or the server has no SASL, as
+ * ircd-hybrid and ngircd have not): IDENTIFY to NickServ once WHOIS finds it on the network, then confirm
+ * with a WHOIS of itself (330, which the session reads), since a server without SASL never sends 900.
+ * Confirmed, it stops; refused or unconfirmed, it says what NickServ answered and tries again later, each
+ * time later. It gives up when this connection (`connection()` changes) is over.
  */
-async function identifyWhenServicesReturn(
+async function identifyUntilLoggedIn(
   irc: IrcTransport,
   sasl: { account: string; password: string },
+  timing: IdentifyTiming,
   logger: Logger,
   connection: () => number,
 ): Promise<void> {
@@ -137,22 +154,58 @@ async function identifyWhenServicesReturn(
     account: sasl.account,
   });
   const startedFor = connection();
-  for (let attempt = 0; irc.state.connected && irc.state.account === null && connection() === startedFor; attempt++) {
-    try {
-      const reply = await irc.request({
-        send: ['ISON', 'NickServ'],
-        reply: () => false,
-        end: (message) => message.command === '303',
-        timeoutMs: 10000,
-      });
-      if (/\bNickServ\b/i.test(reply.at(-1)?.params.at(-1) ?? '')) {
-        irc.send('PRIVMSG', 'NickServ', `IDENTIFY ${sasl.account} ${sasl.password}`);
-        await new Promise((resolve) => setTimeout(resolve, IDENTIFY_WAIT_MS));
-        continue;
-      }
-    } catch {
-      // disconnected or no answer: the loop condition decides
+  const wanted = (): boolean => irc.state.connected && irc.state.account === null && connection() === startedFor;
+  let away = 0;
+  let refused = 0;
+  while (wanted()) {
+    if (!(await isOnline(irc, 'NickServ'))) {
+      await sleep(Math.min(1000 * 2 ** away++, 30_000));
+      continue;
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** attempt, 30000)));
+    away = 0;
+    if (!wanted()) return;
+    const answer = await identify(irc, sasl, timing.answerMs);
+    if (irc.state.account === null && irc.state.connected) await isOnline(irc, irc.state.nick);
+    if (irc.state.account !== null || !wanted()) return;
+    const retryMs = Math.min(timing.retryMs * 2 ** refused++, timing.maxRetryMs);
+    logger.error('IDENTIFY did not log the bot in: WHOIS shows no account; will try again', {
+      account: sasl.account,
+      nickserv: answer.join(' / ') || 'no answer',
+      retry_seconds: Math.round(retryMs / 1000),
+    });
+    await sleep(retryMs);
   }
+}
+
+/**
+ * Send IDENTIFY and collect what NickServ answers the bot: until a 900 or a short pause after its first
+ * notice, at most `answerMs`.
+ */
+function identify(irc: IrcTransport, sasl: { account: string; password: string }, answerMs: number): Promise<string[]> {
+  return new Promise((resolve) => {
+    const said: string[] = [];
+    let pause: NodeJS.Timeout | undefined;
+    const finish = (): void => {
+      clearTimeout(pause);
+      clearTimeout(limit);
+      off();
+      offGone();
+      resolve(said);
+    };
+    const off = irc.on('message', (message) => {
+      if (message.command === '900') return finish();
+      if (message.command !== 'NOTICE' || !irc.state.isSelf(message.params[0])) return;
+      if (irc.casefold(message.source?.nick ?? '') !== irc.casefold('NickServ')) return;
+      said.push(stripFormatting(message.params.at(-1) ?? ''));
+      clearTimeout(pause);
+      pause = setTimeout(finish, NICKSERV_PAUSE_MS);
+    });
+    const offGone = irc.on('disconnected', finish);
+    const limit = setTimeout(finish, answerMs);
+    irc.send('PRIVMSG', 'NickServ', `IDENTIFY ${sasl.account} ${sasl.password}`);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

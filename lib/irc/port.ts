@@ -35,7 +35,10 @@ export interface IrcSessionState {
   readonly nickKey: string;
   /** Whether `nick` is the bot's own, folded with the network's casemapping. */
   isSelf(nick: string | undefined): boolean;
-  /** The account the bot is logged in to (RPL_LOGGEDIN 900), null if none. */
+  /**
+   * The account the bot is logged in to (RPL_LOGGEDIN 900, or RPL_WHOISACCOUNT 330 in a WHOIS of itself on a
+   * server without SASL), null if none.
+   */
   readonly account: string | null;
   readonly isOperator: boolean;
   /** The server the bot is connected to (from 001/004). */

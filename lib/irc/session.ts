@@ -88,6 +88,11 @@ export class SessionState implements IrcSessionState {
       case '900': // RPL_LOGGEDIN
         this.account = params[2] ?? null;
         return 'logged-in';
+      case '330': // RPL_WHOISACCOUNT: me nick account :is logged in as — the bot's own WHOIS confirms a login
+        // A server without SASL (ircd-hybrid, ngircd) never sends 900: an IDENTIFY's login shows here.
+        if (!this.isSelf(params[1]) || !params[2] || params[2] === this.account) return undefined;
+        this.account = params[2];
+        return 'logged-in';
       case '901': // RPL_LOGGEDOUT
         this.account = null;
         return undefined;

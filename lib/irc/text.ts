@@ -42,3 +42,11 @@ export function splitText(text: string, maxBytes = MAX_TEXT_BYTES): string[] {
   }
   return pieces;
 }
+
+/** Text without IRC formatting: bold, colours (`\x0304,01`), hex colours, italics, underline, reverse, reset. */
+export function stripFormatting(text: string): string {
+  return text.replace(
+    /\x03(?:\d{1,2}(?:,\d{1,2})?)?|\x04(?:[\da-f]{6}(?:,[\da-f]{6})?)?|[\x02\x0f\x11\x16\x1d\x1e\x1f]/gi,
+    '',
+  );
+}

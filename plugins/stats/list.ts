@@ -2,10 +2,18 @@
  * The channels: LIST, and for an operator on a network that hides modes in LIST,
  * MODE queries. A channel is public only when the bot knows it is neither secret
  * (+s) nor private (+p); until then it is hidden, so the API never shows a channel
- * the bot only sees because it is an operator.
+ * the bot only sees because it is an operator. Server-local `&` channels are always hidden.
  */
 import { TimeSlice, type IrcMessage } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
+
+/**
+ * Whether `name` is a server-local channel (`&`, RFC 2811): it exists on one server only, so it is not
+ * part of the network's channels a public list shows, and the bot (on one server) would see only its own.
+ */
+export function isLocalChannel(name: string): boolean {
+  return name.startsWith('&');
+}
 
 /** User-count bands for a chunked LIST (ELIST=U): 1, 2, 3–4, 5–9, 10–49, 50 and more. */
 export const LIST_BANDS = ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'];
@@ -122,6 +130,11 @@ export async function syncList(context: SyncContext, state: ListState): Promise<
     listed.add(key);
     const channel = model.channels.get(entry.name);
     const joined = channel?.joined ?? false;
+    if (isLocalChannel(entry.name)) {
+      // A server-local channel (`&SERVER` on ngircd) is one server's, not the network's: never public.
+      model.upsertChannel(entry.name, { topic: entry.topic, users: entry.users, hidden: true });
+      continue;
+    }
     // Where the bot is a member, the live picture (NAMES, MODE, TOPIC) is exact; LIST only fills in the rest.
     if (joined) {
       model.upsertChannel(entry.name, { topic: entry.topic, users: channel!.members.size });
@@ -152,7 +165,7 @@ export async function syncList(context: SyncContext, state: ListState): Promise<
   const unchecked: string[] = [];
   const rechecks: { name: string; at: number }[] = [];
   for (const channel of model.channels.all()) {
-    if (channel.joined) continue;
+    if (channel.joined || isLocalChannel(channel.name)) continue;
     const at = state.modeChecks.get(model.fold(channel.name));
     if (at === undefined) unchecked.push(channel.name);
     else rechecks.push({ name: channel.name, at });

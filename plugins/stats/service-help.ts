@@ -1,6 +1,6 @@
 /**
  * Service commands: the bot sends HELP to each configured service that is
- * online and reads the command names and descriptions from its NOTICEs.
+ * online (WHOIS finds it) and reads the command names and descriptions from its NOTICEs.
  *
  * Atheme answers with a header, prose, "The following commands are available:",
  * one `NAME   Description` line per command (the name in bold), "Other commands:
@@ -9,21 +9,21 @@
  * lines, may group commands by name only with a hint to send `HELP ALL`, and has
  * no end line, so its answer ends when the service falls silent.
  */
-import type { IrcMessage, IrcPort, ServiceCommand, ServiceCommands, ServicesSlice } from '../../lib/sdk.js';
+import {
+  onlineNicks,
+  stripFormatting,
+  type IrcMessage,
+  type IrcPort,
+  type ServiceCommand,
+  type ServiceCommands,
+  type ServicesSlice,
+} from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
 /** Silence after the last NOTICE that ends an answer without an end line (Anope, refusals). */
 const QUIET_MS = 1500;
 /** The longest a whole answer may take. */
 const ANSWER_TIMEOUT_MS = 15000;
-
-/** Remove mIRC formatting: bold, colour (with its numbers), hex colour, italics, underline, reverse, reset, ... */
-export function stripFormatting(text: string): string {
-  return text
-    .replace(/\x03(?:\d{1,2}(?:,\d{1,2})?)?/g, '')
-    .replace(/\x04(?:[0-9a-fA-F]{6}(?:,[0-9a-fA-F]{6})?)?/g, '')
-    .replace(/[\x02\x0f\x11\x16\x1d\x1e\x1f]/g, '');
-}
 
 /** What one HELP answer says. */
 export interface HelpListing {
@@ -144,29 +144,11 @@ export function askService(irc: IrcPort, service: string, text: string): Promise
   });
 }
 
-/** The services among `names` that are online now (ISON). */
-export async function onlineServices(irc: IrcPort, names: readonly string[]): Promise<string[]> {
-  if (names.length === 0) return [];
-  const lines = await irc.request({
-    send: ['ISON', ...names],
-    reply: () => false,
-    end: (message) => message.command === '303',
-    timeoutMs: 15000,
-  });
-  const online = new Set(
-    (lines.at(-1)?.params.at(-1) ?? '')
-      .split(' ')
-      .filter(Boolean)
-      .map((nick) => irc.casefold(nick)),
-  );
-  return names.filter((name) => online.has(irc.casefold(name)));
-}
-
 /** HELP to every configured service that is online; services that list no command are left out. */
 export async function fetchServiceCommands(context: SyncContext): Promise<ServiceCommands[]> {
   const { irc, config, logger } = context;
   const lists: ServiceCommands[] = [];
-  for (const service of await onlineServices(irc, config.services)) {
+  for (const service of await onlineNicks(irc, config.services)) {
     const first = parseHelp(await askService(irc, service, 'HELP'));
     const needsFull = first.fullListing !== null && (first.namedOnly.length > 0 || first.commands.length === 0);
     const full = needsFull ? parseHelp(await askService(irc, service, first.fullListing!)) : null;

@@ -104,8 +104,8 @@ export function applyOperators(model: NetworkModel, operators: ReadonlySet<strin
 }
 
 /**
- * The whole sync, in order; marks the model synced when it completes, then joins, asks for real hosts
- * (as an operator on InspIRCd) and asks missing modes.
+ * The whole sync, in order; marks the model synced when it completes, then asks the modes of channels
+ * never asked, joins, asks for real hosts (as an operator on InspIRCd) and asks the other missing modes.
  */
 export async function fullSync(context: SyncContext, state: SyncState): Promise<void> {
   const { irc, model, logger, config } = context;
@@ -138,10 +138,16 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
     as_operator: irc.state.isOperator,
     ms: Date.now() - started,
   });
+  // Where LIST shows no modes (ngircd; most servers to an operator), the channels never asked are asked
+  // before the joins, so the public ones are joined in this sync rather than one refresh later.
+  const fresh = modesToAsk.filter((name) => !state.list.modeChecks.has(model.fold(name)));
+  const askedFirst = new Set(fresh.slice(0, NEW_CHANNEL_MODE_CHECKS));
+  await checkChannelModes(context, state.list, [...askedFirst], NEW_CHANNEL_MODE_CHECKS);
   joinChannels(context, state.joins);
   await syncRealHosts(context, state.realHosts);
   // The pacer sends about one line per refresh second at the default pace: spend at most that many.
-  await checkChannelModes(context, state.list, modesToAsk, Math.max(10, config.refresh_seconds));
+  const rest = modesToAsk.filter((name) => !askedFirst.has(name));
+  await checkChannelModes(context, state.list, rest, Math.max(10, config.refresh_seconds));
 }
 
 /** Modes asked per count refresh for channels formed since the last LIST. */

@@ -8,9 +8,9 @@ import {
   fetchServiceCommands,
   mergeListings,
   parseHelp,
-  stripFormatting,
   withUnansweredKept,
 } from '../../../plugins/stats/service-help.js';
+import { stripFormatting } from '../../../lib/irc/text.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
 const B = '\x02';
@@ -293,10 +293,21 @@ t.test('an answer ends at its end line, or when the service falls silent', async
   t.equal(anope.length, anopeChanServHelp.length, 'without an end line, silence ends the answer');
 });
 
-t.test('fetching: only services that are online, the full listing when HELP points to one', async (t) => {
+t.test('fetching: only services that WHOIS finds, the full listing when HELP points to one', async (t) => {
   const { irc, context } = setup({ services: ['NickServ', 'ChanServ', 'BotServ'] });
   irc
-    .answer(/^ISON NickServ ChanServ BotServ$/, [':hub.test.net 303 DataBot :NickServ ChanServ'])
+    // ngircd's services answer WHOIS (310 is an IRC service) but are left out of ISON.
+    .answer(/^WHOIS NickServ$/, [
+      ':hub.test.net 311 DataBot NickServ NickServ services.test.net * :Nickname Services',
+      ':hub.test.net 310 DataBot NickServ :is an IRC service',
+      ':hub.test.net 318 DataBot NickServ :End of WHOIS list',
+    ])
+    .answer(/^WHOIS ChanServ$/, [
+      ':hub.test.net 311 DataBot ChanServ ChanServ services.test.net * :Channel Services',
+      ':hub.test.net 318 DataBot ChanServ :End of WHOIS list',
+    ])
+    // ircd-hybrid ends a 401 without 318.
+    .answer(/^WHOIS BotServ$/, [':hub.test.net 401 DataBot BotServ :No such nick/channel'])
     .answer(/^PRIVMSG NickServ :?HELP$/, notices('NickServ', athemeNickServHelp))
     .answer(/^PRIVMSG NickServ :HELP COMMANDS$/, notices('NickServ', athemeNickServCommands))
     .answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', ['You are not authorized to use ChanServ.']));

@@ -510,6 +510,27 @@ t.test('an operator on a network that hides modes in LIST asks MODE, and hides u
   t.match(model.channels.get('#fresh'), { hidden: false, modes: '+n' }, 'and is public before the next sync');
 });
 
+t.test('LIST without modes (ngircd): the first sync asks the modes, then joins the public channels', async (t) => {
+  const { irc, model, context } = setup({ config: { join: '*' } });
+  irc
+    .answer(/^LIST$/, [
+      ':hub.test.net 322 DataBot #open 3 :hello',
+      ':hub.test.net 322 DataBot #hush 2 :',
+      // ngircd lists its server-local channel; it is one server's, not the network's.
+      ':hub.test.net 322 DataBot &SERVER 1 :Server Messages',
+      ':hub.test.net 323 DataBot :End of channel list.',
+    ])
+    .answer(/^MODE #open$/, [':hub.test.net 324 DataBot #open +nt'])
+    .answer(/^MODE #hush$/, [':hub.test.net 324 DataBot #hush +nst']);
+  await fullSync(context, createSyncState());
+  t.same(irc.sentMatching(/^MODE [#&]/).sort(), ['MODE #hush', 'MODE #open'], 'a local channel is not asked');
+  const modesAt = irc.sent.findIndex((line) => line.startsWith('MODE #'));
+  const joinAt = irc.sent.findIndex((line) => line.startsWith('JOIN '));
+  t.equal(irc.sent[joinAt], 'JOIN #open', 'the public channel is joined in the first sync, the rest not');
+  t.ok(modesAt < joinAt, 'after its modes were known');
+  t.match(model.channels.get('&SERVER'), { hidden: true, users: 1 });
+});
+
 t.test('LIST in bands of user counts on a big network', async (t) => {
   const { irc, model, context } = setup({ config: { list_chunk_above: 2 } });
   const band = (query: string, lines: string[]) =>
