@@ -1,11 +1,12 @@
 /**
  * The NickServ credential checker (`plugins.nickserv`): serves
  * `POST /api/irc/check-credentials/`, which asks the network's nickname
- * service whether a password is right for a nick, through one of three
- * backends, behind brute-force windows and a bounded pool of connections.
+ * service whether a password is right for a nick, through one of four
+ * backends (SASL, Atheme JSON-RPC, Anope 2.1 JSON-RPC, Anope 2.0 XML-RPC), behind brute-force windows and a bounded pool of connections.
  */
-import { definePlugin, type HostInfo } from '../../lib/sdk.js';
+import { definePlugin, isOnline, type HostInfo } from '../../lib/sdk.js';
 import { anopeBackend } from './backends/anope-rpc.js';
+import { anopeXmlRpcBackend } from './backends/anope-xmlrpc.js';
 import { athemeBackend } from './backends/atheme-jsonrpc.js';
 import type { CredentialBackend } from './backends/backend.js';
 import { saslBackend } from './backends/sasl.js';
@@ -31,7 +32,11 @@ function rpcUrl(config: NickservConfig): URL {
 }
 
 /** The backend the config names. */
-export function createBackend(config: NickservConfig, host: HostInfo): CredentialBackend {
+export function createBackend(
+  config: NickservConfig,
+  host: HostInfo,
+  servicesOnline?: () => Promise<boolean>,
+): CredentialBackend {
   const timeoutMs = config.timeout_seconds * 1000;
   switch (config.backend) {
     case 'sasl':
@@ -41,11 +46,14 @@ export function createBackend(config: NickservConfig, host: HostInfo): Credentia
         tls: config.tls ?? host.ircServer.tls,
         tlsVerify: config.tls_verify ?? host.ircServer.tlsVerify,
         timeoutMs,
+        ...(servicesOnline ? { servicesOnline } : {}),
       });
     case 'atheme-jsonrpc':
       return athemeBackend({ url: rpcUrl(config), timeoutMs });
     case 'anope-rpc':
       return anopeBackend({ url: rpcUrl(config), timeoutMs, token: config.rpc_token });
+    case 'anope-xmlrpc':
+      return anopeXmlRpcBackend({ url: rpcUrl(config), timeoutMs });
   }
 }
 
@@ -55,7 +63,7 @@ export default definePlugin<NickservConfig>({
   configSchema: nickservConfigSchema,
   start({ config, host, http, irc, logger, model, onModelChange, timers }) {
     logger.addSecret(config.rpc_token);
-    const backend = createBackend(config, host);
+    const backend = createBackend(config, host, () => isOnline(irc, 'NickServ'));
     const timeoutMs = config.timeout_seconds * 1000;
     const windowMs = config.rate_limit.window_seconds * 1000;
     const byNick = new FailureWindow({

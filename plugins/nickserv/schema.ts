@@ -1,7 +1,7 @@
 /** Config slice of the credential checker (`plugins.nickserv`). */
 import type { FromJsonSchema } from '../../lib/sdk.js';
 
-export const BACKENDS = ['sasl', 'atheme-jsonrpc', 'anope-rpc'] as const;
+export const BACKENDS = ['sasl', 'atheme-jsonrpc', 'anope-rpc', 'anope-xmlrpc'] as const;
 export type BackendName = (typeof BACKENDS)[number];
 
 export const nickservConfigSchema = {
@@ -14,13 +14,16 @@ export const nickservConfigSchema = {
       default: 'sasl',
       description:
         'How passwords are checked: "sasl" logs in over a short-lived IRC connection (any network with SASL), ' +
-        '"atheme-jsonrpc" uses Atheme\'s JSON-RPC, "anope-rpc" uses Anope 2.1\'s RPC (both need "url").',
+        '"atheme-jsonrpc" uses Atheme\'s JSON-RPC, "anope-rpc" Anope 2.1\'s JSON-RPC, "anope-xmlrpc" Anope 2.0\'s ' +
+        'XML-RPC (the three need "url"). ircd-hybrid and ngircd offer no SASL: choose an RPC backend there.',
     },
     url: {
       type: 'string',
       pattern: '^https?://',
       'x-expected': 'an http:// or https:// URL',
-      description: 'The RPC endpoint, e.g. "http://127.0.0.1:8080/jsonrpc"; required by atheme-jsonrpc and anope-rpc.',
+      description:
+        'The RPC endpoint, e.g. "http://127.0.0.1:8080/jsonrpc" (Atheme, Anope 2.1) or "http://127.0.0.1:8080/xmlrpc" ' +
+        '(Anope 2.0); required by atheme-jsonrpc, anope-rpc and anope-xmlrpc.',
     },
     rpc_token: {
       type: 'string',

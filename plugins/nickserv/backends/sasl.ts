@@ -27,7 +27,17 @@ export interface SaslBackendOptions {
   timeoutMs: number;
   /** Opens the connection; tests pass a fake. Defaults to TCP or TLS per `tls`. */
   connect?: (options: SaslBackendOptions) => Duplex;
+  /**
+   * Whether the nickname service is on the network now (the plugin asks WHOIS over the bot's connection).
+   * Asked when CAP LS lists no `sasl`, which means either that services are away (InspIRCd withdraws the
+   * cap) or that the server has no SASL at all (ircd-hybrid, ngircd); the error then says which.
+   */
+  servicesOnline?: () => Promise<boolean>;
 }
+
+/** The error when CAP LS lists no SASL although the nickname service is on the network. */
+export const NO_SASL_MESSAGE =
+  'this IRC server offers no SASL; choose the atheme-jsonrpc or anope-xmlrpc backend (plugins.nickserv.backend)';
 
 const RPL_LOGGEDIN = '900';
 const ERR_NICKLOCKED = '902';
@@ -215,8 +225,7 @@ class SaslExchange {
       if (more) return;
       const mechanisms = saslMechanisms(this.advertised);
       if (mechanisms === undefined) {
-        // InspIRCd withdraws the cap while the SASL target (services) is not linked.
-        this.fail('the IRC server offers no SASL right now: the nickname service is down or not linked');
+        this.failWithoutSasl();
       } else if (mechanisms.length > 0 && !mechanisms.includes('PLAIN')) {
         this.fail(`the IRC server does not accept SASL PLAIN (it offers: ${mechanisms.join(', ')})`);
       } else {
@@ -227,6 +236,21 @@ class SaslExchange {
     } else if (subcommand === 'NAK') {
       this.fail('the IRC server refused the sasl capability (CAP NAK): the nickname service is probably down');
     }
+  }
+
+  /**
+   * CAP LS lists no SASL: InspIRCd withdraws the cap while the SASL target (services) is not linked, and
+   * some servers have none at all. The connection ends now; the nickname service's presence says which.
+   */
+  private failWithoutSasl(): void {
+    const down = 'the IRC server offers no SASL right now: the nickname service is down or not linked';
+    const { servicesOnline } = this.options;
+    if (!servicesOnline) return this.fail(down);
+    if (!this.settle()) return;
+    servicesOnline().then(
+      (online) => this.reject(new ServiceUnavailableError(online ? NO_SASL_MESSAGE : down)),
+      () => this.reject(new ServiceUnavailableError(down)),
+    );
   }
 
   private succeed(outcome: CheckOutcome): void {

@@ -271,6 +271,33 @@ for (const [name, behaviour, message] of unavailableCases) {
   });
 }
 
+t.test('no sasl in CAP LS: whether NickServ is on the network says why', async (t) => {
+  const { port, sessions } = await fakeIrc(t, saslScript({ capLs: [':multi-prefix away-notify'] }));
+  const withPresence = (online: boolean) =>
+    saslBackend({
+      host: '127.0.0.1',
+      port,
+      tls: false,
+      tlsVerify: true,
+      timeoutMs: 2000,
+      servicesOnline: async () => online,
+    }).check({ nick: 'alice', password: 'pw', sourceIp: '127.0.0.1', signal });
+  // ircd-hybrid and ngircd have no SASL; their services answer WHOIS all the same.
+  await t.rejects(withPresence(true), {
+    name: 'ServiceUnavailableError',
+    message: 'this IRC server offers no SASL; choose the atheme-jsonrpc or anope-xmlrpc backend (plugins.nickserv.backend)',
+  });
+  // InspIRCd withdraws the cap while services are away.
+  await t.rejects(withPresence(false), { name: 'ServiceUnavailableError', message: /nickname service is down/ });
+  for (const session of sessions) {
+    await session.closed;
+    t.notOk(
+      session.lines.some((line) => line.startsWith('AUTHENTICATE')),
+      'nothing is sent after CAP LS but QUIT',
+    );
+  }
+});
+
 t.test('a refused connection is unavailable', async (t) => {
   const { port } = await fakeIrc(t, () => undefined);
   const free = net.createServer();
