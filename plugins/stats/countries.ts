@@ -228,14 +228,27 @@ export function locateKnownUser(model: NetworkModel, locator: CountryLocator, us
 }
 
 /**
- * RPL_WHOISHOST `378 me nick :is connecting from ident@host 192.0.2.1` (InspIRCd; `*@host` on UnrealIRCd):
- * an operator sees the real host and the IP.
+ * What an operator's WHOIS says of where a user connects from:
+ * - RPL_WHOISHOST `378 me nick :is connecting from ident@host 192.0.2.1` (InspIRCd; `*@host` on UnrealIRCd):
+ *   the real host and the IP;
+ * - RPL_WHOISACTUALLY `338 me nick 192.0.2.1 :actually using host` (ircd-hybrid), or with `ident@host` before
+ *   the IP (Charybdis, Solanum, ircu): the IP, and the real host where it is given.
  */
 export function noteWhoisHost(message: IrcMessage, model: NetworkModel): void {
+  if (message.command === '338') return noteWhoisActually(message, model);
   if (message.command !== '378') return;
   const nick = message.params[1];
   const match = /\sfrom (?:\S*@)?(\S+) (\S+)$/.exec(message.params.at(-1) ?? '');
   if (!nick || !match || !model.users.get(nick)) return;
   const [, realHost, ip] = match;
   model.upsertUser(nick, isIP(ip!) === 0 ? { realHost } : { realHost, ip });
+}
+
+function noteWhoisActually(message: IrcMessage, model: NetworkModel): void {
+  const [, nick, ...rest] = message.params;
+  const words = rest.slice(0, -1);
+  const ip = words.find((word) => isIP(word) !== 0);
+  if (!nick || !ip || !model.users.get(nick)) return;
+  const realHost = words.find((word) => word.includes('@'))?.replace(/^[^@]*@/, '');
+  model.upsertUser(nick, realHost ? { realHost, ip } : { ip });
 }

@@ -14,6 +14,7 @@ import { historyService } from './services.js';
 import { countLine, notePeak } from './activity.js';
 import { VersionAsker } from './clients.js';
 import { CountryLocator, loadCountryLookup, locateKnownUser, noteWhoisHost } from './countries.js';
+import { noteWhoisAccount, WhoisFiller } from './whois-fill.js';
 import { historyRetention, recordHistoryPoint } from './history.js';
 import { noteJoinRefusal } from './joins.js';
 import { measureLatency, type ProbeChoice } from './latency.js';
@@ -129,6 +130,7 @@ export default definePlugin<StatsConfig>({
       services: config.services,
       retryMs: config.version_retry_seconds * 1000,
     });
+    const whois = new WhoisFiller({ irc, model, services: config.services });
     /** Activity counts change with every line: the store hears of them every `save_seconds` (and at stop). */
     const announceActivity = (): void => {
       activity.rollover(new Date());
@@ -158,6 +160,7 @@ export default definePlugin<StatsConfig>({
       countLine(message, counting, now());
       versions.handleReply(message);
       noteWhoisHost(message, model);
+      noteWhoisAccount(message, model);
     });
     onModelChange((change) => {
       if (change.slice === 'network' && change.kind === 'synced') {
@@ -171,6 +174,7 @@ export default definePlugin<StatsConfig>({
         if (!user) return;
         locateKnownUser(model, locator, user);
         versions.considerUser(user);
+        whois.considerUser(user);
       } else if (change.slice === 'channels' && (change.kind === 'join' || change.kind === 'upsert')) {
         notePeak(change.name, counting, now());
       }
@@ -179,6 +183,7 @@ export default definePlugin<StatsConfig>({
       ready = true;
       requestNotices(irc);
       versions.reset();
+      whois.reset();
       syncState = createSyncState();
       probeChoice = new Map();
       void sync().then(() => {
@@ -189,6 +194,7 @@ export default definePlugin<StatsConfig>({
     irc.on('disconnected', () => {
       ready = false;
       versions.reset();
+      whois.reset();
     });
     timers.every(config.refresh_seconds * 1000, () => {
       void sync().then(() => {
@@ -196,6 +202,7 @@ export default definePlugin<StatsConfig>({
       });
     });
     timers.every(1000, counts);
+    if (config.whois_per_second > 0) timers.every(1000 / config.whois_per_second, () => void whois.tick());
     timers.every(config.latency_seconds * 1000, () => void latency());
     // A bot that gets no link notices learns that a split services server is back by asking.
     timers.every(SERVICES_RELINK_CHECK_MS, () => {

@@ -129,6 +129,15 @@ export const statsConfigSchema = {
       default: 86400,
       description: 'A user who did not answer CTCP VERSION is asked again after this many seconds.',
     },
+    whois_per_second: {
+      type: 'number',
+      minimum: 0,
+      maximum: 10,
+      default: 1,
+      description:
+        'On a server without WHOX (ircd-hybrid, ngircd) WHO shows no account and no IP: each user is asked WHOIS ' +
+        'once per connection, at most this many a second, for their account and (as an operator) their IP; 0 asks nobody.',
+    },
     geoip_database: {
       type: ['string', 'null'],
       minLength: 1,

@@ -130,6 +130,25 @@ t.test("WHOIS 378 in UnrealIRCd's form gives the real host without the ident", a
   t.match(model.users.get('bob'), { realHost: 'other.isp.example', ip: '192.0.2.5' }, 'no IP where the line has none');
 });
 
+t.test('WHOIS 338 (ircd-hybrid; Charybdis and ircu with ident@host) gives the IP', async (t) => {
+  const model = new NetworkModel();
+  model.connectionOpened('rfc1459');
+  model.upsertUser('carol', { host: 'carol.example' });
+  model.upsertUser('dave', { host: 'Clk-9.example' });
+  const irc = new FakeTransport();
+  t.teardown(() => irc.quit('test over'));
+  irc.on('message', (message) => noteWhoisHost(message, model));
+  irc.connect();
+  irc.receive(
+    ':hub.test.net 338 DataBot carol 81.2.69.142 :actually using host',
+    ':irc.example 338 DataBot dave ~d@dsl-8.isp.example 192.0.2.8 :actually using host',
+    ':irc.example 338 DataBot ghost 192.0.2.9 :actually using host',
+  );
+  t.match(model.users.get('carol'), { ip: '81.2.69.142', host: 'carol.example', realHost: null });
+  t.match(model.users.get('dave'), { ip: '192.0.2.8', realHost: 'dsl-8.isp.example', host: 'Clk-9.example' });
+  t.equal(model.users.get('ghost'), undefined, 'an unknown nick is not added');
+});
+
 t.test("an operator's own database: MaxMind's country and city records, IPv4-only ones", async (t) => {
   const dir = privateDir(t);
   const country = path.join(dir, 'GeoLite2-Country.mmdb');
