@@ -6,8 +6,10 @@
  * one `NAME   Description` line per command (the name in bold), "Other commands:
  * A, B, ..." (names only) and "***** End of Help *****"; `HELP COMMANDS` then
  * gives every command with its description. Anope indents `    NAME   Description`
- * lines, may group commands by name only with a hint to send `HELP ALL`, and has
- * no end line, so its answer ends when the service falls silent.
+ * lines, groups commands by name only (2.0: a heading without a colon over indented
+ * comma lists) with a hint to send `HELP ALL`, and has no end line, so its answer
+ * ends when the service falls silent. `HELP SET` then lists the SET sub-commands
+ * (`SET EMAIL`, ...), each named with its parent in the catalogue.
  */
 import {
   onlineNicks,
@@ -25,6 +27,9 @@ const QUIET_MS = 1500;
 /** The longest a whole answer may take. */
 const ANSWER_TIMEOUT_MS = 15000;
 
+/** Commands whose own HELP lists sub-commands, asked after the listing. */
+const SUBCOMMAND_PARENTS = new Set(['SET']);
+
 /** What one HELP answer says. */
 export interface HelpListing {
   /** Commands with descriptions, in the order listed. */
@@ -40,6 +45,13 @@ export interface HelpListing {
 export const END_OF_HELP = /^\*+\s*End of Help\s*\*+$/i;
 const COMMAND_LINE = /^\s{0,8}([A-Z][A-Z0-9_-]*)(\s+)(\S.*?)\s*$/;
 const NAME_LIST = /^\s*([A-Z][A-Z0-9_-]*(?:\s*,\s*[A-Z][A-Z0-9_-]*)*)\s*,?\s*$/;
+/** An indented list of two or more names with commas: `  ACCESS, AOP, FLAGS` (Anope 2.0's groups). */
+const GROUP_LINE = /^\s+([A-Z][A-Z0-9_-]*(?:\s*,\s*[A-Z][A-Z0-9_-]*)+)\s*,?\s*$/;
+/**
+ * A name and its description are apart by two spaces at least, or by one when the name fills its column
+ * (Anope pads names to 13 characters; `SET DESCRIPTION Set the ...`).
+ */
+const FILLED_COLUMN = 13;
 
 /**
  * Parse the NOTICE texts of one HELP answer. A command line is an upper-case name, padded to a
@@ -64,6 +76,14 @@ export function parseHelp(texts: readonly string[]): HelpListing {
       listing.namedOnly.push(...namesIn(other[1]!));
       continue;
     }
+    // Anope 2.0 groups commands under a heading without a colon ("Used to manage channels"), as an
+    // indented list of names with commas, continued on the next indented lines.
+    const group = GROUP_LINE.exec(text);
+    if (group) {
+      inNameList = true;
+      listing.namedOnly.push(...namesIn(group[1]!));
+      continue;
+    }
     if (inNameList) {
       const names = NAME_LIST.exec(text);
       if (names && text.trim() !== '') {
@@ -73,11 +93,46 @@ export function parseHelp(texts: readonly string[]): HelpListing {
       inNameList = false;
     }
     const command = COMMAND_LINE.exec(text);
-    if (command && (command[2]!.length >= 2 || command[1]!.length >= 13)) {
+    if (command && (command[2]!.length >= 2 || command[1]!.length >= FILLED_COLUMN)) {
       listing.commands.push({ name: command[1]!, description: command[3]! });
     }
   }
   return listing;
+}
+
+/**
+ * The sub-commands a `HELP <parent>` answer lists, named `<parent> <sub>`: Anope writes each with its
+ * parent (`    SET AUTOOP     Should services ...`), Atheme lists them without it after "The following
+ * subcommands are available:" (`EMAIL           Changes your e-mail address.`).
+ */
+export function parseSubcommands(parent: string, texts: readonly string[]): ServiceCommand[] {
+  const found = new Map<string, ServiceCommand>();
+  const withParent = new RegExp(`^\\s*${parent}\\s+([A-Z][A-Z0-9_-]*)(\\s+)(\\S.*?)\\s*$`);
+  let listed = false;
+  for (const raw of texts) {
+    const text = stripFormatting(raw).replace(/\s+$/, '');
+    if (END_OF_HELP.test(text.trim())) break;
+    if (/subcommands are available/i.test(text)) {
+      listed = true;
+      continue;
+    }
+    const anope = withParent.exec(text);
+    if (anope && (anope[2]!.length >= 2 || parent.length + 1 + anope[1]!.length >= FILLED_COLUMN)) {
+      const name = `${parent} ${anope[1]!}`;
+      found.set(name, { name, description: anope[3]! });
+      continue;
+    }
+    const atheme = listed ? COMMAND_LINE.exec(text) : null;
+    if (atheme && (atheme[2]!.length >= 2 || atheme[1]!.length >= FILLED_COLUMN)) {
+      const name = `${parent} ${atheme[1]!}`;
+      found.set(name, { name, description: atheme[3]! });
+    } else if (listed && text.trim() === '') {
+      continue;
+    } else if (listed && !atheme) {
+      listed = false;
+    }
+  }
+  return [...found.values()];
 }
 
 function namesIn(text: string): string[] {
@@ -153,6 +208,11 @@ export async function fetchServiceCommands(context: SyncContext): Promise<Servic
     const needsFull = first.fullListing !== null && (first.namedOnly.length > 0 || first.commands.length === 0);
     const full = needsFull ? parseHelp(await askService(irc, service, first.fullListing!)) : null;
     const commands = mergeListings(first, full);
+    // SET is a family (SET EMAIL, SET PASSWORD, ...) that only its own HELP lists.
+    for (const parent of commands.filter((command) => SUBCOMMAND_PARENTS.has(command.name))) {
+      commands.push(...parseSubcommands(parent.name, await askService(irc, service, `HELP ${parent.name}`)));
+    }
+    commands.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     logger.debug('service commands', { service, commands: commands.length });
     if (commands.length > 0) lists.push({ service, commands });
   }

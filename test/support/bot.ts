@@ -21,6 +21,8 @@ export interface TestBot {
   config: HostConfig;
   /** Every log line so far. */
   logs: string[];
+  /** Every line the bot wrote to the IRC server, in order (passwords included: never print them). */
+  sent: string[];
   storeDir: string;
   url: string;
   /** Resolve on the next occurrence of an IRC event (after this call). */
@@ -90,6 +92,14 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
     },
   });
   const transport = createTransport(config, logger.child('irc'));
+  // The transports write through one protected method; the test reads what went out (e.g. IDENTIFYs counted).
+  const sent: string[] = [];
+  const writable = transport as unknown as { writeLine(line: string): void };
+  const writeLine = writable.writeLine.bind(transport);
+  writable.writeLine = (line: string) => {
+    sent.push(line);
+    writeLine(line);
+  };
   const host = new Host({ config, logger, plugins: [...builtinPlugins, ...(options.extraPlugins ?? [])], transport });
   const next = (event: IrcEventName, timeoutMs = 20000): Promise<void> =>
     new Promise((resolve, reject) => {
@@ -110,6 +120,7 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
     host,
     config,
     logs,
+    sent,
     storeDir,
     url: host.url!,
     next,

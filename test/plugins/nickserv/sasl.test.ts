@@ -285,7 +285,8 @@ t.test('no sasl in CAP LS: whether NickServ is on the network says why', async (
   // ircd-hybrid and ngircd have no SASL; their services answer WHOIS all the same.
   await t.rejects(withPresence(true), {
     name: 'ServiceUnavailableError',
-    message: 'this IRC server offers no SASL; choose the atheme-jsonrpc or anope-xmlrpc backend (plugins.nickserv.backend)',
+    message:
+      'this IRC server offers no SASL; choose the atheme-jsonrpc or anope-xmlrpc backend (plugins.nickserv.backend)',
   });
   // InspIRCd withdraws the cap while services are away.
   await t.rejects(withPresence(false), { name: 'ServiceUnavailableError', message: /nickname service is down/ });

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
@@ -8,10 +10,12 @@ import {
   fetchServiceCommands,
   mergeListings,
   parseHelp,
+  parseSubcommands,
   withUnansweredKept,
 } from '../../../plugins/stats/service-help.js';
 import { stripFormatting } from '../../../lib/irc/text.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
+import { findRepoRoot } from '../../support/testnet.js';
 
 const B = '\x02';
 
@@ -310,16 +314,23 @@ t.test('fetching: only services that WHOIS finds, the full listing when HELP poi
     .answer(/^WHOIS BotServ$/, [':hub.test.net 401 DataBot BotServ :No such nick/channel'])
     .answer(/^PRIVMSG NickServ :?HELP$/, notices('NickServ', athemeNickServHelp))
     .answer(/^PRIVMSG NickServ :HELP COMMANDS$/, notices('NickServ', athemeNickServCommands))
+    .answer(/^PRIVMSG NickServ :HELP SET$/, notices('NickServ', transcript('atheme-7.2/nickserv-help-set.user.txt')))
     .answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', ['You are not authorized to use ChanServ.']));
   const lists = await fetchServiceCommands(context);
   t.same(irc.sentMatching(/^PRIVMSG/), [
     'PRIVMSG NickServ HELP',
     'PRIVMSG NickServ :HELP COMMANDS',
+    'PRIVMSG NickServ :HELP SET',
     'PRIVMSG ChanServ HELP',
   ]);
   t.equal(lists.length, 1, 'a service that lists nothing is left out');
   t.equal(lists[0]!.service, 'NickServ');
-  t.equal(lists[0]!.commands.length, 14);
+  t.equal(lists[0]!.commands.length, 16, '14 commands and SET EMAIL, SET PASSWORD');
+  t.same(
+    lists[0]!.commands.map((command) => command.name).filter((name) => name.startsWith('SET')),
+    ['SET', 'SET EMAIL', 'SET PASSWORD', 'SETPASS'],
+    'in order',
+  );
 });
 
 t.test('a refresh keeps the last list of a service that did not answer, and only configured services', async (t) => {
@@ -337,4 +348,71 @@ t.test('a refresh keeps the last list of a service that did not answer, and only
     { service: 'ChanServ', commands: [{ name: 'OP', description: 'old' }] },
     { service: 'NickServ', commands: [{ name: 'REGISTER', description: 'new' }] },
   ]);
+});
+
+/** The NOTICE texts of a transcript recorded on the test network (test/fixtures/networks/). */
+function transcript(file: string): string[] {
+  const lines = readFileSync(path.join(findRepoRoot(), 'test', 'fixtures', 'networks', file), 'utf8').split('\n');
+  return lines.filter((line) => / NOTICE /.test(line)).map((line) => line.replace(/^:\S+ NOTICE \S+ :/, ''));
+}
+
+t.test('Anope 2.0 as recorded: groups under headings without a colon, then HELP ALL, then HELP SET', async (t) => {
+  const first = parseHelp(transcript('anope-2.0/chanserv-help.user.txt'));
+  t.equal(first.fullListing, 'HELP ALL');
+  t.equal(first.commands.length, 11, 'the described commands');
+  t.same(
+    first.namedOnly,
+    // prettier-ignore
+    ['ACCESS', 'AOP', 'FLAGS', 'HOP', 'LEVELS', 'QOP', 'SOP', 'VOP', 'DEHALFOP', 'DEOP', 'DEOWNER', 'DEPROTECT',
+      'DEVOICE', 'DOWN', 'HALFOP', 'OP', 'OWNER', 'PROTECT', 'UP', 'VOICE', 'AKICK', 'CLONE', 'ENFORCE', 'ENTRYMSG',
+      'LOG', 'MODE', 'SET', 'SYNC', 'TOPIC'],
+    'the 29 commands of the groups, continuation lines included',
+  );
+  const full = parseHelp(transcript('anope-2.0/chanserv-help-all.user.txt'));
+  const merged = mergeListings(first, full);
+  t.equal(merged.length, 40);
+  t.ok(
+    merged.every((command) => command.description !== null),
+    'HELP ALL describes every one',
+  );
+  t.match(
+    merged.find((command) => command.name === 'FLAGS'),
+    { description: 'Modify the list of privileged users' },
+  );
+
+  const set = parseSubcommands('SET', transcript('anope-2.0/chanserv-help-set.user.txt'));
+  t.equal(set.length, 17);
+  t.same(set[0], { name: 'SET AUTOOP', description: 'Should services automatically give status to users' });
+  t.match(set, [{}, {}, { name: 'SET DESCRIPTION', description: 'Set the channel description' }]);
+  t.match(set.at(-1), { name: 'SET URL' });
+  t.same(parseSubcommands('SET', transcript('anope-2.0/nickserv-help-set.user.txt')).length > 3, true);
+});
+
+t.test('Atheme 7.2 as recorded: HELP SET lists its subcommands without the parent', async (t) => {
+  const set = parseSubcommands('SET', transcript('atheme-7.2/nickserv-help-set.user.txt'));
+  t.ok(set.length >= 2, JSON.stringify(set));
+  t.same(
+    set.find((command) => command.name === 'SET PASSWORD'),
+    {
+      name: 'SET PASSWORD',
+      description: 'Changes the password associated with your account.',
+    },
+  );
+  t.notOk(
+    set.some((command) => /^SET (FOR|SET|HELP)\b/.test(command.name)),
+    'prose is not taken for a subcommand',
+  );
+});
+
+t.test('every recorded service answer parses into commands', async (t) => {
+  for (const file of readdirSync(path.join(findRepoRoot(), 'test', 'fixtures', 'networks', 'anope-2.0'))) {
+    if (!/-help(-all)?\.(user|oper)\.txt$/.test(file)) continue;
+    const texts = transcript(`anope-2.0/${file}`);
+    const listing = parseHelp(texts);
+    if (texts.join(' ') === 'Access denied.') {
+      t.same(listing.commands, [], `${file}: OperServ refuses a user and lists nothing`);
+      continue;
+    }
+    t.ok(listing.commands.length + listing.namedOnly.length > 0, `${file}: something listed`);
+  }
 });
