@@ -135,7 +135,7 @@ export const statsConfigSchema = {
       maximum: 10,
       default: 1,
       description:
-        'On a server without WHOX (ircd-hybrid, ngircd) WHO shows no account and no IP: each user is asked WHOIS ' +
+        'On a server without WHOX (ngircd) WHO shows no account and no IP: each user is asked WHOIS ' +
         'once per connection, at most this many a second, for their account and (as an operator) their IP; 0 asks nobody.',
     },
     geoip_database: {

@@ -1,6 +1,6 @@
 /**
- * What WHO cannot say on a server without WHOX (ircd-hybrid, ngircd): a user's account, and, to an
- * operator, the IP they connect from (for their country). Each user is asked WHOIS once per connection,
+ * What WHO cannot say on a server without WHOX (ngircd): a user's account, and, to an operator, the IP
+ * they connect from (for their country). Each user is asked WHOIS once per connection,
  * one question at a time, at most `whois_per_second`. The replies are read wherever a WHOIS comes from
  * (the bot's commands ask some too): 330 here, 338 and 378 in countries.ts.
  */
@@ -20,6 +20,9 @@ export interface WhoisFillerOptions {
   /** Service nicks: never asked (their WHOIS says nothing a user's does). */
   services: readonly string[];
 }
+
+/** RPL_ENDOFWHOIS, and ERR_NOSUCHNICK / ERR_NOSUCHSERVER for a nick gone (a remote WHOIS names it as a server). */
+const END_OF_WHOIS = new Set(['318', '401', '402']);
 
 /** Queue past which the users already asked are dropped from its front. */
 const COMPACT_AFTER = 1024;
@@ -78,9 +81,10 @@ export class WhoisFiller {
     this.asking = true;
     try {
       await irc.request({
-        send: ['WHOIS', nick],
+        // Asked of the user's own server (`WHOIS nick nick`): ngircd shows an operator the IP (378) only there.
+        send: ['WHOIS', nick, nick],
         reply: () => false,
-        end: (line) => (line.command === '318' || line.command === '401') && irc.casefold(line.params[1] ?? '') === key,
+        end: (line) => END_OF_WHOIS.has(line.command) && irc.casefold(line.params[1] ?? '') === key,
         timeoutMs: 15_000,
       });
     } catch {

@@ -1,5 +1,5 @@
 /**
- * Without WHOX (ircd-hybrid, ngircd) WHO gives no account and no IP: each user is asked WHOIS once per
+ * Without WHOX (ngircd) WHO gives no account and no IP: each user is asked WHOIS once per
  * connection, one at a time, and the model learns from 330 (and 338/378, countries.ts).
  */
 import t from 'tap';
@@ -34,14 +34,14 @@ const whoisLines = (nick: string, extra: string[]) => [
   `:hub.test.net 318 DataBot ${nick} :End of /WHOIS list.`,
 ];
 
-t.test('ircd-hybrid: users are asked one at a time; 330 and 338 fill account and IP', async (t) => {
+t.test('ngircd: users are asked one at a time, of their own server; 330 and 338 fill account and IP', async (t) => {
   const { irc, model, filler } = setup('CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANTYPES=#');
   t.equal(filler.waiting, 2, 'neither the bot nor a service is asked');
   const first = filler.tick();
   t.equal(await filler.tick(), null, 'nothing while a WHOIS is unanswered');
   t.same(
     irc.sent.filter((line) => line.startsWith('WHOIS')),
-    ['WHOIS alice'],
+    ['WHOIS alice alice'],
   );
   irc.receive(
     ...whoisLines('alice', [
@@ -68,7 +68,7 @@ t.test('a user who left before their turn is skipped', async (t) => {
   const next = filler.tick();
   t.same(
     irc.sent.filter((line) => line.startsWith('WHOIS')),
-    ['WHOIS bob'],
+    ['WHOIS bob bob'],
   );
   irc.receive(...whoisLines('bob', []));
   t.equal(await next, 'bob');
