@@ -6,11 +6,39 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IrcClient } from './irc-client.js';
 
-/** A daemon of the test network. */
-export type ServerName = 'hub' | 'leaf' | 'atheme';
+/** The kinds of network testnet/start.sh starts (its NETWORK): IRC server software + services. */
+export type NetworkKind = 'inspircd+atheme' | 'inspircd+anope' | 'hybrid+anope' | 'ngircd+atheme';
+
+/** Every {@link NetworkKind}, the default (InspIRCd 3 + Atheme 7.2) first. */
+export const NETWORK_KINDS: readonly NetworkKind[] = [
+  'inspircd+atheme',
+  'inspircd+anope',
+  'hybrid+anope',
+  'ngircd+atheme',
+];
+
+/** The IRC server software of a kind. */
+export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd';
+
+/** The services package of a kind; also the name of its daemon (see {@link ServerName}). */
+export type ServicesName = 'atheme' | 'anope';
+
+/** The IRC server and services software of a network kind. */
+export function networkParts(kind: NetworkKind): { ircd: IrcdName; services: ServicesName } {
+  const [ircd, services] = kind.split('+') as [IrcdName, ServicesName];
+  return { ircd, services };
+}
+
+/**
+ * A daemon of the test network: the two IRC servers, the services (named after their package:
+ * 'atheme' or 'anope', whichever the kind runs) and, on hybrid+anope, the fake DNS hybrid needs.
+ */
+export type ServerName = 'hub' | 'leaf' | ServicesName | 'fakedns';
 
 /** Options of {@link startTestNetwork}. */
 export interface TestNetworkOptions {
+  /** Which network to start (default 'inspircd+atheme'). */
+  network?: NetworkKind;
   operName?: string;
   operPass?: string;
   webircPass?: string;
@@ -24,17 +52,24 @@ export interface TestNetworkOptions {
   log?: (line: string) => void;
 }
 
-/** A running loopback IRC network: hub + leaf InspIRCd and Atheme services, in a private run dir. */
+/** A running loopback IRC network: hub + leaf IRC servers and services, in a private run dir. */
 export interface TestNetwork {
+  /** Its kind (network.env IRC_NETWORK). */
+  network: NetworkKind;
+  ircd: IrcdName;
+  /** The services package, which is also its daemon's name in pids() and stopServer(). */
+  services: ServicesName;
   runDir: string;
   host: '127.0.0.1';
   hubPort: number;
   leafPort: number;
   hubServerPort: number;
   leafServerPort: number;
-  /** Atheme JSON-RPC endpoint. */
+  /** The services' RPC endpoint: Atheme JSON-RPC (atheme kinds) or Anope 2.0 XML-RPC (anope kinds). */
   rpcUrl: string;
-  /** The hub's InspIRCd httpd_stats XML endpoint. */
+  /** What {@link rpcUrl} speaks. */
+  rpcProtocol: 'atheme-jsonrpc' | 'anope-xmlrpc';
+  /** The hub's InspIRCd httpd_stats XML endpoint (InspIRCd kinds only: reading it elsewhere throws). */
   statsUrl: string;
   operName: string;
   operPass: string;
@@ -46,7 +81,7 @@ export interface TestNetwork {
   /** Stops every daemon (stop.sh) and removes the run dir unless keepRun. Idempotent. */
   stop(): Promise<void>;
   /** Stops one daemon and starts it again, then waits until the network is linked and services are back. */
-  restartServer(name: 'hub' | 'leaf'): Promise<void>;
+  restartServer(name: ServerName): Promise<void>;
   /** SIGTERM one daemon by PID and wait until it is gone. */
   stopServer(name: ServerName): Promise<void>;
   /** Start one daemon with start.sh's command line; waits for readiness when the other daemons run. */
@@ -225,30 +260,117 @@ function waitForPort(port: number, timeoutMs: number): Promise<void> {
   });
 }
 
+/** What {@link daemonCommand} needs to know besides the run dir (from network.env). */
+interface DaemonContext {
+  kind: NetworkKind;
+  /** Where start.sh unpacked ngircd (IRC_NGIRCD_ROOT). */
+  ngircdRoot: string;
+  /** The fake DNS (hybrid+anope): its loopback address and the suffix of the names it makes up. */
+  fakednsAddr: string;
+  fakednsSynth: string;
+}
+
 /** The command line start.sh uses for each daemon (keep in sync with testnet/start.sh). */
-function daemonCommand(runDir: string, name: ServerName): { logFile: string; argv: string[] } {
-  const rootFlag = process.getuid?.() === 0 ? ['--runasroot'] : [];
+function daemonCommand(runDir: string, name: ServerName, context: DaemonContext): { logFile: string; argv: string[] } {
+  const root = process.getuid?.() === 0;
+  const rootFlag = root ? ['--runasroot'] : [];
+  // hybrid and ngircd refuse root, and Anope sleeps 3 s when root: start.sh runs them as irc.
+  const asIrc = root ? ['setpriv', '--reuid=irc', '--regid=irc', '--clear-groups'] : [];
+  const { ircd, services } = networkParts(context.kind);
+  const logFile = path.join(runDir, name, 'stdout.log');
+  const inRun = (...parts: string[]): string => path.join(runDir, ...parts);
   switch (name) {
     case 'hub':
     case 'leaf':
-      return {
-        logFile: path.join(runDir, name, 'stdout.log'),
-        argv: ['/usr/sbin/inspircd', '--nofork', ...rootFlag, `--config=${path.join(runDir, `${name}.conf`)}`],
-      };
+      if (ircd === 'hybrid') {
+        return {
+          logFile,
+          argv: [
+            'unshare',
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"',
+            'hybrid-ns',
+            inRun('resolv.conf'),
+            ...asIrc,
+            '/usr/sbin/ircd-hybrid',
+            '-foreground',
+            '-configfile',
+            inRun(name, 'ircd.conf'),
+            '-logfile',
+            inRun(name, 'ircd.log'),
+            '-pidfile',
+            inRun(name, 'ircd.pid'),
+            '-klinefile',
+            inRun(name, 'kline.db'),
+            '-dlinefile',
+            inRun(name, 'dline.db'),
+            '-xlinefile',
+            inRun(name, 'xline.db'),
+            '-resvfile',
+            inRun(name, 'resv.db'),
+          ],
+        };
+      }
+      if (ircd === 'ngircd') {
+        return {
+          logFile,
+          argv: [
+            path.join(context.ngircdRoot, 'usr', 'sbin', 'ngircd'),
+            '--nodaemon',
+            '--config',
+            inRun(name, 'ngircd.conf'),
+          ],
+        };
+      }
+      return { logFile, argv: ['/usr/sbin/inspircd', '--nofork', ...rootFlag, `--config=${inRun(`${name}.conf`)}`] };
     case 'atheme':
+    case 'anope':
+      if (name !== services) throw new Error(`a ${context.kind} network has no ${name}`);
+      if (name === 'anope') {
+        return {
+          logFile,
+          argv: [
+            ...asIrc,
+            '/usr/sbin/anope',
+            '--nofork',
+            `--confdir=${inRun('anope', 'conf')}`,
+            '--config=services.conf',
+            `--dbdir=${inRun('anope', 'data')}`,
+            `--logdir=${inRun('anope', 'logs')}`,
+            '--modulesdir=/usr/lib/anope',
+            '--localedir=/usr/share/anope/locale',
+          ],
+        };
+      }
       return {
-        logFile: path.join(runDir, 'atheme', 'stdout.log'),
+        logFile,
         argv: [
           '/usr/bin/atheme-services',
           '-n',
           '-c',
-          path.join(runDir, 'atheme.conf'),
+          inRun('atheme.conf'),
           '-D',
-          path.join(runDir, 'atheme', 'data'),
+          inRun('atheme', 'data'),
           '-l',
-          path.join(runDir, 'atheme', 'atheme.log'),
+          inRun('atheme', 'atheme.log'),
           '-p',
-          path.join(runDir, 'atheme', 'atheme.pid'),
+          inRun('atheme', 'atheme.pid'),
+        ],
+      };
+    case 'fakedns':
+      return {
+        logFile,
+        argv: [
+          process.execPath,
+          path.join(testnetDir, 'lib', 'fakedns.mjs'),
+          context.fakednsAddr,
+          '53',
+          inRun('fakedns.hosts'),
+          ...(context.fakednsSynth ? [context.fakednsSynth] : []),
         ],
       };
   }
@@ -273,6 +395,7 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
     ];
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      NETWORK: options.network ?? 'inspircd+atheme',
       TESTNET_RUN: runDir,
       TESTNET_CURRENT: path.join(runDir, 'current'),
       HUB_PORT: String(hubPort),
@@ -288,7 +411,11 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
     };
     const tracked = { runDir, watchdog: null as number | null };
     liveNetworks.add(tracked);
-    const result = await run(...startCommand(), env, ((options.readyTimeout ?? 60) + 120) * 1000);
+    const result = await run(
+      ...startCommand(options.network ?? 'inspircd+atheme'),
+      env,
+      ((options.readyTimeout ?? 60) + 120) * 1000,
+    );
     for (const line of result.stderr.split('\n')) if (line) options.log?.(line);
     if (result.code === 0 && fs.existsSync(path.join(runDir, 'network.env'))) {
       tracked.watchdog = startWatchdog(runDir);
@@ -309,9 +436,18 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
  * start.sh, serialised through flock while the Debian packages are missing: test files run in
  * parallel, and two concurrent apt-get installs would fight over the dpkg lock.
  */
-function startCommand(): [string, string[]] {
+function startCommand(kind: NetworkKind): [string, string[]] {
   const startScript = path.join(testnetDir, 'start.sh');
-  const installed = fs.existsSync('/usr/sbin/inspircd') && fs.existsSync('/usr/bin/atheme-services');
+  const { ircd, services } = networkParts(kind);
+  const programs = {
+    inspircd: '/usr/sbin/inspircd',
+    hybrid: '/usr/sbin/ircd-hybrid',
+    // unpacked by start.sh (default NGIRCD_ROOT), not installed: it conflicts with ircd-hybrid
+    ngircd: path.join(process.env.NGIRCD_ROOT ?? '/var/cache/irc-testnet/ngircd', 'usr', 'sbin', 'ngircd'),
+    atheme: '/usr/bin/atheme-services',
+    anope: '/usr/sbin/anope',
+  };
+  const installed = fs.existsSync(programs[ircd]) && fs.existsSync(programs[services]);
   if (installed) return [startScript, []];
   return ['flock', [path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
 }
@@ -338,10 +474,20 @@ function makeNetwork(
   tracked: { runDir: string; watchdog: number | null },
   options: TestNetworkOptions,
 ): TestNetwork {
+  const kind = (env.IRC_NETWORK ?? 'inspircd+atheme') as NetworkKind;
+  if (!NETWORK_KINDS.includes(kind)) throw new Error(`network.env names an unknown kind ${kind}`);
+  const { ircd, services } = networkParts(kind);
   const hubPort = Number(requireEnv(env, 'IRC_HUB_PORT'));
   const leafPort = Number(requireEnv(env, 'IRC_LEAF_PORT'));
-  const rpcUrl = requireEnv(env, 'ATHEME_RPC_URL');
+  const rpcUrl = requireEnv(env, services === 'anope' ? 'ANOPE_XMLRPC_URL' : 'ATHEME_RPC_URL');
   const rpcPort = Number(new URL(rpcUrl).port);
+  const context: DaemonContext = {
+    kind,
+    ngircdRoot: env.IRC_NGIRCD_ROOT ?? '/var/cache/irc-testnet/ngircd',
+    fakednsAddr: env.IRC_FAKEDNS_ADDR ?? '127.0.0.153',
+    fakednsSynth: env.IRC_FAKEDNS_SYNTH ?? 'static.example.net',
+  };
+  const statsUrl = env.INSPIRCD_STATS_URL;
   const operName = requireEnv(env, 'IRC_OPER_NAME');
   const operPass = requireEnv(env, 'IRC_OPER_PASS');
   const scriptEnv = {
@@ -353,7 +499,8 @@ function makeNetwork(
 
   const allRunning = (): boolean => {
     const pids = readPids(runDir);
-    return ['hub', 'leaf', 'atheme'].every((name) => pids[name] !== undefined && isAlive(pids[name]));
+    const names = ['hub', 'leaf', services, ...(ircd === 'hybrid' ? ['fakedns'] : [])];
+    return names.every((name) => pids[name] !== undefined && isAlive(pids[name]));
   };
 
   const waitUntilReady = async (timeoutMs = 60000): Promise<void> => {
@@ -370,7 +517,11 @@ function makeNetwork(
           operName,
           operPass,
         ],
-        { ...process.env, PROBE_TIMEOUT_MS: String(Math.max(1000, Math.min(10000, deadline - Date.now()))) },
+        {
+          ...process.env,
+          IRC_NETWORK: kind,
+          PROBE_TIMEOUT_MS: String(Math.max(1000, Math.min(10000, deadline - Date.now()))),
+        },
         20000,
       );
       if (probe.code === 0) return;
@@ -394,7 +545,7 @@ function makeNetwork(
   const startServer = async (name: ServerName): Promise<void> => {
     const existing = readPids(runDir)[name];
     if (existing !== undefined && isAlive(existing)) throw new Error(`${name} is already running (pid ${existing})`);
-    const { logFile, argv } = daemonCommand(runDir, name);
+    const { logFile, argv } = daemonCommand(runDir, name, context);
     // Same as start.sh's startd: nohup, backgrounded by a shell so the daemon outlives it, PID = $!.
     const script =
       'ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; out=$1; shift; nohup "$@" >> "$out" 2>&1 < /dev/null & echo $!';
@@ -404,7 +555,7 @@ function makeNetwork(
       throw new Error(`could not start ${name}: ${launched.stderr}${launched.stdout}`);
     }
     writePid(runDir, name, pid);
-    if (name === 'atheme') {
+    if (name !== 'hub' && name !== 'leaf') {
       if (allRunning()) await waitUntilReady();
       return;
     }
@@ -413,6 +564,9 @@ function makeNetwork(
   };
 
   return {
+    network: kind,
+    ircd,
+    services,
     runDir,
     host: '127.0.0.1',
     hubPort,
@@ -420,7 +574,11 @@ function makeNetwork(
     hubServerPort: Number(requireEnv(env, 'IRC_HUB_SERVER_PORT')),
     leafServerPort: Number(requireEnv(env, 'IRC_LEAF_SERVER_PORT')),
     rpcUrl,
-    statsUrl: requireEnv(env, 'INSPIRCD_STATS_URL'),
+    rpcProtocol: services === 'anope' ? 'anope-xmlrpc' : 'atheme-jsonrpc',
+    get statsUrl(): string {
+      if (statsUrl === undefined) throw new Error(`a ${kind} network has no InspIRCd httpd_stats endpoint`);
+      return statsUrl;
+    },
     operName,
     operPass,
     webircPass: requireEnv(env, 'IRC_WEBIRC_PASS'),
@@ -445,8 +603,10 @@ function makeNetwork(
 }
 
 /**
- * Registers a NickServ account: connects as nick `account`, sends REGISTER and resolves once
- * services confirm (900 or the "is now registered" notice); rejects with services' answer otherwise.
+ * Registers a NickServ account: connects as nick `account`, sends `REGISTER <password> <email>`
+ * (the syntax of Atheme and of Anope 2.0) and resolves once services confirm: 900 (where the IRCd
+ * has SASL), Atheme's "<account> is now registered to <email>..." or Anope's "Nickname <account>
+ * registered."; rejects with services' answer otherwise.
  */
 export async function registerAccount(
   network: Pick<TestNetwork, 'host' | 'leafPort'>,
@@ -468,7 +628,8 @@ export async function registerAccount(
     client.send(`PRIVMSG NickServ :REGISTER ${password} ${account}@example.com`);
     const answer = await outcome;
     const text = answer.params.at(-1) ?? '';
-    const confirmed = answer.command === '900' || / is now registered to /i.test(text);
+    const confirmed =
+      answer.command === '900' || / is now registered to /i.test(text) || /^Nickname \S+ registered\b/i.test(text);
     if (!confirmed) throw new Error(`NickServ refused REGISTER ${account}: ${text}`);
   } finally {
     await client.quit('registered');

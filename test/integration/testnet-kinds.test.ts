@@ -1,0 +1,128 @@
+import t from 'tap';
+import { IrcClient } from '../support/irc-client.js';
+import {
+  isAlive,
+  NETWORK_KINDS,
+  registerAccount,
+  startTestNetwork,
+  type NetworkKind,
+  type TestNetwork,
+} from '../support/testnet.js';
+
+// Every kind of test network the kit starts, side by side on free ports: each one links its two
+// IRC servers and services, takes an account registration from the leaf, opers its oper block,
+// restarts single daemons and stops without leftovers.
+
+const wantServers = ['hub.test.net', 'leaf.test.net', 'services.test.net'];
+
+async function connect(port: number, nick: string): Promise<IrcClient> {
+  const client = new IrcClient({ port, nick });
+  await client.connect();
+  const result = await client.register();
+  if (!result.ok) throw new Error(`${nick} could not register on port ${port}: ${result.last.raw}`);
+  return client;
+}
+
+async function links(port: number, nick: string): Promise<string[]> {
+  const client = await connect(port, nick);
+  try {
+    const replies = await client.request('LINKS', '365');
+    return replies
+      .filter((message) => message.command === '364')
+      .map((message) => message.params[1] ?? '')
+      .sort();
+  } finally {
+    await client.quit();
+  }
+}
+
+/** What one kind's network did; asserted by the kind's own test. */
+interface Observed {
+  network: TestNetwork;
+  pidNames: string[];
+  fromHub: string[];
+  fromLeaf: string[];
+  operReply: string | undefined;
+  servicesPids: [number | undefined, number | undefined];
+  leafPids: [number | undefined, number | undefined];
+  afterRestart: string[];
+  survivors: number[];
+  timings: Record<string, number>;
+}
+
+/** Runs the whole scenario on one kind; the kinds run side by side, so the file takes as long as the slowest. */
+async function exercise(kind: NetworkKind): Promise<Observed> {
+  const timings: Record<string, number> = {};
+  let last = Date.now();
+  const lap = (name: string): void => {
+    timings[name] = Date.now() - last;
+    last = Date.now();
+  };
+  const network = await startTestNetwork({ network: kind });
+  lap('start');
+  try {
+    const pidNames = Object.keys(network.pids()).sort();
+    const [fromHub, fromLeaf] = await Promise.all([
+      links(network.hubPort, 'linksHub'),
+      links(network.leafPort, 'linksLeaf'),
+    ]);
+    await registerAccount(network, { account: 'kindacct', password: 's3cret-pass' });
+    lap('links+register');
+    const oper = await connect(network.leafPort, 'kindOper');
+    const answer = await oper.request(`OPER ${network.operName} ${network.operPass}`, ['381', '464', '491']);
+    await oper.quit();
+    const servicesBefore = network.pids()[network.services];
+    await network.restartServer(network.services);
+    const servicesAfter = network.pids()[network.services];
+    lap(`restart ${network.services}`);
+    const leafBefore = network.pids().leaf;
+    await network.restartServer('leaf');
+    const leafAfter = network.pids().leaf;
+    lap('restart leaf');
+    const afterRestart = await links(network.leafPort, 'afterRestart');
+    const pids = Object.values(network.pids());
+    await network.stop();
+    lap('stop');
+    return {
+      network,
+      pidNames,
+      fromHub,
+      fromLeaf,
+      operReply: answer.at(-1)?.command,
+      servicesPids: [servicesBefore, servicesAfter],
+      leafPids: [leafBefore, leafAfter],
+      afterRestart,
+      survivors: pids.filter((pid) => isAlive(pid)),
+      timings,
+    };
+  } finally {
+    await network.stop();
+  }
+}
+
+const runs = new Map<NetworkKind, Promise<Observed>>();
+for (const kind of NETWORK_KINDS) {
+  const run = exercise(kind);
+  run.catch(() => {}); // reported by the kind's own test
+  runs.set(kind, run);
+}
+
+for (const kind of NETWORK_KINDS) {
+  t.test(kind, async (t) => {
+    const seen = await runs.get(kind)!;
+    const { network } = seen;
+    t.equal(network.network, kind, 'network.env names the kind');
+    t.equal(network.env.IRC_NETWORK, kind, 'IRC_NETWORK in network.env');
+    const daemons = ['hub', 'leaf', network.services, ...(network.ircd === 'hybrid' ? ['fakedns'] : [])];
+    t.same(seen.pidNames, daemons.sort(), 'the daemons of the kind');
+    t.same(seen.fromHub, wantServers, 'LINKS from the hub shows the three servers');
+    t.same(seen.fromLeaf, wantServers, 'LINKS from the leaf shows the three servers');
+    t.pass('NickServ REGISTER from a leaf client');
+    t.equal(seen.operReply, '381', 'OPER with the oper block succeeds');
+    t.not(seen.servicesPids[1], seen.servicesPids[0], `${network.services} restarted under a new PID`);
+    t.not(seen.leafPids[1], seen.leafPids[0], 'the leaf restarted under a new PID');
+    t.same(seen.afterRestart, wantServers, 'linked again after the restarts');
+    t.same(seen.survivors, [], 'no daemon survives stop()');
+    t.comment(`ms: ${JSON.stringify(seen.timings)}`);
+  });
+}
