@@ -9,7 +9,8 @@
  * ```
  *
  * The store lives in a private temporary folder, removed when the test ends; pass `storeDir` to keep one
- * across two harnesses (a restart).
+ * across two harnesses (a restart). Clients may send the bot commands as fast as a test sends them (no
+ * `irc.commands` pacing) unless the test's `config.irc.commands` says otherwise.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +42,28 @@ export interface HarnessOptions {
   register?: boolean;
   /** Where log lines go besides `logs` (e.g. nowhere at debug level for a quiet test). */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** The ISUPPORT tokens the fake server announces at registration; default those of {@link FakeTransport.register}. */
+  isupport?: string;
+  /**
+   * The pacing of the fake connection's send queue: `burst` lines at once, then one every `intervalMs`;
+   * default 1000 at once. A slow queue holds the bot's answers back, as a real server's flood limit does.
+   */
+  pacing?: { burst: number; intervalMs: number };
+  /** The model's clock (timestamps such as `synced_at`), pinned so that answers can be compared whole. */
+  clock?: () => Date;
+}
+
+/**
+ * The store's writes that an answer waits for (a plugin's `store.persisted()`: a token created, granted,
+ * revoked), held or failed on demand, to test what the bot says meanwhile or when the disk fails it.
+ */
+export interface DurableWrites {
+  /** How many times a plugin has asked for its changes to be on disk. */
+  readonly asked: number;
+  /** Every write asked for from now on waits until `release()` is called; then it is done for real. */
+  hold(): { release(): void };
+  /** Every write asked for from now on fails with `error` (nothing is written), until `fail(null)`. */
+  fail(error: Error | null): void;
 }
 
 export interface Harness {
@@ -52,6 +75,8 @@ export interface Harness {
   storeDir: string;
   /** The bot's own nick. */
   nick: string;
+  /** The store's writes that answers wait for, to hold or fail. */
+  durableWrites: DurableWrites;
   /**
    * `nick`, logged in to `account` (or to none: null), sends `text` to the bot in private; resolves with
    * the bot's NOTICE answers to `nick` once the command has finished.
@@ -71,19 +96,24 @@ export interface Harness {
 export async function startHarness(t: Test, options: HarnessOptions): Promise<Harness> {
   const storeDir = options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'harness-'));
   if (!options.storeDir) t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
+  const { irc: ircConfig, ...otherConfig } = options.config ?? {};
   const config = testHostConfig(path.join(storeDir, 'store.json'), {
     admins: options.admins ?? [],
     plugins: options.plugins,
-    ...options.config,
+    // Tests send commands faster than people do.
+    irc: { commands: { burst: 1000, interval_ms: 0 }, ...(ircConfig as Record<string, unknown> | undefined) },
+    ...otherConfig,
   });
   const logs: string[] = [];
-  const irc = new FakeTransport({ nick: config.irc.nick });
+  const irc = new FakeTransport({ nick: config.irc.nick, ...(options.pacing ? { pacing: options.pacing } : {}) });
   const host = new Host({
     config,
     logger: createLogger({ level: options.logLevel ?? 'debug', sink: (line) => logs.push(line) }),
     plugins: options.registry ?? builtinPlugins,
     transport: irc,
+    ...(options.clock ? { clock: options.clock } : {}),
   });
+  const durableWrites = controlDurableWrites(host);
   await host.start();
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -93,7 +123,7 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
   };
   t.teardown(stop);
   if (options.register !== false) {
-    irc.register(config.irc.nick);
+    irc.register(config.irc.nick, ...(options.isupport === undefined ? [] : [options.isupport]));
     irc.receive(`:irc.test CAP ${config.irc.nick} ACK :account-tag`);
   }
 
@@ -110,5 +140,43 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
   };
   const inject: Harness['inject'] = (method, requestPath, headers, body) =>
     host.http.inject({ method, path: requestPath, ...(headers ? { headers } : {}), ...(body ? { body } : {}) });
-  return { host, irc, config, logs, storeDir, nick: config.irc.nick, say, inject, stop };
+  return { host, irc, config, logs, storeDir, nick: config.irc.nick, durableWrites, say, inject, stop };
+}
+
+/** Puts {@link DurableWrites} between the plugins and the host's store. */
+function controlDurableWrites(host: Host): DurableWrites {
+  const { store } = host;
+  const write = store.persisted.bind(store);
+  let asked = 0;
+  let gate: Promise<void> | null = null;
+  let failure: Error | null = null;
+  store.persisted = () => {
+    asked++;
+    if (!gate && !failure) return write();
+    const held = gate;
+    return (async () => {
+      await held;
+      if (failure) throw failure;
+      return write();
+    })();
+  };
+  return {
+    get asked() {
+      return asked;
+    },
+    hold() {
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      gate = held;
+      return {
+        release() {
+          if (gate === held) gate = null;
+          release();
+        },
+      };
+    },
+    fail(error) {
+      failure = error;
+    },
+  };
 }
