@@ -9,8 +9,12 @@
  * ```
  *
  * The store lives in a private temporary folder, removed when the test ends; pass `storeDir` to keep one
- * across two harnesses (a restart). Clients may send the bot commands as fast as a test sends them (no
- * `irc.commands` pacing) unless the test's `config.irc.commands` says otherwise.
+ * across two harnesses (a restart).
+ *
+ * The fake connection takes the config's IRC settings as the real one does (nick, OPER, SASL). Unless the
+ * test's `config.irc` sets them, it sends the bot's lines at once (no `pacing`: a real server's flood
+ * limit would hold them back), and clients may send commands as fast as the test does (no `commands`
+ * pacing).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,10 +23,11 @@ import type { Test } from 'tap';
 import { builtinPlugins } from '../../app/builtin-plugins.js';
 import type { HostConfig } from '../../lib/config.js';
 import { Host } from '../../lib/host.js';
+import { transportOptions } from '../../lib/irc/create-transport.js';
 import type { InjectResponse } from '../../lib/http/inject.js';
 import { createLogger } from '../../lib/logger.js';
 import type { PluginDefinition } from '../../lib/plugin.js';
-import { FakeTransport } from './fake-irc.js';
+import { FakeTransport, fakeOptions } from './fake-irc.js';
 import { testHostConfig } from './host-config.js';
 
 export interface HarnessOptions {
@@ -44,11 +49,6 @@ export interface HarnessOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** The ISUPPORT tokens the fake server announces at registration; default those of {@link FakeTransport.register}. */
   isupport?: string;
-  /**
-   * The pacing of the fake connection's send queue: `burst` lines at once, then one every `intervalMs`;
-   * default 1000 at once. A slow queue holds the bot's answers back, as a real server's flood limit does.
-   */
-  pacing?: { burst: number; intervalMs: number };
   /** The model's clock (timestamps such as `synced_at`), pinned so that answers can be compared whole. */
   clock?: () => Date;
 }
@@ -96,16 +96,21 @@ export interface Harness {
 export async function startHarness(t: Test, options: HarnessOptions): Promise<Harness> {
   const storeDir = options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'harness-'));
   if (!options.storeDir) t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
-  const { irc: ircConfig, ...otherConfig } = options.config ?? {};
+  const { irc: ircConfig = {}, ...otherConfig } = (options.config ?? {}) as { irc?: Record<string, unknown> };
   const config = testHostConfig(path.join(storeDir, 'store.json'), {
     admins: options.admins ?? [],
     plugins: options.plugins,
     // Tests send commands faster than people do.
-    irc: { commands: { burst: 1000, interval_ms: 0 }, ...(ircConfig as Record<string, unknown> | undefined) },
+    irc: { commands: { burst: 1000, interval_ms: 0 }, ...ircConfig },
     ...otherConfig,
   });
   const logs: string[] = [];
-  const irc = new FakeTransport({ nick: config.irc.nick, ...(options.pacing ? { pacing: options.pacing } : {}) });
+  const connection = transportOptions(config);
+  const irc = new FakeTransport({
+    ...connection,
+    pacing: ircConfig.pacing ? connection.pacing : fakeOptions.pacing,
+    reconnect: fakeOptions.reconnect,
+  });
   const host = new Host({
     config,
     logger: createLogger({ level: options.logLevel ?? 'debug', sink: (line) => logs.push(line) }),

@@ -26,12 +26,12 @@ const api = definePlugin({
   },
 });
 
-async function startBot(t: Test, options: { max?: number; pacing?: { burst: number; intervalMs: number } } = {}) {
+async function startBot(t: Test, options: { max?: number; pacing?: { burst: number; interval_ms: number } } = {}) {
   const bot = await startHarness(t, {
     registry: [api, tokensPlugin] as PluginDefinition<never>[],
     plugins: { api: {}, tokens: { max_tokens_per_account: options.max ?? 10 } },
     admins: ['boss'],
-    ...(options.pacing ? { pacing: options.pacing } : {}),
+    ...(options.pacing ? { config: { irc: { pacing: options.pacing } } } : {}),
   });
   const tokens = bot.host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
   /** Create a token as `account` and return its id and secret. */
@@ -106,7 +106,7 @@ t.test('labels: formatting is taken out, quotes cannot fake the rest of a listin
 });
 
 t.test('a secret that cannot reach its owner is revoked at once, never sent to the next holder', async (t) => {
-  const { irc, say, tokens, logs } = await startBot(t, { pacing: { burst: 1, intervalMs: 40 } });
+  const { irc, say, tokens, logs } = await startBot(t, { pacing: { burst: 1, interval_ms: 40 } });
   const alive = setInterval(() => undefined, 1000);
   t.teardown(() => clearInterval(alive));
   irc.send('PING', 'busy');
