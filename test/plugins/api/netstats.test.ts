@@ -103,16 +103,13 @@ function fill({ model, activity, history }: { model: NetworkModel; activity: Act
 
 /** The api plugin on a host whose model, activity and history are filled; its clock at {@link NOW}. */
 async function start(t: Test) {
-  const { host, activity, history, authorization } = await startApi(t, {
+  const { host, inject, activity, history, authorization } = await startApi(t, {
     clock: () => NOW,
     api: { cache_seconds: 30, reuse_ms: 0 },
   });
   const { model } = host;
   fill({ model, activity, history });
-  const document = (await host.http.inject({ method: 'GET', path: '/api/openapi.json' })).body as Record<
-    string,
-    unknown
-  >;
+  const document = (await inject('GET', '/api/openapi.json')).body as Record<string, unknown>;
   const validator = new OpenApiValidator(document);
   /**
    * GET a path (a token path with a token approved for it); the answer, headers included, must match the
@@ -120,11 +117,7 @@ async function start(t: Test) {
    */
   const get = async (path: string) => {
     const token = path.startsWith('/api/');
-    const response = await host.http.inject({
-      method: 'GET',
-      path,
-      ...(token ? { headers: { Authorization: authorization } } : {}),
-    });
+    const response = await inject('GET', path, token ? { Authorization: authorization } : {});
     const body = response.body as Body;
     t.same(
       validator.check('GET', path, response.status, body, new Headers(response.headers)),

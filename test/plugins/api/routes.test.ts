@@ -1,6 +1,6 @@
 /**
- * The public routes of the api plugin in the real host, over HTTP: every answer and its headers checked
- * against the OpenAPI document, none showing what only the token tier may.
+ * The api plugin's routes in the real host, over HTTP: every answer and its headers checked against the
+ * OpenAPI document, and no public one showing what only the token tier may.
  */
 import t, { type Test } from 'tap';
 import { openApiPath } from '../../../lib/http/openapi.js';
@@ -61,7 +61,7 @@ function populate(model: NetworkModel): void {
 }
 
 /**
- * The api plugin on a host whose model is left empty (`populated`: filled by {@link populate}). `rateLimits`
+ * The api plugin in the host, its model filled by {@link populate} unless `populated` is false. `rateLimits`
  * turns on the tokens plugin's rate limits (its default), with buckets of `capacity` requests.
  */
 async function start(t: Test, { populated = true, rateLimits = false, capacity = 1000 } = {}) {
@@ -267,6 +267,7 @@ t.test('a 304 to GET and HEAD sends only headers the document lists for it, and 
   for (const rateLimits of [false, true]) {
     const { host, model, get, document } = await start(t, { rateLimits });
     model.setServiceCommands([{ service: 'NickServ', commands: [{ name: 'IDENTIFY', description: null }] }]);
+    // An operator, for the operator routes' example.
     model.upsertUser('Alice', { isOperator: true });
     const chat = encodeURIComponent('#Chat[1]');
     const examples: Record<string, string> = {

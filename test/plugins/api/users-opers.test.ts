@@ -38,18 +38,15 @@ function fill(model: NetworkModel): void {
  * path with a token approved for it, checked against the published OpenAPI document, headers included.
  */
 async function start(t: Test, { filled = true } = {}) {
-  const { host, authorization } = await startApi(t, {
+  const { host, inject, authorization } = await startApi(t, {
     clock: () => new Date('2026-11-21T14:00:00.000Z'),
     api: { cache_seconds: 10, reuse_ms: 0 },
   });
   if (filled) fill(host.model);
-  const document = (await host.http.inject({ method: 'GET', path: '/api/openapi.json' })).body as Record<
-    string,
-    unknown
-  >;
+  const document = (await inject('GET', '/api/openapi.json')).body as Record<string, unknown>;
   const validator = new OpenApiValidator(document);
   return async (path: string) => {
-    const response = await host.http.inject({ method: 'GET', path, headers: { Authorization: authorization } });
+    const response = await inject('GET', path, { Authorization: authorization });
     const body = response.body as Record<string, unknown>;
     t.same(
       validator.check('GET', path, response.status, body, new Headers(response.headers)),

@@ -26,6 +26,10 @@ const api = definePlugin({
   },
 });
 
+/**
+ * The tokens plugin with boss as administrator (at most `max` live tokens per account; `pacing`, the
+ * config's `irc.pacing`, slows the bot's send queue), and `create`, TOKEN CREATE as a conversation.
+ */
 async function startBot(t: Test, options: { max?: number; pacing?: { burst: number; interval_ms: number } } = {}) {
   const bot = await startHarness(t, {
     registry: [api, tokensPlugin] as PluginDefinition<never>[],

@@ -40,7 +40,7 @@ const api = definePlugin({
 
 /** The tokens plugin with `rateLimit` as its `rate_limit` settings; off unless given. */
 async function start(t: Test, rateLimit: Record<string, unknown> = { enabled: false }) {
-  const { host } = await startHarness(t, {
+  const { host, inject } = await startHarness(t, {
     registry: [api, tokensPlugin] as PluginDefinition<never>[],
     plugins: { api: {}, tokens: { rate_limit: rateLimit } },
   });
@@ -49,11 +49,7 @@ async function start(t: Test, rateLimit: Record<string, unknown> = { enabled: fa
   const validator = new OpenApiValidator(document as unknown as Record<string, unknown>);
   /** GET a path; every header of the answer must be one the document lists for its status. */
   const get = async (path: string, authorization?: string): Promise<InjectResponse> => {
-    const response = await host.http.inject({
-      method: 'GET',
-      path,
-      headers: authorization === undefined ? {} : { Authorization: authorization },
-    });
+    const response = await inject('GET', path, authorization === undefined ? {} : { Authorization: authorization });
     t.same(
       validator.undocumentedHeaders('GET', path, response.status, new Headers(response.headers)),
       [],
