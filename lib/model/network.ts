@@ -68,6 +68,11 @@ export class NetworkModel {
     return this.casemappingValue;
   }
 
+  /** The time by the model's clock, which dates its timestamps (the host's; tests pin it). */
+  now(): Date {
+    return this.clock();
+  }
+
   /** Connected and synced at least once since: the data reflects the network. */
   get ready(): boolean {
     return this.connectedValue && this.statsValue.syncedAt !== null;

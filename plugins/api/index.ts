@@ -28,7 +28,7 @@ export default definePlugin<ApiConfig>({
       ...commandRoutes(model, config),
       ...operatorRoutes(model),
       ...userRoutes(model, onModelChange, { reuseMs: config.reuse_ms }),
-      ...netstatsRoutes({ model, config, http, services, selfNick: () => irc.state.nick }),
+      ...netstatsRoutes({ model, config, http, services, selfNick: () => irc.state.nick, clock: () => model.now() }),
       ...openApiRoutes(http, config),
     ];
     for (const route of routes) http.route(route);

@@ -1,14 +1,13 @@
-/** The network statistics routes over real HTTP, with a model, activity and history filled by hand. */
+/**
+ * The network statistics routes of the api plugin in the real host, over HTTP without a socket, with a
+ * model, activity and history filled by hand.
+ */
 import t, { type Test } from 'tap';
-import { HttpServer } from '../../../lib/http/server.js';
-import { createLogger } from '../../../lib/logger.js';
-import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
-import { HistorySlice, DAY_MS } from '../../../plugins/stats/model/history.js';
-import type { ServiceName, Services } from '../../../lib/plugin.js';
-import { historyService } from '../../../plugins/stats/services.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { indexOf, netstatsRoutes } from '../../../plugins/api/netstats.js';
-import { openApiRoutes } from '../../../plugins/api/openapi.js';
+import type { NetworkModel } from '../../../lib/model/network.js';
+import { indexOf } from '../../../plugins/api/netstats.js';
+import type { ActivitySlice } from '../../../plugins/stats/model/activity.js';
+import type { HistorySlice } from '../../../plugins/stats/model/history.js';
+import { startApi } from './fixtures/api-host.js';
 import { OpenApiValidator } from './fixtures/openapi-validator.js';
 
 const NOW = new Date('2026-11-21T14:30:00.000Z');
@@ -31,12 +30,8 @@ const PRIVATE = [
 
 type Body = Record<string, unknown> & { results: Record<string, unknown>[] };
 
-function filled() {
-  const model = new NetworkModel(() => NOW);
-  const activity = new ActivitySlice({ timeZone: 'UTC', retentionDays: 30, fold: (name) => model.fold(name) });
-  const history = new HistorySlice({ fullMs: 7 * DAY_MS, hourlyMs: 90 * DAY_MS, dailyMs: 730 * DAY_MS });
-  model.addSlice(activity);
-  model.addSlice(history);
+/** The network, its activity and its history, as the tests know them. */
+function fill({ model, activity, history }: { model: NetworkModel; activity: ActivitySlice; history: HistorySlice }) {
   model.connectionOpened('rfc1459');
   model.updateStats({ users: 6, invisible: 1, channels: 3, operators: 1, servers: 3, maxUsers: 9 });
   model.upsertServer('hub.test.net', { hops: 0, description: 'TestNet hub', users: 5 });
@@ -104,65 +99,46 @@ function filled() {
       maxUsers: 200,
     });
   }
-  return { model, activity, history };
 }
 
-async function start(t: Test, model: NetworkModel) {
-  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
-  // Guards are the tokens plugin's business; here every request is let through.
-  server.setGuard('token', () => undefined);
-  const config = { cache_seconds: 30, reuse_ms: 0 };
-  const routes = [
-    ...netstatsRoutes({
-      model,
-      config,
-      http: { routes: () => server.routes() },
-      // What the stats plugin would provide: the slices the fixture put in the model, if any.
-      services: {
-        get: <Name extends ServiceName>(name: Name): Services[Name] => {
-          const kind = name === 'stats.activity' ? ActivitySlice : HistorySlice;
-          const slice = model.slices().find((found) => found instanceof kind);
-          if (!slice) throw new Error(`the fixture has no ${name}`);
-          return (slice instanceof HistorySlice ? historyService(slice) : slice) as Services[Name];
-        },
-      },
-      selfNick: () => 'DataBot',
-      clock: () => NOW,
-    }),
-    ...openApiRoutes({ routes: () => server.routes() }, config),
-  ];
-  for (const route of routes) server.route('api', route);
-  const { url } = await server.listen();
-  t.teardown(() => server.close());
-  const document = (await (await fetch(`${url}/api/openapi.json`)).json()) as Record<string, unknown>;
+/** The api plugin on a host whose model, activity and history are filled; its clock at {@link NOW}. */
+async function start(t: Test) {
+  const { host, inject, activity, history, authorization } = await startApi(t, {
+    clock: () => NOW,
+    api: { cache_seconds: 30, reuse_ms: 0 },
+  });
+  const { model } = host;
+  fill({ model, activity, history });
+  const document = (await inject('GET', '/api/openapi.json')).body as Record<string, unknown>;
   const validator = new OpenApiValidator(document);
   /**
-   * GET a path; the answer, headers included, must match the OpenAPI document, and a public one must
-   * hold no private string.
+   * GET a path (a token path with a token approved for it); the answer, headers included, must match the
+   * OpenAPI document, and a public one must hold no private string.
    */
   const get = async (path: string) => {
-    const response = await fetch(url + path);
-    const text = await response.text();
-    const body = JSON.parse(text) as Body;
+    const token = path.startsWith('/api/');
+    const response = await inject('GET', path, token ? { Authorization: authorization } : {});
+    const body = response.body as Body;
     t.same(
-      validator.check('GET', path, response.status, body, response.headers),
+      validator.check('GET', path, response.status, body, new Headers(response.headers)),
       [],
       `${path} matches the OpenAPI document`,
     );
-    if (!path.startsWith('/api/')) {
-      const shown = PRIVATE.filter((secret) => !decodeURIComponent(path).includes(secret) && text.includes(secret));
+    if (!token) {
+      const shown = PRIVATE.filter(
+        (secret) => !decodeURIComponent(path).includes(secret) && response.text.includes(secret),
+      );
       t.same(shown, [], `${path} shows nothing private`);
     }
     return { response, body };
   };
-  return { get, document, server };
+  return { host, model, get, document };
 }
 
 t.test('the index lists every endpoint with both paths, from the route table', async (t) => {
-  const { model } = filled();
-  const { get, server } = await start(t, model);
+  const { get, host } = await start(t);
   const index = await get('/network/netstats/api/index.json');
-  t.equal(index.response.headers.get('cache-control'), 'public, max-age=30');
+  t.equal(index.response.headers['cache-control'], 'public, max-age=30');
   const names = ['index', 'status', 'channel', 'user', 'countries', 'clients', 'history', 'operators', 'servers'];
   t.same(
     (index.body.endpoints as { name: string }[]).map((entry) => entry.name),
@@ -186,8 +162,10 @@ t.test('the index lists every endpoint with both paths, from the route table', a
   );
   const token = await get('/api/netstats/');
   t.same(token.body, index.body);
-  t.equal(token.response.headers.get('cache-control'), 'private, no-store');
-  const tokenRoutes = server.routes().filter(({ route }) => route.tier === 'token');
+  t.equal(token.response.headers['cache-control'], 'private, no-store');
+  const tokenRoutes = host.http
+    .routes()
+    .filter(({ route }) => route.tier === 'token' && route.path.startsWith('/api/netstats/'));
   t.same(
     tokenRoutes.map(({ route }) => route.name),
     names.map((name) => `netstats.${name}`),
@@ -197,8 +175,7 @@ t.test('the index lists every endpoint with both paths, from the route table', a
 });
 
 t.test('status: snapshot, leaderboards (public lines only on the public path), hourly history', async (t) => {
-  const { model } = filled();
-  const { get } = await start(t, model);
+  const { get } = await start(t);
   const { body } = await get('/network/data/status/');
   t.match(body.snapshot, { users: 6, operators: 1, synced_as_operator: true });
   t.equal(body.date, '2026-11-21');
@@ -239,8 +216,7 @@ t.test('status: snapshot, leaderboards (public lines only on the public path), h
 });
 
 t.test('channel profile: overview, 24 hours that add up, top users; hidden ones only on the token path', async (t) => {
-  const { model } = filled();
-  const { get } = await start(t, model);
+  const { model, get } = await start(t);
   const { body } = await get('/network/data/channel/%23CHAT/');
   t.same(body.channel, {
     name: '#chat',
@@ -294,8 +270,7 @@ t.test('channel profile: overview, 24 hours that add up, top users; hidden ones 
 t.test(
   'user profile: overview and hours; public counts leave hidden channels out; private fields on the token path',
   async (t) => {
-    const { model } = filled();
-    const { get } = await start(t, model);
+    const { get } = await start(t);
     const { body } = await get('/network/data/user/alice/');
     t.same(body.user, {
       nick: 'Alice',
@@ -338,8 +313,7 @@ t.test(
 );
 
 t.test('a user last seen only in a secret channel the bot left stays out of public answers', async (t) => {
-  const { model } = filled();
-  const { get } = await start(t, model);
+  const { model, get } = await start(t);
   // The bot leaves #hush (it was kicked, or parted): it no longer sees who is in it.
   model.clearMembers('#hush', 2);
   t.equal(model.users.get('onlyhidden')!.channels.size, 0);
@@ -359,8 +333,7 @@ t.test('a user last seen only in a secret channel the bot left stays out of publ
 });
 
 t.test('countries and clients: distributions of the users seen, without the bot and services', async (t) => {
-  const { model } = filled();
-  const { get } = await start(t, model);
+  const { get } = await start(t);
   const countries = await get('/network/data/countries/');
   t.same(countries.body, {
     count: 2,
@@ -408,8 +381,7 @@ t.test('countries and clients: distributions of the users seen, without the bot 
 });
 
 t.test('history: since, until, buckets; bad parameters are 400', async (t) => {
-  const { model } = filled();
-  const { get } = await start(t, model);
+  const { get } = await start(t);
   const all = await get('/network/data/history/?limit=1000');
   t.equal(all.body.count, 30, 'one point per interval');
   t.same(all.body.results[0], {
@@ -470,8 +442,7 @@ t.test('history: since, until, buckets; bad parameters are 400', async (t) => {
 });
 
 t.test('operators and servers', async (t) => {
-  const { model } = filled();
-  const { get } = await start(t, model);
+  const { get } = await start(t);
   const operators = await get('/network/data/operators/');
   t.same(operators.body.results, [
     { nick: 'NickServ', server: 'services.test.net', away: false },
@@ -501,9 +472,8 @@ t.test('operators and servers', async (t) => {
 });
 
 t.test('503 before the first sync, except the index and the stored history', async (t) => {
-  const { model } = filled();
+  const { model, get } = await start(t);
   model.connectionLost();
-  const { get } = await start(t, model);
   for (const path of [
     '/network/data/status/',
     '/network/data/channel/%23chat/',

@@ -1,13 +1,11 @@
+/**
+ * The api plugin's routes in the real host, over HTTP: every answer and its headers checked against the
+ * OpenAPI document, and no public one showing what only the token tier may.
+ */
 import t, { type Test } from 'tap';
-import { HttpServer } from '../../../lib/http/server.js';
-import { createLogger } from '../../../lib/logger.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { channelRoutes } from '../../../plugins/api/channels.js';
-import { commandRoutes } from '../../../plugins/api/commands.js';
-import { networkRoutes } from '../../../plugins/api/network.js';
-import { openApiRoutes } from '../../../plugins/api/openapi.js';
-import { serverRoutes } from '../../../plugins/api/servers.js';
-import { RateLimiter, rateLimitHook } from '../../../plugins/tokens/rate-limit.js';
+import { openApiPath } from '../../../lib/http/openapi.js';
+import type { NetworkModel } from '../../../lib/model/network.js';
+import { startApi } from './fixtures/api-host.js';
 import { OpenApiValidator } from './fixtures/openapi-validator.js';
 
 /** Strings that only the token tier may show: none of them may appear in a public answer. */
@@ -30,8 +28,11 @@ function asked(path: string): string {
   }
 }
 
-function populatedModel(): NetworkModel {
-  const model = new NetworkModel(() => new Date('2026-11-21T14:03:00.000Z'));
+/** The time of the model's clock. */
+const NOW = new Date('2026-11-21T14:03:00.000Z');
+
+/** Fill `model` with a synced network. */
+function populate(model: NetworkModel): void {
   model.connectionOpened('rfc1459');
   model.updateStats({ users: 4, invisible: 1, channels: 3, operators: 1, servers: 2, maxUsers: 9 });
   model.upsertServer('hub.test.net', { hops: 0, uplink: null, description: 'TestNet hub', users: 3 });
@@ -57,38 +58,40 @@ function populatedModel(): NetworkModel {
   model.upsertChannel('#hiddenchan', { users: 2, topic: 'secret plans', modes: '+nst', hidden: true, joined: true });
   model.addMember('#hiddenchan', 'onlyhidden');
   model.markSynced(true);
-  return model;
 }
 
 /**
- * `rateLimits` adds the hook the tokens plugin adds when rate limits are on (its default), with
- * buckets of `capacity` requests.
+ * The api plugin in the host, its model filled by {@link populate} unless `populated` is false. `rateLimits`
+ * turns on the tokens plugin's rate limits (its default), with buckets of `capacity` requests.
  */
-async function start(t: Test, model: NetworkModel, { rateLimits = false, capacity = 1000 } = {}) {
-  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
-  if (rateLimits) {
-    const bucket = { capacity, refill_per_second: 0.001 };
-    server.addHook(rateLimitHook({ public: new RateLimiter(bucket), token: new RateLimiter(bucket) }));
-  }
-  const config = { cache_seconds: 30, reuse_ms: 0 };
-  const routes = [
-    ...networkRoutes(model, config),
-    ...serverRoutes(model, config),
-    ...channelRoutes(model, config),
-    ...commandRoutes(model, config),
-    ...openApiRoutes({ routes: () => server.routes() }, config),
-  ];
-  for (const route of routes) server.route('api', route);
-  const { url } = await server.listen();
-  t.teardown(() => server.close());
+async function start(t: Test, { populated = true, rateLimits = false, capacity = 1000 } = {}) {
+  const bucket = { capacity, refill_per_second: 0.001 };
+  const { host, authorization } = await startApi(t, {
+    clock: () => NOW,
+    api: { cache_seconds: 30, reuse_ms: 0 },
+    rateLimit: { enabled: rateLimits, public: bucket, token: bucket },
+  });
+  const { model } = host;
+  if (populated) populate(model);
+  const url = host.url!;
   const document = (await (await fetch(`${url}/api/openapi.json`)).json()) as Record<string, unknown>;
   const validator = new OpenApiValidator(document);
+  const tokenPaths = new Set(
+    host.http
+      .routes()
+      .filter(({ route }) => route.tier !== 'public')
+      .map(({ route }) => openApiPath(route.path)),
+  );
   /**
-   * GET (or HEAD, or another method) a path; the answer, its headers included, is checked against
-   * the OpenAPI document, and for private strings.
+   * GET (or HEAD, or another method) a path, with a token approved for it on the token tier; the answer,
+   * its headers included, is checked against the OpenAPI document, and a public one for private strings.
    */
   const get = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(url + path, init);
+    const template = validator.templateOf(path);
+    const tokenTier = template !== undefined && tokenPaths.has(template);
+    const headers = { ...(init.headers as Record<string, string> | undefined) };
+    if (tokenTier) headers.Authorization = authorization;
+    const response = await fetch(url + path, { ...init, headers });
     const text = await response.text();
     const body = text === '' ? undefined : (JSON.parse(text) as unknown);
     t.same(
@@ -96,17 +99,18 @@ async function start(t: Test, model: NetworkModel, { rateLimits = false, capacit
       [],
       `${init.method ?? 'GET'} ${path} → ${response.status} matches the OpenAPI document, headers included`,
     );
-    // A 404 repeats the name asked for; that is the client's own text.
-    const shown = PRIVATE.filter((secret) => !asked(path).includes(secret) && text.includes(secret));
-    t.same(shown, [], `${path} shows no ident, host, IP, realname, account or hidden channel`);
+    if (!tokenTier) {
+      // A 404 repeats the name asked for; that is the client's own text.
+      const shown = PRIVATE.filter((secret) => !asked(path).includes(secret) && text.includes(secret));
+      t.same(shown, [], `${path} shows no ident, host, IP, realname, account or hidden channel`);
+    }
     return { response, body: body as Record<string, unknown> & { results: Record<string, unknown>[] } };
   };
-  return { url, get, document };
+  return { host, model, url, get, document };
 }
 
 t.test('503 before the first sync, on every network path', async (t) => {
-  const model = new NetworkModel();
-  const { get } = await start(t, model);
+  const { model, get } = await start(t, { populated: false });
   for (const path of [
     '/api/irc/stats/',
     '/api/irc/latency/',
@@ -124,8 +128,7 @@ t.test('503 before the first sync, on every network path', async (t) => {
 });
 
 t.test('the stats answer is kept until the network state changes', async (t) => {
-  const model = populatedModel();
-  const { get } = await start(t, model);
+  const { model, get } = await start(t);
   const first = await get('/api/irc/stats/');
   const etag = first.response.headers.get('etag') ?? '';
   t.equal((await get('/api/irc/stats/')).response.headers.get('etag'), etag, 'the same answer');
@@ -151,7 +154,7 @@ t.test('the stats answer is kept until the network state changes', async (t) => 
 });
 
 t.test('stats, servers and latency', async (t) => {
-  const { get } = await start(t, populatedModel());
+  const { get } = await start(t);
   const stats = await get('/api/irc/stats/');
   t.same(stats.body, {
     users: 4,
@@ -189,7 +192,7 @@ t.test('stats, servers and latency', async (t) => {
 });
 
 t.test('channels: public only, paginated, found by %23 and casemapping', async (t) => {
-  const { get } = await start(t, populatedModel());
+  const { get } = await start(t);
   const list = await get('/api/irc/channels/');
   t.same(list.body, {
     count: 2,
@@ -245,7 +248,7 @@ t.test('channels: public only, paginated, found by %23 and casemapping', async (
 });
 
 t.test('ETag, 304, HEAD', async (t) => {
-  const { get } = await start(t, populatedModel());
+  const { get } = await start(t);
   const first = await get('/api/irc/channels/');
   const etag = first.response.headers.get('etag')!;
   t.match(etag, /^"[\w-]+"$/);
@@ -262,17 +265,36 @@ const REPEATED_ON_304 = ['cache-control', 'content-location', 'date', 'etag', 'e
 
 t.test('a 304 to GET and HEAD sends only headers the document lists for it, and those a 200 would', async (t) => {
   for (const rateLimits of [false, true]) {
-    const model = populatedModel();
+    const { host, model, get, document } = await start(t, { rateLimits });
     model.setServiceCommands([{ service: 'NickServ', commands: [{ name: 'IDENTIFY', description: null }] }]);
-    const { get, document } = await start(t, model, { rateLimits });
+    // An operator, for the operator routes' example.
+    model.upsertUser('Alice', { isOperator: true });
+    const chat = encodeURIComponent('#Chat[1]');
     const examples: Record<string, string> = {
-      '/api/irc/channels/{name}/': `/api/irc/channels/${encodeURIComponent('#Chat[1]')}/`,
+      '/api/irc/channels/{name}/': `/api/irc/channels/${chat}/`,
       '/api/irc/servers/{name}/': '/api/irc/servers/hub.test.net/',
+      '/api/irc/users/{nick}/': '/api/irc/users/Alice/',
+      '/api/irc/opers/{name}/': '/api/irc/opers/Alice/',
+      '/network/data/channel/{channel}/': `/network/data/channel/${chat}/`,
+      '/api/netstats/channel/{channel}/': `/api/netstats/channel/${chat}/`,
+      '/network/data/user/{nick}/': '/network/data/user/Alice/',
+      '/api/netstats/user/{nick}/': '/api/netstats/user/Alice/',
     };
-    const paths = Object.keys(document.paths as Record<string, unknown>).map(
-      (template) => examples[template] ?? template,
+    const templates = [
+      ...new Set(
+        host.http
+          .routes()
+          .filter(({ plugin, route }) => plugin === 'api' && route.method === 'GET')
+          .map(({ route }) => openApiPath(route.path)),
+      ),
+    ];
+    t.same(
+      templates.filter((template) => !(template in (document.paths as Record<string, unknown>))),
+      [],
+      'the document has each',
     );
-    t.equal(paths.length, 8, 'every GET path of the API plugin');
+    const paths = templates.map((template) => examples[template] ?? template);
+    t.equal(paths.length, 30, 'every GET path of the API plugin, public and token');
     t.same(
       paths.filter((path) => path.includes('{')),
       [],
@@ -316,7 +338,7 @@ t.test('error answers send only the headers the document lists for their status,
     { method: 'POST', path: '/api/openapi.json', status: 405, limited: false },
   ];
   for (const rateLimits of [false, true]) {
-    const { get } = await start(t, populatedModel(), { rateLimits });
+    const { get } = await start(t, { rateLimits });
     for (const { method: first, path, status, limited } of cases) {
       for (const method of first === 'GET' ? ['GET', 'HEAD'] : [first]) {
         const where = `${method} ${path}${rateLimits ? ' with rate limits' : ''}`;
@@ -337,7 +359,7 @@ t.test('error answers send only the headers the document lists for their status,
     }
   }
 
-  const { get } = await start(t, populatedModel(), { rateLimits: true, capacity: 2 });
+  const { get } = await start(t, { rateLimits: true, capacity: 2 });
   for (const path of ['/api/irc/stats/', `/api/irc/channels/${encodeURIComponent('#lobby')}/`]) {
     for (const method of ['GET', 'HEAD']) {
       let response = (await get(path, { method })).response;
@@ -353,8 +375,7 @@ t.test('error answers send only the headers the document lists for their status,
 });
 
 t.test('commands: 503 until the services answered, then grouped by service; search narrows the commands', async (t) => {
-  const model = populatedModel();
-  const { get } = await start(t, model);
+  const { model, get } = await start(t);
   t.equal((await get('/api/irc/commands/')).response.status, 503);
   model.setServiceCommands([
     {
@@ -388,17 +409,42 @@ t.test('commands: 503 until the services answered, then grouped by service; sear
 });
 
 t.test('the OpenAPI document lists every route with its schema', async (t) => {
-  const { document, get } = await start(t, populatedModel());
+  const { document, get } = await start(t);
   const paths = document.paths as Record<string, Record<string, { operationId: string }>>;
   t.same(Object.keys(paths).sort(), [
     '/api/irc/channels/',
     '/api/irc/channels/{name}/',
     '/api/irc/commands/',
     '/api/irc/latency/',
+    '/api/irc/opers/',
+    '/api/irc/opers/{name}/',
     '/api/irc/servers/',
     '/api/irc/servers/{name}/',
     '/api/irc/stats/',
+    '/api/irc/users/',
+    '/api/irc/users/{nick}/',
+    '/api/netstats/',
+    '/api/netstats/channel/{channel}/',
+    '/api/netstats/clients/',
+    '/api/netstats/countries/',
+    '/api/netstats/history/',
+    '/api/netstats/operators/',
+    '/api/netstats/servers/',
+    '/api/netstats/status/',
+    '/api/netstats/user/{nick}/',
     '/api/openapi.json',
+    // The tokens plugin's.
+    '/api/staff/tokens/',
+    '/api/staff/tokens/{id}/',
+    '/network/data/channel/{channel}/',
+    '/network/data/clients/',
+    '/network/data/countries/',
+    '/network/data/history/',
+    '/network/data/operators/',
+    '/network/data/servers/',
+    '/network/data/status/',
+    '/network/data/user/{nick}/',
+    '/network/netstats/api/index.json',
   ]);
   t.equal(paths['/api/irc/channels/{name}/']!.get!.operationId, 'irc.channel');
   const unknown = await get('/api/nothing/');

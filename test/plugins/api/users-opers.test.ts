@@ -1,15 +1,11 @@
-/** The token-tier user and operator routes over real HTTP, with a model filled by hand. */
+/** The token-tier user and operator routes of the api plugin in the real host, with a model filled by hand. */
 import t, { type Test } from 'tap';
-import { HttpServer } from '../../../lib/http/server.js';
-import { createLogger } from '../../../lib/logger.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { openApiRoutes } from '../../../plugins/api/openapi.js';
-import { operatorRoutes } from '../../../plugins/api/opers.js';
-import { userRoutes } from '../../../plugins/api/users.js';
+import type { NetworkModel } from '../../../lib/model/network.js';
+import { startApi } from './fixtures/api-host.js';
 import { OpenApiValidator } from './fixtures/openapi-validator.js';
 
-function filledModel(): NetworkModel {
-  const model = new NetworkModel(() => new Date('2026-11-21T14:00:00.000Z'));
+/** Fill `model` with a synced network. */
+function fill(model: NetworkModel): void {
   model.connectionOpened('rfc1459');
   model.upsertUser('alice', {
     ident: 'al',
@@ -35,29 +31,25 @@ function filledModel(): NetworkModel {
   model.upsertChannel('#Secret', { hidden: true });
   model.addMember('#Secret', 'alice');
   model.markSynced(true);
-  return model;
 }
 
-async function start(t: Test, model: NetworkModel) {
-  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger: createLogger({ sink: () => undefined }) });
-  // Guards are the tokens plugin's business; here every request is let through.
-  server.setGuard('token', () => undefined);
-  const routes = [
-    ...operatorRoutes(model),
-    ...userRoutes(model),
-    ...openApiRoutes({ routes: () => server.routes() }, { cache_seconds: 10, reuse_ms: 0 }),
-  ];
-  for (const route of routes) server.route('api', route);
-  const { url } = await server.listen();
-  t.teardown(() => server.close());
-  const document = (await (await fetch(`${url}/api/openapi.json`)).json()) as Record<string, unknown>;
+/**
+ * The api plugin on a host whose model is filled by {@link fill} unless `filled` is false; GET answers a
+ * path with a token approved for it, checked against the published OpenAPI document, headers included.
+ */
+async function start(t: Test, { filled = true } = {}) {
+  const { host, inject, authorization } = await startApi(t, {
+    clock: () => new Date('2026-11-21T14:00:00.000Z'),
+    api: { cache_seconds: 10, reuse_ms: 0 },
+  });
+  if (filled) fill(host.model);
+  const document = (await inject('GET', '/api/openapi.json')).body as Record<string, unknown>;
   const validator = new OpenApiValidator(document);
-  /** GET a path; the answer, headers included, is checked against the published OpenAPI document. */
   return async (path: string) => {
-    const response = await fetch(url + path);
-    const body = (await response.json()) as Record<string, unknown>;
+    const response = await inject('GET', path, { Authorization: authorization });
+    const body = response.body as Record<string, unknown>;
     t.same(
-      validator.check('GET', path, response.status, body, response.headers),
+      validator.check('GET', path, response.status, body, new Headers(response.headers)),
       [],
       `${path} matches the OpenAPI document`,
     );
@@ -71,7 +63,7 @@ interface Page {
 }
 
 t.test('a user with every contract field; what the bot did not see is null', async (t) => {
-  const get = await start(t, filledModel());
+  const get = await start(t);
   const { status, body } = await get('/api/irc/users/alice/');
   t.equal(status, 200);
   t.same(body, {
@@ -98,7 +90,7 @@ t.test('a user with every contract field; what the bot did not see is null', asy
 });
 
 t.test('lookups by nick follow the CASEMAPPING and answer 404 user_not_found', async (t) => {
-  const get = await start(t, filledModel());
+  const get = await start(t);
   t.equal((await get('/api/irc/users/BOB%7BAWAY%7D/')).body.nick, 'Bob[away]', '{} fold to [] under rfc1459');
   const missing = await get('/api/irc/users/nobody/');
   t.equal(missing.status, 404);
@@ -106,7 +98,7 @@ t.test('lookups by nick follow the CASEMAPPING and answer 404 user_not_found', a
 });
 
 t.test('the user list is paginated and searchable by nick, host, real host, IP and account', async (t) => {
-  const get = await start(t, filledModel());
+  const get = await start(t);
   const all = (await get('/api/irc/users/')).body as unknown as Page;
   t.equal(all.count, 4);
   t.same(
@@ -133,7 +125,7 @@ t.test('the user list is paginated and searchable by nick, host, real host, IP a
 });
 
 t.test('operators: the contract fields, list and detail, 404 operator_not_found', async (t) => {
-  const get = await start(t, filledModel());
+  const get = await start(t);
   const list = (await get('/api/irc/opers/')).body as unknown as Page;
   t.equal(list.count, 1);
   t.same(list.results[0], {
@@ -155,8 +147,7 @@ t.test('operators: the contract fields, list and detail, 404 operator_not_found'
 });
 
 t.test('503 before the first sync', async (t) => {
-  const model = new NetworkModel();
-  const get = await start(t, model);
+  const get = await start(t, { filled: false });
   for (const path of ['/api/irc/users/', '/api/irc/users/x/', '/api/irc/opers/', '/api/irc/opers/x/']) {
     t.equal((await get(path)).status, 503, path);
   }

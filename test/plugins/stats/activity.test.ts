@@ -1,29 +1,20 @@
+/**
+ * Counting chat lines and channel peaks: the collector in the real host hears the lines of the fake
+ * connection, as it would a server's.
+ */
 import t, { type Test } from 'tap';
+import type { PluginDefinition } from '../../../lib/plugin.js';
+import { isChatLine } from '../../../plugins/stats/activity.js';
+import stats from '../../../plugins/stats/index.js';
 import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { countLine, isChatLine, notePeak } from '../../../plugins/stats/activity.js';
-import { track } from '../../../plugins/stats/live.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import { startHarness } from '../../support/harness.js';
 
-const now = new Date('2026-11-21T14:30:00Z');
-
-/** A connection whose lines go through live tracking and then the line counter, as in the collector. */
-function setup(t: Test) {
-  const irc = new FakeTransport();
-  t.teardown(() => irc.quit('test over'));
-  const model = new NetworkModel();
-  const activity = new ActivitySlice({ timeZone: 'UTC', retentionDays: 30, fold: (name) => model.fold(name) });
-  const counted: boolean[] = [];
-  irc.on('message', (message) => {
-    track(message, { irc, model });
-    counted.push(countLine(message, { irc, model, activity }, now));
+/** The collector, registered, in #chat and the secret #hush, and aware of #elsewhere, which it is not in. */
+async function startCollector(t: Test) {
+  const { host, irc } = await startHarness(t, {
+    registry: [stats as PluginDefinition<never>],
+    plugins: { stats: {} },
   });
-  model.on('change', (change) => {
-    if (change.slice === 'channels' && change.name) notePeak(change.name, { model, activity }, now);
-  });
-  irc.connect();
-  irc.register();
-  model.connectionOpened(irc.state.casemapping);
   irc.receive(
     ':DataBot!databot@bot.host JOIN #chat',
     ':hub.test.net 353 DataBot = #chat :DataBot alice bob',
@@ -34,9 +25,12 @@ function setup(t: Test) {
     ':hub.test.net 366 DataBot #hush :End of /NAMES list.',
     ':hub.test.net 324 DataBot #hush +nst',
   );
-  model.upsertChannel('#elsewhere', { users: 40 });
-  counted.length = 0;
-  return { irc, model, activity, counted };
+  host.model.upsertChannel('#elsewhere', { users: 40 });
+  const activity = host.model.slices().find((slice) => slice instanceof ActivitySlice)!;
+  // The collector dates lines by its own clock, which the test cannot pin: the counts are read from the
+  // day they went to (the newest), never from "today" as of the read, which is another day after midnight.
+  const today = () => activity.days().at(-1)!;
+  return { irc, activity, today };
 }
 
 t.test('chat lines: PRIVMSG, NOTICE and ACTION count; other CTCP does not', async (t) => {
@@ -45,8 +39,12 @@ t.test('chat lines: PRIVMSG, NOTICE and ACTION count; other CTCP does not', asyn
   t.ok(isChatLine('\x01ACTION\x01'));
   t.notOk(isChatLine('\x01VERSION\x01'));
   t.notOk(isChatLine('\x01ACTIONS\x01'));
-  const { irc, activity, counted } = setup(t);
-  irc.receive(
+  const { irc, activity, today } = await startCollector(t);
+  /** Every line counted today, over all nicks and channels. */
+  const total = (): number =>
+    activity.days().length === 0 ? 0 : activity.topNicks(today(), 1000).reduce((sum, { lines }) => sum + lines, 0);
+  const hours = new Set([new Date().getUTCHours()]);
+  const counted = [
     ':alice!a@a.host PRIVMSG #chat :hello',
     ':alice!a@a.host NOTICE #CHAT :a notice',
     ':bob!b@b.host PRIVMSG #chat :\x01ACTION waves\x01',
@@ -57,22 +55,31 @@ t.test('chat lines: PRIVMSG, NOTICE and ACTION count; other CTCP does not', asyn
     ':hub.test.net NOTICE #chat :a server notice',
     ':DataBot!databot@bot.host PRIVMSG #chat :the bot itself (echo-message)',
     ':spy!s@s.host PRIVMSG #hush :psst',
-  );
+  ].map((line) => {
+    const before = total();
+    irc.receive(line);
+    return total() === before + 1;
+  });
+  hours.add(new Date().getUTCHours());
   t.same(counted, [true, true, true, false, false, false, false, false, false, true]);
-  const day = activity.day(now)!;
+  const day = today();
   t.same(activity.topNicks(day, 10), [
     { nick: 'alice', lines: 2 },
     { nick: 'bob', lines: 1 },
     { nick: 'spy', lines: 1 },
   ]);
   t.match(activity.channelOn(day, '#hush'), { lines: 1, hidden: true }, 'a secret channel is counted, as hidden');
-  t.equal(activity.channelOn(day, '#chat')!.hourly![14], 3);
+  const hourly = activity.channelOn(day, '#chat')!.hourly!;
+  t.equal(
+    [...hours].reduce((sum, hour) => sum + hourly[hour]!, 0),
+    3,
+    'in the hour they came (by the time zone, UTC)',
+  );
 });
 
 t.test('peaks follow the members of channels the bot is in', async (t) => {
-  const { irc, activity } = setup(t);
+  const { irc, activity, today } = await startCollector(t);
   irc.receive(':carol!c@c.host JOIN #chat', ':dave!d@d.host JOIN #chat', ':dave!d@d.host PART #chat');
-  const day = activity.day(now)!;
-  t.equal(activity.channelOn(day, '#chat')!.peakUsers, 5, 'the bot, alice, bob, carol, dave');
-  t.equal(activity.channelOn(day, '#elsewhere'), undefined, 'not for channels the bot is not in');
+  t.equal(activity.channelOn(today(), '#chat')!.peakUsers, 5, 'the bot, alice, bob, carol, dave');
+  t.equal(activity.channelOn(today(), '#elsewhere'), undefined, 'not for channels the bot is not in');
 });

@@ -1,18 +1,23 @@
-import t from 'tap';
+/**
+ * Live tracking: the collector in the real host follows what the fake connection's lines say (joins,
+ * modes, nicks, topics...) into the model.
+ */
+import t, { type Test } from 'tap';
 import type { Channel } from '../../../lib/model/channels.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { track } from '../../../plugins/stats/live.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import type { NetworkModel } from '../../../lib/model/network.js';
+import type { PluginDefinition } from '../../../lib/plugin.js';
+import stats from '../../../plugins/stats/index.js';
+import type { FakeTransport } from '../../support/fake-irc.js';
+import { startHarness } from '../../support/harness.js';
 
-/** A registered fake connection whose every line goes through the live handlers. */
-function setup() {
-  const irc = new FakeTransport();
-  const model = new NetworkModel();
-  irc.on('message', (message) => track(message, { irc, model }));
-  irc.connect();
-  irc.register('DataBot', 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX');
-  model.connectionOpened(irc.state.casemapping);
-  return { irc, model };
+/** The collector on a registered fake connection, which hears every line. */
+async function startCollector(t: Test) {
+  const { host, irc } = await startHarness(t, {
+    registry: [stats as PluginDefinition<never>],
+    plugins: { stats: {} },
+    isupport: 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX',
+  });
+  return { irc, model: host.model };
 }
 
 /** A channel's members as folded nick → prefixes. */
@@ -31,7 +36,7 @@ function joinAs(irc: FakeTransport, channel: string, names: string, modes = '+nt
 }
 
 t.test('joining: members with every prefix (multi-prefix, userhost-in-names), modes, creation time', async (t) => {
-  const { irc, model } = setup();
+  const { irc, model } = await startCollector(t);
   irc.receive(':DataBot!databot@bot.host JOIN #new * :Data Bot');
   t.equal(model.channels.get('#new')?.hidden, true, 'a channel LIST never showed is hidden until its modes are known');
   t.ok(irc.sent.includes('MODE #new'), 'the bot asks the modes of a channel it joins');
@@ -49,7 +54,7 @@ t.test('joining: members with every prefix (multi-prefix, userhost-in-names), mo
 });
 
 t.test('+s and +p hide a channel; removing them shows it again', async (t) => {
-  const { irc, model } = setup();
+  const { irc, model } = await startCollector(t);
   joinAs(irc, '#room', 'DataBot @op');
   t.equal(model.channels.get('#room')?.hidden, false);
   irc.receive(':op!o@h MODE #room +s');
@@ -63,7 +68,7 @@ t.test('+s and +p hide a channel; removing them shows it again', async (t) => {
 });
 
 t.test('prefixes change with MODE, including several in one line and list modes in between', async (t) => {
-  const { irc, model } = setup();
+  const { irc, model } = await startCollector(t);
   joinAs(irc, '#room', 'DataBot alice bob');
   irc.receive(':op!o@h MODE #room +ovb alice bob *!*@bad.host');
   t.same(prefixesOf(model, model.channels.get('#room')!), { databot: '', alice: '@', bob: '+' });
@@ -75,7 +80,7 @@ t.test('prefixes change with MODE, including several in one line and list modes 
 });
 
 t.test('join, part, kick, quit, nick change of others', async (t) => {
-  const { irc, model } = setup();
+  const { irc, model } = await startCollector(t);
   joinAs(irc, '#room', 'DataBot alice');
   irc.receive(':carol!c@carol.host JOIN #room carolacct :Carol C');
   t.equal(model.channels.get('#room')!.users, 3);
@@ -99,7 +104,7 @@ t.test('join, part, kick, quit, nick change of others', async (t) => {
 });
 
 t.test('topic, away, account and host changes', async (t) => {
-  const { irc, model } = setup();
+  const { irc, model } = await startCollector(t);
   joinAs(irc, '#room', 'DataBot alice');
   irc.receive('@time=2026-11-21T10:00:00.000Z :alice!a@h TOPIC #room :new topic');
   t.match(model.channels.get('#room'), {
@@ -122,7 +127,7 @@ t.test('topic, away, account and host changes', async (t) => {
 });
 
 t.test('when the bot leaves, the channel keeps no members', async (t) => {
-  const { irc, model } = setup();
+  const { irc, model } = await startCollector(t);
   joinAs(irc, '#a', 'DataBot alice');
   joinAs(irc, '#b', 'DataBot bob');
   irc.receive(':DataBot!databot@bot.host PART #a');
@@ -136,11 +141,18 @@ t.test('when the bot leaves, the channel keeps no members', async (t) => {
 });
 
 t.test("the bot is recognised under the connection's casemapping, also before the model has it", async (t) => {
-  const irc = new FakeTransport({ nick: 'Bot[1]' });
-  const model = new NetworkModel();
-  irc.on('message', (message) => track(message, { irc, model }));
-  irc.connect();
-  irc.register('Bot[1]', 'CASEMAPPING=ascii PREFIX=(ov)@+ CHANMODES=b,k,l,imnpst');
+  const { host, irc } = await startHarness(t, {
+    registry: [stats as PluginDefinition<never>],
+    plugins: { stats: {} },
+    config: { irc: { nick: 'Bot[1]' } },
+    register: false,
+  });
+  const { model } = host;
+  // Registered, with the network's casemapping; the end of the MOTD, which opens the model, is still to come.
+  irc.receive(
+    ':irc.test 001 Bot[1] :Welcome',
+    ':irc.test 005 Bot[1] CASEMAPPING=ascii PREFIX=(ov)@+ CHANMODES=b,k,l,imnpst :are supported by this server',
+  );
   t.equal(model.casemapping, 'rfc1459', 'the model still has the default casemapping');
   irc.receive(':Bot{1}!x@other.host JOIN #other');
   t.notOk(model.channels.get('#other')?.joined, 'under ascii, Bot{1} is someone else');
@@ -148,7 +160,8 @@ t.test("the bot is recognised under the connection's casemapping, also before th
   irc.receive(':BOT[1]!bot@bot.host JOIN #mine');
   t.equal(model.channels.get('#mine')?.joined, true, 'under ascii, BOT[1] is the bot');
 
-  model.connectionOpened(irc.state.casemapping);
+  irc.receive(':irc.test 376 Bot[1] :End of MOTD');
+  t.equal(model.casemapping, 'ascii', "the model opened under the connection's casemapping");
   irc.receive(':Bot[1]!bot@bot.host NICK :Renamed');
   irc.receive(':renamed!bot@bot.host JOIN #after');
   t.equal(model.channels.get('#after')?.joined, true, 'the new nick is the bot after its own NICK');
@@ -157,7 +170,7 @@ t.test("the bot is recognised under the connection's casemapping, also before th
 });
 
 t.test('a user joining again as the model knows them changes nothing; a new host does', async (t) => {
-  const { irc, model } = setup();
+  const { irc, model } = await startCollector(t);
   joinAs(irc, '#a', 'DataBot');
   joinAs(irc, '#b', 'DataBot');
   const changes: string[] = [];

@@ -1,8 +1,15 @@
-import t from 'tap';
+/**
+ * An operator's client notices: how they are read, and the collector in the real host following them
+ * into the model and asking for them when it is an operator on InspIRCd.
+ */
+import IrcFramework from 'irc-framework';
+import t, { type Test } from 'tap';
+import { toIrcMessage } from '../../../lib/irc/irc-framework.js';
 import type { IrcMessage } from '../../../lib/irc/port.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { noticeModes, parseClientNotice, requestNotices, trackClientNotice } from '../../../plugins/stats/notices.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import type { PluginDefinition } from '../../../lib/plugin.js';
+import stats from '../../../plugins/stats/index.js';
+import { noticeModes, parseClientNotice } from '../../../plugins/stats/notices.js';
+import { startHarness } from '../../support/harness.js';
 
 /** The lines InspIRCd 3.15 sent an operator with snomasks +cCqQ on the test network (verbatim). */
 const SEEN = {
@@ -15,23 +22,34 @@ const SEEN = {
     ':hub.test.net NOTICE oper1 :*** REMOTEQUIT: Client exiting on server leaf.test.net: leafuser2!tester@127.0.0.1 (127.0.0.1) [Quit: leaving]',
 };
 
-function setup() {
-  const irc = new FakeTransport();
-  const model = new NetworkModel();
-  const received: IrcMessage[] = [];
-  irc.on('message', (message) => received.push(message));
-  irc.connect();
-  irc.register('oper1', 'CASEMAPPING=rfc1459');
-  model.connectionOpened('rfc1459');
-  const parse = (line: string): IrcMessage => {
-    irc.receive(line);
-    return received.at(-1)!;
-  };
-  return { irc, model, parse };
+/** A server line as the connection hands it on. */
+function parse(line: string): IrcMessage {
+  return toIrcMessage(IrcFramework.ircLineParser(line));
+}
+
+/**
+ * The collector as oper1 on a fake connection, `oper` (OPER with these credentials after registration) or
+ * not; the test feeds the registration.
+ */
+async function startCollector(t: Test, oper?: { name: string; password: string }) {
+  const { host, irc } = await startHarness(t, {
+    registry: [stats as PluginDefinition<never>],
+    plugins: { stats: {} },
+    config: { irc: { nick: 'oper1', ...(oper ? { oper } : {}) } },
+    register: false,
+  });
+  /** Registration on an InspIRCd 3 server, to the end of the MOTD. */
+  const register = () =>
+    irc.receive(
+      ':hub.test.net 001 oper1 :Welcome',
+      ':hub.test.net 004 oper1 hub.test.net InspIRCd-3 iosw biklmnopstv :bklov',
+      ':hub.test.net 005 oper1 CASEMAPPING=rfc1459 :are supported by this server',
+      ':hub.test.net 376 oper1 :End of MOTD',
+    );
+  return { irc, model: host.model, register };
 }
 
 t.test('InspIRCd client notices are read; anything else is not', async (t) => {
-  const { parse } = setup();
   t.same(parseClientNotice(parse(SEEN.connect)), {
     kind: 'connect',
     nick: 'hubuser',
@@ -57,8 +75,9 @@ t.test('InspIRCd client notices are read; anything else is not', async (t) => {
 });
 
 t.test('the model follows connects and exits anywhere on the network', async (t) => {
-  const { model, parse } = setup();
-  t.ok(trackClientNotice(parse(SEEN.remoteConnect), model));
+  const { irc, model, register } = await startCollector(t);
+  register();
+  irc.receive(SEEN.remoteConnect);
   t.match(model.users.get('leafuser'), {
     ident: 'tester',
     ip: '127.0.0.1',
@@ -67,31 +86,42 @@ t.test('the model follows connects and exits anywhere on the network', async (t)
     realname: 'Leaf :User',
     server: 'leaf.test.net',
   });
-  t.ok(trackClientNotice(parse(SEEN.remoteQuit.replace('leafuser2', 'leafuser')), model));
+  irc.receive(SEEN.remoteQuit.replace('leafuser2', 'leafuser'));
   t.notOk(model.users.get('leafuser'), 'gone at once');
+  irc.receive(
+    ':mallory!m@evil NOTICE oper1 :*** REMOTECONNECT: Client connecting at leaf.test.net: fake!f@h (1.2.3.4) [x]',
+  );
+  t.notOk(model.users.get('fake'), 'not from a user');
 });
 
 t.test('with the seenicks module, nick changes anywhere on the network are followed', async (t) => {
-  const { model, parse } = setup();
+  const { irc, model, register } = await startCollector(t);
+  register();
   const user = model.upsertUser('farnick', { server: 'leaf.test.net' });
-  const local = parse(':hub.test.net NOTICE oper1 :*** NICK: User farnick changed their nickname to nearnick');
-  t.same(parseClientNotice(local), { kind: 'nick', from: 'farnick', to: 'nearnick' });
-  t.ok(trackClientNotice(local, model));
+  const local = ':hub.test.net NOTICE oper1 :*** NICK: User farnick changed their nickname to nearnick';
+  t.same(parseClientNotice(parse(local)), { kind: 'nick', from: 'farnick', to: 'nearnick' });
+  irc.receive(local);
   t.equal(model.users.get('nearnick'), user, 'the same user, under the new nick');
   t.notOk(model.users.get('farnick'));
-  trackClientNotice(
-    parse(':hub.test.net NOTICE oper1 :*** REMOTENICK: User nearnick changed their nickname to thirdnick'),
-    model,
-  );
+  irc.receive(':hub.test.net NOTICE oper1 :*** REMOTENICK: User nearnick changed their nickname to thirdnick');
   t.equal(model.users.get('thirdnick'), user, 'a remote one too');
-  t.notOk(trackClientNotice(parse(':hub.test.net NOTICE oper1 :*** NICK: changed their nickname'), model));
+  const before = [...model.users.all()].map((known) => known.nick);
+  const garbled = ':hub.test.net NOTICE oper1 :*** NICK: changed their nickname';
+  t.equal(parseClientNotice(parse(garbled)), null);
+  irc.receive(garbled);
+  t.same(
+    [...model.users.all()].map((known) => known.nick),
+    before,
+    'a notice that names no change changes nobody',
+  );
 });
 
 t.test('a connect under a nick the model still has is a new person', async (t) => {
-  const { model, parse } = setup();
+  const { irc, model, register } = await startCollector(t);
+  register();
   const before = model.upsertUser('hubuser', { ident: 'old', host: 'old.host', ip: '10.0.0.1' });
   before.client = 'irssi';
-  trackClientNotice(parse(SEEN.connect), model);
+  irc.receive(SEEN.connect);
   const after = model.users.get('hubuser')!;
   t.not(after, before, 'a new user');
   t.equal(after.client, null, 'with nothing of the previous holder');
@@ -101,14 +131,20 @@ t.test('a connect under a nick the model still has is a new person', async (t) =
 t.test('an operator on InspIRCd asks for client and link notices; elsewhere nothing is asked', async (t) => {
   t.equal(noticeModes('InspIRCd-3'), '+cCqQnNlL');
   t.equal(noticeModes('hybrid-8.2.43'), null, 'letters of other servers are not guessed');
-  const { irc } = setup();
-  irc.receive(':hub.test.net 004 oper1 hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
-  requestNotices(irc);
+  const user = await startCollector(t);
+  user.register();
   t.notOk(
-    irc.sent.some((line) => line.startsWith('MODE')),
+    user.irc.sent.some((line) => line.startsWith('MODE')),
     'not an operator: nothing',
   );
-  irc.receive(':hub.test.net 381 oper1 :You are now a NetAdmin');
-  requestNotices(irc);
-  t.ok(irc.sent.includes('MODE oper1 +s +cCqQnNlL'));
+
+  const oper = await startCollector(t, { name: 'oper1', password: 'oper-password' });
+  oper.register();
+  t.notOk(
+    oper.irc.sent.some((line) => line.startsWith('MODE')),
+    'nothing asked before the OPER is answered',
+  );
+  oper.irc.receive(':hub.test.net 381 oper1 :You are now a NetAdmin');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.ok(oper.irc.sent.includes('MODE oper1 +s +cCqQnNlL'));
 });

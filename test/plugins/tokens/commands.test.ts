@@ -1,107 +1,64 @@
 /**
- * The TOKEN commands as conversations: a fake IRC connection feeds private
- * messages (with the account tag) to the real command registry, and the test
- * reads the bot's NOTICE replies.
+ * The TOKEN commands as conversations with the real host: the tokens plugin on the fake IRC connection
+ * (private messages with the account tag), its store in a private folder, and the bot's NOTICE replies.
  */
-import t from 'tap';
-import { CommandRegistry } from '../../../lib/commands.js';
-import { casefold } from '../../../lib/irc/casemapping.js';
-import type { IrcMessage } from '../../../lib/irc/port.js';
-import { createLogger } from '../../../lib/logger.js';
-import { TokensSlice } from '../../../plugins/tokens/model.js';
-import { tokenCommands } from '../../../plugins/tokens/commands.js';
-import type { GrantableEndpoint } from '../../../plugins/tokens/endpoints.js';
-import { FakeTransport } from '../../support/fake-irc.js';
-import { deferred } from '../../lib/store/fixtures/temp-store.js';
+import t, { type Test } from 'tap';
+import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
+import tokensPlugin from '../../../plugins/tokens/index.js';
+import type { TokensSlice } from '../../../plugins/tokens/model.js';
+import { startHarness, type Harness } from '../../support/harness.js';
 
-const ENDPOINTS: GrantableEndpoint[] = [
-  { name: 'irc.oper', method: 'GET', path: '/api/irc/opers/:name/', summary: 'Details of one operator' },
-  { name: 'irc.opers', method: 'GET', path: '/api/irc/opers/', summary: 'List of IRC operators' },
-  { name: 'irc.user', method: 'GET', path: '/api/irc/users/:nick/', summary: 'Details of one user' },
-  { name: 'irc.users', method: 'GET', path: '/api/irc/users/', summary: 'List of connected users' },
-];
+/** Stands in for the api plugin: the token routes an administrator may grant. */
+const api = definePlugin({
+  name: 'api',
+  description: 'token routes to grant',
+  configSchema: { type: 'object', properties: {} },
+  start({ http }) {
+    const routes: [name: string, path: string, summary: string][] = [
+      ['irc.oper', '/api/irc/opers/:name/', 'Details of one operator'],
+      ['irc.opers', '/api/irc/opers/', 'List of IRC operators'],
+      ['irc.user', '/api/irc/users/:nick/', 'Details of one user'],
+      ['irc.users', '/api/irc/users/', 'List of connected users'],
+    ];
+    for (const [name, path, summary] of routes) {
+      http.route({ method: 'GET', path, name, summary, tier: 'token', handler: () => ({ body: {} }) });
+    }
+  },
+});
 
-function setup(options: { max?: number; pacing?: { burst: number; intervalMs: number } } = {}) {
-  const irc = new FakeTransport(options.pacing ? { pacing: options.pacing } : {});
-  irc.connect();
-  irc.register();
-  irc.receive(':irc.test CAP DataBot ACK :account-tag');
-  const logs: string[] = [];
-  const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
-  // Tests send commands faster than people do.
-  const registry = new CommandRegistry(irc, ['boss'], logger.child('commands'), { burst: 1000, intervalMs: 0 });
-  const tokens = new TokensSlice({ onChange: () => undefined, fold: (name) => casefold(name) });
-  /** The store at the plugin's edge: `writes` counts persisted() calls, `gate` holds them, `failure` fails them. */
-  const store = { writes: 0, gate: null as Promise<void> | null, failure: null as Error | null };
-  const persisted = async (): Promise<void> => {
-    store.writes++;
-    await store.gate;
-    if (store.failure) throw store.failure;
-  };
-  for (const command of tokenCommands({
-    tokens,
-    maxTokensPerAccount: options.max ?? 10,
-    endpoints: () => ENDPOINTS,
-    fold: (name) => casefold(name),
-    persisted: () => persisted(),
-    logger: logger.child('tokens'),
-  })) {
-    registry.register('tokens', command);
-  }
-
-  /** Send `text` from `nick` (logged in to `account`, or not) and answer the bot's replies to it. */
-  const say = async (nick: string, account: string | null, text: string): Promise<string[]> => {
-    const before = irc.sent.length;
-    const tag = account === null ? '' : `@account=${account} `;
-    const message = await new Promise<IrcMessage>((resolve) => {
-      const off = irc.on('message', (received) => {
-        off();
-        resolve(received);
-      });
-      irc.receive(`${tag}:${nick}!u@host PRIVMSG DataBot :${text}`);
-    });
-    await registry.dispatch(message);
-    return irc.sent
-      .slice(before)
-      .filter((line) => line.startsWith(`NOTICE ${nick} :`))
-      .map((line) => line.slice(`NOTICE ${nick} :`.length));
-  };
-
+/**
+ * The tokens plugin with boss as administrator (at most `max` live tokens per account; `pacing`, the
+ * config's `irc.pacing`, slows the bot's send queue), and `create`, TOKEN CREATE as a conversation.
+ */
+async function startBot(t: Test, options: { max?: number; pacing?: { burst: number; interval_ms: number } } = {}) {
+  const bot = await startHarness(t, {
+    registry: [api, tokensPlugin] as PluginDefinition<never>[],
+    plugins: { api: {}, tokens: { max_tokens_per_account: options.max ?? 10 } },
+    admins: ['boss'],
+    ...(options.pacing ? { config: { irc: { pacing: options.pacing } } } : {}),
+  });
+  const tokens = bot.host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
   /** Create a token as `account` and return its id and secret. */
   const create = async (account: string, label = ''): Promise<{ id: number; secret: string }> => {
-    const replies = await say(account, account, `TOKEN CREATE ${label}`);
+    const replies = await bot.say(account, account, `TOKEN CREATE ${label}`);
     const match = /^Token #(\d+).* created: (ntd_\S+)$/.exec(replies[0] ?? '');
     if (!match) throw new Error(`no token in ${JSON.stringify(replies)}`);
     return { id: Number(match[1]), secret: match[2]! };
   };
-  /** Send `text` from `nick` (logged in to `account`) without waiting for the command to finish. */
-  const send = async (nick: string, account: string, text: string): Promise<() => Promise<string[]>> => {
-    const before = irc.sent.length;
-    const message = await new Promise<IrcMessage>((resolve) => {
-      const off = irc.on('message', (received) => {
-        off();
-        resolve(received);
-      });
-      irc.receive(`@account=${account} :${nick}!u@host PRIVMSG DataBot :${text}`);
-    });
-    const done = registry.dispatch(message);
-    /** The answers so far, once the command is done. */
-    return async () => {
-      await done;
-      return sentTo(nick, before);
-    };
-  };
-  const sentTo = (nick: string, from = 0): string[] =>
-    irc.sent
-      .slice(from)
-      .filter((line) => line.startsWith(`NOTICE ${nick} :`))
-      .map((line) => line.slice(`NOTICE ${nick} :`.length));
-  return { irc, registry, tokens, logs, store, say, send, sentTo, create };
+  return { ...bot, tokens, create };
+}
+
+/** The bot's NOTICE answers to `nick` among the lines it wrote from line `from` on. */
+function sentTo(bot: Harness, nick: string, from = 0): string[] {
+  return bot.irc.sent
+    .slice(from)
+    .filter((line) => line.startsWith(`NOTICE ${nick} :`))
+    .map((line) => line.slice(`NOTICE ${nick} :`.length));
 }
 
 t.test('every TOKEN command has usage and help text', async (t) => {
-  const { registry } = setup();
-  const commands = registry.list().filter(({ plugin }) => plugin === 'tokens');
+  const { host } = await startBot(t);
+  const commands = host.commands.list().filter(({ plugin }) => plugin === 'tokens');
   t.ok(commands.length >= 10, 'the whole family is registered');
   for (const { definition } of commands) {
     t.type(definition.usage, 'string', `${definition.name} has usage text`);
@@ -109,13 +66,16 @@ t.test('every TOKEN command has usage and help text', async (t) => {
     t.match(definition.name, /^TOKEN( [A-Z]+)?$/);
   }
   // A command without them is refused at registration, so a plugin without them cannot start.
-  t.throws(() => registry.register('tokens', { name: 'TOKEN FROB', usage: '', help: '', handle: () => undefined }), {
-    message: /has no help text/,
-  });
+  t.throws(
+    () => host.commands.register('tokens', { name: 'TOKEN FROB', usage: '', help: '', handle: () => undefined }),
+    {
+      message: /has no help text/,
+    },
+  );
 });
 
 t.test('TOKEN CREATE shows the secret once and says it reaches nothing yet', async (t) => {
-  const { say, tokens, logs } = setup();
+  const { say, tokens, logs } = await startBot(t);
   const replies = await say('alice', 'alice', 'TOKEN CREATE my laptop');
   t.match(replies[0], /#\d+ .*ntd_/);
   t.match(replies[0], /^Token #1 "my laptop" created: ntd_[A-Za-z0-9_-]{43}$/);
@@ -130,7 +90,7 @@ t.test('TOKEN CREATE shows the secret once and says it reaches nothing yet', asy
 });
 
 t.test('labels: formatting is taken out, quotes cannot fake the rest of a listing, length in characters', async (t) => {
-  const { say, create } = setup({ max: 5 });
+  const { say, create } = await startBot(t, { max: 5 });
   const tricky = await create('alice', 'a" #7 of boss: active; endpoints: irc.*');
   const listed = (await say('alice', 'alice', `TOKEN INFO ${tricky.id}`)).join('\n');
   t.match(listed, /#1 "a\\" #7 of boss: active; endpoints: irc\.\*" of alice: active; endpoints: none/);
@@ -150,20 +110,13 @@ t.test('labels: formatting is taken out, quotes cannot fake the rest of a listin
 });
 
 t.test('a secret that cannot reach its owner is revoked at once, never sent to the next holder', async (t) => {
-  const { irc, registry, say, tokens, logs } = setup({ pacing: { burst: 1, intervalMs: 40 } });
+  const { irc, say, tokens, logs } = await startBot(t, { pacing: { burst: 1, interval_ms: 40 } });
   const alive = setInterval(() => undefined, 1000);
   t.teardown(() => clearInterval(alive));
   irc.send('PING', 'busy');
   await say('alice', 'alice', 'TOKEN CREATE laptop');
   // alice's nick goes to someone else while the answer waits in the queue.
-  const nickChange = await new Promise<IrcMessage>((resolve) => {
-    const off = irc.on('message', (received) => {
-      off();
-      resolve(received);
-    });
-    irc.receive(':alice!u@host NICK :alice_away');
-  });
-  await registry.dispatch(nickChange);
+  irc.receive(':alice!alice@users.test NICK :alice_away');
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.notOk(
     irc.sent.some((line) => line.includes('ntd_')),
@@ -188,20 +141,19 @@ t.test('a secret that cannot reach its owner is revoked at once, never sent to t
 });
 
 t.test('an answer that confirms a change waits until the store has it on disk', async (t) => {
-  const { say, send, sentTo, store, tokens } = setup();
+  const bot = await startBot(t);
+  const { say, durableWrites, tokens } = bot;
   /** Send `command` with the store's write held: nothing may be answered until the write is done. */
   const heldUntilSaved = async (account: string, command: string): Promise<string[]> => {
-    const gate = deferred();
-    store.gate = gate.promise;
-    const writes = store.writes;
-    const before = sentTo(account).length;
-    const answers = await send(account, account, command);
+    const write = durableWrites.hold();
+    const asked = durableWrites.asked;
+    const before = bot.irc.sent.length;
+    const answers = say(account, account, command);
     await new Promise((resolve) => setImmediate(resolve));
-    t.equal(store.writes, writes + 1, `${command} asked for a write`);
-    t.equal(sentTo(account).length, before, `${command}: no answer while the write is under way`);
-    gate.resolve();
-    store.gate = null;
-    return answers();
+    t.equal(durableWrites.asked, asked + 1, `${command} asked for a write`);
+    t.same(sentTo(bot, account, before), [], `${command}: no answer while the write is under way`);
+    write.release();
+    return answers;
   };
   const created = await heldUntilSaved('alice', 'TOKEN CREATE held');
   t.equal(tokens.all().length, 1);
@@ -219,17 +171,17 @@ t.test('an answer that confirms a change waits until the store has it on disk', 
   for (const [account, command, answer] of changes) {
     t.match((await heldUntilSaved(account, command))[0], answer, `${command}: answered after the write`);
   }
-  const writes = store.writes;
+  const asked = durableWrites.asked;
   for (const command of ['TOKEN INFO 1', 'TOKEN LIST', 'TOKEN GRANT 1 irc.nope', 'TOKEN AUDIT']) {
     await say('boss', 'boss', command);
   }
-  t.equal(store.writes, writes, 'answers that neither change nor confirm a token do not wait for the store');
+  t.equal(durableWrites.asked, asked, 'answers that neither change nor confirm a token do not wait for the store');
 });
 
 t.test('when the store cannot write: no secret, the new token revoked; other answers say NOT SAVED', async (t) => {
-  const { say, store, tokens, logs, irc, create } = setup();
+  const { say, durableWrites, tokens, logs, irc, create } = await startBot(t);
   const { id } = await create('alice');
-  store.failure = new Error('ENOSPC: no space left on device');
+  durableWrites.fail(new Error('ENOSPC: no space left on device'));
 
   const before = irc.sent.length;
   const created = await say('alice', 'alice', 'TOKEN CREATE doomed');
@@ -253,7 +205,7 @@ t.test('when the store cannot write: no secret, the new token revoked; other ans
   t.match(revoked.join(' '), /^NOT SAVED: .* Token #1 is revoked/);
   t.not(tokens.get(id)!.revokedAt, null, 'a revocation that could not be saved still holds: the token is refused');
 
-  store.failure = null;
+  durableWrites.fail(null);
   t.match(
     await say('alice', 'alice', `TOKEN REVOKE ${id}`),
     [/^Token #1 was already revoked at /],
@@ -262,14 +214,14 @@ t.test('when the store cannot write: no secret, the new token revoked; other ans
 });
 
 t.test('a client not logged in is told to identify first', async (t) => {
-  const { say } = setup();
+  const { say } = await startBot(t);
   for (const command of ['TOKEN CREATE', 'TOKEN LIST', 'TOKEN INFO 1', 'TOKEN REVOKE 1', 'TOKEN GRANT 1 irc.users']) {
     t.match((await say('alice', null, command)).at(-1), /not logged in.*Identify to NickServ/, command);
   }
 });
 
 t.test('the per-account limit on live tokens', async (t) => {
-  const { say, create } = setup({ max: 2 });
+  const { say, create } = await startBot(t, { max: 2 });
   await create('alice');
   const second = await create('alice');
   t.match((await say('alice', 'alice', 'TOKEN CREATE')).at(-1), /already holds 2 active tokens, the most allowed/);
@@ -283,7 +235,7 @@ t.test('the per-account limit on live tokens', async (t) => {
 });
 
 t.test('LIST, INFO and REVOKE: your own tokens only', async (t) => {
-  const { say, create } = setup();
+  const { say, create } = await startBot(t);
   const mine = await create('alice', 'a');
   const theirs = await create('bob', 'b');
   const list = await say('alice', 'alice', 'TOKEN LIST');
@@ -314,7 +266,7 @@ t.test('LIST, INFO and REVOKE: your own tokens only', async (t) => {
 t.test(
   'more arguments than a command takes are refused with its usage; a label takes the rest of the line',
   async (t) => {
-    const { say, create, tokens } = setup();
+    const { say, create, tokens } = await startBot(t);
     const first = await create('alice');
     const second = await create('alice');
     t.same(await say('alice', 'alice', `TOKEN REVOKE ${first.id} ${second.id}`), [
@@ -343,7 +295,7 @@ t.test(
 );
 
 t.test('administrators grant, deny, mark staff, list all and revoke any token', async (t) => {
-  const { say, create, tokens } = setup();
+  const { say, create, tokens } = await startBot(t);
   const { id } = await create('alice');
   t.match(
     (await say('boss', 'boss', `TOKEN GRANT #${id} irc.users`))[0],
@@ -399,7 +351,7 @@ t.test('administrators grant, deny, mark staff, list all and revoke any token', 
 });
 
 t.test('a non-admin cannot grant, and neither can a nick-spoofer', async (t) => {
-  const { say, create, tokens, logs } = setup();
+  const { say, create, tokens, logs } = await startBot(t);
   const { id } = await create('alice');
   for (const command of [
     `TOKEN GRANT ${id} irc.users`,
@@ -431,7 +383,7 @@ t.test('a non-admin cannot grant, and neither can a nick-spoofer', async (t) => 
 });
 
 t.test('TOKEN alone, an unknown subcommand, and HELP TOKEN', async (t) => {
-  const { say } = setup();
+  const { say } = await startBot(t);
   t.match((await say('alice', null, 'TOKEN'))[0], /TOKEN subcommands: CREATE, LIST/);
   t.match((await say('alice', null, 'token frob'))[0], /There is no subcommand TOKEN FROB/);
   const help = await say('alice', 'alice', 'HELP TOKEN');

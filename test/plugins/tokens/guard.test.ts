@@ -1,11 +1,15 @@
-/** The tier guards over real HTTP: every 401 variant, 403, and 200 once approved. */
+/**
+ * The tier guards of the tokens plugin in the real host, over HTTP without a socket: every 401 variant,
+ * 403, and 200 once approved; refused authentications drawn from the client's public bucket.
+ */
 import t, { type Test } from 'tap';
 import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
-import { HttpServer } from '../../../lib/http/server.js';
+import type { InjectResponse } from '../../../lib/http/inject.js';
 import type { RouteDefinition } from '../../../lib/http/types.js';
-import { createLogger } from '../../../lib/logger.js';
-import { TokensSlice } from '../../../plugins/tokens/model.js';
-import { createGuard, createPublicGuard } from '../../../plugins/tokens/guard.js';
+import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
+import tokensPlugin from '../../../plugins/tokens/index.js';
+import type { TokensSlice } from '../../../plugins/tokens/model.js';
+import { startHarness } from '../../support/harness.js';
 import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 const admin = { account: 'boss', via: 'irc' } as const;
@@ -21,43 +25,43 @@ function route(path: string, name: string, tier: RouteDefinition['tier'] = 'toke
   };
 }
 
-async function start(t: Test, onUnauthorized?: () => void) {
-  const logs: string[] = [];
-  const server = new HttpServer({
-    host: '127.0.0.1',
-    port: 0,
-    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+/** Stands in for the api plugin: token routes of both groups and a public one (the staff tier is the tokens plugin's). */
+const api = definePlugin({
+  name: 'api',
+  description: 'routes behind the guards',
+  configSchema: { type: 'object', properties: {} },
+  start({ http }) {
+    http.route(route('/api/irc/users/', 'irc.users'));
+    http.route(route('/api/irc/users/:nick/', 'irc.user'));
+    http.route(route('/api/netstats/status/', 'netstats.status'));
+    http.route(route('/api/irc/stats/', 'irc.stats', 'public'));
+  },
+});
+
+/** The tokens plugin with `rateLimit` as its `rate_limit` settings; off unless given. */
+async function start(t: Test, rateLimit: Record<string, unknown> = { enabled: false }) {
+  const { host, inject } = await startHarness(t, {
+    registry: [api, tokensPlugin] as PluginDefinition<never>[],
+    plugins: { api: {}, tokens: { rate_limit: rateLimit } },
   });
-  const tokens = new TokensSlice({ onChange: () => undefined, fold: (name) => name.toLowerCase() });
-  server.setGuard('token', createGuard(tokens, 'token', { onUnauthorized }));
-  server.setGuard('staff', createGuard(tokens, 'staff'));
-  server.setGuard('public', createPublicGuard(tokens, { onUnauthorized }));
-  server.route('test', route('/api/irc/users/', 'irc.users'));
-  server.route('test', route('/api/irc/users/:nick/', 'irc.user'));
-  server.route('test', route('/api/netstats/status/', 'netstats.status'));
-  server.route('test', route('/api/staff/tokens/', 'staff.tokens', 'staff'));
-  server.route('test', route('/api/irc/stats/', 'irc.stats', 'public'));
-  const { url } = await server.listen();
-  t.teardown(() => server.close());
-  const document = buildOpenApiDocument(server.routes(), { title: 'test', version: '1' });
+  const tokens = host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
+  const document = buildOpenApiDocument(host.http.routes(), { title: 'test', version: '1' });
   const validator = new OpenApiValidator(document as unknown as Record<string, unknown>);
   /** GET a path; every header of the answer must be one the document lists for its status. */
-  const get = async (path: string, authorization?: string) => {
-    const response = await fetch(url + path, {
-      headers: authorization === undefined ? {} : { Authorization: authorization },
-    });
+  const get = async (path: string, authorization?: string): Promise<InjectResponse> => {
+    const response = await inject('GET', path, authorization === undefined ? {} : { Authorization: authorization });
     t.same(
-      validator.undocumentedHeaders('GET', path, response.status, response.headers),
+      validator.undocumentedHeaders('GET', path, response.status, new Headers(response.headers)),
       [],
       `GET ${path} → ${response.status}: the document lists every header sent`,
     );
     return response;
   };
-  return { tokens, get, logs };
+  return { tokens, get };
 }
 
-async function errorOf(response: Response) {
-  return ((await response.json()) as { error: { status: number; code: string; message: string } }).error;
+function errorOf(response: InjectResponse) {
+  return (response.body as { error: { status: number; code: string; message: string } }).error;
 }
 
 t.test('401 unauthorized with WWW-Authenticate: Token for every bad header', async (t) => {
@@ -81,8 +85,8 @@ t.test('401 unauthorized with WWW-Authenticate: Token for every bad header', asy
   for (const [what, header, message] of cases) {
     const response = await get('/api/irc/users/', header);
     t.equal(response.status, 401, `${what}: 401`);
-    t.equal(response.headers.get('www-authenticate'), 'Token', `${what}: WWW-Authenticate`);
-    const error = await errorOf(response);
+    t.equal(response.headers['www-authenticate'], 'Token', `${what}: WWW-Authenticate`);
+    const error = errorOf(response);
     t.equal(error.code, 'unauthorized');
     t.match(error.message, message, what);
     t.notOk(error.message.includes(secret), `${what}: the answer never echoes the secret`);
@@ -100,23 +104,23 @@ t.test('403 forbidden for a live token not approved for the endpoint; 200 once a
   for (const path of ['/api/irc/users/', '/api/irc/users/bob/', '/api/netstats/status/', '/api/staff/tokens/']) {
     const response = await get(path, header);
     t.equal(response.status, 403, `${path} before any grant`);
-    const error = await errorOf(response);
+    const error = errorOf(response);
     t.equal(error.code, 'forbidden');
-    t.notOk(response.headers.has('www-authenticate'));
+    t.notOk('www-authenticate' in response.headers);
   }
   t.match(
-    (await errorOf(await get('/api/irc/users/bob/', header))).message,
+    errorOf(await get('/api/irc/users/bob/', header)).message,
     /not approved for irc\.user \(GET \/api\/irc\/users\/\{nick\}\/\).*TOKEN GRANT #1 irc\.user/,
   );
-  t.match((await errorOf(await get('/api/staff/tokens/', header))).message, /#1 is not a staff token/);
+  t.match(errorOf(await get('/api/staff/tokens/', header)).message, /#1 is not a staff token/);
   t.not(token.lastUsedAt, null, 'a refused use still counts as a use of the token');
   t.same(token.uses, {}, 'but not as an approved one');
 
   tokens.grant(token, ['irc.users'], admin);
   const ok = await get('/api/irc/users/', header);
   t.equal(ok.status, 200);
-  t.same(await ok.json(), { ok: true, token: '1' }, 'the guard sets request.tokenId');
-  t.equal(ok.headers.get('cache-control'), 'private, no-store');
+  t.same(ok.body, { ok: true, token: '1' }, 'the guard sets request.tokenId');
+  t.equal(ok.headers['cache-control'], 'private, no-store');
   t.equal((await get('/api/irc/users/bob/', header)).status, 403, 'irc.users does not cover irc.user');
 
   tokens.grant(token, ['netstats.*'], admin);
@@ -129,27 +133,24 @@ t.test('403 forbidden for a live token not approved for the endpoint; 200 once a
   }
 });
 
-t.test('onUnauthorized sees every refused authentication and may answer instead', async (t) => {
-  let refused = 0;
-  const { get } = await start(t, () => {
-    refused++;
-    if (refused > 2) throw new Error('boom');
-  });
+t.test('every refused authentication draws from the public bucket, which may answer instead', async (t) => {
+  const { get } = await start(t, { public: { capacity: 2, refill_per_second: 0.001 } });
   t.equal((await get('/api/irc/users/')).status, 401);
   t.equal((await get('/api/irc/users/', 'Token x')).status, 401);
-  t.equal((await get('/api/irc/users/', 'Token y')).status, 500, 'what it throws is answered');
-  t.equal(refused, 3);
+  const refused = await get('/api/irc/users/', 'Token y');
+  t.equal(refused.status, 429, 'the third refusal finds the bucket empty: its 429 is answered');
+  t.equal(errorOf(refused).code, 'rate_limited');
+  t.equal((await get('/api/irc/stats/')).status, 429, 'all three were drawn from the bucket');
 });
 
 t.test('a public path needs no token, but one presented there must be live (DRF TokenAuthentication)', async (t) => {
-  let refused = 0;
-  const { tokens, get } = await start(t, () => void refused++);
+  const { tokens, get } = await start(t, { public: { capacity: 100, refill_per_second: 0.001 } });
   const { token, secret } = tokens.create('alice', '', admin);
   const revoked = tokens.create('alice', '', admin);
   tokens.revoke(revoked.token, admin);
   const ok = await get('/api/irc/stats/');
   t.equal(ok.status, 200, 'no header: answered');
-  t.same(await ok.json(), { ok: true, token: null });
+  t.same(ok.body, { ok: true, token: null });
   for (const header of ['', 'Bearer x', 'Basic YWxpY2U6c2VjcmV0', secret]) {
     t.equal(
       (await get('/api/irc/stats/', header)).status,
@@ -159,10 +160,11 @@ t.test('a public path needs no token, but one presented there must be live (DRF 
   }
   const live = await get('/api/irc/stats/', `Token ${secret}`);
   t.equal(live.status, 200, 'a live token: answered');
-  t.same(await live.json(), { ok: true, token: null }, 'as a public request: the token is not taken as the caller');
-  t.equal(live.headers.get('cache-control'), 'public, max-age=10');
+  t.same(live.body, { ok: true, token: null }, 'as a public request: the token is not taken as the caller');
+  t.equal(live.headers['cache-control'], 'public, max-age=10');
   t.equal(token.lastUsedAt, null, 'and it is not a use of the token');
-  t.equal(refused, 0);
+  // Each request drew one from the address's bucket: 6 answered so far, none refused.
+  t.equal(live.headers['ratelimit-remaining'], '94', 'the public requests so far, each drawn once');
   const cases: [string, RegExp][] = [
     [`Token ${revoked.secret}`, /Token #2 was revoked at/],
     [`token ${revoked.secret}`, /Token #2 was revoked at/],
@@ -174,9 +176,13 @@ t.test('a public path needs no token, but one presented there must be live (DRF 
   for (const [header, message] of cases) {
     const response = await get('/api/irc/stats/', header);
     t.equal(response.status, 401, `${header.slice(0, 12)}…: 401`);
-    t.equal(response.headers.get('www-authenticate'), 'Token');
-    t.equal(response.headers.get('cache-control'), 'no-store', 'a refusal is not cached');
-    t.match((await errorOf(response)).message, message);
+    t.equal(response.headers['www-authenticate'], 'Token');
+    t.equal(response.headers['cache-control'], 'no-store', 'a refusal is not cached');
+    t.match(errorOf(response).message, message);
   }
-  t.equal(refused, cases.length, 'each refusal goes through onUnauthorized (the address is throttled)');
+  t.equal(
+    (await get('/api/irc/stats/')).headers['ratelimit-remaining'],
+    String(94 - cases.length - 1),
+    'each refusal drew from the address’s bucket too (the address is throttled)',
+  );
 });
