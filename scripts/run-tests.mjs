@@ -174,10 +174,10 @@ const tapBin = path.join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs');
 const tapCommand = fs.existsSync(tapBin) ? [process.execPath, tapBin] : ['npx', 'tap'];
 const IRC_CLIENTS = ['irc-framework', 'matrix-org-irc'];
 
-/** Integration test files that start the bot, and so depend on its IRC client library. */
+/** Integration test files that start the bot (themselves or through the network suite), and so depend on its IRC client library. */
 function runsTheBot(file) {
   if (!file.startsWith(path.join('dist', 'test', 'integration') + path.sep)) return false;
-  return /from ['"]\.\.\/support\/bot\.js['"]/.test(fs.readFileSync(path.join(root, file), 'utf8'));
+  return /from ['"]\.\.\/support\/(?:bot|network-suite)\.js['"]/.test(fs.readFileSync(path.join(root, file), 'utf8'));
 }
 
 /** One tap run: `label` appends the library to the names of the files that run the bot. */

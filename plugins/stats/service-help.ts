@@ -199,24 +199,30 @@ export function askService(irc: IrcPort, service: string, text: string): Promise
   });
 }
 
-/** HELP to every configured service that is online; services that list no command are left out. */
+/**
+ * HELP to every configured service that is online; services that list no command are left out. The
+ * services are asked side by side (their answers tell apart by sender): an answer without an end line
+ * (Anope's) ends only after a quiet spell, and one service after another would take tens of seconds.
+ */
 export async function fetchServiceCommands(context: SyncContext): Promise<ServiceCommands[]> {
   const { irc, config, logger } = context;
-  const lists: ServiceCommands[] = [];
-  for (const service of await onlineNicks(irc, config.services)) {
-    const first = parseHelp(await askService(irc, service, 'HELP'));
-    const needsFull = first.fullListing !== null && (first.namedOnly.length > 0 || first.commands.length === 0);
-    const full = needsFull ? parseHelp(await askService(irc, service, first.fullListing!)) : null;
-    const commands = mergeListings(first, full);
-    // SET is a family (SET EMAIL, SET PASSWORD, ...) that only its own HELP lists.
-    for (const parent of commands.filter((command) => SUBCOMMAND_PARENTS.has(command.name))) {
-      commands.push(...parseSubcommands(parent.name, await askService(irc, service, `HELP ${parent.name}`)));
-    }
-    commands.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    logger.debug('service commands', { service, commands: commands.length });
-    if (commands.length > 0) lists.push({ service, commands });
-  }
-  return lists;
+  const online = await onlineNicks(irc, config.services);
+  const lists = await Promise.all(
+    online.map(async (service): Promise<ServiceCommands> => {
+      const first = parseHelp(await askService(irc, service, 'HELP'));
+      const needsFull = first.fullListing !== null && (first.namedOnly.length > 0 || first.commands.length === 0);
+      const full = needsFull ? parseHelp(await askService(irc, service, first.fullListing!)) : null;
+      const commands = mergeListings(first, full);
+      // SET is a family (SET EMAIL, SET PASSWORD, ...) that only its own HELP lists.
+      for (const parent of commands.filter((command) => SUBCOMMAND_PARENTS.has(command.name))) {
+        commands.push(...parseSubcommands(parent.name, await askService(irc, service, `HELP ${parent.name}`)));
+      }
+      commands.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      logger.debug('service commands', { service, commands: commands.length });
+      return { service, commands };
+    }),
+  );
+  return lists.filter((list) => list.commands.length > 0);
 }
 
 /**

@@ -317,11 +317,12 @@ t.test('fetching: only services that WHOIS finds, the full listing when HELP poi
     .answer(/^PRIVMSG NickServ :HELP SET$/, notices('NickServ', transcript('atheme-7.2/nickserv-help-set.user.txt')))
     .answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', ['You are not authorized to use ChanServ.']));
   const lists = await fetchServiceCommands(context);
+  // The services are asked side by side; each one's questions in turn.
   t.same(irc.sentMatching(/^PRIVMSG/), [
     'PRIVMSG NickServ HELP',
+    'PRIVMSG ChanServ HELP',
     'PRIVMSG NickServ :HELP COMMANDS',
     'PRIVMSG NickServ :HELP SET',
-    'PRIVMSG ChanServ HELP',
   ]);
   t.equal(lists.length, 1, 'a service that lists nothing is left out');
   t.equal(lists[0]!.service, 'NickServ');
