@@ -164,6 +164,25 @@ export function networkSuite(t: Test, kind: NetworkKind): void {
     }
   });
 
+  t.test('latency of both IRC servers', async (t) => {
+    let servers: Record<string, unknown>[] = [];
+    await eventually(
+      async () => {
+        servers = results(await get('/api/irc/servers/'));
+        return servers.filter((server) => server.is_services !== true).every((server) => server.latency_ms !== null);
+      },
+      'latency measured',
+      20000,
+    );
+    for (const server of servers) {
+      if (server.is_services === true) {
+        t.comment(`${String(server.name)} (services): latency_ms ${String(server.latency_ms)}`);
+        continue;
+      }
+      t.type(server.latency_ms, 'number', `${String(server.name)} answers`);
+    }
+  });
+
   t.test('joins and quits are followed as they happen', async (t) => {
     await eventually(
       () => bot.host.model.channels.get(publicChannel)?.joined === true,
