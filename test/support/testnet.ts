@@ -268,6 +268,10 @@ interface DaemonContext {
   /** The fake DNS (hybrid+anope): its loopback address and the suffix of the names it makes up. */
   fakednsAddr: string;
   fakednsSynth: string;
+  hubPort: number;
+  hubServerPort: number;
+  leafPort: number;
+  leafServerPort: number;
 }
 
 /** The command line start.sh uses for each daemon (keep in sync with testnet/start.sh). */
@@ -316,9 +320,16 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
         };
       }
       if (ircd === 'ngircd') {
+        // ngIRCd gets its two ports already listening (backlog 4096 instead of its own 10).
+        const ports =
+          name === 'hub' ? [context.hubPort, context.hubServerPort] : [context.leafPort, context.leafServerPort];
         return {
           logFile,
           argv: [
+            'perl',
+            path.join(testnetDir, 'lib', 'listen-exec.pl'),
+            '127.0.0.1',
+            ports.join(','),
             path.join(context.ngircdRoot, 'usr', 'sbin', 'ngircd'),
             '--nodaemon',
             '--config',
@@ -486,6 +497,10 @@ function makeNetwork(
     ngircdRoot: env.IRC_NGIRCD_ROOT ?? '/var/cache/irc-testnet/ngircd',
     fakednsAddr: env.IRC_FAKEDNS_ADDR ?? '127.0.0.153',
     fakednsSynth: env.IRC_FAKEDNS_SYNTH ?? 'static.example.net',
+    hubPort,
+    hubServerPort: Number(requireEnv(env, 'IRC_HUB_SERVER_PORT')),
+    leafPort,
+    leafServerPort: Number(requireEnv(env, 'IRC_LEAF_SERVER_PORT')),
   };
   const statsUrl = env.INSPIRCD_STATS_URL;
   const operName = requireEnv(env, 'IRC_OPER_NAME');
