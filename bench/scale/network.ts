@@ -183,6 +183,9 @@ export async function startScaleNetwork(options: ScaleNetworkOptions): Promise<S
     // Every user is on 127.0.0.1: the per-IP limits must admit the whole crowd (and its reconnects).
     GLOBALMAX: options.users * 2 + 1000,
     LOCALMAX: perLeaf * 2 + 1000,
+    // The scale network is InspIRCd's (testnet/start.sh sets the same for its inspircd kinds).
+    ATHEME_PROTOCOL: 'inspircd',
+    ATHEME_CASEMAPPING: 'rfc1459',
   };
   fs.mkdirSync(path.join(runDir, 'hub'));
   fs.mkdirSync(path.join(runDir, 'atheme', 'data'), { recursive: true });
