@@ -52,8 +52,11 @@ export interface WhoEntry {
   nick: string;
   ident: string | null;
   host: string | null;
-  /** Only when asked as an operator; `255.255.255.255` and `0.0.0.0` (services) mean unknown. */
-  ip: string | null;
+  /**
+   * Only when asked as an operator; `255.255.255.255` and `0.0.0.0` (services) mean unknown. undefined when
+   * the reply does not say (plain WHO, WHOX without `%i`): an IP a WHOIS gave stays.
+   */
+  ip?: string | null;
   server: string | null;
   away: boolean;
   isOperator: boolean;
@@ -80,7 +83,7 @@ export function parseWhoxReply(message: IrcMessage, fields: string): WhoEntry | 
     nick,
     ident: values.get('u') || null,
     host: values.get('h') || null,
-    ip: knownIp(values.get('i')),
+    ...(values.has('i') ? { ip: knownIp(values.get('i')) } : {}),
     server: values.get('s') || null,
     away: flags.startsWith('G'),
     isOperator: flags.includes('*'),
@@ -97,7 +100,6 @@ export function parseWhoReply(message: IrcMessage): WhoEntry | null {
     nick,
     ident: ident || null,
     host: host || null,
-    ip: null,
     server: server || null,
     away: flags.startsWith('G'),
     isOperator: flags.includes('*'),
@@ -179,7 +181,7 @@ function takeWhoEntry(model: NetworkModel, entry: WhoEntry, result: WhoResult): 
 /** Whether WHO shows another connection than the model's `known` under its nick: another IP or ident. */
 function isSomeoneElse(known: User, entry: WhoEntry): boolean {
   const differs = (now: string | null, before: string | null) => now !== null && before !== null && now !== before;
-  return differs(entry.ip, known.ip) || differs(entry.ident, known.ident);
+  return differs(entry.ip ?? null, known.ip) || differs(entry.ident, known.ident);
 }
 
 /** What the bot learnt about real hosts on this connection. */

@@ -242,11 +242,11 @@ t.test('parsers of LINKS, MAP, LIST and WHOX lines', async (t) => {
     message('354', ['me', '77', '#c', 'ident', 'host.example', 'leaf.test.net', 'nick', 'G*', 'acct', 'Real Name']),
     'tcuhsnfar',
   );
+  // Without %i the reply says nothing of the IP: undefined, so one known from elsewhere (WHOIS) stays.
   t.same(nonOperator, {
     nick: 'nick',
     ident: 'ident',
     host: 'host.example',
-    ip: null,
     server: 'leaf.test.net',
     away: true,
     isOperator: true,
@@ -529,6 +529,18 @@ t.test('LIST without modes (ngircd): the first sync asks the modes, then joins t
   t.equal(irc.sent[joinAt], 'JOIN #open', 'the public channel is joined in the first sync, the rest not');
   t.ok(modesAt < joinAt, 'after its modes were known');
   t.match(model.channels.get('&SERVER'), { hidden: true, users: 1 });
+});
+
+t.test('plain WHO (ngircd) keeps the IP and account a WHOIS gave', async (t) => {
+  const { irc, model, context } = setup({ isupport: 'CASEMAPPING=ascii PREFIX=(ov)@+ CHANMODES=beI,k,l,imnst' });
+  irc.answer(/^WHO \*$/, [
+    ':hub.test.net 352 DataBot * ~alice 127.0.0.1 leaf.test.net alice H :1 Alice',
+    ':hub.test.net 315 DataBot * :End of WHO list',
+  ]);
+  model.upsertUser('alice', { ip: '81.2.69.142', account: 'alice' });
+  await fullSync(context, createSyncState());
+  t.ok(irc.sent.includes('WHO *'), 'a plain WHO');
+  t.match(model.users.get('alice'), { ident: '~alice', ip: '81.2.69.142', account: 'alice' });
 });
 
 t.test('LIST in bands of user counts on a big network', async (t) => {
