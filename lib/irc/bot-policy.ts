@@ -179,12 +179,14 @@ async function identifyUntilLoggedIn(
 
 /**
  * Send IDENTIFY and collect what NickServ answers the bot: until a 900 or a short pause after its first
- * notice, at most `answerMs`.
+ * notice, at most `answerMs` from when the line left the paced queue (a busy queue is not NickServ's delay,
+ * and the WHOIS that confirms the login, unpaced, must not overtake it).
  */
 function identify(irc: IrcTransport, sasl: { account: string; password: string }, answerMs: number): Promise<string[]> {
   return new Promise((resolve) => {
     const said: string[] = [];
     let pause: NodeJS.Timeout | undefined;
+    let limit: NodeJS.Timeout | undefined;
     const finish = (): void => {
       clearTimeout(pause);
       clearTimeout(limit);
@@ -201,8 +203,9 @@ function identify(irc: IrcTransport, sasl: { account: string; password: string }
       pause = setTimeout(finish, NICKSERV_PAUSE_MS);
     });
     const offGone = irc.on('disconnected', finish);
-    const limit = setTimeout(finish, answerMs);
-    irc.send('PRIVMSG', 'NickServ', `IDENTIFY ${sasl.account} ${sasl.password}`);
+    irc.privmsg('NickServ', `IDENTIFY ${sasl.account} ${sasl.password}`, () => {
+      limit = setTimeout(finish, answerMs);
+    });
   });
 }
 

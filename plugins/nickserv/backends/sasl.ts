@@ -246,10 +246,12 @@ class SaslExchange {
     const down = 'the IRC server offers no SASL right now: the nickname service is down or not linked';
     const { servicesOnline } = this.options;
     if (!servicesOnline) return this.fail(down);
+    // NickServ away: services are down, and the server may have no SASL even once they are back.
+    const downOrNone = `${down}, or this server has no SASL at all (${NO_SASL_MESSAGE})`;
     if (!this.settle()) return;
     servicesOnline().then(
-      (online) => this.reject(new ServiceUnavailableError(online ? NO_SASL_MESSAGE : down)),
-      () => this.reject(new ServiceUnavailableError(down)),
+      (online) => this.reject(new ServiceUnavailableError(online ? NO_SASL_MESSAGE : downOrNone)),
+      () => this.reject(new ServiceUnavailableError(downOrNone)),
     );
   }
 
