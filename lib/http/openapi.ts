@@ -364,7 +364,9 @@ function components(): OpenApiDocument['components'] {
  * operation after each GET. An operation's id is its route's name, `<name>.<method>` when
  * routes share the name, and `<GET's id>.head` for a HEAD; a HEAD id taken already by a route gets `.2`, `.3`, ...
  */
-export function buildOpenApiDocument(routes: readonly RegisteredRoute[], info: OpenApiInfo): OpenApiDocument {
+export function buildOpenApiDocument(allRoutes: readonly RegisteredRoute[], info: OpenApiInfo): OpenApiDocument {
+  // Pages are for people; the document describes the JSON API.
+  const routes = allRoutes.filter(({ route }) => route.document !== 'page');
   const nameCounts = new Map<string, number>();
   for (const { route } of routes) nameCounts.set(route.name, (nameCounts.get(route.name) ?? 0) + 1);
   const taken = new Set<string>();

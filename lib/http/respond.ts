@@ -1,5 +1,5 @@
 /**
- * Writing answers: JSON everywhere, `API-Version`, `Cache-Control` by tier, ETag and 304, HEAD, the
+ * Writing answers: JSON (or a page a handler rendered, {@link HtmlDocument}), `API-Version`, `Cache-Control` by tier, ETag and 304, HEAD, the
  * contract's error bodies, and the plain 500 when nothing else can be trusted.
  *
  * Every answer's headers are built one way, by a {@link Head}: the server's own headers, valid by
@@ -15,6 +15,7 @@ import { ApiError, notFound } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
 import type { Exchange } from './exchange.js';
 import { FRONT_COUNTED, FRONT_REUSE_MS } from './front/messages.js';
+import { HTML_TYPE, HtmlDocument } from './html-document.js';
 import { SerializedJson } from './serialized-json.js';
 import type { Responder } from './stages.js';
 
@@ -109,12 +110,17 @@ export class Respond implements Responder {
     // Serialize before anything is written, so a body that cannot be serialized still gets a clean 500.
     let bytes: Buffer | undefined;
     let etag: string | undefined;
+    let contentType = JSON_TYPE;
     try {
       if (status === 204) {
         // No content: a body the handler gave anyway is not sent, nor its length.
       } else if (body instanceof SerializedJson) {
         bytes = body.bytes;
         etag = body.etag;
+      } else if (body instanceof HtmlDocument) {
+        bytes = body.bytes;
+        etag = body.etag;
+        contentType = HTML_TYPE;
       } else {
         bytes = Buffer.from(JSON.stringify(body ?? null), 'utf8');
       }
@@ -132,7 +138,7 @@ export class Respond implements Responder {
     } else {
       etag = undefined;
     }
-    const head = this.contractHead(answerStatus, bytes, entry.cacheControl, etag);
+    const head = this.contractHead(answerStatus, bytes, entry.cacheControl, etag, contentType);
     // A public read the front may answer again, for up to its max-age: never an answer a handler or a hook
     // added a header to, other than the rate limit's (which the front writes per client).
     if (
@@ -207,12 +213,13 @@ export class Respond implements Responder {
     bytes: Buffer | undefined,
     cacheControl: string | undefined,
     etag: string | undefined,
+    contentType: string = JSON_TYPE,
   ): Head {
     const head = new Head(status);
     if (cacheControl !== undefined) head.default('Cache-Control', cacheControl);
     if (etag !== undefined) head.default('ETag', etag);
     // RFC 9110 §15.4.5: a 304 should not carry representation metadata, and without a body there is nothing to type.
-    if (status !== 304) head.set('Content-Type', JSON_TYPE);
+    if (status !== 304) head.set('Content-Type', contentType);
     head.set('API-Version', API_VERSION);
     if (bytes && status !== 304) head.set('Content-Length', String(bytes.length));
     return head;

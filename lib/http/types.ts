@@ -40,6 +40,7 @@ export interface ApiRequest {
 
 export interface ApiResponse {
   status?: number;
+  /** JSON (any value, or a `SerializedJson`), or a rendered page (an `HtmlDocument`). */
   body: unknown;
   headers?: Record<string, string>;
 }
@@ -60,6 +61,11 @@ export interface RouteDefinition {
   response?: JsonSchema;
   /** Query parameters, for the OpenAPI document. */
   queryParameters?: { name: string; description: string; schema: JsonSchema }[];
+  /**
+   * `'page'` for a route that answers HTML for people (an `HtmlDocument`) rather than the JSON API:
+   * it is left out of the OpenAPI document. Default `'api'`.
+   */
+  document?: 'api' | 'page';
   handler(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
 }
 
