@@ -25,7 +25,7 @@ export interface InjectResponse {
   headers: Record<string, string>;
   /** The body as text ('' for HEAD and 304). */
   text: string;
-  /** The body parsed as JSON (undefined when there is none). */
+  /** The body parsed as JSON (undefined when there is none, or it is not JSON: a page's HTML is in `text`). */
   body: unknown;
 }
 
@@ -89,7 +89,8 @@ export function injected(request: InjectRequest): {
     end(body?: Buffer) {
       response.writableFinished = true;
       const text = body ? body.toString('utf8') : '';
-      resolve({ status: response.statusCode, headers: set, text, body: text === '' ? undefined : JSON.parse(text) });
+      const json = text !== '' && (set['content-type'] ?? '').startsWith('application/json');
+      resolve({ status: response.statusCode, headers: set, text, body: json ? JSON.parse(text) : undefined });
       response.emit('close');
     },
   });
