@@ -7,10 +7,12 @@ import api from '../plugins/api/index.js';
 import nickserv from '../plugins/nickserv/index.js';
 import stats from '../plugins/stats/index.js';
 import tokens from '../plugins/tokens/index.js';
+import web from '../plugins/web/index.js';
 
 export const builtinPlugins: readonly PluginDefinition<never>[] = [
   stats as PluginDefinition<never>,
   api as PluginDefinition<never>,
   tokens as PluginDefinition<never>,
   nickserv as PluginDefinition<never>,
+  web as PluginDefinition<never>,
 ];

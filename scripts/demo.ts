@@ -159,7 +159,7 @@ async function main(): Promise<number> {
       http: { host: '127.0.0.1', port: httpPort },
       store: { path: path.join(network.runDir, 'store.json') },
       admins: [adminAccount],
-      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {} },
+      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {}, web: {} },
     };
     fs.writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 
@@ -194,6 +194,7 @@ async function main(): Promise<number> {
       '================================================================================',
       ` IRC network data service demo is running. Ctrl-C stops everything.`,
       '',
+      ` Website:    ${baseUrl}/network/`,
       ` HTTP API:   ${baseUrl}/`,
       `   curl -s ${baseUrl}/api/irc/stats/`,
       `   curl -si ${baseUrl}/api/irc/stats/          # with headers`,

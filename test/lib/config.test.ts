@@ -322,14 +322,14 @@ t.test('checkSchema checks a plugin slice: defaults filled, messages prefixed', 
   ]);
 });
 
-t.test('config.example.json is valid and shows the four plugins', async (t) => {
+t.test('config.example.json is valid and shows the built-in plugins', async (t) => {
   const root = projectRoot();
   const config = parseConfig(readFileSync(join(root, 'config.example.json'), 'utf8'), 'config.example.json', {});
   t.equal(config.irc.host, '127.0.0.1');
   t.equal(config.irc.port, 6667);
   t.equal(config.irc.nick, 'DataBot');
   t.equal(config.irc.sasl?.account, 'DataBot');
-  t.same(Object.keys(config.plugins), ['stats', 'nickserv', 'api', 'tokens']);
+  t.same(Object.keys(config.plugins), ['stats', 'nickserv', 'api', 'tokens', 'web']);
 });
 
 interface SchemaWalk {

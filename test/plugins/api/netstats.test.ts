@@ -3,103 +3,12 @@
  * model, activity and history filled by hand.
  */
 import t, { type Test } from 'tap';
-import type { NetworkModel } from '../../../lib/model/network.js';
 import { indexOf } from '../../../plugins/api/netstats.js';
-import type { ActivitySlice } from '../../../plugins/stats/model/activity.js';
-import type { HistorySlice } from '../../../plugins/stats/model/history.js';
+import { fill, NOW, PRIVATE } from './fixtures/network-fill.js';
 import { startApi } from './fixtures/api-host.js';
 import { OpenApiValidator } from './fixtures/openapi-validator.js';
 
-const NOW = new Date('2026-11-21T14:30:00.000Z');
-const MINUTE_MS = 60 * 1000;
-
-/** Strings only the token tier may show. */
-const PRIVATE = [
-  'secret-ident',
-  'secret.host.example',
-  'secret.realhost.example',
-  '198.51.100.7',
-  'Secret Realname',
-  'secretaccount',
-  '#hush',
-  'onlyhidden',
-  'opident',
-  'op.home.example',
-  '203.0.113.5',
-];
-
 type Body = Record<string, unknown> & { results: Record<string, unknown>[] };
-
-/** The network, its activity and its history, as the tests know them. */
-function fill({ model, activity, history }: { model: NetworkModel; activity: ActivitySlice; history: HistorySlice }) {
-  model.connectionOpened('rfc1459');
-  model.updateStats({ users: 6, invisible: 1, channels: 3, operators: 1, servers: 3, maxUsers: 9 });
-  model.upsertServer('hub.test.net', { hops: 0, description: 'TestNet hub', users: 5 });
-  model.upsertServer('services.test.net', { hops: 1, uplink: 'hub.test.net', isServices: true });
-  model.upsertChannel('#chat', { joined: true, topic: 'hello', modes: '+nt', createdAt: '2023-11-14T22:13:20.000Z' });
-  model.upsertChannel('#dev', { joined: true, topic: 'code', modes: '+nt' });
-  model.upsertChannel('#hush', { joined: true, topic: 'psst', modes: '+nst', hidden: true });
-  model.upsertUser('Alice', {
-    ident: 'secret-ident',
-    host: 'secret.host.example',
-    realHost: 'secret.realhost.example',
-    ip: '198.51.100.7',
-    realname: 'Secret Realname',
-    account: 'secretaccount',
-    server: 'hub.test.net',
-    client: 'WeeChat',
-    clientVersion: '4.1.1',
-    countryCode: 'GB',
-  });
-  model.upsertUser('bob', { server: 'hub.test.net', client: 'WeeChat', clientVersion: '3.8', countryCode: 'DE' });
-  model.upsertUser('carol', { server: 'hub.test.net', client: 'irssi', clientVersion: null, countryCode: 'GB' });
-  model.upsertUser('onlyhidden', { server: 'hub.test.net', client: 'mIRC', countryCode: 'FR' });
-  model.upsertUser('Oper', {
-    ident: 'opident',
-    host: 'staff.example.net',
-    realHost: 'op.home.example',
-    ip: '203.0.113.5',
-    account: 'root',
-    server: 'hub.test.net',
-    isOperator: true,
-  });
-  model.upsertUser('NickServ', { server: 'services.test.net', isOperator: true });
-  model.upsertUser('DataBot', { server: 'hub.test.net' });
-  for (const [channel, nick] of [
-    ['#chat', 'Alice'],
-    ['#chat', 'bob'],
-    ['#chat', 'DataBot'],
-    ['#dev', 'carol'],
-    ['#dev', 'DataBot'],
-    ['#hush', 'onlyhidden'],
-    ['#hush', 'Alice'],
-    ['#hush', 'DataBot'],
-  ]) {
-    model.addMember(channel!, nick!);
-  }
-  model.markSynced(true);
-  const line = (channel: string, nick: string, hidden: boolean, iso: string, times = 1) => {
-    for (let i = 0; i < times; i++) activity.record(channel, nick, hidden, new Date(iso));
-  };
-  line('#chat', 'Alice', false, '2026-11-20T10:00:00Z', 50);
-  line('#chat', 'Alice', false, '2026-11-21T09:10:00Z', 3);
-  line('#chat', 'bob', false, '2026-11-21T14:00:00Z', 3);
-  line('#dev', 'carol', false, '2026-11-21T14:05:00Z', 2);
-  line('#hush', 'onlyhidden', true, '2026-11-21T13:00:00Z', 9);
-  line('#hush', 'Alice', true, '2026-11-21T13:00:00Z', 4);
-  line('#chat', 'gone', false, '2026-11-21T08:00:00Z', 1);
-  activity.notePeak('#chat', 12, false, new Date('2026-11-21T10:00:00Z'));
-  for (let i = 0; i < 30; i++) {
-    history.add({
-      time: NOW.getTime() - (30 - i) * 5 * MINUTE_MS,
-      users: 100 + i,
-      channels: 10,
-      operators: i % 2,
-      servers: 3,
-      maxUsers: 200,
-    });
-  }
-}
 
 /** The api plugin on a host whose model, activity and history are filled; its clock at {@link NOW}. */
 async function start(t: Test) {

@@ -1,0 +1,114 @@
+/**
+ * Charts as inline SVG, drawn on the server: they are in the HTML the page is sent with, so they show
+ * without JavaScript. Each one is a figure whose numbers are also a table (its text alternative).
+ */
+import { escapeHtml } from '../../lib/sdk.js';
+import { count, table } from './layout.js';
+
+const WIDTH = 640;
+const HEIGHT = 200;
+const LEFT = 44;
+const BOTTOM = 22;
+const TOP = 8;
+
+/** A round upper bound for an axis holding `max`. */
+function niceMax(max: number): number {
+  if (max <= 0) return 1;
+  const magnitude = 10 ** Math.floor(Math.log10(max));
+  for (const step of [1, 2, 2.5, 5, 10]) if (step * magnitude >= max) return step * magnitude;
+  return 10 * magnitude;
+}
+
+function gridLines(max: number): string {
+  const plotHeight = HEIGHT - TOP - BOTTOM;
+  return [0, 0.5, 1]
+    .map((fraction) => {
+      const y = TOP + plotHeight * (1 - fraction);
+      return (
+        `<line class="grid" x1="${LEFT}" x2="${WIDTH}" y1="${y}" y2="${y}"/>` +
+        `<text x="${LEFT - 4}" y="${y + 4}" text-anchor="end">${count(Math.round(max * fraction))}</text>`
+      );
+    })
+    .join('');
+}
+
+export interface Series {
+  label: string;
+  values: readonly (number | null)[];
+}
+
+/**
+ * Lines over time: `labels` along the x axis (a few of them printed), one polyline per series (a gap where
+ * a value is null), then the same numbers as a table in a `<details>`.
+ */
+export function lineChart(title: string, labels: readonly string[], series: readonly Series[]): string {
+  const max = niceMax(Math.max(0, ...series.flatMap((one) => one.values.filter((value) => value !== null))));
+  const plotWidth = WIDTH - LEFT;
+  const plotHeight = HEIGHT - TOP - BOTTOM;
+  const x = (index: number): number =>
+    LEFT + (labels.length <= 1 ? plotWidth / 2 : (plotWidth * index) / (labels.length - 1));
+  const y = (value: number): number => TOP + plotHeight * (1 - value / max);
+  const paths = series
+    .map((one, seriesIndex) => {
+      let d = '';
+      let pen = 'M';
+      one.values.forEach((value, index) => {
+        if (value === null) {
+          pen = 'M';
+          return;
+        }
+        d += `${pen}${x(index).toFixed(1)},${y(value).toFixed(1)}`;
+        pen = 'L';
+      });
+      return d ? `<path class="s${seriesIndex % 2}" d="${d}"/>` : '';
+    })
+    .join('');
+  const step = Math.max(1, Math.ceil(labels.length / 6));
+  const ticks = labels
+    .map((label, index) =>
+      index % step === 0 || index === labels.length - 1
+        ? `<text x="${x(index)}" y="${HEIGHT - 6}" text-anchor="middle">${escapeHtml(label)}</text>`
+        : '',
+    )
+    .join('');
+  const legend = series.map(
+    (one, index) => `<span class="muted">${index === 0 ? '━' : '━'} ${escapeHtml(one.label)}</span>`,
+  );
+  const rows = labels.map((label, index) => [escapeHtml(label), ...series.map((one) => count(one.values[index]))]);
+  return (
+    `<figure><svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">` +
+    `${gridLines(max)}${paths}${ticks}</svg>` +
+    `<figcaption>${escapeHtml(title)} ${legend.join(' ')}</figcaption></figure>` +
+    `<details><summary>${escapeHtml(title)}: the numbers</summary>` +
+    table(title, ['Time', ...series.map((one) => `n:${one.label}`)], rows) +
+    `</details>`
+  );
+}
+
+/** Bars, one per label (24 hours of a day), then the numbers as a table in a `<details>`. */
+export function barChart(title: string, labels: readonly string[], values: readonly number[]): string {
+  const max = niceMax(Math.max(0, ...values));
+  const plotWidth = WIDTH - LEFT;
+  const plotHeight = HEIGHT - TOP - BOTTOM;
+  const slot = plotWidth / Math.max(1, values.length);
+  const bars = values
+    .map((value, index) => {
+      const height = (plotHeight * value) / max;
+      return `<rect x="${(LEFT + index * slot + slot * 0.15).toFixed(1)}" y="${(TOP + plotHeight - height).toFixed(1)}" width="${(slot * 0.7).toFixed(1)}" height="${height.toFixed(1)}"/>`;
+    })
+    .join('');
+  const step = Math.max(1, Math.ceil(labels.length / 8));
+  const ticks = labels
+    .map((label, index) =>
+      index % step === 0
+        ? `<text x="${(LEFT + index * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 6}" text-anchor="middle">${escapeHtml(label)}</text>`
+        : '',
+    )
+    .join('');
+  const rows = labels.map((label, index) => [escapeHtml(label), count(values[index])]);
+  return (
+    `<figure><svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">` +
+    `${gridLines(max)}${bars}${ticks}</svg><figcaption>${escapeHtml(title)}</figcaption></figure>` +
+    `<details><summary>${escapeHtml(title)}: the numbers</summary>${table(title, ['Hour', 'n:Lines'], rows)}</details>`
+  );
+}

@@ -1,0 +1,134 @@
+/**
+ * The frame every page shares: the network's name, a header menu, the page's title, the time zone its
+ * times are in, light and dark colours, and nothing fetched from anywhere but the bot.
+ */
+import { escapeHtml } from '../../lib/sdk.js';
+
+/** The header menu: every page of the site. */
+export const MENU: readonly { path: string; label: string }[] = [
+  { path: '/network/', label: 'Network' },
+  { path: '/network/channels/', label: 'Channels' },
+  { path: '/network/servers/', label: 'Servers' },
+  { path: '/network/operators/', label: 'Operators' },
+  { path: '/network/countries/', label: 'Countries' },
+  { path: '/network/clients/', label: 'Clients' },
+  { path: '/network/history/', label: 'History' },
+  { path: '/network/api/', label: 'API' },
+];
+
+const STYLE = `
+:root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--accent:#0a58ca;--bar:#2f6fdb;--bar2:#1a7f37;--head:#f6f8fa}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9da7b3;--line:#30363d;--accent:#6cb6ff;--bar:#4c8dff;--bar2:#3fb950;--head:#161b22}}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--fg)}
+a{color:var(--accent)}a:focus-visible,button:focus-visible,input:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+header{background:var(--head);border-bottom:1px solid var(--line);padding:.5rem 1rem}
+header .name{font-weight:700;font-size:1.15rem;margin-right:1rem;color:var(--fg);text-decoration:none}
+nav ul{list-style:none;margin:.25rem 0 0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1rem}
+nav a[aria-current=page]{font-weight:700;text-decoration:none;color:var(--fg)}
+main{max-width:72rem;margin:0 auto;padding:1rem}
+h1{font-size:1.6rem;margin:.5rem 0 1rem}h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.75rem;margin:0;padding:0}
+.cards div{border:1px solid var(--line);border-radius:.5rem;padding:.75rem}
+.cards dt{color:var(--muted);font-size:.9rem}.cards dd{margin:0;font-size:1.6rem;font-weight:700}
+.cards .record{font-size:.85rem;font-weight:400;color:var(--muted)}
+.scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;margin:.5rem 0}
+th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{background:var(--head)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.muted{color:var(--muted)}.topic{overflow-wrap:anywhere}
+svg.chart{width:100%;height:auto;max-height:16rem;display:block}
+svg.chart text{fill:var(--muted);font-size:11px}svg.chart .grid{stroke:var(--line)}
+svg.chart .s0{stroke:var(--bar);fill:none;stroke-width:2}svg.chart .s1{stroke:var(--bar2);fill:none;stroke-width:2}
+svg.chart rect{fill:var(--bar)}
+details{margin:.25rem 0 1rem}form.search{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0}
+input,button,select{font:inherit;padding:.3rem .5rem;border:1px solid var(--line);border-radius:.3rem;background:var(--bg);color:var(--fg)}
+.pager{display:flex;gap:1rem;margin:.75rem 0}footer{color:var(--muted);font-size:.85rem;padding:1rem;text-align:center}
+`;
+
+export interface PageOptions {
+  /** The network's name, heading every page. */
+  network: string;
+  /** The page's own heading and title. */
+  title: string;
+  /** The menu entry that is this page (its path), if any. */
+  current?: string;
+  /** The page's content, HTML. */
+  body: string;
+  /** The zone the page's times are in, named in the footer. */
+  timeZone: string;
+  /** A script of the site's own (its path), added at the end. */
+  script?: string;
+}
+
+/** A whole page. */
+export function page(options: PageOptions): string {
+  const { network, title, current, body, timeZone, script } = options;
+  const menu = MENU.map(
+    ({ path, label }) =>
+      `<li><a href="${path}"${path === current ? ' aria-current="page"' : ''}>${escapeHtml(label)}</a></li>`,
+  ).join('');
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1">` +
+    `<title>${escapeHtml(title === network ? network : `${title} · ${network}`)}</title>` +
+    `<style>${STYLE}</style></head><body>` +
+    `<header><a class="name" href="/network/">${escapeHtml(network)}</a>` +
+    `<nav aria-label="Site"><ul>${menu}</ul></nav></header>` +
+    `<main id="main"><h1>${escapeHtml(title)}</h1>${body}</main>` +
+    `<footer>Times are in ${escapeHtml(timeZone)}. Data: the network, as the public API at ` +
+    `<a href="/network/api/">/network/api/</a> serves it.</footer>` +
+    (script ? `<script src="${script}" defer></script>` : '') +
+    `</body></html>`
+  );
+}
+
+/** A number with thousands separators, or an en dash for unknown. */
+export function count(value: unknown): string {
+  return typeof value === 'number' ? value.toLocaleString('en-US') : '–';
+}
+
+/** `time` (ISO) in `timeZone`, as `2026-11-26 14:05`. */
+export function when(time: unknown, timeZone: string): string {
+  if (typeof time !== 'string') return '–';
+  const date = new Date(time);
+  if (Number.isNaN(date.getTime())) return '–';
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(date);
+  const part = (type: string): string => parts.find((entry) => entry.type === type)?.value ?? '';
+  return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}`;
+}
+
+/** The path of a channel's or a user's page. */
+export function channelPath(name: string): string {
+  return `/network/channel/${encodeURIComponent(name)}/`;
+}
+
+export function userPath(nick: string): string {
+  return `/network/user/${encodeURIComponent(nick)}/`;
+}
+
+/** A table: `head` cells (`n:` before a label right-aligns its column), rows of HTML cells. */
+export function table(caption: string, head: readonly string[], rows: readonly (readonly string[])[]): string {
+  const numeric = head.map((label) => label.startsWith('n:'));
+  const th = head
+    .map(
+      (label, index) =>
+        `<th scope="col"${numeric[index] ? ' class="n"' : ''}>${escapeHtml(label.replace(/^n:/, ''))}</th>`,
+    )
+    .join('');
+  const body = rows
+    .map(
+      (row) => `<tr>${row.map((cell, index) => `<td${numeric[index] ? ' class="n"' : ''}>${cell}</td>`).join('')}</tr>`,
+    )
+    .join('');
+  return (
+    `<div class="scroll"><table><caption class="muted">${escapeHtml(caption)}</caption>` +
+    `<thead><tr>${th}</tr></thead><tbody>${body || `<tr><td colspan="${head.length}">None.</td></tr>`}</tbody></table></div>`
+  );
+}

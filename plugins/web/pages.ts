@@ -1,0 +1,425 @@
+/**
+ * The pages, each rendered from the public API's own answers (the `api.public` service): a page shows
+ * what the public JSON shows, and nothing it leaves out. Everything from the network is escaped.
+ */
+import { escapeHtml, type ApiError, type Services } from '../../lib/sdk.js';
+import { barChart, lineChart } from './charts.js';
+import { channelPath, count, page, table, userPath, when } from './layout.js';
+
+type Json = Record<string, unknown>;
+type PublicApi = Services['api.public'];
+
+/** What every page needs besides its data. */
+export interface SiteContext {
+  api: PublicApi;
+  /** The network's name now (config, else the server's NETWORK). */
+  network(): string;
+  timeZone: string;
+  /** Seconds between the status page's live updates. */
+  liveSeconds: number;
+}
+
+/** A rendered page and its status. */
+export interface Rendered {
+  status: number;
+  html: string;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const HOURS = Array.from({ length: 24 }, (_, hour) => String(hour).padStart(2, '0'));
+
+const text = (value: unknown): string => (typeof value === 'string' ? escapeHtml(value) : '–');
+const list = (value: unknown): Json[] => (Array.isArray(value) ? (value as Json[]) : []);
+const object = (value: unknown): Json => (value !== null && typeof value === 'object' ? (value as Json) : {});
+const numbers = (value: unknown): number[] =>
+  Array.isArray(value) ? value.map((n) => (typeof n === 'number' ? n : 0)) : [];
+
+function channelLink(name: unknown): string {
+  return typeof name === 'string' ? `<a href="${channelPath(name)}">${escapeHtml(name)}</a>` : '–';
+}
+
+function userLink(nick: unknown): string {
+  return typeof nick === 'string' ? `<a href="${userPath(nick)}">${escapeHtml(nick)}</a>` : '–';
+}
+
+/** The page for an answer the API refused (404 for a hidden or unknown channel, 503 before the first sync). */
+export function refusal(site: SiteContext, error: ApiError): Rendered {
+  const title = error.status === 404 ? 'Not found' : error.status === 503 ? 'Not ready yet' : 'Cannot show this';
+  return {
+    status: error.status,
+    html: page({
+      network: site.network(),
+      title,
+      timeZone: site.timeZone,
+      body: `<p>${escapeHtml(error.message)}.</p><p><a href="/network/">Back to the network</a></p>`,
+    }),
+  };
+}
+
+/** The highest value of `field` in the history, with its time. */
+function record(points: readonly Json[], field: string): { value: number; time: string } | null {
+  let best: { value: number; time: string } | null = null;
+  for (const point of points) {
+    const value = point[field];
+    if (typeof value === 'number' && (best === null || value > best.value)) best = { value, time: String(point.time) };
+  }
+  return best;
+}
+
+export async function statusPage(site: SiteContext): Promise<Rendered> {
+  const { api, timeZone } = site;
+  const [status, servers, days] = await Promise.all([
+    api.read('network.status', { query: { top: 10 } }).then(object),
+    api.read('irc.servers', { query: { limit: 100 } }).then(object),
+    api.read('network.history', { query: { bucket: '1d', limit: 1000 } }).then(object),
+  ]);
+  const snapshot = object(status.snapshot);
+  const history = list(status.history);
+  const daily = [...list(days.results), ...history];
+  const card = (field: string, label: string): string => {
+    const best = record(daily, field);
+    const now = snapshot[field];
+    const top =
+      best && (typeof now !== 'number' || best.value >= now)
+        ? best
+        : { value: now as number, time: String(snapshot.synced_at) };
+    return (
+      `<div><dt>${label}</dt><dd data-live="${field}">${count(now)}</dd>` +
+      `<dd class="record">Record ${count(top.value)} on ${when(top.time, timeZone)}</dd></div>`
+    );
+  };
+  const labels = history.map((point) => when(point.time, timeZone).slice(11));
+  const body =
+    `<dl class="cards">${card('users', 'Users')}${card('channels', 'Channels')}${card('operators', 'Operators')}` +
+    `${card('servers', 'Servers')}</dl>` +
+    `<p class="muted">Counted by the network at <span data-live-time>${when(snapshot.synced_at, timeZone)}</span>; ` +
+    `updated live every ${site.liveSeconds} s.</p>` +
+    `<h2>The last 24 hours</h2>` +
+    lineChart('Users and channels, hourly peaks', labels, [
+      { label: 'Users', values: history.map((point) => (typeof point.users === 'number' ? point.users : null)) },
+      {
+        label: 'Channels',
+        values: history.map((point) => (typeof point.channels === 'number' ? point.channels : null)),
+      },
+    ]) +
+    `<p><a href="/network/history/">History over 7 and 30 days</a></p>` +
+    `<h2>Top channels today</h2>` +
+    table(
+      `Most lines today (${text(status.date)})`,
+      ['Channel', 'n:Lines', 'n:Users'],
+      list(status.top_channels_today).map((entry) => [channelLink(entry.name), count(entry.lines), count(entry.users)]),
+    ) +
+    `<h2>Top users today</h2>` +
+    table(
+      `Most lines today (${text(status.date)})`,
+      ['Nick', 'n:Lines'],
+      list(status.top_users_today).map((entry) => [userLink(entry.nick), count(entry.lines)]),
+    ) +
+    `<h2>Servers</h2>` +
+    serverTable(list(servers.results));
+  return {
+    status: 200,
+    html: page({
+      network: site.network(),
+      title: site.network(),
+      current: '/network/',
+      timeZone,
+      body: body + liveScript(site.liveSeconds),
+    }),
+  };
+}
+
+function serverTable(servers: readonly Json[]): string {
+  return table(
+    'Linked servers',
+    ['Server', 'Description', 'n:Users', 'n:Latency (ms)'],
+    servers.map((server) => [
+      text(server.name) + (server.is_services === true ? ' <span class="muted">(services)</span>' : ''),
+      text(server.description),
+      count(server.users),
+      count(server.latency_ms),
+    ]),
+  );
+}
+
+/**
+ * The counts, live: the public status answer, asked again with its ETag (a 304 costs nothing, and a
+ * caching proxy in front answers it as well as the bot), its numbers written into the `data-live` cards.
+ */
+function liveScript(seconds: number): string {
+  return (
+    `<script>(()=>{let tag=null;const cards=document.querySelectorAll('[data-live]');` +
+    `const time=document.querySelector('[data-live-time]');` +
+    `async function tick(){try{const r=await fetch('/network/data/status/',{headers:tag?{'If-None-Match':tag}:{}});` +
+    `if(r.status!==200)return;tag=r.headers.get('ETag');const s=(await r.json()).snapshot;` +
+    `for(const c of cards){const v=s[c.dataset.live];if(typeof v==='number')c.textContent=v.toLocaleString('en-US');}` +
+    `if(time&&s.synced_at)time.setAttribute('data-synced-at',s.synced_at);}catch{}}` +
+    `setInterval(tick,${seconds * 1000});})();</script>`
+  );
+}
+
+/** Query values a list page passes on: search, ordering, offset. */
+export interface ListQuery {
+  search: string;
+  ordering: string;
+  offset: number;
+}
+
+const PAGE_SIZE = 50;
+
+export async function channelsPage(site: SiteContext, query: ListQuery): Promise<Rendered> {
+  const answer = object(
+    await site.api.read('irc.channels', {
+      query: {
+        limit: PAGE_SIZE,
+        offset: query.offset,
+        ...(query.search ? { search: query.search } : {}),
+        ...(query.ordering ? { ordering: query.ordering } : {}),
+      },
+    }),
+  );
+  const total = typeof answer.count === 'number' ? answer.count : 0;
+  const link = (changes: Partial<ListQuery>): string => {
+    const next = { ...query, ...changes };
+    const params = new URLSearchParams();
+    if (next.search) params.set('search', next.search);
+    if (next.ordering) params.set('ordering', next.ordering);
+    if (next.offset > 0) params.set('offset', String(next.offset));
+    const search = params.toString();
+    return `/network/channels/${search ? `?${escapeHtml(search)}` : ''}`;
+  };
+  const sortBy = (field: string, label: string): string => {
+    const descending = query.ordering === `-${field}` || (!query.ordering && field === 'users');
+    const target = descending ? field : `-${field}`;
+    return `<a href="${link({ ordering: target, offset: 0 })}">${label}</a>`;
+  };
+  const rows = list(answer.results).map((channel) => [
+    channelLink(channel.name),
+    count(channel.users),
+    `<span class="topic">${text(channel.topic)}</span>`,
+  ]);
+  const body =
+    `<form class="search" method="get" action="/network/channels/" role="search">` +
+    `<label for="search">Search channels</label>` +
+    `<input id="search" name="search" type="search" value="${escapeHtml(query.search)}">` +
+    (query.ordering ? `<input type="hidden" name="ordering" value="${escapeHtml(query.ordering)}">` : '') +
+    `<button type="submit">Search</button></form>` +
+    `<p class="muted">${count(total)} public channels${query.search ? ` matching “${escapeHtml(query.search)}”` : ''}. ` +
+    `Sort by ${sortBy('name', 'name')} or ${sortBy('users', 'users')}.</p>` +
+    table('Public channels', ['Channel', 'n:Users', 'Topic'], rows) +
+    `<nav class="pager" aria-label="Pages">` +
+    (query.offset > 0
+      ? `<a href="${link({ offset: Math.max(0, query.offset - PAGE_SIZE) })}" rel="prev">Previous</a>`
+      : '') +
+    (query.offset + PAGE_SIZE < total
+      ? `<a href="${link({ offset: query.offset + PAGE_SIZE })}" rel="next">Next</a>`
+      : '') +
+    `</nav>`;
+  return {
+    status: 200,
+    html: page({
+      network: site.network(),
+      title: 'Channels',
+      current: '/network/channels/',
+      timeZone: site.timeZone,
+      body,
+    }),
+  };
+}
+
+export async function channelPage(site: SiteContext, name: string): Promise<Rendered> {
+  const answer = object(await site.api.read('network.channel', { params: { channel: name }, query: { top: 10 } }));
+  const channel = object(answer.channel);
+  const hourly = numbers(answer.hourly_lines);
+  const body =
+    `<dl class="cards"><div><dt>Users now</dt><dd>${count(channel.users)}</dd>` +
+    `<dd class="record">Most today ${count(channel.peak_users)}</dd></div>` +
+    `<div><dt>Lines today</dt><dd>${count(answer.lines_today)}</dd></div>` +
+    `<div><dt>Modes</dt><dd>${text(channel.modes)}</dd></div></dl>` +
+    `<h2>Topic</h2><p class="topic">${text(channel.topic)}</p>` +
+    (answer.lines_counted === true || hourly.length === 24
+      ? `<h2>Lines today by hour</h2>${barChart(`Lines in ${String(channel.name)} today (${String(answer.date)})`, HOURS, hourly.length === 24 ? hourly : HOURS.map(() => 0))}`
+      : `<p class="muted">The bot does not sit in this channel, so its lines are not counted.</p>`) +
+    `<h2>Top users today</h2>` +
+    table(
+      'Most lines today',
+      ['Nick', 'n:Lines'],
+      list(answer.top_users_today).map((entry) => [userLink(entry.nick), count(entry.lines)]),
+    );
+  return {
+    status: 200,
+    html: page({ network: site.network(), title: String(channel.name ?? name), timeZone: site.timeZone, body }),
+  };
+}
+
+export async function userPage(site: SiteContext, nick: string): Promise<Rendered> {
+  const answer = object(await site.api.read('network.user', { params: { nick } }));
+  const user = object(answer.user);
+  const channels = Array.isArray(user.channels) ? (user.channels as unknown[]) : [];
+  const hourly = numbers(answer.hourly_activity);
+  const client =
+    typeof user.client === 'string'
+      ? `${escapeHtml(user.client)}${typeof user.client_version === 'string' ? ` ${escapeHtml(user.client_version)}` : ''}`
+      : '–';
+  const body =
+    `<dl class="cards"><div><dt>Online</dt><dd>${user.online === true ? 'yes' : 'no'}</dd></div>` +
+    `<div><dt>Server</dt><dd>${text(user.server)}</dd></div>` +
+    `<div><dt>Client</dt><dd>${client}</dd></div>` +
+    `<div><dt>Country</dt><dd>${text(user.country)}</dd></div>` +
+    `<div><dt>Lines today</dt><dd>${count(answer.lines_today)}</dd></div></dl>` +
+    `<h2>Public channels</h2>` +
+    (channels.length > 0
+      ? `<ul>${channels.map((name) => `<li>${channelLink(name)}</li>`).join('')}</ul>`
+      : '<p>None.</p>') +
+    `<h2>Lines today by hour</h2>` +
+    barChart(
+      `Lines by ${String(user.nick ?? nick)} today (${String(answer.date)})`,
+      HOURS,
+      hourly.length === 24 ? hourly : HOURS.map(() => 0),
+    );
+  return {
+    status: 200,
+    html: page({ network: site.network(), title: String(user.nick ?? nick), timeZone: site.timeZone, body }),
+  };
+}
+
+/** A distribution page: countries or clients. */
+export async function distributionPage(site: SiteContext, kind: 'countries' | 'clients'): Promise<Rendered> {
+  const answer = object(await site.api.read(`network.${kind}`, { query: { limit: 100 } }));
+  const rows = list(answer.results).map((entry) =>
+    kind === 'countries'
+      ? [
+          `${text(entry.country)} <span class="muted">${text(entry.country_code)}</span>`,
+          count(entry.users),
+          `${count(entry.percent)} %`,
+        ]
+      : [
+          text(entry.client),
+          count(entry.users),
+          `${count(entry.percent)} %`,
+          list(entry.versions)
+            .map(
+              (version) =>
+                `${typeof version.version === 'string' ? escapeHtml(version.version) : 'unnamed'} (${count(version.users)})`,
+            )
+            .join(', '),
+        ],
+  );
+  const head = kind === 'countries' ? ['Country', 'n:Users', 'n:Share'] : ['Client', 'n:Users', 'n:Share', 'Versions'];
+  const title = kind === 'countries' ? 'Countries' : 'Clients';
+  const body =
+    `<p class="muted">${count(answer.total)} users counted; ${count(answer.unknown)} unknown.</p>` +
+    table(title, head, rows);
+  return {
+    status: 200,
+    html: page({ network: site.network(), title, current: `/network/${kind}/`, timeZone: site.timeZone, body }),
+  };
+}
+
+export async function serversPage(site: SiteContext): Promise<Rendered> {
+  const answer = object(await site.api.read('irc.servers', { query: { limit: 100 } }));
+  return {
+    status: 200,
+    html: page({
+      network: site.network(),
+      title: 'Servers',
+      current: '/network/servers/',
+      timeZone: site.timeZone,
+      body: serverTable(list(answer.results)),
+    }),
+  };
+}
+
+export async function operatorsPage(site: SiteContext): Promise<Rendered> {
+  const answer = object(await site.api.read('network.operators', { query: { limit: 100 } }));
+  const rows = list(answer.results).map((entry) => [
+    userLink(entry.nick),
+    text(entry.server),
+    entry.away === true ? 'away' : '',
+  ]);
+  return {
+    status: 200,
+    html: page({
+      network: site.network(),
+      title: 'Operators',
+      current: '/network/operators/',
+      timeZone: site.timeZone,
+      body: table('IRC operators the bot sees', ['Nick', 'Server', 'Away'], rows),
+    }),
+  };
+}
+
+/** The ranges of the history page. */
+export const HISTORY_RANGES: Readonly<Record<string, { days: number; bucket: string; label: string }>> = {
+  '24h': { days: 1, bucket: '1h', label: '24 hours' },
+  '7d': { days: 7, bucket: '1h', label: '7 days' },
+  '30d': { days: 30, bucket: '1d', label: '30 days' },
+};
+
+export async function historyPage(site: SiteContext, range: string, now: number): Promise<Rendered> {
+  const chosen = HISTORY_RANGES[range] ?? HISTORY_RANGES['24h']!;
+  const since = new Date(now - chosen.days * DAY_MS).toISOString();
+  const answer = object(
+    await site.api.read('network.history', { query: { since, bucket: chosen.bucket, limit: 1000 } }),
+  );
+  const points = list(answer.results);
+  const labels = points.map((point) =>
+    chosen.bucket === '1d' ? when(point.time, site.timeZone).slice(0, 10) : when(point.time, site.timeZone),
+  );
+  const picker = Object.entries(HISTORY_RANGES)
+    .map(([key, value]) =>
+      key === range || (!HISTORY_RANGES[range] && key === '24h')
+        ? `<strong aria-current="true">${value.label}</strong>`
+        : `<a href="/network/history/?range=${key}">${value.label}</a>`,
+    )
+    .join(' · ');
+  const body =
+    `<p>Range: ${picker}</p>` +
+    lineChart(`Users and channels over ${chosen.label}`, labels, [
+      { label: 'Users', values: points.map((point) => (typeof point.users === 'number' ? point.users : null)) },
+      {
+        label: 'Channels',
+        values: points.map((point) => (typeof point.channels === 'number' ? point.channels : null)),
+      },
+    ]);
+  return {
+    status: 200,
+    html: page({
+      network: site.network(),
+      title: 'History',
+      current: '/network/history/',
+      timeZone: site.timeZone,
+      body,
+    }),
+  };
+}
+
+/** The API's documentation, from the OpenAPI document the bot serves: every path with its tier. */
+export async function apiPage(site: SiteContext): Promise<Rendered> {
+  const document = object(await site.api.read('openapi'));
+  const paths = object(document.paths);
+  const rows: string[][] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(object(item))) {
+      if (method === 'head') continue;
+      const op = object(operation);
+      const tier = Array.isArray(op.tags) ? String(op.tags[0] ?? '') : '';
+      rows.push([
+        `<code>${escapeHtml(method.toUpperCase())}</code>`,
+        `<code>${escapeHtml(path)}</code>`,
+        escapeHtml(tier),
+        text(op.operationId),
+        text(op.summary),
+      ]);
+    }
+  }
+  const body =
+    `<p>The bot serves JSON under <code>/api/</code> and <code>/network/data/</code>. The whole description is the ` +
+    `OpenAPI document at <a href="/api/openapi.json">/api/openapi.json</a>. Public paths need nothing; token paths ` +
+    `need <code>Authorization: Token &lt;token&gt;</code>, a token an administrator approved for the endpoint.</p>` +
+    table('Endpoints', ['Method', 'Path', 'Tier', 'Endpoint', 'Summary'], rows);
+  return {
+    status: 200,
+    html: page({ network: site.network(), title: 'API', current: '/network/api/', timeZone: site.timeZone, body }),
+  };
+}

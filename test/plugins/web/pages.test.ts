@@ -1,0 +1,119 @@
+/**
+ * The website's pages in the real host, over HTTP without a socket, on the network the api plugin's
+ * tests fill by hand: every page is HTML in the site's frame, shows the public API's numbers, holds no
+ * private string (IP, host, ident, realname, account, hidden channel), escapes what comes from the
+ * network, and answers a hidden or unknown channel with the same 404 page.
+ */
+import t, { type Test } from 'tap';
+import { startApi } from '../api/fixtures/api-host.js';
+import { fill, NOW, PRIVATE } from '../api/fixtures/network-fill.js';
+
+const PAGES = [
+  '/network/',
+  '/network/channels/',
+  '/network/channel/%23chat/',
+  '/network/user/Alice/',
+  '/network/servers/',
+  '/network/operators/',
+  '/network/countries/',
+  '/network/clients/',
+  '/network/history/',
+  '/network/history/?range=30d',
+  '/network/api/',
+];
+
+async function start(t: Test) {
+  const bot = await startApi(t, {
+    clock: () => NOW,
+    api: { cache_seconds: 30, reuse_ms: 0 },
+    web: { network_name: 'TestNet', cache_seconds: 20 },
+  });
+  fill({ model: bot.host.model, activity: bot.activity, history: bot.history });
+  const page = async (path: string) => {
+    const response = await bot.inject('GET', path);
+    return { ...response, html: response.text };
+  };
+  const json = async (path: string) => (await bot.inject('GET', path)).body as Record<string, unknown>;
+  return { ...bot, page, json };
+}
+
+t.test('every page: HTML in the frame, cacheable, and nothing private', async (t) => {
+  const { page } = await start(t);
+  for (const path of PAGES) {
+    const answer = await page(path);
+    t.equal(answer.status, 200, `${path} answers`);
+    t.equal(answer.headers['content-type'], 'text/html; charset=utf-8');
+    t.equal(answer.headers['cache-control'], 'public, max-age=20', `${path} may be cached`);
+    t.ok(answer.headers.etag, `${path} has an ETag`);
+    t.match(answer.html, /^<!doctype html><html lang="en">/);
+    t.match(answer.html, /<a class="name" href="\/network\/">TestNet<\/a>/, 'the network heads the page');
+    t.match(answer.html, /<nav aria-label="Site">.*href="\/network\/channels\/"/, 'with the menu');
+    t.match(answer.html, /Times are in UTC\./, 'the time zone named');
+    for (const secret of PRIVATE) t.notOk(answer.html.includes(secret), `${path} does not show ${secret}`);
+  }
+});
+
+t.test("the status page shows the public API's numbers, and updates them live", async (t) => {
+  const { page, json } = await start(t);
+  const status = await json('/network/data/status/');
+  const snapshot = status.snapshot as Record<string, number>;
+  const { html } = await page('/network/');
+  t.match(html, new RegExp(`data-live="users">${snapshot.users}<`), 'users');
+  t.match(html, new RegExp(`data-live="channels">${snapshot.channels}<`), 'channels');
+  const top = (status.top_channels_today as { name: string; lines: number }[])[0]!;
+  t.match(
+    html,
+    new RegExp(`href="/network/channel/%23chat/">#chat</a></td><td class="n">${top.lines}<`),
+    'top channel',
+  );
+  t.match(html, /<svg class="chart"[^>]*role="img"/, 'a chart drawn on the server');
+  t.match(html, /<details><summary>Users and channels, hourly peaks: the numbers/, 'with its numbers as a table');
+  t.match(html, /fetch\('\/network\/data\/status\/'/, 'the live script asks the public status');
+  t.match(html, /Record 129 on 2026-11-21/, "the users' record from the history");
+});
+
+t.test("the channels page lists the API's public channels, searches and sorts", async (t) => {
+  const { page, json } = await start(t);
+  const listed = ((await json('/api/irc/channels/')).results as { name: string }[]).map((channel) => channel.name);
+  const { html } = await page('/network/channels/');
+  for (const name of listed) t.match(html, `>${name}</a>`, `${name} is listed`);
+  t.notOk(html.includes('#hush'), 'not the secret channel');
+  const searched = await page('/network/channels/?search=dev');
+  t.match(searched.html, />#dev<\/a>/);
+  t.notMatch(searched.html, />#chat<\/a>/);
+  t.match(searched.html, /value="dev"/, 'the search stays in its box');
+  const sorted = await page('/network/channels/?ordering=name');
+  t.ok(sorted.html.indexOf('>#chat<') < sorted.html.indexOf('>#dev<'), 'by name');
+  t.equal((await page('/network/channels/?ordering=bogus&offset=-5')).status, 200, 'a bad value is ignored');
+});
+
+t.test('a hidden channel and an unknown one get the same 404 page; the network text is escaped', async (t) => {
+  const bot = await start(t);
+  const hidden = await bot.page('/network/channel/%23hush/');
+  const unknown = await bot.page('/network/channel/%23nosuch/');
+  t.equal(hidden.status, 404);
+  t.equal(unknown.status, 404);
+  t.equal(hidden.headers['cache-control'], 'no-store');
+  t.match(hidden.html, /<h1>Not found<\/h1>/);
+  t.equal(
+    hidden.html.replace('#hush', '#X'),
+    unknown.html.replace('#nosuch', '#X'),
+    'nothing tells a hidden channel from one that does not exist',
+  );
+  bot.host.model.upsertChannel('#chat', { topic: '<script>alert(1)</script> & "more"' });
+  const channel = await bot.page('/network/channel/%23chat/');
+  t.match(channel.html, /&lt;script&gt;alert\(1\)&lt;\/script&gt; &amp; &quot;more&quot;/);
+  t.notOk(channel.html.includes('<script>alert'), 'never as markup');
+});
+
+t.test('the API page lists the endpoints with their tiers; pages are not in the OpenAPI document', async (t) => {
+  const { page, json } = await start(t);
+  const { html } = await page('/network/api/');
+  t.match(html, /<code>\/api\/irc\/users\/<\/code><\/td><td>token<\/td>/);
+  t.match(html, /<code>\/network\/data\/status\/<\/code><\/td><td>public<\/td>/);
+  const paths = Object.keys((await json('/api/openapi.json')).paths as object);
+  t.notOk(
+    paths.some((path) => path === '/network/' || path.startsWith('/network/channel/')),
+    'no page in the document',
+  );
+});
