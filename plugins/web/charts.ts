@@ -72,7 +72,7 @@ export function lineChart(title: string, labels: readonly string[], series: read
     )
     .join('');
   const legend = series.map(
-    (one, index) => `<span class="muted">${index === 0 ? '━' : '━'} ${escapeHtml(one.label)}</span>`,
+    (one, index) => `<span class="key k${index % 2}" aria-hidden="true">━</span> ${escapeHtml(one.label)}`,
   );
   const rows = labels.map((label, index) => [escapeHtml(label), ...series.map((one) => count(one.values[index]))]);
   return (
