@@ -13,7 +13,8 @@ const TOP = 8;
 
 /** A round upper bound for an axis holding `max`. */
 function niceMax(max: number): number {
-  if (max <= 0) return 1;
+  // Counts: an axis of at least 0, 1, 2, so that no two of its labels read alike.
+  if (max <= 2) return 2;
   const magnitude = 10 ** Math.floor(Math.log10(max));
   for (const step of [1, 2, 2.5, 5, 10]) if (step * magnitude >= max) return step * magnitude;
   return 10 * magnitude;
@@ -42,6 +43,9 @@ export interface Series {
  * a value is null), then the same numbers as a table in a `<details>`.
  */
 export function lineChart(title: string, labels: readonly string[], series: readonly Series[]): string {
+  if (!series.some((one) => one.values.some((value) => value !== null))) {
+    return `<p class="muted">${escapeHtml(title)}: no points yet. The history takes one every few minutes once the bot has synced.</p>`;
+  }
   const max = niceMax(Math.max(0, ...series.flatMap((one) => one.values.filter((value) => value !== null))));
   const plotWidth = WIDTH - LEFT;
   const plotHeight = HEIGHT - TOP - BOTTOM;
@@ -60,7 +64,15 @@ export function lineChart(title: string, labels: readonly string[], series: read
         d += `${pen}${x(index).toFixed(1)},${y(value).toFixed(1)}`;
         pen = 'L';
       });
-      return d ? `<path class="s${seriesIndex % 2}" d="${d}"/>` : '';
+      // A dot on every point, so that a point with no neighbour (the first of a history) shows too.
+      const dots = one.values
+        .map((value, index) =>
+          value === null
+            ? ''
+            : `<circle class="d${seriesIndex % 2}" cx="${x(index).toFixed(1)}" cy="${y(value).toFixed(1)}" r="2.5"/>`,
+        )
+        .join('');
+      return d ? `<path class="s${seriesIndex % 2}" d="${d}"/>${dots}` : '';
     })
     .join('');
   const step = Math.max(1, Math.ceil(labels.length / 6));

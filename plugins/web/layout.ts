@@ -38,7 +38,7 @@ th{background:var(--head)}td.n,th.n{text-align:right;font-variant-numeric:tabula
 svg.chart{width:100%;height:auto;max-height:16rem;display:block}
 svg.chart text{fill:var(--muted);font-size:11px}svg.chart .grid{stroke:var(--line)}
 svg.chart .s0{stroke:var(--bar);fill:none;stroke-width:2}svg.chart .s1{stroke:var(--bar2);fill:none;stroke-width:2}
-svg.chart rect{fill:var(--bar)}.key.k0{color:var(--bar)}.key.k1{color:var(--bar2)}
+svg.chart rect{fill:var(--bar)}.key.k0{color:var(--bar)}.key.k1{color:var(--bar2)}svg.chart .d0{fill:var(--bar)}svg.chart .d1{fill:var(--bar2)}
 details{margin:.25rem 0 1rem}form.search{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0}
 input,button,select{font:inherit;padding:.3rem .5rem;border:1px solid var(--line);border-radius:.3rem;background:var(--bg);color:var(--fg)}
 .pager{display:flex;gap:1rem;margin:.75rem 0}footer{color:var(--muted);font-size:.85rem;padding:1rem;text-align:center}

@@ -56,12 +56,17 @@ export function refusal(site: SiteContext, error: ApiError): Rendered {
   };
 }
 
-/** The highest value of `field` in the history, with its time. */
-function record(points: readonly Json[], field: string): { value: number; time: string } | null {
-  let best: { value: number; time: string } | null = null;
-  for (const point of points) {
+/** The highest value of `field` in the history, with its time; `daily` when it comes from a day's bucket. */
+function record(
+  points: readonly { point: Json; daily: boolean }[],
+  field: string,
+): { value: number; time: string; daily: boolean } | null {
+  let best: { value: number; time: string; daily: boolean } | null = null;
+  for (const { point, daily } of points) {
     const value = point[field];
-    if (typeof value === 'number' && (best === null || value > best.value)) best = { value, time: String(point.time) };
+    if (typeof value === 'number' && (best === null || value > best.value)) {
+      best = { value, time: String(point.time), daily };
+    }
   }
   return best;
 }
@@ -75,17 +80,22 @@ export async function statusPage(site: SiteContext): Promise<Rendered> {
   ]);
   const snapshot = object(status.snapshot);
   const history = list(status.history);
-  const daily = [...list(days.results), ...history];
+  // Days' buckets are timed at their midnight (UTC): a record found there has a date; the last 24 hours' the hour.
+  const points = [
+    ...list(days.results).map((point) => ({ point, daily: true })),
+    ...history.map((point) => ({ point, daily: false })),
+  ];
   const card = (field: string, label: string): string => {
-    const best = record(daily, field);
+    const best = record(points, field);
     const now = snapshot[field];
     const top =
-      best && (typeof now !== 'number' || best.value >= now)
+      best && (typeof now !== 'number' || best.value > now)
         ? best
-        : { value: now as number, time: String(snapshot.synced_at) };
+        : { value: now as number, time: String(snapshot.synced_at), daily: false };
+    const at = top.daily ? `on ${when(top.time, 'UTC').slice(0, 10)}` : `on ${when(top.time, timeZone)}`;
     return (
       `<div><dt>${label}</dt><dd data-live="${field}">${count(now)}</dd>` +
-      `<dd class="record">Record ${count(top.value)} on ${when(top.time, timeZone)}</dd></div>`
+      `<dd class="record">Record ${count(top.value)} ${at}</dd></div>`
     );
   };
   const labels = history.map((point) => when(point.time, timeZone).slice(11));
@@ -236,7 +246,7 @@ export async function channelPage(site: SiteContext, name: string): Promise<Rend
     `<dd class="record">Most today ${count(channel.peak_users)}</dd></div>` +
     `<div><dt>Lines today</dt><dd>${count(answer.lines_today)}</dd></div>` +
     `<div><dt>Modes</dt><dd>${text(channel.modes)}</dd></div></dl>` +
-    `<h2>Topic</h2><p class="topic">${text(channel.topic)}</p>` +
+    `<h2>Topic</h2><p class="topic">${typeof channel.topic === 'string' && channel.topic !== '' ? escapeHtml(channel.topic) : '<span class="muted">No topic.</span>'}</p>` +
     (answer.lines_counted === true || hourly.length === 24
       ? `<h2>Lines today by hour</h2>${barChart(`Lines in ${String(channel.name)} today (${String(answer.date)})`, HOURS, hourly.length === 24 ? hourly : HOURS.map(() => 0))}`
       : `<p class="muted">The bot does not sit in this channel, so its lines are not counted.</p>`) +

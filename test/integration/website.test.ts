@@ -1,0 +1,225 @@
+/**
+ * The website in a real browser (headless chromium) against the bot on the real test network, with a
+ * crowd that chats: every page loads without a console error or a failed request, asks nothing of any
+ * origin but the bot's, shows the JSON API's numbers, has no serious or critical axe-core violation, reads
+ * with JavaScript off, and the status page's users count follows clients connecting without a reload.
+ * Screenshots at 375 and 1280 px of each page go to `.test-output/website/` (WEBSITE_SHOTS names another
+ * folder).
+ *
+ * The bot is started through test/support/website.ts, so this file runs once, on the default IRC client
+ * library: nothing here depends on the library, and a browser run costs the most of any test.
+ */
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import t from 'tap';
+import type { Browser, Page } from 'puppeteer-core';
+import { startCrowd, type Crowd } from '../../scripts/crowd.js';
+import { launchBrowser } from '../support/browser.js';
+import { IrcClient } from '../support/irc-client.js';
+import { findRepoRoot, startTestNetwork, type TestNetwork } from '../support/testnet.js';
+import { eventually, startWebsiteBot, type TestBot } from '../support/website.js';
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const shots = process.env.WEBSITE_SHOTS ?? path.join(findRepoRoot(), '.test-output', 'website');
+const CHANNELS = ['#lobby', '#help', '#dev'];
+const PAGES: [name: string, path: string][] = [
+  ['status', '/network/'],
+  ['channels', '/network/channels/'],
+  ['channel', '/network/channel/%23lobby/'],
+  ['servers', '/network/servers/'],
+  ['operators', '/network/operators/'],
+  ['countries', '/network/countries/'],
+  ['clients', '/network/clients/'],
+  ['history', '/network/history/'],
+  ['api', '/network/api/'],
+  ['not-found', '/network/channel/%23nosuch/'],
+];
+
+let network: TestNetwork;
+let crowd: Crowd;
+let bot: TestBot;
+let browser: Browser;
+const extra: IrcClient[] = [];
+
+t.before(async () => {
+  network = await startTestNetwork();
+  crowd = await startCrowd({
+    host: network.host,
+    ports: [network.hubPort, network.leafPort],
+    clients: 12,
+    channels: CHANNELS,
+    perClient: 2,
+    // Silent: the lines are said below, so the numbers hold still while a page and the API are compared.
+    chatIntervalMs: 0,
+    webircEvery: 3,
+    webircPass: network.webircPass,
+    seed: 7,
+  });
+  bot = await startWebsiteBot(network, {
+    plugins: {
+      stats: { refresh_seconds: 600, version_requests_per_second: 10, history_seconds: 1 },
+      api: { cache_seconds: 1, reuse_ms: 0 },
+      web: { cache_seconds: 1, live_seconds: 5 },
+    },
+  });
+  browser = await launchBrowser();
+  fs.mkdirSync(shots, { recursive: true });
+  // Lines in the bot's channels, so that the top lists have something.
+  await eventually(() => CHANNELS.every((name) => bot.host.model.channels.get(name)?.joined === true), 'joins', 20000);
+  for (const member of crowd.clients) {
+    for (const channel of member.channels) crowd.say(member.nick, channel, `hello from ${member.nick}`);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+});
+
+t.teardown(async () => {
+  await browser?.close();
+  await Promise.all(extra.map((client) => client.quit().catch(() => undefined)));
+  await crowd?.stop();
+  await bot?.stop();
+  await network?.stop();
+});
+
+/** A page of the bot's that records what went wrong on it and every request it made. */
+async function open(pagePath: string, options: { javascript?: boolean; width?: number } = {}) {
+  const page = await browser.newPage();
+  const problems: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${String(error)}`));
+  page.on('requestfailed', (request) => problems.push(`failed: ${request.url()} ${request.failure()?.errorText}`));
+  page.on('request', (request) => requests.push(request.url()));
+  await page.setJavaScriptEnabled(options.javascript ?? true);
+  // Each visit asks the bot: a page the browser kept (max-age) would show an earlier moment.
+  await page.setCacheEnabled(false);
+  await page.setViewport({ width: options.width ?? 1280, height: 900 });
+  const response = await page.goto(bot.url + pagePath, { waitUntil: 'load' });
+  return { page, problems, requests, status: response?.status() ?? 0 };
+}
+
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> };
+      }
+    ).axe;
+    return (await axe.run()).violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      nodes: violation.nodes.length,
+    }));
+  });
+  return result
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}, ${violation.nodes} elements)`);
+}
+
+t.test(
+  'every page: no console error, no failed request, nothing from elsewhere, no serious axe violation',
+  async (t) => {
+    const origin = new URL(bot.url).origin;
+    for (const [name, pagePath] of PAGES) {
+      const { page, problems, requests, status } = await open(pagePath);
+      t.equal(status, name === 'not-found' ? 404 : 200, `${pagePath} answers`);
+      // The browser reports a 404 document itself as a console error; that one is the page's point.
+      const expected = (problem: string) => name === 'not-found' && /status of 404/.test(problem);
+      t.same(
+        problems.filter((problem) => !expected(problem)),
+        [],
+        `${pagePath}: no console error or failed request`,
+      );
+      t.same(
+        requests.filter((url) => new URL(url).origin !== origin),
+        [],
+        `${pagePath}: every request goes to the bot`,
+      );
+      t.same(await axeViolations(page), [], `${pagePath}: axe-core finds nothing serious or critical`);
+      await page.screenshot({ path: path.join(shots, `${name}-1280.png`), fullPage: true });
+      await page.setViewport({ width: 375, height: 800 });
+      await page.screenshot({ path: path.join(shots, `${name}-375.png`), fullPage: true });
+      const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+      t.ok(overflow <= 1, `${pagePath}: nothing wider than a 375 px screen (${overflow} px over)`);
+      await page.close();
+    }
+  },
+);
+
+t.test("the pages show the JSON API's numbers", async (t) => {
+  type Status = {
+    snapshot: { users: number; channels: number };
+    top_channels_today: { name: string; lines: number }[];
+  };
+  const read = async <T>(apiPath: string): Promise<T> => (await (await fetch(bot.url + apiPath)).json()) as T;
+  /**
+   * What a page shows, with the API's answer at the same moment: the crowd keeps chatting, so the answer
+   * is read before and after the page, and only a page between two equal answers is compared.
+   */
+  const atOneMoment = async <T>(apiPath: string, pagePath: string, fromPage: (page: Page) => Promise<string[]>) => {
+    for (let attempt = 1; ; attempt++) {
+      // `generated_at` changes with every answer; the numbers are what must hold still.
+      const numbers = async () =>
+        JSON.stringify({ ...(await read<Record<string, unknown>>(apiPath)), generated_at: 0 });
+      const before = await numbers();
+      const { page } = await open(pagePath, { javascript: false });
+      const shown = await fromPage(page);
+      await page.close();
+      const after = await numbers();
+      if (before === after || attempt === 10) return { answer: JSON.parse(after) as T, shown };
+    }
+  };
+  const status = await atOneMoment<Status>('/network/data/status/', '/network/', async (page) => [
+    (await page.$eval('[data-live="users"]', (element) => element.textContent)) ?? '',
+    (await page.$eval('[data-live="channels"]', (element) => element.textContent)) ?? '',
+    await page.$$eval(
+      'table',
+      (tables) =>
+        tables.find((table) => table.querySelector('a[href^="/network/channel/"]'))?.querySelector('tbody tr')
+          ?.textContent ?? '',
+    ),
+  ]);
+  const [users, channels, topRow] = status.shown;
+  t.equal(users, status.answer.snapshot.users.toLocaleString('en-US'), 'users on the status page');
+  t.equal(channels, status.answer.snapshot.channels.toLocaleString('en-US'), 'channels');
+  const top = status.answer.top_channels_today[0];
+  t.ok(top, 'a top channel today');
+  t.match(topRow, `${top!.name}${top!.lines}`, 'the top channel and its lines');
+
+  const lobby = await atOneMoment<{ channel: { users: number } }>(
+    '/network/data/channel/%23lobby/',
+    '/network/channel/%23lobby/',
+    (page) => page.$$eval('.cards dd', (elements) => elements.map((element) => element.textContent ?? '')),
+  );
+  t.equal(lobby.shown[0], String(lobby.answer.channel.users), "the channel's users");
+});
+
+t.test('with JavaScript off, the numbers and tables are there', async (t) => {
+  for (const [, pagePath] of PAGES.slice(0, 4)) {
+    const { page } = await open(pagePath, { javascript: false });
+    const rows = await page.$$eval('tbody tr', (elements) => elements.length);
+    t.ok(rows > 0, `${pagePath}: ${rows} table rows`);
+    await page.close();
+  }
+});
+
+t.test("the status page's users count follows clients connecting, without a reload", async (t) => {
+  const { page, problems } = await open('/network/');
+  const before = Number((await page.$eval('[data-live="users"]', (element) => element.textContent))!.replace(/,/g, ''));
+  for (let index = 0; index < 3; index++) {
+    const client = new IrcClient({ port: network.leafPort, nick: `late${index}${process.pid % 1000}` });
+    extra.push(client);
+    await client.connect();
+    await client.register();
+  }
+  await page.waitForFunction(
+    `Number(document.querySelector('[data-live="users"]')?.textContent?.replace(/,/g, '')) >= ${before + 3}`,
+    { timeout: 30000 },
+  );
+  t.pass(`the count went from ${before} to at least ${before + 3} in the open page`);
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});
