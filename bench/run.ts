@@ -20,6 +20,7 @@ interface BenchSpec {
 
 const BENCHES: Record<string, BenchSpec> = {
   http: { file: 'http.js' },
+  web: { file: 'web.js' },
   ircd: { file: 'ircd.js' },
   ingest: { file: 'ingest.js' },
   memory: { file: 'memory.js', nodeArgs: ['--expose-gc'] },

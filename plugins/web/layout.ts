@@ -86,20 +86,32 @@ export function count(value: unknown): string {
   return typeof value === 'number' ? value.toLocaleString('en-US') : '–';
 }
 
+/** One formatter per time zone: making one costs far more than formatting with it. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
 /** `time` (ISO) in `timeZone`, as `2026-11-26 14:05`. */
 export function when(time: unknown, timeZone: string): string {
   if (typeof time !== 'string') return '–';
   const date = new Date(time);
   if (Number.isNaN(date.getTime())) return '–';
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(date);
+  const parts = formatterFor(timeZone).formatToParts(date);
   const part = (type: string): string => parts.find((entry) => entry.type === type)?.value ?? '';
   return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}`;
 }

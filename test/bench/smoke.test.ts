@@ -1,5 +1,5 @@
 /**
- * The benchmarks that need no IRC network (ingest, memory, store, durable), at their smoke sizes: each runs
+ * The benchmarks that need no IRC network (ingest, memory, store, durable, web), at their smoke sizes: each runs
  * to the end and reports its figures, so a change to the model or the store cannot leave
  * `npm run bench` broken until someone runs it. The figures of a smoke run are not comparable with
  * the targets, so only their presence and form are checked here.
@@ -70,4 +70,14 @@ t.test('durable: a TOKEN command write for each store, and the one-file comparis
   const stores = result.figures.filter((candidate) => candidate.name.endsWith('one store file instead (not taken)'));
   t.equal(stores.length, 2, 'both stores with activity are compared with the one-file design');
   for (const { name, value } of result.figures) t.match(value, /^[\d.]+ ms /, name);
+});
+
+t.test('web: every page answers, with its p50, p99 and size', async (t) => {
+  const { status, result } = runSmoke('web.js');
+  t.equal(status, 0);
+  if (!result) return t.fail('no result line');
+  const pages = result.figures.filter((candidate) => / \/ p99 \(/.test(candidate.name));
+  t.equal(pages.length, 7, 'seven pages measured');
+  for (const { name, value } of pages) t.match(value, /^[\d.]+ ms \/ [\d.]+ ms$/, name);
+  t.match(figure(result, 'status page with its assets'), /^[\d,]+ KB$/);
 });
