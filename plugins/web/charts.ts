@@ -97,8 +97,13 @@ export function lineChart(title: string, labels: readonly string[], series: read
   );
 }
 
-/** Bars, one per label (24 hours of a day), then the numbers as a table in a `<details>`. */
-export function barChart(title: string, labels: readonly string[], values: readonly number[]): string {
+/** Bars, one per label (24 hours of a day, servers), then the numbers as a table in a `<details>`. */
+export function barChart(
+  title: string,
+  labels: readonly string[],
+  values: readonly number[],
+  columns: readonly [label: string, value: string] = ['Hour', 'Lines'],
+): string {
   const max = niceMax(Math.max(0, ...values));
   const plotWidth = WIDTH - LEFT;
   const plotHeight = HEIGHT - TOP - BOTTOM;
@@ -121,6 +126,6 @@ export function barChart(title: string, labels: readonly string[], values: reado
   return (
     `<figure><svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeHtml(title)}">` +
     `${gridLines(max)}${bars}${ticks}</svg><figcaption>${escapeHtml(title)}</figcaption></figure>` +
-    `<details><summary>${escapeHtml(title)}: the numbers</summary>${table(title, ['Hour', 'n:Lines'], rows)}</details>`
+    `<details><summary>${escapeHtml(title)}: the numbers</summary>${table(title, [columns[0], `n:${columns[1]}`], rows)}</details>`
   );
 }

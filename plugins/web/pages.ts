@@ -327,7 +327,17 @@ export async function distributionPage(site: SiteContext, kind: 'countries' | 'c
 }
 
 export async function serversPage(site: SiteContext): Promise<Rendered> {
-  const answer = object(await site.api.read('irc.servers', { query: { limit: 100 } }));
+  const servers = list(object(await site.api.read('irc.servers', { query: { limit: 100 } })).results);
+  const measured = servers.filter((server) => typeof server.latency_ms === 'number');
+  const chart =
+    measured.length > 0
+      ? barChart(
+          'Latency by server now (ms)',
+          measured.map((server) => String(server.name)),
+          measured.map((server) => server.latency_ms as number),
+          ['Server', 'Latency (ms)'],
+        )
+      : '<p class="muted">No latency measured yet.</p>';
   return {
     status: 200,
     html: page({
@@ -335,7 +345,7 @@ export async function serversPage(site: SiteContext): Promise<Rendered> {
       title: 'Servers',
       current: '/network/servers/',
       timeZone: site.timeZone,
-      body: serverTable(list(answer.results)),
+      body: serverTable(servers) + `<h2>Latency</h2>${chart}`,
     }),
   };
 }

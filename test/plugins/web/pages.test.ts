@@ -117,3 +117,12 @@ t.test('the API page lists the endpoints with their tiers; pages are not in the 
     'no page in the document',
   );
 });
+
+t.test('the servers page charts the latency once it is measured', async (t) => {
+  const bot = await start(t);
+  t.match((await bot.page('/network/servers/')).html, /No latency measured yet\./);
+  bot.host.model.upsertServer('hub.test.net', { latencyMs: 1.5, measuredAt: NOW.toISOString() });
+  const { html } = await bot.page('/network/servers/');
+  t.match(html, /<svg class="chart"[^>]*aria-label="Latency by server now \(ms\)"/);
+  t.match(html, /<td>hub\.test\.net<\/td><td class="n">1\.5<\/td>/, 'and its numbers as a table');
+});
