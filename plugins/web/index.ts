@@ -37,7 +37,8 @@ export default definePlugin<WebConfig>({
   start({ config, http, irc, services, model }) {
     const site: SiteContext = {
       api: services.get('api.public'),
-      network: () => config.network_name ?? irc.state.isupport.get('NETWORK') ?? irc.state.server ?? 'IRC network',
+      // Before registration the server has said nothing: no NETWORK, and no name of its own ('').
+      network: () => config.network_name ?? (irc.state.isupport.get('NETWORK') || irc.state.server || 'IRC network'),
       timeZone: services.get('stats.activity').timeZone.name,
       liveSeconds: config.live_seconds,
     };

@@ -126,3 +126,11 @@ t.test('the servers page charts the latency once it is measured', async (t) => {
   t.match(html, /<svg class="chart"[^>]*aria-label="Latency by server now \(ms\)"/);
   t.match(html, /<td>hub\.test\.net<\/td><td class="n">1\.5<\/td>/, 'and its numbers as a table');
 });
+
+t.test("without a configured name, the server's NETWORK; before the server said one, a plain title", async (t) => {
+  const bot = await startApi(t, { clock: () => NOW, web: {} });
+  fill({ model: bot.host.model, activity: bot.activity, history: bot.history });
+  t.match((await bot.inject('GET', '/network/servers/')).text, /<a class="name" href="\/network\/">IRC network<\/a>/);
+  bot.irc.register('DataBot', 'CASEMAPPING=rfc1459 NETWORK=Libera.Chat');
+  t.match((await bot.inject('GET', '/network/servers/')).text, /<a class="name" href="\/network\/">Libera\.Chat<\/a>/);
+});
