@@ -70,6 +70,7 @@ export type {
 export { casefold, searchFold, searchFoldOf, type Casemapping } from './irc/casemapping.js';
 export { stripFormatting } from './irc/text.js';
 export { isOnline, onlineNicks } from './irc/presence.js';
+export { askService, type ServiceAnswerOptions } from './irc/service-answer.js';
 
 // The network model every plugin shares.
 export { NetworkModel, type NetworkStats } from './model/network.js';

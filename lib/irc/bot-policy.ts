@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import { ClientThrottle, RateLimiter, type BucketConfig } from '../rate-limiter.js';
 import type { IrcMessage, IrcTransport, Unsubscribe } from './port.js';
 import { isOnline } from './presence.js';
+import { askService } from './service-answer.js';
 import { stripFormatting } from './text.js';
 
 /**
@@ -182,31 +183,17 @@ async function identifyUntilLoggedIn(
  * notice, at most `answerMs` from when the line left the paced queue (a busy queue is not NickServ's delay,
  * and the WHOIS that confirms the login, unpaced, must not overtake it).
  */
-function identify(irc: IrcTransport, sasl: { account: string; password: string }, answerMs: number): Promise<string[]> {
-  return new Promise((resolve) => {
-    const said: string[] = [];
-    let pause: NodeJS.Timeout | undefined;
-    let limit: NodeJS.Timeout | undefined;
-    const finish = (): void => {
-      clearTimeout(pause);
-      clearTimeout(limit);
-      off();
-      offGone();
-      resolve(said);
-    };
-    const off = irc.on('message', (message) => {
-      if (message.command === '900') return finish();
-      if (message.command !== 'NOTICE' || !irc.state.isSelf(message.params[0])) return;
-      if (irc.casefold(message.source?.nick ?? '') !== irc.casefold('NickServ')) return;
-      said.push(stripFormatting(message.params.at(-1) ?? ''));
-      clearTimeout(pause);
-      pause = setTimeout(finish, NICKSERV_PAUSE_MS);
-    });
-    const offGone = irc.on('disconnected', finish);
-    irc.privmsg('NickServ', `IDENTIFY ${sasl.account} ${sasl.password}`, () => {
-      limit = setTimeout(finish, answerMs);
-    });
+async function identify(
+  irc: IrcTransport,
+  sasl: { account: string; password: string },
+  answerMs: number,
+): Promise<string[]> {
+  const said = await askService(irc, 'NickServ', `IDENTIFY ${sasl.account} ${sasl.password}`, {
+    quietMs: NICKSERV_PAUSE_MS,
+    timeoutMs: answerMs,
+    ends: (message) => message.command === '900',
   });
+  return said.map(stripFormatting);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -12,9 +12,9 @@
  * (`SET EMAIL`, ...), each named with its parent in the catalogue.
  */
 import {
+  askService as askServiceFor,
   onlineNicks,
   stripFormatting,
-  type IrcMessage,
   type IrcPort,
   type ServiceCommand,
   type ServiceCommands,
@@ -158,44 +158,15 @@ export function mergeListings(first: HelpListing, full: HelpListing | null): Ser
 }
 
 /**
- * Send `text` to `service` and collect its NOTICEs to the bot until the end line, a quiet
- * spell, or the timeout. Resolves with the texts (possibly none: the service may ignore us).
+ * Send `text` to `service` and collect its NOTICEs to the bot until Atheme's end line, a quiet spell
+ * (Anope has no end line), or the timeout.
  */
 export function askService(irc: IrcPort, service: string, text: string): Promise<string[]> {
-  return new Promise((resolve) => {
-    const texts: string[] = [];
-    let quiet: NodeJS.Timeout | undefined;
-    const finish = (): void => {
-      clearTimeout(quiet);
-      clearTimeout(overall);
-      stopListening();
-      stopWatchingDisconnect();
-      resolve(texts);
-    };
-    // From when the question leaves the paced send queue (JOINs and questions may be ahead of it), not
-    // from now. Unreferenced: a silent service must not keep a stopping process alive for 15 s.
-    let overall: NodeJS.Timeout | undefined;
-    const isFromService = (message: IrcMessage): boolean =>
-      message.command === 'NOTICE' &&
-      message.source !== null &&
-      irc.casefold(message.source.nick) === irc.casefold(service) &&
-      irc.casefold(message.params[0] ?? '') === irc.casefold(irc.state.nick);
-    const stopListening = irc.on('message', (message) => {
-      if (!isFromService(message)) return;
-      const line = message.params.at(-1) ?? '';
-      texts.push(line);
-      if (END_OF_HELP.test(stripFormatting(line).trim())) {
-        finish();
-        return;
-      }
-      clearTimeout(quiet);
-      quiet = setTimeout(finish, QUIET_MS);
-    });
-    const stopWatchingDisconnect = irc.on('disconnected', finish);
-    // A service that says nothing at all ends the wait after the timeout alone.
-    irc.privmsg(service, text, () => {
-      overall ??= setTimeout(finish, ANSWER_TIMEOUT_MS).unref();
-    });
+  return askServiceFor(irc, service, text, {
+    quietMs: QUIET_MS,
+    timeoutMs: ANSWER_TIMEOUT_MS,
+    ends: (message, fromService) =>
+      fromService && END_OF_HELP.test(stripFormatting(message.params.at(-1) ?? '').trim()),
   });
 }
 
