@@ -9,20 +9,13 @@
  * median of the per-round ratios.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseConfig } from '../lib/config.js';
-import { Host } from '../lib/host.js';
-import { createLogger } from '../lib/logger.js';
 import type { TokensSlice } from '../plugins/tokens/model.js';
-import { builtinPlugins } from '../app/builtin-plugins.js';
-import { FakeTransport } from '../test/support/fake-irc.js';
 import type { Result } from 'autocannon';
 import { formatCount, formatMs, formatRatio, isSmoke, load, median, runBench, type Figure } from './common.js';
+import { startBenchHost } from './host.js';
 import { populate } from './model.js';
 
 /** One answer as it went over the wire: status line, headers in order and spelling, body. */
@@ -86,26 +79,9 @@ const ENDPOINTS = [
 
 /** The child: the real host and the raw server, on free loopback ports. */
 async function serve(users: number, channels: number): Promise<void> {
-  const storeDir = mkdtempSync(path.join(tmpdir(), 'bench-http-'));
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: '127.0.0.1', port: 6667, nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: path.join(storeDir, 'store.json') },
-      admins: [],
-      log: { level: 'error' },
-      // Rate limits would answer 429 to a load test: they are measured elsewhere, not here.
-      plugins: { stats: {}, api: {}, tokens: { rate_limit: { enabled: false } } },
-    }),
-    'bench config',
-    {},
-  );
-  const logger = createLogger({ level: 'error', sink: () => undefined });
-  // The fake connection never registers; without this it would give up after the registration timeout,
-  // and the disconnect would empty the model under load.
-  const transport = new FakeTransport({ registrationTimeoutMs: 24 * 60 * 60 * 1000 });
-  const host = new Host({ config, logger, plugins: builtinPlugins, transport });
-  await host.start();
+  // Rate limits would answer 429 to a load test: they are measured elsewhere, not here.
+  const bench = await startBenchHost({ stats: {}, api: {}, tokens: { rate_limit: { enabled: false } } });
+  const { host } = bench;
   // The fake connection never registers, so the collector never syncs over the model built here.
   populate(host.model, { users, channels });
   const tokens = host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
@@ -151,10 +127,7 @@ async function serve(users: number, channels: number): Promise<void> {
   process.send!(served);
   process.on('disconnect', () => {
     raw.close();
-    void host.stop().finally(() => {
-      rmSync(storeDir, { recursive: true, force: true });
-      process.exit(0);
-    });
+    void bench.stop().finally(() => process.exit(0));
   });
 }
 

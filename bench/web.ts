@@ -5,18 +5,11 @@
  * p50 and p99), and each page's size. The status page has no other asset (its style sheet and its script
  * are in the page), so its size is the page's whole weight.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { parseConfig } from '../lib/config.js';
-import { Host } from '../lib/host.js';
-import { createLogger } from '../lib/logger.js';
-import { builtinPlugins } from '../app/builtin-plugins.js';
 import type { ActivitySlice } from '../plugins/stats/model/activity.js';
 import type { HistorySlice } from '../plugins/stats/model/history.js';
-import { FakeTransport } from '../test/support/fake-irc.js';
 import { formatCount, formatMs, isSmoke, runBench, type Figure } from './common.js';
+import { startBenchHost } from './host.js';
 import { channelOf, populate } from './model.js';
 
 const PAGES = [
@@ -55,23 +48,13 @@ async function main() {
   const channels = smoke ? 200 : 2000;
   const requests = smoke ? 20 : 400;
   const gapMs = 10;
-  const storeDir = mkdtempSync(path.join(tmpdir(), 'bench-web-'));
-  const config = parseConfig(
-    JSON.stringify({
-      irc: { host: '127.0.0.1', port: 6667, nick: 'DataBot' },
-      http: { host: '127.0.0.1', port: 0 },
-      store: { path: path.join(storeDir, 'store.json') },
-      admins: [],
-      log: { level: 'error' },
-      plugins: { stats: {}, api: {}, tokens: { rate_limit: { enabled: false } }, web: { network_name: 'BenchNet' } },
-    }),
-    'bench config',
-    {},
-  );
-  const logger = createLogger({ level: 'error', sink: () => undefined });
-  const transport = new FakeTransport({ registrationTimeoutMs: 24 * 60 * 60 * 1000 });
-  const host = new Host({ config, logger, plugins: builtinPlugins, transport });
-  await host.start();
+  const bench = await startBenchHost({
+    stats: {},
+    api: {},
+    tokens: { rate_limit: { enabled: false } },
+    web: { network_name: 'BenchNet' },
+  });
+  const { host } = bench;
   const { model } = host;
   populate(model, { users, channels });
   // A day of chat: a line a second spread over the joined channels and their members.
@@ -131,8 +114,7 @@ async function main() {
     }
   } finally {
     agent.destroy();
-    await host.stop();
-    rmSync(storeDir, { recursive: true, force: true });
+    await bench.stop();
   }
   return {
     title: 'Website',
