@@ -36,7 +36,7 @@ th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);v
 th{background:var(--head)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .muted{color:var(--muted)}.topic{overflow-wrap:anywhere}
 svg.chart{width:100%;height:auto;max-height:16rem;display:block}
-svg.chart text{fill:var(--muted);font-size:11px}svg.chart .grid{stroke:var(--line)}
+svg.chart text{fill:var(--muted);font-size:11px}@media (max-width:40rem){svg.chart text{font-size:20px}}svg.chart .grid{stroke:var(--line)}
 svg.chart .s0{stroke:var(--bar);fill:none;stroke-width:2}svg.chart .s1{stroke:var(--bar2);fill:none;stroke-width:2}
 svg.chart rect{fill:var(--bar)}.key.k0{color:var(--bar)}.key.k1{color:var(--bar2)}svg.chart .d0{fill:var(--bar)}svg.chart .d1{fill:var(--bar2)}
 details{margin:.25rem 0 1rem}form.search{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0}

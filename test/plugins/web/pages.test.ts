@@ -109,8 +109,8 @@ t.test('a hidden channel and an unknown one get the same 404 page; the network t
 t.test('the API page lists the endpoints with their tiers; pages are not in the OpenAPI document', async (t) => {
   const { page, json } = await start(t);
   const { html } = await page('/network/api/');
-  t.match(html, /<code>\/api\/irc\/users\/<\/code><\/td><td>token<\/td>/);
-  t.match(html, /<code>\/network\/data\/status\/<\/code><\/td><td>public<\/td>/);
+  t.match(html, /<code>\/api\/irc\/users\/<\/code><\/td><td>token<br><span class="muted">irc\.users<\/span><\/td>/);
+  t.match(html, /<code>\/network\/data\/status\/<\/code><\/td><td>public<br>/);
   const paths = Object.keys((await json('/api/openapi.json')).paths as object);
   t.notOk(
     paths.some((path) => path === '/network/' || path.startsWith('/network/channel/')),
