@@ -4,6 +4,7 @@
  */
 import type { PluginDefinition } from '../lib/sdk.js';
 import api from '../plugins/api/index.js';
+import metrics from '../plugins/metrics/index.js';
 import nickserv from '../plugins/nickserv/index.js';
 import stats from '../plugins/stats/index.js';
 import tokens from '../plugins/tokens/index.js';
@@ -15,4 +16,5 @@ export const builtinPlugins: readonly PluginDefinition<never>[] = [
   tokens as PluginDefinition<never>,
   nickserv as PluginDefinition<never>,
   web as PluginDefinition<never>,
+  metrics as PluginDefinition<never>,
 ];

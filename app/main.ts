@@ -38,7 +38,7 @@ async function main(): Promise<number> {
     }
     throw error;
   }
-  const logger = createLogger({ level: config.log.level });
+  const logger = createLogger({ level: config.log.level, format: config.log.format });
   logger.info(`starting ${versionString}`, { config: path });
   const transport = createTransport(config, logger.child('irc'));
   const host = new Host({ config, logger, plugins, transport });

@@ -21,6 +21,7 @@ import { checkSchema } from '../lib/config.js';
 import { toIrcMessage } from '../lib/irc/irc-framework.js';
 import type { IrcMessage, IrcPort } from '../lib/irc/port.js';
 import { isolated } from '../lib/isolated.js';
+import { HostMetrics } from '../lib/metrics.js';
 import { createLogger } from '../lib/logger.js';
 import { ActivitySlice } from '../plugins/stats/model/activity.js';
 import { NetworkModel } from '../lib/model/network.js';
@@ -172,6 +173,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
     casefold: (value) => transport.casefold(value),
   });
   const services = new Map<string, unknown>();
+  const metrics = new HostMetrics();
   const start = async <Config>(definition: PluginDefinition<Config>): Promise<void> => {
     await definition.start({
       name: definition.name,
@@ -195,6 +197,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
       },
       onModelChange: (listener) =>
         void model.on('change', isolated(logger, definition.name, 'model change handler', listener)),
+      metrics: metrics.forPlugin(definition.name, () => undefined),
     });
   };
   await start(stats);

@@ -207,6 +207,22 @@ export const hostConfigSchema = {
           default: 16384,
           description: 'Largest request body accepted, in bytes.',
         },
+        trust_proxy: {
+          anyOf: [{ type: 'string' }, { type: 'array', items: nonEmptyString }],
+          default: [],
+          description:
+            'The reverse proxies (addresses, CIDR ranges, or loopback, linklocal, uniquelocal) whose Forwarded, ' +
+            'X-Forwarded-For and X-Forwarded-Proto headers are believed: the client they name is then the address ' +
+            'rate limits, logs and the audit log use, and its scheme decides Secure cookies. Empty (the default): ' +
+            "no proxy is trusted and the socket's peer is the client.",
+        },
+        access_log: {
+          type: 'boolean',
+          default: true,
+          description:
+            'Write one log line per HTTP request (method, path, route, status, duration, client address); never ' +
+            'headers, query strings or bodies.',
+        },
         front: {
           type: 'object',
           description:
@@ -268,6 +284,14 @@ export const hostConfigSchema = {
           enum: [...LOG_LEVELS],
           default: 'info',
           description: 'Least important level written.',
+        },
+        format: {
+          type: 'string',
+          enum: ['text', 'json'],
+          default: 'text',
+          description:
+            'text: one readable line per event, for a terminal or the journal. json: one JSON object per line ' +
+            '(pino), for log shippers.',
         },
       },
     },

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { checkSchema, hostConfigSchema, type IRC_CLIENTS } from './config-schema.js';
 import type { FromJsonSchema } from './schema-types.js';
 import { errorMessage } from './logger.js';
+import { compileTrustProxy } from './http/client-address.js';
 
 export { checkSchema, hostConfigSchema } from './config-schema.js';
 
@@ -280,6 +281,13 @@ function complete(config: HostConfig): string[] {
         `config.irc.oper.password is required (a string), got nothing; set it in the file or in ${ENV.operPassword}`,
       );
     }
+  }
+  try {
+    compileTrustProxy(config.http.trust_proxy);
+  } catch (error) {
+    problems.push(
+      `config.http.trust_proxy must name addresses, CIDR ranges or loopback/linklocal/uniquelocal: ${errorMessage(error)}`,
+    );
   }
   if (irc.reconnect.min_ms > irc.reconnect.max_ms) {
     problems.push(

@@ -18,6 +18,8 @@ import type { PluginContext, PluginDefinition, PluginStop } from './plugin.js';
 import { Store } from './store/store.js';
 import { installBotPolicy } from './irc/bot-policy.js';
 import { versionString } from './version.js';
+import { healthRoutes } from './health.js';
+import { HostMetrics } from './metrics.js';
 
 export class HostError extends Error {
   constructor(readonly problems: string[]) {
@@ -182,6 +184,10 @@ export class Host {
   /** What running plugins provide, by key name. */
   private readonly services = new Map<string, { plugin: string; value: unknown }>();
   private httpAddress: { url: string; port: number } | null = null;
+  /** The host's metrics: the core's own, and what plugins register through their context. */
+  readonly metrics = new HostMetrics();
+  /** The IRC connection was ready once: the next ready is a reconnect. */
+  private readyBefore = false;
 
   constructor(private readonly options: HostOptions) {
     const { config, logger } = options;
@@ -196,13 +202,26 @@ export class Host {
       bodyLimit: config.http.body_limit,
       front: config.http.front.enabled,
       frontReuseMs: config.http.front.reuse_ms,
+      trustProxy: config.http.trust_proxy,
+      accessLog: config.http.access_log,
+      onRequest: (facts) => this.metrics.request(facts),
       logger: logger.child('http'),
     });
-    this.store = new Store({ path: config.store.path, logger: logger.child('store') });
+    this.store = new Store({
+      path: config.store.path,
+      logger: logger.child('store'),
+      onWrite: (report) => this.metrics.storeWritten(report.file, report.seconds, report.ok, report.bytes),
+    });
     this.commands = new CommandRegistry(this.irc, config.admins, logger.child('commands'), {
       burst: config.irc.commands.burst,
       intervalMs: config.irc.commands.interval_ms,
     });
+    for (const route of healthRoutes({
+      model: this.model,
+      storeError: () => this.store.writeError,
+    })) {
+      this.http.route('host', route);
+    }
   }
 
   /** The HTTP server's address once started. */
@@ -301,13 +320,18 @@ export class Host {
         { version: this.options.version ?? versionString, sasl: config.irc.sasl, attached: () => irc.attached },
         this.logger.child('irc'),
       ),
-      irc.on('ready', () => model.connectionOpened(irc.state.casemapping)),
+      irc.on('ready', () => {
+        if (this.readyBefore) this.metrics.reconnected();
+        this.readyBefore = true;
+        model.connectionOpened(irc.state.casemapping);
+      }),
       irc.on('disconnected', () => {
         model.connectionLost();
         // Answers still queued were never sent; TOKEN CREATE revokes a token whose secret was among them.
         this.commands.connectionLost();
       }),
       irc.on('message', (message) => {
+        this.metrics.ircLine(message.command);
         this.commands.dispatch(message).catch((error: unknown) => {
           this.logger.error('command dispatch failed', { error: errorMessage(error) });
         });
@@ -426,6 +450,7 @@ export class Host {
       onModelChange: (listener) => {
         track(model.on('change', isolated(this.logger, name, 'model change handler', listener)));
       },
+      metrics: this.metrics.forPlugin(name, track),
     };
   }
 }

@@ -1,11 +1,14 @@
 /**
  * Leveled logging, one line per event, each line naming its source
- * (`host`, `irc`, `http`, or a plugin's name).
+ * (`host`, `irc`, `http`, or a plugin's name): readable text by default, or one JSON
+ * object per line (through pino) for log shippers.
  *
  * Secrets never reach the output: every configured password is registered with
  * {@link Logger.addSecret} and masked wherever it appears, and anything shaped
  * like an API token (`ntd_` + 43 base64url characters) is masked as well.
  */
+
+import { pino, type Logger as PinoLogger } from 'pino';
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -30,6 +33,8 @@ export type LogSink = (line: string, level: LogLevel) => void;
 
 export interface LoggerOptions {
   level?: LogLevel;
+  /** `text` (default): `<time> <LEVEL> [source] message key=value`; `json`: pino's JSON lines. */
+  format?: 'text' | 'json';
   sink?: LogSink;
   /** Clock for the timestamp; tests pin it. */
   now?: () => Date;
@@ -44,6 +49,8 @@ interface LogFamily {
   sink: LogSink;
   now: () => Date;
   secrets: Set<string>;
+  /** The JSON format's writer; undefined for text. */
+  json: PinoLogger | undefined;
 }
 
 function defaultSink(line: string, level: LogLevel): void {
@@ -93,6 +100,17 @@ class FamilyLogger implements Logger {
 
   private write(level: LogLevel, message: string, fields?: LogFields): void {
     if (LOG_LEVELS.indexOf(level) < this.family.threshold) return;
+    const { json, secrets } = this.family;
+    if (json) {
+      const record: Record<string, string | number | boolean | null> = { source: this.source };
+      if (fields) {
+        for (const [key, value] of Object.entries(fields)) {
+          if (value !== undefined) record[key] = typeof value === 'string' ? redact(value, secrets) : value;
+        }
+      }
+      json[level](record, redact(message, secrets));
+      return;
+    }
     let line = `${this.family.now().toISOString()} ${level.toUpperCase().padEnd(5)} [${this.source}] ${message}`;
     if (fields) {
       for (const [key, value] of Object.entries(fields)) {
@@ -103,12 +121,38 @@ class FamilyLogger implements Logger {
   }
 }
 
+/** pino writing JSON lines to the sink (or to stdout): `level` as a word, `time` as ISO 8601, `msg`. */
+function jsonWriter(options: LoggerOptions): PinoLogger {
+  const now = options.now ?? (() => new Date());
+  const sink = options.sink;
+  const destination = sink
+    ? { write: (line: string) => sink(line.replace(/\n$/, ''), levelOfLine(line)) }
+    : pino.destination({ dest: 1, sync: true });
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      messageKey: 'msg',
+      timestamp: () => `,"time":"${now().toISOString()}"`,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+}
+
+function levelOfLine(line: string): LogLevel {
+  const match = /"level":"(\w+)"/.exec(line);
+  const level = match?.[1] as LogLevel | undefined;
+  return level !== undefined && LOG_LEVELS.includes(level) ? level : 'info';
+}
+
 export function createLogger(options: LoggerOptions = {}, source = 'host'): Logger {
   const family: LogFamily = {
     threshold: LOG_LEVELS.indexOf(options.level ?? 'info'),
     sink: options.sink ?? defaultSink,
     now: options.now ?? (() => new Date()),
     secrets: new Set(),
+    json: options.format === 'json' ? jsonWriter(options) : undefined,
   };
   return new FamilyLogger(family, source);
 }

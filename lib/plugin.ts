@@ -8,6 +8,7 @@ import type { ApiRequest, JsonSchema, RouteDefinition, Tier, TierGuard } from '.
 import type { IrcMessage, IrcPort } from './irc/port.js';
 import type { Logger } from './logger.js';
 import type { NetworkModel } from './model/network.js';
+import type { PluginMetrics } from './metrics.js';
 
 export type PluginStop = () => void | Promise<void>;
 
@@ -121,6 +122,8 @@ export interface PluginContext<Config = Record<string, unknown>> {
   services: PluginServices;
   /** Listen to model changes (error-isolated, removed when the plugin stops). */
   onModelChange(listener: Parameters<NetworkModel['on']>[1]): void;
+  /** Register the plugin's metrics (Prometheus; removed when it stops); the metrics plugin serves them. */
+  metrics: PluginMetrics;
 }
 
 /** Identity function that gives a plugin definition its types. */

@@ -93,7 +93,8 @@ export { ApiError, notFound, invalidParameter, unavailable, type ErrorBody, type
 export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type Page, type PaginateOptions } from './http/paging.js';
 export { buildOpenApiDocument, openApiPath, type OpenApiDocument, type OpenApiInfo } from './http/openapi.js';
 export { SerializedJson } from './http/serialized-json.js';
-export { HtmlDocument, HTML_TYPE, escapeHtml } from './http/html-document.js';
+export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml } from './http/html-document.js';
+export { compileAddressList } from './http/client-address.js';
 export type {
   RouteDefinition,
   ApiRequest,
@@ -120,6 +121,9 @@ export {
 // The store.
 export { Store, durablePathOf, type Migration, type PersistedSlice, type StoreOptions } from './store/store.js';
 export type { JsonPiece } from './store/json-pieces.js';
+
+// Metrics (Prometheus, through prom-client).
+export { Counter, Gauge, Histogram, type PluginMetrics } from './metrics.js';
 
 // Small tools for work that must not hold the event loop.
 export { RateLimiter, type BucketConfig, type Decision } from './rate-limiter.js';

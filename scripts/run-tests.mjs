@@ -105,7 +105,10 @@ class TapCounter {
   failed = 0;
   skipped = 0;
   crashedFiles = [];
+  /** Each failed assertion as "file › subtest › assertion", for the summary at the end. */
+  failures = [];
   bailedOut = false;
+  #subtestNames = []; // names of the announced, unfinished subtests, beside #openSubtests
   #yamlIndent = null;
   #openSubtests = []; // indents of announced, unfinished subtests (a stack)
   #failuresAtFileStart = 0;
@@ -132,6 +135,7 @@ class TapCounter {
         this.#currentFile = body.replace(/^# Subtest:?\s*/, '');
       }
       this.#openSubtests.push(indent);
+      this.#subtestNames.push(body.replace(/^# Subtest:?\s*/, ''));
       return;
     }
 
@@ -145,6 +149,7 @@ class TapCounter {
       const directive = /#\s*(SKIP|TODO)\b/i.exec(rest)?.[1]?.toUpperCase();
       if (this.#openSubtests.at(-1) === indent) {
         this.#openSubtests.pop();
+        this.#subtestNames.pop();
         const description = rest.replace(/\s*#.*$/, '');
         if (indent === 0 && status === 'not ok' && directive !== 'TODO') {
           if (description !== this.#currentFile) {
@@ -163,6 +168,7 @@ class TapCounter {
         this.passed++;
       } else {
         this.failed++;
+        this.failures.push([...this.#subtestNames, rest.replace(/\s*#.*$/, '')].join(' › '));
       }
       return;
     }
@@ -243,12 +249,18 @@ for (const [index, run] of runs.entries()) {
   counters.push(await runTap(run.files, { TEST_IRC_CLIENT: run.client }, botFiles, run.client));
 }
 
-const total = { passed: 0, failed: 0, skipped: 0, crashedFiles: [] };
+const total = { passed: 0, failed: 0, skipped: 0, crashedFiles: [], failures: [] };
 for (const counter of counters) {
   total.passed += counter.passed;
   total.failed += counter.failed;
   total.skipped += counter.skipped;
   total.crashedFiles.push(...counter.crashedFiles);
+  total.failures.push(...counter.failures);
+}
+// The failures again at the end, where a reader of a long log (or of its last lines) finds them.
+if (total.failures.length) {
+  console.log(`# failed assertions (${total.failures.length}):`);
+  for (const failure of total.failures.slice(0, 50)) console.log(`#   ${failure}`);
 }
 if (total.crashedFiles.length) {
   console.log(`# failures outside assertions (crashed or timed-out files): ${total.crashedFiles.join(', ')}`);

@@ -48,6 +48,7 @@ export class RoutedRequest implements ApiRequest {
     readonly params: Record<string, string>,
     readonly headers: IncomingHttpHeaders,
     readonly ip: string,
+    readonly secure: boolean,
     readonly front: FrontFacts | undefined,
   ) {}
 
@@ -77,6 +78,8 @@ export class Exchange {
   awaitingContinue = false;
   /** Set when the request came through the front: what it says of it. */
   front: FrontFacts | undefined = undefined;
+  /** The name of the route that answered, as the bot told the front (the front's access log). */
+  routeName: string | undefined = undefined;
   /** The request reached the hooks: the front's `served` count was there to be counted. */
   hooksSeen = false;
 
@@ -87,8 +90,10 @@ export class Exchange {
     /** The path without query string or fragment, as received. */
     readonly path: string,
     readonly search: string,
-    /** The client's address. */
+    /** The client's address (the socket's peer, or the client a trusted proxy names). */
     readonly ip: string,
+    /** The client came over HTTPS (as a trusted proxy says). */
+    readonly secure: boolean,
     readonly started: number,
   ) {}
 }

@@ -8,13 +8,23 @@ import { etagOf } from './etag.js';
 
 export const HTML_TYPE = 'text/html; charset=utf-8';
 
-export class HtmlDocument {
+/** A text answer of any type (e.g. the Prometheus exposition format), sent as it is. */
+export class TextDocument {
   readonly bytes: Buffer;
   readonly etag: string;
 
-  constructor(html: string) {
-    this.bytes = Buffer.from(html, 'utf8');
+  constructor(
+    text: string,
+    readonly contentType: string,
+  ) {
+    this.bytes = Buffer.from(text, 'utf8');
     this.etag = etagOf(this.bytes);
+  }
+}
+
+export class HtmlDocument extends TextDocument {
+  constructor(html: string) {
+    super(html, HTML_TYPE);
   }
 }
 

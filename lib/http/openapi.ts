@@ -365,8 +365,8 @@ function components(): OpenApiDocument['components'] {
  * routes share the name, and `<GET's id>.head` for a HEAD; a HEAD id taken already by a route gets `.2`, `.3`, ...
  */
 export function buildOpenApiDocument(allRoutes: readonly RegisteredRoute[], info: OpenApiInfo): OpenApiDocument {
-  // Pages are for people; the document describes the JSON API.
-  const routes = allRoutes.filter(({ route }) => route.document !== 'page');
+  // Pages are for people, operations routes for an operator's tools; the document describes the JSON API.
+  const routes = allRoutes.filter(({ route }) => route.document !== 'page' && route.document !== 'operations');
   const nameCounts = new Map<string, number>();
   for (const { route } of routes) nameCounts.set(route.name, (nameCounts.get(route.name) ?? 0) + 1);
   const taken = new Set<string>();

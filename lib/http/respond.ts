@@ -1,5 +1,5 @@
 /**
- * Writing answers: JSON (or a page a handler rendered, {@link HtmlDocument}), `API-Version`, `Cache-Control` by tier, ETag and 304, HEAD, the
+ * Writing answers: JSON (or a page or other text a handler rendered, {@link TextDocument}), `API-Version`, `Cache-Control` by tier, ETag and 304, HEAD, the
  * contract's error bodies, and the plain 500 when nothing else can be trusted.
  *
  * Every answer's headers are built one way, by a {@link Head}: the server's own headers, valid by
@@ -14,8 +14,8 @@ import { ClientGoneError } from './body.js';
 import { ApiError, notFound } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
 import type { Exchange } from './exchange.js';
-import { FRONT_COUNTED, FRONT_REUSE_MS } from './front/messages.js';
-import { HTML_TYPE, HtmlDocument } from './html-document.js';
+import { FRONT_COUNTED, FRONT_REUSE_MS, FRONT_ROUTE } from './front/messages.js';
+import { TextDocument } from './html-document.js';
 import { SerializedJson } from './serialized-json.js';
 import type { Responder } from './stages.js';
 
@@ -117,10 +117,10 @@ export class Respond implements Responder {
       } else if (body instanceof SerializedJson) {
         bytes = body.bytes;
         etag = body.etag;
-      } else if (body instanceof HtmlDocument) {
+      } else if (body instanceof TextDocument) {
         bytes = body.bytes;
         etag = body.etag;
-        contentType = HTML_TYPE;
+        contentType = body.contentType;
       } else {
         bytes = Buffer.from(JSON.stringify(body ?? null), 'utf8');
       }
@@ -227,7 +227,10 @@ export class Respond implements Responder {
 
   /** Write an answer whose headers may be refused: one Node would refuse (a bug) turns it into a plain 500. */
   private send(exchange: Exchange, head: Head, bytes: Buffer | undefined): void {
-    if (exchange.front && exchange.hooksSeen) head.set(FRONT_COUNTED, '1');
+    if (exchange.front) {
+      if (exchange.hooksSeen) head.set(FRONT_COUNTED, '1');
+      if (exchange.entry) head.set(FRONT_ROUTE, exchange.entry.route.name);
+    }
     let headers: readonly string[];
     try {
       headers = head.list();

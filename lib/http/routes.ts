@@ -130,7 +130,7 @@ export class RouteTable {
     let cacheControl = 'no-store';
     let publicMaxAgeMs = 0;
     if (route.tier !== 'public') cacheControl = 'private, no-store';
-    else if (route.method === 'GET') {
+    else if (route.method === 'GET' && route.document !== 'operations') {
       const maxAge = route.maxAge ?? DEFAULT_MAX_AGE;
       cacheControl = `public, max-age=${maxAge}`;
       publicMaxAgeMs = maxAge * 1000;

@@ -19,6 +19,8 @@ import { DEFAULT_BODY_LIMIT } from './body.js';
 import type { ApiError } from './errors.js';
 import { Exchange, type FrontFacts } from './exchange.js';
 import { FrontLink, frontFacts, listening } from './front/link.js';
+import type { RequestFacts } from '../metrics.js';
+import { clientFacts, compileTrustProxy, type ClientFacts, type TrustProxy } from './client-address.js';
 import { injected, type InjectRequest, type InjectResponse } from './inject.js';
 import { connectNotImplemented, expectationFailed, missingHost, protocolError } from './protocol-errors.js';
 import { API_VERSION, JSON_TYPE, Respond } from './respond.js';
@@ -54,6 +56,15 @@ export interface HttpServerOptions {
   front?: boolean;
   /** The longest a public answer is reused by the front, in milliseconds (never longer than its max-age); default 1,000. */
   frontReuseMs?: number;
+  /**
+   * The reverse proxies whose `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto` are believed
+   * (`http.trust_proxy`; see client-address.ts). None by default: the socket's peer is the client.
+   */
+  trustProxy?: string | readonly string[];
+  /** Write one access-log line per request (default true). */
+  accessLog?: boolean;
+  /** Told of each request the server answered (for the request metrics). */
+  onRequest?: (facts: RequestFacts) => void;
   /** Instead of the routes: what the front does with a request (only the front's own server sets it). */
   dispatch?: (exchange: Exchange, respond: Respond) => void;
 }
@@ -111,6 +122,7 @@ interface Connection {
 export class HttpServer {
   private readonly logger: Logger;
   private readonly bodyLimit: number;
+  private readonly trustProxy: TrustProxy | undefined;
   private readonly timeouts: { headers: number; request: number };
   private readonly table = new RouteTable();
   private readonly respond: Respond;
@@ -124,6 +136,7 @@ export class HttpServer {
   constructor(private readonly options: HttpServerOptions) {
     this.logger = options.logger.child('http');
     this.bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    this.trustProxy = compileTrustProxy(options.trustProxy);
     const request = positiveMilliseconds('requestTimeout', options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT);
     const headers = positiveMilliseconds(
       'headersTimeout',
@@ -199,6 +212,8 @@ export class HttpServer {
       bodyLimit: this.bodyLimit,
       headersTimeout: this.timeouts.headers,
       requestTimeout: this.timeouts.request,
+      trustProxy: this.options.trustProxy,
+      accessLog: this.options.accessLog ?? true,
     }).catch((error: unknown) => {
       this.server = undefined;
       throw error;
@@ -297,14 +312,17 @@ export class HttpServer {
     const queryStart = question !== -1 && question < end ? question : end;
     const path = url.slice(0, queryStart);
     const search = url.slice(queryStart, end);
-    let ip = socket.remoteAddress ?? '';
+    let client: ClientFacts;
     let front: FrontFacts | undefined;
     if (connection.front) {
+      // The front read the proxies' headers already (it runs with the same trust).
       const told = frontFacts(raw.headers);
       front = { served: told.served, renew: told.renew };
-      ip = told.ip;
+      client = { ip: told.ip, secure: told.secure };
+    } else {
+      client = clientFacts(socket.remoteAddress ?? '', raw.headers, this.trustProxy);
     }
-    const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, ip, started);
+    const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, client.ip, client.secure, started);
     exchange.front = front;
     connection.latest = exchange;
     response.on('close', () => this.finish(exchange));
@@ -405,14 +423,18 @@ export class HttpServer {
       connection.pending--;
       if (this.closing && connection.pending === 0) socket.destroy();
     }
+    const ms = performance.now() - exchange.started;
+    const route = exchange.entry?.route.name ?? exchange.routeName;
+    this.options.onRequest?.({ route, status: response.statusCode, seconds: ms / 1000 });
     // The front writes the line of a request it passed on, with the client's address and the whole time.
-    if (exchange.front) return;
+    if (exchange.front || this.options.accessLog === false) return;
     // Never headers or bodies: they carry tokens and passwords. Nor the query string, for the same reason.
     this.logger.info(`${exchange.method} ${exchange.path}`, {
       status: response.statusCode,
-      ms: Math.round((performance.now() - exchange.started) * 10) / 10,
+      ms: Math.round(ms * 10) / 10,
       bytes: exchange.sentBytes,
-      ip: socket.remoteAddress ?? 'unknown',
+      ip: exchange.ip || 'unknown',
+      route,
       aborted: response.writableFinished ? undefined : true,
     });
   }

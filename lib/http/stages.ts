@@ -41,6 +41,7 @@ function guardStage(guards: ReadonlyMap<Tier, TierGuard>): Stage {
     name: 'guard',
     begin(exchange) {
       const { route } = exchange.entry!;
+      if (route.admit?.(exchange.request!)) return undefined;
       const guard = guards.get(route.tier);
       if (route.tier === 'public' && !guard) return undefined;
       if (!guard) {
@@ -106,12 +107,15 @@ export class Pipeline {
   private readonly guards = new Map<Tier, TierGuard>();
   private readonly hooks: RequestHook[] = [];
   private stages: readonly Stage[];
+  /** The operations routes' stages: no hook (no rate limit) runs for a health probe or a metrics scrape. */
+  private readonly operationsStages: readonly Stage[];
 
   constructor(
     private readonly bodyLimit: number,
     private readonly responder: Responder,
   ) {
     this.stages = this.build();
+    this.operationsStages = [guardStage(this.guards), bodyStage(this.bodyLimit), handlerStage];
   }
 
   setGuard(tier: Tier, guard: TierGuard): void {
@@ -129,7 +133,7 @@ export class Pipeline {
 
   /** Run a routed request (its `entry` set) through every stage, then hand it to the responder. */
   start(exchange: Exchange): void {
-    exchange.stages = this.stages;
+    exchange.stages = exchange.entry!.route.document === 'operations' ? this.operationsStages : this.stages;
     try {
       const { entry } = exchange;
       // The raw (still encoded) match is decoded once here, so a malformed escape is told apart from a literal "%".
@@ -141,6 +145,7 @@ export class Pipeline {
         params,
         exchange.raw.headers,
         exchange.ip,
+        exchange.secure,
         exchange.front,
       );
     } catch (error) {

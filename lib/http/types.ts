@@ -23,8 +23,10 @@ export interface ApiRequest {
   /** The parsed query string. */
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
-  /** The client's address (the socket's remote address). */
+  /** The client's address: the socket's peer, or, from a trusted proxy (`http.trust_proxy`), the client it names. */
   ip: string;
+  /** Whether the client used HTTPS, as a trusted proxy says (the bot itself serves plain HTTP). */
+  secure: boolean;
   /** The parsed JSON body of a POST or PATCH (already checked against `route.body` when given). */
   body: unknown;
   /** Set by the tier guard for token and staff routes: the token's id. */
@@ -63,9 +65,13 @@ export interface RouteDefinition {
   queryParameters?: { name: string; description: string; schema: JsonSchema }[];
   /**
    * `'page'` for a route that answers HTML for people (an `HtmlDocument`) rather than the JSON API:
-   * it is left out of the OpenAPI document. Default `'api'`.
+   * it is left out of the OpenAPI document. `'operations'` for what an operator's tools call (health,
+   * readiness, metrics): left out of the OpenAPI document, never cached (`no-store`), and no hook runs
+   * for it, so no rate limit counts it. Default `'api'`.
    */
-  document?: 'api' | 'page';
+  document?: 'api' | 'page' | 'operations';
+  /** A request this accepts skips the tier's guard (e.g. a metrics scraper from an allowed address). */
+  admit?: (request: ApiRequest) => boolean;
   handler(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
 }
 

@@ -15,7 +15,7 @@
  * marked the store dirty again, so the next write has the change.
  */
 
-import { mkdir, rename } from 'node:fs/promises';
+import { mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { errorMessage, type Logger } from '../logger.js';
@@ -61,6 +61,20 @@ export interface StoreOptions {
   migrations?: Migration[];
   /** The version this store writes; default {@link CURRENT_SCHEMA_VERSION}. */
   schemaVersion?: number;
+  /** Told of every write of a file: which, how long it took, whether it succeeded, and the file's size after it. */
+  onWrite?: (report: WriteReport) => void;
+}
+
+/** One write of a store file. */
+export interface WriteReport {
+  /** `store`: the main file; `durable`: the durable slices' file. */
+  file: 'store' | 'durable';
+  seconds: number;
+  ok: boolean;
+  /** The file's size after a write that succeeded. */
+  bytes: number | undefined;
+  /** Why a write failed. */
+  error: string | undefined;
 }
 
 /** A file's shape once checked. Keys are snake_case because they are the file format. */
@@ -96,6 +110,8 @@ class SliceFile {
    */
   readonly movingIn = new Set<string>();
   dirty = false;
+  /** Why its last write failed; undefined once one succeeds. */
+  writeError: string | undefined;
   timer: NodeJS.Timeout | undefined;
   inFlight: Promise<void> | undefined;
   /** The write that {@link Store.persisted} callers wait for, until it starts. */
@@ -127,6 +143,7 @@ export class Store {
   readonly durablePath: string;
   private readonly logger: Logger;
   private readonly debounceMs: number;
+  private readonly onWrite: ((report: WriteReport) => void) | undefined;
   private readonly schemaVersion: number;
   private readonly migrations = new Map<number, Migration>();
   private readonly main: SliceFile;
@@ -139,6 +156,7 @@ export class Store {
     this.path = options.path;
     this.logger = options.logger;
     this.debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
+    this.onWrite = options.onWrite;
     this.schemaVersion = options.schemaVersion ?? CURRENT_SCHEMA_VERSION;
     if (!Number.isFinite(this.debounceMs) || this.debounceMs < 0) {
       throw new Error(`StoreOptions.debounceMs must be a number of milliseconds >= 0, got ${this.debounceMs}`);
@@ -464,17 +482,44 @@ export class Store {
     });
   }
 
+  /** The last write of each file failed (its reason), or undefined when the last writes succeeded. */
+  get writeError(): string | undefined {
+    return this.main.writeError ?? this.durable.writeError;
+  }
+
   /** Snapshot every slice of `file` now and write; the returned promise is also its `inFlight`. */
   private startWrite(file: SliceFile): Promise<void> {
     file.dirty = false;
     const moving = [...file.movingIn];
+    const started = performance.now();
+    const report = (ok: boolean, bytes: number | undefined, error: unknown): void => {
+      file.writeError = ok ? undefined : errorMessage(error);
+      this.onWrite?.({
+        file: file === this.main ? 'store' : 'durable',
+        seconds: (performance.now() - started) / 1000,
+        ok,
+        bytes,
+        error: file.writeError,
+      });
+    };
     const write = this.write(file).then(
-      () => {
+      async () => {
+        if (this.onWrite)
+          report(
+            true,
+            await stat(file.path).then(
+              (info) => info.size,
+              () => undefined,
+            ),
+            undefined,
+          );
+        else file.writeError = undefined;
         file.inFlight = undefined;
         if (moving.length > 0) this.moved(file, moving);
         if (file.dirty && !this.closed) file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);
       },
       (error: unknown) => {
+        report(false, undefined, error);
         file.inFlight = undefined;
         file.dirty = true;
         throw error;

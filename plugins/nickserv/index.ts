@@ -61,7 +61,7 @@ export default definePlugin<NickservConfig>({
   name: 'nickserv',
   description: "Checks a nick's password against the network's nickname service (SASL, Atheme or Anope RPC).",
   configSchema: nickservConfigSchema,
-  start({ config, host, http, irc, logger, model, onModelChange, timers }) {
+  start({ config, host, http, irc, logger, model, onModelChange, timers, metrics }) {
     logger.addSecret(config.rpc_token);
     const backend = createBackend(config, host, () => isOnline(irc, 'NickServ'));
     const timeoutMs = config.timeout_seconds * 1000;
@@ -97,6 +97,11 @@ export default definePlugin<NickservConfig>({
       else if (servicesLinked.signal.aborted && !stopping.signal.aborted) servicesLinked = new AbortController();
     });
 
+    const checks = metrics.counter<'result'>({
+      name: 'irc_bot_credential_checks_total',
+      help: 'Credential checks by result: valid, invalid, refused (brute-force limit), unavailable, error.',
+      labelNames: ['result'],
+    });
     http.route(
       checkCredentialsRoute({
         backend,
@@ -107,6 +112,7 @@ export default definePlugin<NickservConfig>({
         signal: () => (backend.throughIrc ? servicesLinked.signal : stopping.signal),
         servicesSplit: () => model.servers.servicesSplit,
         logger,
+        counted: (result) => checks.inc({ result }),
       }),
     );
     timers.every(Math.min(windowMs, 60_000), () => {

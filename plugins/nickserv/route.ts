@@ -28,6 +28,15 @@ export interface CheckRouteContext {
   /** The services servers split from the network now, as the model knows them (none without a collector). */
   servicesSplit: () => readonly string[];
   logger: Logger;
+  /** Told of each check's result: valid, invalid, refused (a brute-force limit), unavailable, or error. */
+  counted?: (result: 'valid' | 'invalid' | 'refused' | 'unavailable' | 'error') => void;
+}
+
+/** A check's result as the metrics count it. */
+function countedResult(error: unknown): 'refused' | 'unavailable' | 'error' {
+  if (error instanceof ApiError && error.status === 429) return 'refused';
+  if (error instanceof ApiError && error.status === 503) return 'unavailable';
+  return 'error';
 }
 
 /** The request body. Unknown fields are ignored, as Django REST Framework's serializers do. */
@@ -104,9 +113,9 @@ function resultOf(outcome: CheckOutcome | null): CheckResult {
 }
 
 export function checkCredentialsRoute(context: CheckRouteContext): RouteDefinition {
-  const { backend, pool, byNick, byToken, fold, signal, servicesSplit, logger } = context;
+  const { backend, pool, byNick, byToken, fold, signal, servicesSplit, logger, counted = () => undefined } = context;
 
-  return {
+  const route: RouteDefinition = {
     method: 'POST',
     path: '/api/irc/check-credentials/',
     name: 'irc.check_credentials',
@@ -184,6 +193,20 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
         reason: outcome.valid ? null : outcome.reason,
       };
       return { body: answer };
+    },
+  };
+  const check = route.handler;
+  return {
+    ...route,
+    async handler(request) {
+      try {
+        const answer = await check(request);
+        counted((answer.body as CheckAnswer).valid ? 'valid' : 'invalid');
+        return answer;
+      } catch (error) {
+        counted(countedResult(error));
+        throw error;
+      }
     },
   };
 }

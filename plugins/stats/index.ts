@@ -13,6 +13,7 @@ import { HistorySlice } from './model/history.js';
 import { historyService } from './services.js';
 import { countLine, notePeak } from './activity.js';
 import { VersionAsker } from './clients.js';
+import { registerStatsMetrics } from './metrics.js';
 import { CountryLocator, loadCountryLookup, locateKnownUser, noteWhoisHost } from './countries.js';
 import { noteWhoisAccount, WhoisFiller } from './whois-fill.js';
 import { historyRetention, recordHistoryPoint } from './history.js';
@@ -63,7 +64,7 @@ export default definePlugin<StatsConfig>({
   description: 'Collects the network: numbers, servers, channels, users, latency, service commands, live changes.',
   configSchema: statsConfigSchema,
   provides: ['stats.activity', 'stats.history'],
-  start({ irc, model, logger, config, timers, commands, services, onModelChange }) {
+  start({ irc, model, logger, config, timers, commands, services, onModelChange, metrics }) {
     const context: SyncContext = { irc, model, logger, config };
     const tasks = new TaskQueue(logger, () => !irc.state.connected);
     // Bookkeeping of one connection: what the bot asked and learnt about the network's answers.
@@ -130,6 +131,7 @@ export default definePlugin<StatsConfig>({
       services: config.services,
       retryMs: config.version_retry_seconds * 1000,
     });
+    registerStatsMetrics(metrics, { history, versionsWaiting: () => versions.waiting });
     const whois = new WhoisFiller({ irc, model, services: config.services });
     /** Activity counts change with every line: the store hears of them every `save_seconds` (and at stop). */
     const announceActivity = (): void => {

@@ -27,7 +27,7 @@ export default definePlugin<TokensConfig>({
   name: 'tokens',
   description: 'API tokens: created over IRC, approved per endpoint by administrators; tier guards and rate limits.',
   configSchema: tokensConfigSchema,
-  start({ config, model, http, commands, irc, logger, timers, store }) {
+  start({ config, model, http, commands, irc, logger, timers, store, metrics }) {
     let usedSinceSaved = false;
     // The HTTP server still answers for a moment after the plugins stop (the host closes it last):
     // from then on each use is announced at once, so the store's final flush has it.
@@ -50,6 +50,11 @@ export default definePlugin<TokensConfig>({
     model.addSlice(tokens);
     const endpoints = () => grantableEndpoints(http.routes());
 
+    const limited = metrics.counter<'bucket'>({
+      name: 'irc_bot_rate_limited_total',
+      help: 'HTTP requests answered 429 by a rate limit, by bucket (public: per client address; token: per token).',
+      labelNames: ['bucket'],
+    });
     const limits = config.rate_limit;
     const limiters = { public: new RateLimiter(limits.public), token: new RateLimiter(limits.token) };
     // Failed authentications draw from the client IP's public bucket, so guessing tokens is throttled too.
@@ -58,14 +63,20 @@ export default definePlugin<TokensConfig>({
     const onUnauthorized = limits.enabled
       ? (request: { ip: string }, { revoked }: { revoked: boolean }) => {
           const decision = limiters.public.take(`ip:${request.ip}`);
-          if (!decision.allowed && !revoked) throw rateLimited(decision, 'from this address');
+          if (!decision.allowed && !revoked) {
+            limited.inc({ bucket: 'public' });
+            throw rateLimited(decision, 'from this address');
+          }
         }
       : undefined;
     // A live token's refusals draw from its own bucket: the request hook, which would count them, runs after the guard.
     const onForbidden = limits.enabled
       ? (request: { tokenId?: string }) => {
           const decision = limiters.token.take(`token:${request.tokenId}`);
-          if (!decision.allowed) throw rateLimited(decision, `for token #${request.tokenId}`);
+          if (!decision.allowed) {
+            limited.inc({ bucket: 'token' });
+            throw rateLimited(decision, `for token #${request.tokenId}`);
+          }
           return rateLimitHeaders(decision);
         }
       : undefined;
@@ -73,7 +84,7 @@ export default definePlugin<TokensConfig>({
     http.setGuard('staff', createGuard(tokens, 'staff', { onUnauthorized, onForbidden }));
     http.setGuard('public', createPublicGuard(tokens, { onUnauthorized }));
     if (limits.enabled) {
-      http.addHook(rateLimitHook(limiters));
+      http.addHook(rateLimitHook(limiters, (bucket) => limited.inc({ bucket })));
       timers.every(SWEEP_MS, () => {
         limiters.public.sweep();
         limiters.token.sweep();

@@ -33,7 +33,10 @@ export function rateLimited(decision: Decision, who: string): ApiError {
  * answers the HTTP front gave the client from its store since its last request count first; the
  * front renewing a stored answer is no client's request and draws from no bucket.
  */
-export function rateLimitHook(limiters: { public: RateLimiter; token: RateLimiter }) {
+export function rateLimitHook(
+  limiters: { public: RateLimiter; token: RateLimiter },
+  onLimited: (bucket: 'public' | 'token') => void = () => undefined,
+) {
   return (request: ApiRequest, route: RouteDefinition): Record<string, string> => {
     if (request.front?.renew) return {};
     if (request.front && request.front.served > 0) limiters.public.charge(`ip:${request.ip}`, request.front.served);
@@ -41,7 +44,10 @@ export function rateLimitHook(limiters: { public: RateLimiter; token: RateLimite
     const decision = byToken
       ? limiters.token.take(`token:${request.tokenId}`)
       : limiters.public.take(`ip:${request.ip}`);
-    if (!decision.allowed) throw rateLimited(decision, byToken ? `for token #${request.tokenId}` : 'from this address');
+    if (!decision.allowed) {
+      onLimited(byToken ? 'token' : 'public');
+      throw rateLimited(decision, byToken ? `for token #${request.tokenId}` : 'from this address');
+    }
     return rateLimitHeaders(decision);
   };
 }

@@ -52,10 +52,17 @@ t.test('a minimal file gets every default', async (t) => {
       reconnect: { min_ms: 1000, max_ms: 60000 },
       quit_message: 'Shutting down',
     },
-    http: { host: '127.0.0.1', port: 8080, body_limit: 16384, front: { enabled: false, reuse_ms: 1000 } },
+    http: {
+      host: '127.0.0.1',
+      port: 8080,
+      body_limit: 16384,
+      trust_proxy: [],
+      access_log: true,
+      front: { enabled: false, reuse_ms: 1000 },
+    },
     store: { path: 'data/store.json' },
     admins: [],
-    log: { level: 'info' },
+    log: { level: 'info', format: 'text' },
     plugin_modules: [],
     plugins: {},
   });
@@ -71,13 +78,20 @@ t.test('given values win over defaults', async (t) => {
   const config = parse({
     irc: { ...minimal.irc, username: 'ident', pacing: { burst: 10 }, client: 'matrix-org-irc' },
     http: { port: 0 },
-    log: { level: 'debug' },
+    log: { level: 'debug', format: 'text' },
     admins: ['alice'],
   });
   t.equal(config.irc.username, 'ident');
   t.same(config.irc.pacing, { burst: 10, interval_ms: 500 });
   t.equal(config.irc.client, 'matrix-org-irc');
-  t.same(config.http, { host: '127.0.0.1', port: 0, body_limit: 16384, front: { enabled: false, reuse_ms: 1000 } });
+  t.same(config.http, {
+    host: '127.0.0.1',
+    port: 0,
+    body_limit: 16384,
+    trust_proxy: [],
+    access_log: true,
+    front: { enabled: false, reuse_ms: 1000 },
+  });
   t.equal(config.log.level, 'debug');
   t.same(config.admins, ['alice']);
 });

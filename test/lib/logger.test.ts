@@ -36,3 +36,50 @@ t.test('secrets and token-shaped strings are masked, newlines folded', async (t)
   t.notMatch(lines[0]!, /ntd_a/);
   t.match(lines[0]!, /\[redacted\] next line/);
 });
+
+t.test('format json: one JSON object per line (pino), secrets masked in the message and the fields', async (t) => {
+  const lines: [string, string][] = [];
+  const logger = createLogger({
+    format: 'json',
+    level: 'info',
+    now: () => new Date('2026-11-26T10:00:00.000Z'),
+    sink: (line, level) => lines.push([line, level]),
+  });
+  logger.addSecret('hunter2');
+  const http = logger.child('http');
+  http.info('GET /api/hello/', { status: 200, ms: 1.5, ip: '192.0.2.1', route: 'hello', aborted: undefined });
+  logger.warn('login refused for hunter2', {
+    password: 'hunter2',
+    token: `ntd_${'a'.repeat(43)}`,
+    ok: false,
+    none: null,
+  });
+  logger.debug('below the level');
+  t.equal(lines.length, 2, 'debug is below the level');
+  t.same(JSON.parse(lines[0]![0]), {
+    level: 'info',
+    time: '2026-11-26T10:00:00.000Z',
+    source: 'http',
+    status: 200,
+    ms: 1.5,
+    ip: '192.0.2.1',
+    route: 'hello',
+    msg: 'GET /api/hello/',
+  });
+  t.equal(lines[0]![1], 'info');
+  t.same(JSON.parse(lines[1]![0]), {
+    level: 'warn',
+    time: '2026-11-26T10:00:00.000Z',
+    source: 'host',
+    password: '[redacted]',
+    token: '[redacted]',
+    ok: false,
+    none: null,
+    msg: 'login refused for [redacted]',
+  });
+  t.equal(lines[1]![1], 'warn');
+  t.notOk(
+    lines.some(([line]) => line.includes('\n')),
+    'one line each',
+  );
+});

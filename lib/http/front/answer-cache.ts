@@ -12,6 +12,8 @@ export interface StoredAnswer {
   notModifiedHeaders: readonly string[];
   etag: string | undefined;
   body: Buffer;
+  /** The route that gave it, for the access log. */
+  route: string | undefined;
 }
 
 interface Entry {

@@ -17,7 +17,15 @@ import type { Exchange } from '../exchange.js';
 import type { Respond } from '../respond.js';
 import { AnswerCache, type StoredAnswer } from './answer-cache.js';
 import { ClientBudgets } from './client-budgets.js';
-import { FRONT_CLIENT, FRONT_COUNTED, FRONT_RENEW, FRONT_REUSE_MS, FRONT_SERVED } from './messages.js';
+import {
+  FRONT_CLIENT,
+  FRONT_COUNTED,
+  FRONT_RENEW,
+  FRONT_REUSE_MS,
+  FRONT_ROUTE,
+  FRONT_SECURE,
+  FRONT_SERVED,
+} from './messages.js';
 
 /** Headers that belong to one connection (RFC 9110 §7.6.1), not to the request or answer passed on. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade']);
@@ -73,7 +81,15 @@ function stored(answer: IncomingMessage, body: Buffer): StoredAnswer {
       notModifiedHeaders.push(headers[index]!, headers[index + 1]!);
   }
   const etag = answer.headers.etag;
-  return { status: answer.statusCode ?? 200, headers, notModifiedHeaders, etag, body };
+  const route = answer.headers[FRONT_ROUTE];
+  return {
+    status: answer.statusCode ?? 200,
+    headers,
+    notModifiedHeaders,
+    etag,
+    body,
+    route: typeof route === 'string' ? route : undefined,
+  };
 }
 
 export interface FrontDispatchOptions {
@@ -134,6 +150,7 @@ export class FrontDispatch {
   }
 
   private serve(exchange: Exchange, respond: Respond, answer: StoredAnswer, rate: readonly string[]): void {
+    exchange.routeName = answer.route;
     if (answer.etag !== undefined && ifNoneMatchMatches(exchange.raw.headers['if-none-match'], answer.etag)) {
       respond.write(exchange, 304, undefined, [...answer.notModifiedHeaders, ...rate]);
       return;
@@ -154,6 +171,7 @@ export class FrontDispatch {
       headers[name] = before === undefined ? value : `${String(before)}, ${value}`;
     }
     headers[FRONT_CLIENT] = exchange.ip;
+    if (exchange.secure) headers[FRONT_SECURE] = '1';
     return headers;
   }
 
@@ -190,6 +208,8 @@ export class FrontDispatch {
     });
     request.on('response', (answer) => {
       answered = true;
+      const route = answer.headers[FRONT_ROUTE];
+      if (typeof route === 'string') exchange.routeName = route;
       if (answer.headers[FRONT_COUNTED] !== '1') this.budgets.putBack(ip, served);
       // The bot answered without asking for the body: the request to it can never be completed.
       if (exchange.awaitingContinue && !continued) answer.once('end', () => request.destroy());

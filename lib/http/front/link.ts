@@ -13,6 +13,7 @@ import type { Logger } from '../../logger.js';
 import {
   FRONT_CLIENT,
   FRONT_RENEW,
+  FRONT_SECURE,
   FRONT_SERVED,
   type FrontMessage,
   type FrontOrder,
@@ -20,11 +21,17 @@ import {
 } from './messages.js';
 
 /** What the front says of a request it passed on. Only the front can write these: a client's own are dropped. */
-export function frontFacts(headers: IncomingHttpHeaders): { ip: string; served: number; renew: boolean } {
+export function frontFacts(headers: IncomingHttpHeaders): {
+  ip: string;
+  secure: boolean;
+  served: number;
+  renew: boolean;
+} {
   const ip = headers[FRONT_CLIENT];
   const served = Number(headers[FRONT_SERVED]);
   return {
     ip: typeof ip === 'string' ? ip : '',
+    secure: headers[FRONT_SECURE] === '1',
     served: Number.isInteger(served) && served > 0 ? served : 0,
     renew: headers[FRONT_RENEW] === '1',
   };

@@ -3,10 +3,14 @@ import type { LogFields, LogLevel } from '../../logger.js';
 
 /** The private headers between the front and the bot; a client's own are dropped. */
 export const FRONT_CLIENT = 'x-front-client';
+/** `1` when the client came over HTTPS, as a trusted proxy said. */
+export const FRONT_SECURE = 'x-front-secure';
 export const FRONT_SERVED = 'x-front-served';
 export const FRONT_RENEW = 'x-front-renew';
 /** On an answer: the front may give it again for this many milliseconds. */
 export const FRONT_REUSE_MS = 'x-front-reuse-ms';
+/** On an answer: the name of the route that answered, for the front's access log. */
+export const FRONT_ROUTE = 'x-front-route';
 /** On an answer: the request's hooks ran, so a rate limit counted its `X-Front-Served`. */
 export const FRONT_COUNTED = 'x-front-counted';
 
@@ -19,6 +23,10 @@ export interface FrontStart {
   bodyLimit: number;
   headersTimeout: number;
   requestTimeout: number;
+  /** `http.trust_proxy`: the front reads the proxies' headers for the client's address and scheme. */
+  trustProxy: string | readonly string[] | undefined;
+  /** `http.access_log`: the front writes the line of each request. */
+  accessLog: boolean;
 }
 
 /** From the front. */

@@ -49,6 +49,8 @@ const server = new HttpServer({
   bodyLimit: start.bodyLimit,
   headersTimeout: start.headersTimeout,
   requestTimeout: start.requestTimeout,
+  trustProxy: start.trustProxy,
+  accessLog: start.accessLog,
   dispatch: (exchange, respond) => dispatch.dispatch(exchange, respond),
 });
 

@@ -11,7 +11,7 @@ import { captureLog, route } from '../../support/http.js';
 import { RateLimiter } from '../../../lib/rate-limiter.js';
 
 function answer(text: string): StoredAnswer {
-  return { status: 200, headers: [], notModifiedHeaders: [], etag: undefined, body: Buffer.from(text) };
+  return { status: 200, headers: [], notModifiedHeaders: [], etag: undefined, body: Buffer.from(text), route: 'test' };
 }
 
 t.test('the answer store: fresh, then stale with one renewal, then gone', async (t) => {

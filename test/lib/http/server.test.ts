@@ -827,11 +827,13 @@ t.test('one access-log line per request, without query strings, headers or bodie
   const get = await log.waitForLine(/GET \/api\/irc\/channels\//);
   t.match(
     get,
-    /INFO {2}\[http\] GET \/api\/irc\/channels\/%23chat\/ status=200 ms=[\d.]+ bytes=(\d+) ip=127\.0\.0\.1$/,
+    /INFO {2}\[http\] GET \/api\/irc\/channels\/%23chat\/ status=200 ms=[\d.]+ bytes=(\d+) ip=127\.0\.0\.1 route=test\.route$/,
   );
   t.equal(get.match(/bytes=(\d+)/)?.[1], String(Buffer.byteLength(body)));
   t.match(await log.waitForLine(/POST \/api\/check\//), /status=200/);
-  t.match(await log.waitForLine(/GET \/nowhere /), /status=404/);
+  const unrouted = await log.waitForLine(/GET \/nowhere /);
+  t.match(unrouted, /status=404/);
+  t.notMatch(unrouted, /route=/, 'no route took it');
 
   const accessLines = log.lines.filter((line) => / status=\d+ /.test(line));
   t.equal(accessLines.length, 3, 'exactly one line per request');

@@ -1,0 +1,105 @@
+/**
+ * Who the client is behind reverse proxies (`http.trust_proxy`). A request's address is its socket's
+ * peer, unless that peer is a proxy the operator trusts: then the proxies' own notes are read, from the
+ * nearest hop outwards, until an address that is not a trusted proxy: that is the client. The notes are
+ * RFC 7239 `Forwarded` when present, else `X-Forwarded-For`; the scheme the client used comes from the
+ * same note (`proto=`), or `X-Forwarded-Proto`. A peer that is not trusted is believed in nothing, so a
+ * client cannot pick its own address by sending the headers itself.
+ *
+ * Which addresses are trusted is compiled by proxy-addr (addresses, CIDR ranges, and the names
+ * `loopback`, `linklocal` and `uniquelocal`), as Express does.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import parseForwarded from 'forwarded-parse';
+import proxyaddr from 'proxy-addr';
+
+/** Whether the address `hop` hops away from the bot is a trusted proxy (0: the socket's peer). */
+export type TrustProxy = (address: string, hop: number) => boolean;
+
+/** What the bot knows of the client: its address and whether it came over HTTPS. */
+export interface ClientFacts {
+  ip: string;
+  secure: boolean;
+}
+
+/**
+ * The trust test for the configured proxies, or undefined when none is trusted (the default).
+ * Throws a TypeError naming a setting that is not an address, a range or a known name.
+ */
+export function compileTrustProxy(setting: string | readonly string[] | undefined): TrustProxy | undefined {
+  const entries = (typeof setting === 'string' ? [setting] : (setting ?? [])).flatMap((entry) =>
+    entry.split(',').map((part) => part.trim()),
+  );
+  if (entries.length === 0 || entries.every((entry) => entry === '')) return undefined;
+  return proxyaddr.compile(entries.filter((entry) => entry !== ''));
+}
+
+/**
+ * A test for addresses against a list of addresses, CIDR ranges and the names `loopback`, `linklocal`
+ * and `uniquelocal` (e.g. who may read the metrics); an empty list accepts nobody. Throws a TypeError
+ * naming an entry that is none of these.
+ */
+export function compileAddressList(list: readonly string[]): (address: string) => boolean {
+  if (list.length === 0) return () => false;
+  const test = proxyaddr.compile([...list]);
+  return (address) => address !== '' && test(address, 0);
+}
+
+/** One hop's note: the address it took the request from, and the scheme it was received over. */
+interface Hop {
+  address: string;
+  proto: string | undefined;
+}
+
+/** `for=` values name a node as `192.0.2.1`, `192.0.2.1:4711`, `"[2001:db8::1]:4711"` or an obfuscated `_id`. */
+function nodeAddress(node: string): string {
+  if (node.startsWith('[')) {
+    const close = node.indexOf(']');
+    return close === -1 ? node : node.slice(1, close);
+  }
+  const colon = node.indexOf(':');
+  // One colon is an IPv4 address with a port; more are a bare IPv6 address.
+  return colon !== -1 && node.indexOf(':', colon + 1) === -1 ? node.slice(0, colon) : node;
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/** The proxies' notes, the client's side first, or undefined when there are none (or they cannot be read). */
+function hopsOf(headers: IncomingHttpHeaders): Hop[] | undefined {
+  const forwarded = headerText(headers.forwarded);
+  if (forwarded !== undefined && forwarded.trim() !== '') {
+    try {
+      return parseForwarded(forwarded).map((element) => ({
+        address: nodeAddress(element.for ?? 'unknown'),
+        proto: element.proto?.toLowerCase(),
+      }));
+    } catch {
+      // A proxy that writes an unreadable Forwarded is not followed at all: the peer is the client.
+      return undefined;
+    }
+  }
+  const forwardedFor = headerText(headers['x-forwarded-for']);
+  if (forwardedFor === undefined || forwardedFor.trim() === '') return undefined;
+  const addresses = forwardedFor.split(',').map((part) => part.trim());
+  const protos = (headerText(headers['x-forwarded-proto']) ?? '').split(',').map((part) => part.trim().toLowerCase());
+  return addresses.map((address, index) => ({
+    address,
+    // One scheme for several hops is the scheme the client used (the first proxy's), as Express reads it.
+    proto: protos.length === addresses.length ? protos[index] : protos[0] || undefined,
+  }));
+}
+
+/** The client of a request that arrived from `peer` with these headers. */
+export function clientFacts(peer: string, headers: IncomingHttpHeaders, trust: TrustProxy | undefined): ClientFacts {
+  if (!trust || !trust(peer, 0)) return { ip: peer, secure: false };
+  const hops = hopsOf(headers);
+  if (!hops || hops.length === 0) return { ip: peer, secure: false };
+  // From the nearest hop outwards: the first address that is not a trusted proxy is the client.
+  for (let index = hops.length - 1, distance = 1; index >= 0; index--, distance++) {
+    const hop = hops[index]!;
+    if (index === 0 || !trust(hop.address, distance)) return { ip: hop.address, secure: hop.proto === 'https' };
+  }
+  return { ip: peer, secure: false };
+}

@@ -1,0 +1,159 @@
+/**
+ * The bot's metrics, in one prom-client registry per host. The host counts what the core does (IRC
+ * lines received, reconnects, store writes, HTTP requests); each plugin registers its own through its
+ * context (`metrics`), and the metrics plugin serves them all at `GET /metrics` in the Prometheus text
+ * format. A registry per host, not prom-client's global one: several hosts can run in one process.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export { Counter, Gauge, Histogram } from 'prom-client';
+
+const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+/** Duration buckets in seconds: a fast HTTP answer is a millisecond or less, a slow one a second. */
+const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** Store writes take milliseconds on a small network, seconds on a big one. */
+const STORE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+interface MetricOptions<Label extends string> {
+  /** The metric's name, e.g. `irc_bot_ctcp_version_queue`; a plugin's names are its own. */
+  name: string;
+  help: string;
+  labelNames?: readonly Label[];
+}
+
+/** What a plugin registers metrics with; they are removed when it stops. */
+export interface PluginMetrics {
+  counter<Label extends string = string>(options: MetricOptions<Label>): Counter<Label>;
+  /** A gauge; `collect` sets its value each time the metrics are read (e.g. from the model). */
+  gauge<Label extends string = string>(
+    options: MetricOptions<Label> & { collect?: (gauge: Gauge<Label>) => void },
+  ): Gauge<Label>;
+  histogram<Label extends string = string>(options: MetricOptions<Label> & { buckets?: number[] }): Histogram<Label>;
+  /** Every metric of the host in the Prometheus text format, and its content type. */
+  exposition(): Promise<{ text: string; contentType: string }>;
+  /** Add prom-client's process and event-loop metrics (once per host; the metrics plugin asks for them). */
+  collectDefaults(): void;
+}
+
+/** One HTTP request, for the request metrics. */
+export interface RequestFacts {
+  /** The route's name, or undefined when no route took the request (404, 405, unreadable). */
+  route: string | undefined;
+  status: number;
+  seconds: number;
+}
+
+export class HostMetrics {
+  readonly registry = new Registry();
+  private defaultsCollected = false;
+  private readonly ircLines: Counter<'command'>;
+  private readonly reconnects: Counter;
+  private readonly storeWrites: Histogram<'file' | 'result'>;
+  private readonly storeBytes: Gauge<'file'>;
+  private readonly httpRequests: Counter<'route' | 'status'>;
+  private readonly httpDuration: Histogram<'route'>;
+
+  constructor() {
+    const registers = [this.registry];
+    this.ircLines = new Counter({
+      name: 'irc_bot_lines_received_total',
+      help: 'IRC lines received from the server, by command (numerics by number).',
+      labelNames: ['command'],
+      registers,
+    });
+    this.reconnects = new Counter({
+      name: 'irc_bot_reconnects_total',
+      help: 'Connections to IRC made again after one was lost.',
+      registers,
+    });
+    this.storeWrites = new Histogram({
+      name: 'irc_bot_store_write_duration_seconds',
+      help: 'Writes of a store file (store: the network data; durable: tokens and grants), and their result.',
+      labelNames: ['file', 'result'],
+      buckets: STORE_BUCKETS,
+      registers,
+    });
+    this.storeBytes = new Gauge({
+      name: 'irc_bot_store_size_bytes',
+      help: 'Size of each store file after its last write.',
+      labelNames: ['file'],
+      registers,
+    });
+    this.httpRequests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered by the bot, by route name ("none": no route) and status.',
+      labelNames: ['route', 'status'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from a request arriving to its answer being written, by route name.',
+      labelNames: ['route'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+  }
+
+  ircLine(command: string): void {
+    this.ircLines.inc({ command });
+  }
+
+  reconnected(): void {
+    this.reconnects.inc();
+  }
+
+  storeWritten(file: 'store' | 'durable', seconds: number, ok: boolean, bytes: number | undefined): void {
+    this.storeWrites.observe({ file, result: ok ? 'ok' : 'failed' }, seconds);
+    if (bytes !== undefined) this.storeBytes.set({ file }, bytes);
+  }
+
+  request({ route, status, seconds }: RequestFacts): void {
+    const name = route ?? 'none';
+    this.httpRequests.inc({ route: name, status: String(status) });
+    this.httpDuration.observe({ route: name }, seconds);
+  }
+
+  /** The registry's view for one plugin; what it registered goes with `track`'s cleanup. */
+  forPlugin(plugin: string, track: (cleanup: () => void) => void): PluginMetrics {
+    const { registry } = this;
+    const registers = [registry];
+    const claim = (name: string): void => {
+      if (!NAME.test(name)) throw new Error(`the plugin "${plugin}" named a metric "${name}": not a Prometheus name`);
+      if (registry.getSingleMetric(name)) throw new Error(`the plugin "${plugin}" registers "${name}" twice`);
+      track(() => registry.removeSingleMetric(name));
+    };
+    return {
+      counter: ({ name, help, labelNames }) => {
+        claim(name);
+        return new Counter({ name, help, labelNames: labelNames ?? [], registers });
+      },
+      gauge: ({ name, help, labelNames, collect }) => {
+        claim(name);
+        return new Gauge({
+          name,
+          help,
+          labelNames: labelNames ?? [],
+          registers,
+          ...(collect
+            ? {
+                collect: function (this: Gauge) {
+                  collect(this as never);
+                },
+              }
+            : {}),
+        });
+      },
+      histogram: ({ name, help, labelNames, buckets }) => {
+        claim(name);
+        return new Histogram({ name, help, labelNames: labelNames ?? [], registers, ...(buckets ? { buckets } : {}) });
+      },
+      exposition: async () => ({ text: await registry.metrics(), contentType: registry.contentType }),
+      collectDefaults: () => {
+        if (this.defaultsCollected) return;
+        this.defaultsCollected = true;
+        collectDefaultMetrics({ register: registry });
+      },
+    };
+  }
+}

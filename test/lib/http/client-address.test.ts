@@ -1,0 +1,89 @@
+import t from 'tap';
+import { clientFacts, compileAddressList, compileTrustProxy } from '../../../lib/http/client-address.js';
+
+const loopback = compileTrustProxy('loopback');
+
+t.test('no proxy trusted (the default): the peer is the client, whatever the headers say', async (t) => {
+  t.equal(compileTrustProxy([]), undefined);
+  t.equal(compileTrustProxy(''), undefined);
+  const facts = clientFacts('127.0.0.1', { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' }, undefined);
+  t.same(facts, { ip: '127.0.0.1', secure: false });
+});
+
+t.test('a trusted proxy names the client and its scheme', async (t) => {
+  t.same(clientFacts('127.0.0.1', { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' }, loopback), {
+    ip: '203.0.113.9',
+    secure: true,
+  });
+  t.same(clientFacts('::1', { 'x-forwarded-for': '2001:db8::7' }, loopback), { ip: '2001:db8::7', secure: false });
+  t.same(clientFacts('127.0.0.1', {}, loopback), { ip: '127.0.0.1', secure: false }, 'no header: the proxy itself');
+});
+
+t.test('a spoofed X-Forwarded-For from an untrusted peer is ignored', async (t) => {
+  t.same(clientFacts('198.51.100.4', { 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'https' }, loopback), {
+    ip: '198.51.100.4',
+    secure: false,
+  });
+});
+
+t.test('what a client wrote before the trusted proxy appended its address is not believed', async (t) => {
+  // The client sent "X-Forwarded-For: 10.9.9.9"; nginx appended the address it saw.
+  const facts = clientFacts('127.0.0.1', { 'x-forwarded-for': '10.9.9.9, 198.51.100.4' }, loopback);
+  t.equal(facts.ip, '198.51.100.4');
+});
+
+t.test('a chain of trusted proxies is walked from the nearest', async (t) => {
+  const trust = compileTrustProxy(['127.0.0.1', '10.0.0.0/8']);
+  const facts = clientFacts(
+    '127.0.0.1',
+    { 'x-forwarded-for': '203.0.113.9, 10.1.2.3', 'x-forwarded-proto': 'https, http' },
+    trust,
+  );
+  t.same(facts, { ip: '203.0.113.9', secure: true }, 'the scheme the client used, not the hop between proxies');
+  t.equal(
+    clientFacts('127.0.0.1', { 'x-forwarded-for': '10.1.2.3, 10.4.5.6' }, trust).ip,
+    '10.1.2.3',
+    'all trusted: the farthest',
+  );
+});
+
+t.test('RFC 7239 Forwarded is read first: addresses with ports, IPv6 in brackets, proto', async (t) => {
+  t.same(
+    clientFacts(
+      '127.0.0.1',
+      { forwarded: 'for="192.0.2.60:4711";proto=https;by=203.0.113.43', 'x-forwarded-for': '1.1.1.1' },
+      loopback,
+    ),
+    { ip: '192.0.2.60', secure: true },
+  );
+  t.same(clientFacts('127.0.0.1', { forwarded: 'for="[2001:db8:cafe::17]:4711"' }, loopback), {
+    ip: '2001:db8:cafe::17',
+    secure: false,
+  });
+  t.same(clientFacts('127.0.0.1', { forwarded: 'for=198.51.100.17, for=127.0.0.2;proto=http' }, loopback), {
+    ip: '198.51.100.17',
+    secure: false,
+  });
+  t.same(
+    clientFacts('127.0.0.1', { forwarded: 'for=this is not;;; valid' }, loopback),
+    { ip: '127.0.0.1', secure: false },
+    'unreadable: the peer',
+  );
+});
+
+t.test('settings: names, ranges, a comma list; a wrong one is refused by name', async (t) => {
+  const trust = compileTrustProxy('loopback, 192.0.2.0/24')!;
+  t.ok(trust('127.0.0.1', 0));
+  t.ok(trust('192.0.2.77', 0));
+  t.notOk(trust('198.51.100.1', 0));
+  t.throws(() => compileTrustProxy(['not-an-address']), /invalid IP address: not-an-address/);
+});
+
+t.test('an address list (who may read the metrics)', async (t) => {
+  const allowed = compileAddressList(['127.0.0.1', '10.0.0.0/8']);
+  t.ok(allowed('127.0.0.1'));
+  t.ok(allowed('::ffff:10.2.3.4'), 'an IPv4-mapped address counts as its IPv4 one');
+  t.notOk(allowed('192.0.2.1'));
+  t.notOk(allowed(''));
+  t.notOk(compileAddressList([])('127.0.0.1'), 'an empty list lets nobody in');
+});
