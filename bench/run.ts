@@ -21,6 +21,7 @@ interface BenchSpec {
 const BENCHES: Record<string, BenchSpec> = {
   http: { file: 'http.js' },
   web: { file: 'web.js' },
+  nginx: { file: 'nginx.js' },
   ircd: { file: 'ircd.js' },
   ingest: { file: 'ingest.js' },
   memory: { file: 'memory.js', nodeArgs: ['--expose-gc'] },

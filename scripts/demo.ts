@@ -159,7 +159,7 @@ async function main(): Promise<number> {
       http: { host: '127.0.0.1', port: httpPort },
       store: { path: path.join(network.runDir, 'store.json') },
       admins: [adminAccount],
-      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {}, web: {} },
+      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {}, web: {}, metrics: { allow: ['127.0.0.1'] } },
     };
     fs.writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 
@@ -199,6 +199,7 @@ async function main(): Promise<number> {
       `   curl -s ${baseUrl}/api/irc/stats/`,
       `   curl -si ${baseUrl}/api/irc/stats/          # with headers`,
       `   curl -s ${baseUrl}/api/irc/stats/ | python3 -m json.tool`,
+      ` Operations: ${baseUrl}/healthz  ${baseUrl}/readyz  ${baseUrl}/metrics`,
       '',
       ` IRC:        127.0.0.1:${network.hubPort} (hub.test.net), 127.0.0.1:${network.leafPort} (leaf.test.net), no TLS`,
       ` Bot:        ${botAccount} (NickServ account ${botAccount}; oper ${operName})`,

@@ -1,5 +1,5 @@
 /**
- * The benchmarks that need no IRC network (ingest, memory, store, durable, web), at their smoke sizes: each runs
+ * The benchmarks that need no IRC network (ingest, memory, store, durable, web, nginx), at their smoke sizes: each runs
  * to the end and reports its figures, so a change to the model or the store cannot leave
  * `npm run bench` broken until someone runs it. The figures of a smoke run are not comparable with
  * the targets, so only their presence and form are checked here.
@@ -80,4 +80,14 @@ t.test('web: every page answers, with its p50, p99 and size', async (t) => {
   t.equal(pages.length, 7, 'seven pages measured');
   for (const { name, value } of pages) t.match(value, /^[\d.]+ ms \/ [\d.]+ ms$/, name);
   t.match(figure(result, 'status page with its assets'), /^[\d,]+ KB$/);
+});
+
+t.test('nginx: a public GET direct and through nginx with its cache, both answered under load', async (t) => {
+  const { status, result } = runSmoke('nginx.js');
+  t.equal(status, 0);
+  if (!result) return t.fail('no result line');
+  t.match(figure(result, 'status data, direct: req/s'), /^[\d,]+$/);
+  t.match(figure(result, 'status data, through nginx with cache: req/s'), /^[\d,]+$/);
+  t.match(figure(result, 'status data, through nginx with cache: p50 / p99'), /^[\d.]+ ms \/ [\d.]+ ms$/);
+  t.match(figure(result, 'through nginx ÷ direct (req/s)'), /^[\d.]+×$/);
 });

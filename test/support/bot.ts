@@ -36,6 +36,8 @@ export interface TestBotOptions {
   oper?: boolean;
   admins?: string[];
   plugins?: Record<string, Record<string, unknown>>;
+  /** More `http` settings (e.g. `trust_proxy`); it always listens on 127.0.0.1, on a free port. */
+  http?: Record<string, unknown>;
   /** Use the leaf instead of the hub. */
   port?: number;
   storeDir?: string;
@@ -76,7 +78,7 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
       commands: { burst: 1000, interval_ms: 0 },
       reconnect: { min_ms: 200, max_ms: 2000 },
     },
-    http: { host: '127.0.0.1', port: 0 },
+    http: { ...options.http, host: '127.0.0.1', port: 0 },
     store: { path: path.join(storeDir, 'store.json') },
     admins: options.admins ?? [],
     log: { level: 'debug' },

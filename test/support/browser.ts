@@ -12,7 +12,15 @@ export const CHROMIUM = '/usr/bin/chromium';
 
 /** Installs Debian's chromium when it is missing. */
 export function ensureChromium(): void {
-  if (fs.existsSync(CHROMIUM)) return;
+  ensureDebianPackage(CHROMIUM, 'chromium');
+}
+
+/**
+ * Installs a Debian package when `program` is missing, one apt-get at a time across test files (the test
+ * networks' installs take the same lock). The package's own service is not started (policy-rc.d).
+ */
+export function ensureDebianPackage(program: string, debianPackage: string): void {
+  if (fs.existsSync(program)) return;
   const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
   const lock = path.join(os.tmpdir(), 'ircnet-install.lock');
   const install = [
@@ -24,12 +32,16 @@ export function ensureChromium(): void {
     '-y',
     '-qq',
     '--no-install-recommends',
-    'chromium',
+    debianPackage,
   ];
   const update = [...sudo, 'apt-get', 'update', '-qq'];
+  // A policy-rc.d that exits 101 keeps the package's postinst from starting its daemon (nginx on port 80).
+  const policy = `[ -e /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\\nexit 101\\n' | ${sudo.join(' ')} tee /usr/sbin/policy-rc.d >/dev/null && ${sudo.join(' ')} chmod 755 /usr/sbin/policy-rc.d && made=1; }`;
+  const unpolicy = `[ "$made" = 1 ] && ${sudo.join(' ')} rm -f /usr/sbin/policy-rc.d; true`;
+  const script = `[ -e ${program} ] || { made=0; ${policy}; ${update.join(' ')} && ${install.join(' ')}; status=$?; ${unpolicy}; exit $status; }`;
   // The test network's installs take the same lock: apt-get runs once at a time.
-  execFileSync('flock', [lock, 'sh', '-c', `${update.join(' ')} && ${install.join(' ')}`], { stdio: 'ignore' });
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`apt-get did not install ${CHROMIUM}`);
+  execFileSync('flock', [lock, 'sh', '-c', script], { stdio: 'ignore' });
+  if (!fs.existsSync(program)) throw new Error(`apt-get did not install ${program} (package ${debianPackage})`);
 }
 
 /** Headless chromium. As root it must run without its sandbox (which needs an unprivileged user). */
