@@ -278,3 +278,15 @@ t.test('a port in use is an error naming it', async (t) => {
   const second = new HttpServer({ host: '127.0.0.1', port, logger: log.logger, front: true });
   await t.rejects(second.listen(), new RegExp(`Cannot listen on 127\\.0\\.0\\.1:${port}`));
 });
+
+t.test('behind a trusted proxy, the front passes on the client the proxy names, and its scheme', async (t) => {
+  const { url, seen, log } = await startFront(t, { trustProxy: 'loopback', frontReuseMs: 0 });
+  await fetch(`${url}/api/count/`, { headers: { 'X-Forwarded-For': '198.51.100.23', 'X-Forwarded-Proto': 'https' } });
+  t.equal(seen.at(-1)?.ip, '198.51.100.23', 'the bot sees the client behind the proxy');
+  t.equal(seen.at(-1)?.secure, true, 'who came over HTTPS');
+  await fetch(`${url}/api/count/`);
+  t.equal(seen.at(-1)?.ip, '127.0.0.1', 'without the header: the proxy itself');
+  t.equal(seen.at(-1)?.secure, false);
+  const line = await log.waitForLine(/GET \/api\/count\/ .*ip=198\.51\.100\.23/);
+  t.match(line, / route=test\.route$/, "the front's access line names the client and the route");
+});
