@@ -28,7 +28,7 @@ async function start(t: Test) {
     api: { cache_seconds: 30, reuse_ms: 0 },
     web: { network_name: 'TestNet', cache_seconds: 20 },
   });
-  fill({ model: bot.host.model, activity: bot.activity, history: bot.history });
+  fill({ model: bot.host.model, activity: bot.activity, history: bot.history, records: bot.records });
   const page = async (path: string) => {
     const response = await bot.inject('GET', path);
     return { ...response, html: response.text };
@@ -129,7 +129,7 @@ t.test('the servers page charts the latency once it is measured', async (t) => {
 
 t.test("without a configured name, the server's NETWORK; before the server said one, a plain title", async (t) => {
   const bot = await startApi(t, { clock: () => NOW, web: {} });
-  fill({ model: bot.host.model, activity: bot.activity, history: bot.history });
+  fill({ model: bot.host.model, activity: bot.activity, history: bot.history, records: bot.records });
   t.match((await bot.inject('GET', '/network/servers/')).text, /<a class="name" href="\/network\/">IRC network<\/a>/);
   bot.irc.register('DataBot', 'CASEMAPPING=rfc1459 NETWORK=Libera.Chat');
   t.match((await bot.inject('GET', '/network/servers/')).text, /<a class="name" href="\/network\/">Libera\.Chat<\/a>/);
