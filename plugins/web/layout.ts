@@ -3,6 +3,7 @@
  * times are in, light and dark colours, and nothing fetched from anywhere but the bot.
  */
 import { escapeHtml } from '../../lib/sdk.js';
+import { SITE_SCRIPT } from './script.js';
 
 /** The header menu: every page of the site. */
 export const MENU: readonly { path: string; label: string }[] = [
@@ -39,6 +40,12 @@ svg.chart{width:100%;height:auto;max-height:16rem;display:block}
 svg.chart text{fill:var(--muted);font-size:11px}@media (max-width:40rem){svg.chart text{font-size:20px}}svg.chart .grid{stroke:var(--line)}
 svg.chart .s0{stroke:var(--bar);fill:none;stroke-width:2}svg.chart .s1{stroke:var(--bar2);fill:none;stroke-width:2}
 svg.chart rect{fill:var(--bar)}.key.k0{color:var(--bar)}.key.k1{color:var(--bar2)}svg.chart .d0{fill:var(--bar)}svg.chart .d1{fill:var(--bar2)}
+svg.chart rect.hit{fill:transparent}svg.chart rect.hit:hover{fill:var(--line);fill-opacity:.5}svg.chart *:not(.hit){pointer-events:none}
+th button.sort{font:inherit;font-weight:700;color:inherit;background:none;border:0;padding:0;cursor:pointer;text-align:inherit}
+th .sort::after,th>a::after{display:inline-block;margin-left:.25rem;content:"↕" / "";color:var(--muted)}
+th[aria-sort=ascending] .sort::after,th[aria-sort=ascending]>a::after{content:"▲" / "";color:inherit}
+th[aria-sort=descending] .sort::after,th[aria-sort=descending]>a::after{content:"▼" / "";color:inherit}
+.tip{position:fixed;z-index:10;pointer-events:none;background:var(--fg);color:var(--bg);padding:.2rem .5rem;border-radius:.3rem;font-size:.85rem;max-width:20rem}
 details{margin:.25rem 0 1rem}form.search{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0}
 input,button,select{font:inherit;padding:.3rem .5rem;border:1px solid var(--line);border-radius:.3rem;background:var(--bg);color:var(--fg)}
 .pager{display:flex;gap:1rem;margin:.75rem 0}footer{color:var(--muted);font-size:.85rem;padding:1rem;text-align:center}
@@ -77,7 +84,7 @@ export function page(options: PageOptions): string {
     `<footer>Times are in ${escapeHtml(timeZone)}. Data: the network, as the public API at ` +
     `<a href="/network/api/">/network/api/</a> serves it.</footer>` +
     (script ? `<script src="${script}" defer></script>` : '') +
-    `</body></html>`
+    `<script>${SITE_SCRIPT}</script></body></html>`
   );
 }
 
@@ -125,22 +132,46 @@ export function userPath(nick: string): string {
   return `/network/user/${encodeURIComponent(nick)}/`;
 }
 
-/** A table: `head` cells (`n:` before a label right-aligns its column), rows of HTML cells. */
-export function table(caption: string, head: readonly string[], rows: readonly (readonly string[])[]): string {
+export interface TableOptions {
+  /**
+   * Whether the page's script may sort the rows when a column heading is pressed; default yes, for a table of
+   * two rows or more. A paged list sorts on the server instead (`headLinks`).
+   */
+  sortable?: boolean;
+  /** The column the rows come sorted by, and which way: its heading's `aria-sort`. */
+  sorted?: { column: number; direction: 'ascending' | 'descending' };
+  /** Per column, a link (escaped already) its heading is: the server sorts by it. */
+  headLinks?: readonly (string | null)[];
+}
+
+/**
+ * A table: `head` cells (`n:` before a label right-aligns its column and sorts it as numbers), rows of HTML
+ * cells.
+ */
+export function table(
+  caption: string,
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  options: TableOptions = {},
+): string {
+  const { sorted, headLinks } = options;
   const numeric = head.map((label) => label.startsWith('n:'));
-  const th = head
-    .map(
-      (label, index) =>
-        `<th scope="col"${numeric[index] ? ' class="n"' : ''}>${escapeHtml(label.replace(/^n:/, ''))}</th>`,
-    )
+  const labels = head.map((label) => escapeHtml(label.replace(/^n:/, '')));
+  const sortable = (options.sortable ?? true) && rows.length > 1;
+  const th = labels
+    .map((label, index) => {
+      const sort = sorted?.column === index ? ` aria-sort="${sorted.direction}"` : '';
+      const link = headLinks?.[index];
+      return `<th scope="col"${numeric[index] ? ' class="n"' : ''}${sort}>${link ? `<a href="${link}">${label}</a>` : label}</th>`;
+    })
     .join('');
+  const cellAttributes = head.map((_, index) => (numeric[index] ? ' class="n"' : ''));
   const body = rows
-    .map(
-      (row) => `<tr>${row.map((cell, index) => `<td${numeric[index] ? ' class="n"' : ''}>${cell}</td>`).join('')}</tr>`,
-    )
+    .map((row) => `<tr>${row.map((cell, index) => `<td${cellAttributes[index] ?? ''}>${cell}</td>`).join('')}</tr>`)
     .join('');
+  const tableAttributes = sortable ? ' data-sortable' : '';
   return (
-    `<div class="scroll"><table><caption class="muted">${escapeHtml(caption)}</caption>` +
+    `<div class="scroll"><table${tableAttributes}><caption class="muted">${escapeHtml(caption)}</caption>` +
     `<thead><tr>${th}</tr></thead><tbody>${body || `<tr><td colspan="${head.length}">None.</td></tr>`}</tbody></table></div>`
   );
 }

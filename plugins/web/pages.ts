@@ -26,6 +26,8 @@ export interface Rendered {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** A top list's order: its second column (lines, users), most first. */
+const MOST_LINES_FIRST = { sorted: { column: 1, direction: 'descending' } } as const;
 const HOURS = Array.from({ length: 24 }, (_, hour) => String(hour).padStart(2, '0'));
 
 const text = (value: unknown): string => (typeof value === 'string' ? escapeHtml(value) : '–');
@@ -118,12 +120,14 @@ export async function statusPage(site: SiteContext): Promise<Rendered> {
       `Most lines today (${text(status.date)})`,
       ['Channel', 'n:Lines', 'n:Users'],
       list(status.top_channels_today).map((entry) => [channelLink(entry.name), count(entry.lines), count(entry.users)]),
+      MOST_LINES_FIRST,
     ) +
     `<h2>Top users today</h2>` +
     table(
       `Most lines today (${text(status.date)})`,
       ['Nick', 'n:Lines'],
       list(status.top_users_today).map((entry) => [userLink(entry.nick), count(entry.lines)]),
+      MOST_LINES_FIRST,
     ) +
     `<h2>Servers</h2>` +
     serverTable(list(servers.results));
@@ -198,11 +202,14 @@ export async function channelsPage(site: SiteContext, query: ListQuery): Promise
     const search = params.toString();
     return `/network/channels/${search ? `?${escapeHtml(search)}` : ''}`;
   };
-  const sortBy = (field: string, label: string): string => {
-    const descending = query.ordering === `-${field}` || (!query.ordering && field === 'users');
-    const target = descending ? field : `-${field}`;
-    return `<a href="${link({ ordering: target, offset: 0 })}">${label}</a>`;
+  // The list is paged, so the server sorts it: each heading links to the order it gives. Names first A to Z
+  // and users most first; the column the list is sorted by turns the other way.
+  const ordering = query.ordering || '-users';
+  const sortLink = (field: string, first: string): string => {
+    const target = ordering === first ? (first.startsWith('-') ? field : `-${field}`) : first;
+    return link({ ordering: target, offset: 0 });
   };
+  const sortedColumn = ordering.endsWith('name') ? 0 : 1;
   const rows = list(answer.results).map((channel) => [
     channelLink(channel.name),
     count(channel.users),
@@ -215,8 +222,12 @@ export async function channelsPage(site: SiteContext, query: ListQuery): Promise
     (query.ordering ? `<input type="hidden" name="ordering" value="${escapeHtml(query.ordering)}">` : '') +
     `<button type="submit">Search</button></form>` +
     `<p class="muted">${count(total)} public channels${query.search ? ` matching “${escapeHtml(query.search)}”` : ''}. ` +
-    `Sort by ${sortBy('name', 'name')} or ${sortBy('users', 'users')}.</p>` +
-    table('Public channels', ['Channel', 'n:Users', 'Topic'], rows) +
+    `A column’s heading sorts by it.</p>` +
+    table('Public channels', ['Channel', 'n:Users', 'Topic'], rows, {
+      sortable: false,
+      headLinks: [sortLink('name', 'name'), sortLink('users', '-users'), null],
+      sorted: { column: sortedColumn, direction: ordering.startsWith('-') ? 'descending' : 'ascending' },
+    }) +
     `<nav class="pager" aria-label="Pages">` +
     (query.offset > 0
       ? `<a href="${link({ offset: Math.max(0, query.offset - PAGE_SIZE) })}" rel="prev">Previous</a>`
@@ -255,6 +266,7 @@ export async function channelPage(site: SiteContext, name: string): Promise<Rend
       'Most lines today',
       ['Nick', 'n:Lines'],
       list(answer.top_users_today).map((entry) => [userLink(entry.nick), count(entry.lines)]),
+      MOST_LINES_FIRST,
     );
   return {
     status: 200,
@@ -319,7 +331,7 @@ export async function distributionPage(site: SiteContext, kind: 'countries' | 'c
   const title = kind === 'countries' ? 'Countries' : 'Clients';
   const body =
     `<p class="muted">${count(answer.total)} users counted; ${count(answer.unknown)} unknown.</p>` +
-    table(title, head, rows);
+    table(title, head, rows, { sorted: { column: 1, direction: 'descending' } });
   return {
     status: 200,
     html: page({ network: site.network(), title, current: `/network/${kind}/`, timeZone: site.timeZone, body }),
@@ -336,6 +348,7 @@ export async function serversPage(site: SiteContext): Promise<Rendered> {
           measured.map((server) => String(server.name)),
           measured.map((server) => server.latency_ms as number),
           ['Server', 'Latency (ms)'],
+          {},
         )
       : '<p class="muted">No latency measured yet.</p>';
   return {
@@ -364,7 +377,9 @@ export async function operatorsPage(site: SiteContext): Promise<Rendered> {
       title: 'Operators',
       current: '/network/operators/',
       timeZone: site.timeZone,
-      body: table('IRC operators the bot sees', ['Nick', 'Server', 'Away'], rows),
+      body: table('IRC operators the bot sees', ['Nick', 'Server', 'Away'], rows, {
+        sorted: { column: 0, direction: 'ascending' },
+      }),
     }),
   };
 }

@@ -1,10 +1,10 @@
 /**
  * The website in a real browser (headless chromium) against the bot on the real test network, with a
  * crowd that chats: every page loads without a console error or a failed request, asks nothing of any
- * origin but the bot's, shows the JSON API's numbers, has no serious or critical axe-core violation, reads
- * with JavaScript off, and the status page's users count follows clients connecting without a reload.
- * Screenshots at 375 and 1280 px of each page go to `.test-output/website/` (WEBSITE_SHOTS names another
- * folder).
+ * origin but the bot's, shows the JSON API's numbers, has no serious or critical axe-core violation,
+ * reads with JavaScript off, sorts its tables and shows its charts' tooltips with it on, and the status
+ * page's users count follows clients connecting without a reload. Screenshots at 375 and 1280 px of each
+ * page go to `.test-output/website/` (WEBSITE_SHOTS names another folder).
  *
  * The bot is started through test/support/website.ts, so this file runs once, on the default IRC client
  * library: nothing here depends on the library, and a browser run costs the most of any test.
@@ -202,8 +202,87 @@ t.test('with JavaScript off, the numbers and tables are there', async (t) => {
     const { page } = await open(pagePath, { javascript: false });
     const rows = await page.$$eval('tbody tr', (elements) => elements.length);
     t.ok(rows > 0, `${pagePath}: ${rows} table rows`);
+    if (pagePath !== '/network/channels/') {
+      const titles = await page.$$eval('svg.chart title', (elements) => elements.length);
+      t.ok(titles > 0, `${pagePath}: ${titles} chart tooltips of the browser's own`);
+    }
     await page.close();
   }
+  // The channel list is paged on the server: its headings are links, and sort it without a script.
+  const { page } = await open('/network/channels/', { javascript: false });
+  await Promise.all([page.waitForNavigation(), page.click('thead th:first-child a')]);
+  t.match(page.url(), /\?ordering=name$/);
+  t.equal(await page.$eval('thead th:first-child', (element) => element.getAttribute('aria-sort')), 'ascending');
+  const names = await page.$$eval('tbody tr td:first-child', (cells) => cells.map((cell) => cell.textContent ?? ''));
+  t.same(
+    names,
+    [...names].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)),
+    'by name',
+  );
+  await page.close();
+});
+
+t.test('tables sort without a reload, with the mouse and with the keyboard', async (t) => {
+  const { page, problems } = await open('/network/clients/');
+  await page.evaluate('window.sameDocument = true');
+  type Row = [client: string, users: string];
+  const rows = (): Promise<Row[]> =>
+    page.$$eval('table[data-sortable] tbody tr', (trs) =>
+      trs.map((tr) => [tr.cells[0]!.textContent ?? '', tr.cells[1]!.textContent ?? ''] as Row),
+    );
+  const sortState = () =>
+    page.$$eval('table[data-sortable] thead th', (ths) => ths.map((th) => th.getAttribute('aria-sort')));
+  const heading = (column: number) => `table[data-sortable] thead th:nth-child(${column}) button.sort`;
+  const served = await rows();
+  t.ok(served.length >= 2, `${served.length} clients to sort`);
+  t.same(await sortState(), [null, 'descending', null, null], 'served most users first, and its heading says so');
+  const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+  const byName = [...served].sort((a, b) => collator.compare(a[0], b[0]));
+
+  await page.click(heading(1));
+  t.same(await rows(), byName, 'a click on "Client": A to Z');
+  t.same(await sortState(), ['ascending', null, null, null]);
+  await page.focus(heading(1));
+  await page.keyboard.press('Enter');
+  t.same(await rows(), [...byName].reverse(), 'Enter on it again: Z to A');
+  t.same(await sortState(), ['descending', null, null, null]);
+  await page.focus(heading(2));
+  await page.keyboard.press('Space');
+  const users = (await rows()).map((row) => Number(row[1].replace(/,/g, '')));
+  t.same(
+    users,
+    [...users].sort((a, b) => b - a),
+    'Space on "Users": most first, as numbers',
+  );
+  t.same(await sortState(), [null, 'descending', null, null]);
+  t.equal(await page.evaluate('window.sameDocument'), true, 'in the same page: no reload');
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});
+
+t.test("a chart's points have tooltips", async (t) => {
+  const { page, problems } = await open('/network/');
+  t.equal(
+    await page.$$eval('svg.chart title', (elements) => elements.length),
+    0,
+    "the script's tooltip replaces the browser's",
+  );
+  const hits = await page.$$('svg.chart rect.hit');
+  t.ok(hits.length > 0, `${hits.length} points`);
+  const last = hits.at(-1)!;
+  await last.hover();
+  await page.waitForSelector('.tip:not([hidden])');
+  const tip = await page.$eval('.tip', (element) => element.textContent);
+  t.equal(tip, await last.evaluate((element) => element.getAttribute('data-tip')), 'the point under the pointer');
+  t.match(tip, /^\d\d:\d\d · Users \d[\d,]* · Channels \d[\d,]*$/, 'its hour, users and channels');
+  const figure = await page.$('figure');
+  const box = (await figure!.boundingBox())!;
+  await page.screenshot({ path: path.join(shots, 'tooltip-1280.png'), clip: { ...box, height: box.height + 40 } });
+  await page.mouse.move(2, 2);
+  await page.waitForSelector('.tip[hidden]');
+  t.pass('gone when the pointer leaves the chart');
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
 });
 
 t.test("the status page's users count follows clients connecting, without a reload", async (t) => {

@@ -5,6 +5,7 @@
  * network, and answers a hidden or unknown channel with the same 404 page.
  */
 import t, { type Test } from 'tap';
+import { when } from '../../../plugins/web/layout.js';
 import { startApi } from '../api/fixtures/api-host.js';
 import { fill, NOW, PRIVATE } from '../api/fixtures/network-fill.js';
 
@@ -50,6 +51,8 @@ t.test('every page: HTML in the frame, cacheable, and nothing private', async (t
     t.match(answer.html, /<nav aria-label="Site">.*href="\/network\/channels\/"/, 'with the menu');
     t.match(answer.html, /Times are in UTC\./, 'the time zone named');
     for (const secret of PRIVATE) t.notOk(answer.html.includes(secret), `${path} does not show ${secret}`);
+    t.match(answer.html, /<script>\(\(\)=>\{\nconst collator=/, `${path}: the site's script is in the page`);
+    t.notMatch(answer.html, /<script [^>]*src=|<link [^>]*href=|<img /, `${path}: nothing to fetch`);
   }
 });
 
@@ -70,6 +73,20 @@ t.test("the status page shows the public API's numbers, and updates them live", 
   t.match(html, /<details><summary>Users and channels, hourly peaks: the numbers/, 'with its numbers as a table');
   t.match(html, /fetch\('\/network\/data\/status\/'/, 'the live script asks the public status');
   t.match(html, /Record 129 on 2026-11-21/, "the users' record from the history");
+  // The tables sort without a reload; the top lists come most lines first, which their headings say.
+  t.match(
+    html,
+    '<table data-sortable><caption class="muted">Most lines today (2026-11-21)</caption><thead><tr>' +
+      '<th scope="col">Channel</th><th scope="col" class="n" aria-sort="descending">Lines</th>',
+  );
+  // Each hour of the chart has a tooltip with its numbers, over a column the pointer finds.
+  const history = status.history as { time: string; users: number; channels: number }[];
+  const titles = [...html.matchAll(/<rect class="hit"[^>]*><title>([^<]*)<\/title><\/rect>/g)].map((match) => match[1]);
+  t.same(
+    titles,
+    history.map((point) => `${when(point.time, 'UTC').slice(11)} · Users ${point.users} · Channels ${point.channels}`),
+    'a tooltip per hour: its time, users and channels',
+  );
 });
 
 t.test("the channels page lists the API's public channels, searches and sorts", async (t) => {
@@ -85,6 +102,26 @@ t.test("the channels page lists the API's public channels, searches and sorts", 
   const sorted = await page('/network/channels/?ordering=name');
   t.ok(sorted.html.indexOf('>#chat<') < sorted.html.indexOf('>#dev<'), 'by name');
   t.equal((await page('/network/channels/?ordering=bogus&offset=-5')).status, 200, 'a bad value is ignored');
+  // The list is paged: its headings are links the server sorts by, with or without JavaScript.
+  t.notMatch(html, /<table[^>]*data-sortable/, 'not sorted in the page, which holds one page of the list');
+  t.match(
+    html,
+    '<th scope="col"><a href="/network/channels/?ordering=name">Channel</a></th>' +
+      '<th scope="col" class="n" aria-sort="descending"><a href="/network/channels/?ordering=users">Users</a></th>',
+    'most users first by default; the users heading turns it around',
+  );
+  t.match(
+    sorted.html,
+    '<th scope="col" aria-sort="ascending"><a href="/network/channels/?ordering=-name">Channel</a></th>' +
+      '<th scope="col" class="n"><a href="/network/channels/?ordering=-users">Users</a></th>',
+  );
+  const backwards = await page('/network/channels/?ordering=-name');
+  t.ok(backwards.html.indexOf('>#dev<') < backwards.html.indexOf('>#chat<'), 'Z to A');
+  t.match(
+    (await page('/network/channels/?ordering=-name&search=e&offset=50')).html,
+    '<th scope="col" aria-sort="descending"><a href="/network/channels/?search=e&amp;ordering=name">Channel</a></th>',
+    'the search stays, and the list starts again from its first page',
+  );
 });
 
 t.test('a hidden channel and an unknown one get the same 404 page; the network text is escaped', async (t) => {
