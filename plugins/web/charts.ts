@@ -158,3 +158,65 @@ export function barChart(
     `<details><summary>${escapeHtml(title)}: the numbers</summary>${table(title, [columns[0], `n:${columns[1]}`], rows, tableOptions)}</details>`
   );
 }
+
+/** One bar of a {@link rankChart}. */
+export interface Ranked {
+  label: string;
+  value: number;
+  /** Its share, in percent, shown after the value. */
+  percent?: number;
+  /** A bar for "the rest" (other, unknown members): drawn in the muted colour. */
+  rest?: boolean;
+}
+
+const SMALL_WIDTH = 320;
+const ROW = 22;
+const LABEL_WIDTH = 112;
+const VALUE_WIDTH = 44;
+
+/** A label cut to what fits beside a small chart's bars; the whole of it is in the bar's title and the table. */
+function fitted(label: string): string {
+  return label.length > 17 ? `${label.slice(0, 16)}…` : label;
+}
+
+/**
+ * A small chart of horizontal bars, one per entry, most first as given (a distribution: members by client or
+ * by country), each labelled and with its value; then the numbers as a table in a `<details>`.
+ */
+export function rankChart(
+  title: string,
+  entries: readonly Ranked[],
+  columns: readonly [label: string, value: string],
+): string {
+  if (entries.length === 0) return `<p class="muted">${escapeHtml(title)}: none counted.</p>`;
+  const max = Math.max(1, ...entries.map((entry) => entry.value));
+  const plotWidth = SMALL_WIDTH - LABEL_WIDTH - VALUE_WIDTH;
+  const height = entries.length * ROW;
+  const shown = (entry: Ranked): string =>
+    `${count(entry.value)}${entry.percent === undefined ? '' : ` (${count(entry.percent)} %)`}`;
+  const rows = entries
+    .map((entry, index) => {
+      const y = index * ROW;
+      const width = Math.max(entry.value > 0 ? 1 : 0, (plotWidth * entry.value) / max);
+      return (
+        `<rect class="hit" x="0" y="${y}" width="${SMALL_WIDTH}" height="${ROW}">` +
+        `<title>${escapeHtml(`${entry.label} · ${columns[1]} ${shown(entry)}`)}</title></rect>` +
+        `<text class="label" x="0" y="${y + 15}">${escapeHtml(fitted(entry.label))}</text>` +
+        `<rect${entry.rest ? ' class="rest"' : ''} x="${LABEL_WIDTH}" y="${y + 4}" width="${width.toFixed(1)}" height="${ROW - 8}"/>` +
+        `<text x="${(LABEL_WIDTH + width + 4).toFixed(1)}" y="${y + 15}">${count(entry.value)}</text>`
+      );
+    })
+    .join('');
+  const hasPercent = entries.some((entry) => entry.percent !== undefined);
+  const head = [columns[0], `n:${columns[1]}`, ...(hasPercent ? ['n:Share'] : [])];
+  const tableRows = entries.map((entry) => [
+    escapeHtml(entry.label),
+    count(entry.value),
+    ...(hasPercent ? [entry.percent === undefined ? '–' : `${count(entry.percent)} %`] : []),
+  ]);
+  return (
+    `<figure><svg class="chart small" viewBox="0 0 ${SMALL_WIDTH} ${height}" role="img" aria-label="${escapeHtml(title)}">` +
+    `${rows}</svg><figcaption>${escapeHtml(title)}</figcaption></figure>` +
+    `<details><summary>${escapeHtml(title)}: the numbers</summary>${table(title, head, tableRows)}</details>`
+  );
+}

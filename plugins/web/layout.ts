@@ -37,10 +37,12 @@ th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);v
 th{background:var(--head)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .muted{color:var(--muted)}.topic{overflow-wrap:anywhere}
 svg.chart{width:100%;height:auto;max-height:16rem;display:block}
-svg.chart text{fill:var(--muted);font-size:11px}@media (max-width:40rem){svg.chart text{font-size:20px}}svg.chart .grid{stroke:var(--line)}
+figure{margin:.5rem 0}svg.chart text{fill:var(--muted);font-size:11px}@media (max-width:40rem){svg.chart:not(.small) text{font-size:20px}}svg.chart .grid{stroke:var(--line)}
 svg.chart .s0{stroke:var(--bar);fill:none;stroke-width:2}svg.chart .s1{stroke:var(--bar2);fill:none;stroke-width:2}
 svg.chart rect{fill:var(--bar)}.key.k0{color:var(--bar)}.key.k1{color:var(--bar2)}svg.chart .d0{fill:var(--bar)}svg.chart .d1{fill:var(--bar2)}
-svg.chart rect.hit{fill:transparent}svg.chart rect.hit:hover{fill:var(--line);fill-opacity:.5}svg.chart *:not(.hit){pointer-events:none}
+svg.chart rect.hit{fill:transparent}svg.chart rect.hit:hover{fill:var(--line);fill-opacity:.5}svg.chart *:not(.hit){pointer-events:none}svg.chart rect.rest{fill:var(--muted)}
+svg.chart.small{max-width:26rem}svg.chart.small text{font-size:12px}svg.chart.small text.label{fill:var(--fg)}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:0 2rem}
 th button.sort{font:inherit;font-weight:700;color:inherit;background:none;border:0;padding:0;cursor:pointer;text-align:inherit}
 th .sort::after,th>a::after{display:inline-block;margin-left:.25rem;content:"↕" / "";color:var(--muted)}
 th[aria-sort=ascending] .sort::after,th[aria-sort=ascending]>a::after{content:"▲" / "";color:inherit}

@@ -3,7 +3,7 @@
  * what the public JSON shows, and nothing it leaves out. Everything from the network is escaped.
  */
 import { escapeHtml, type ApiError, type Services } from '../../lib/sdk.js';
-import { barChart, lineChart } from './charts.js';
+import { barChart, lineChart, rankChart, type Ranked } from './charts.js';
 import { channelPath, count, page, table, userPath, when } from './layout.js';
 
 type Json = Record<string, unknown>;
@@ -248,13 +248,47 @@ export async function channelsPage(site: SiteContext, query: ListQuery): Promise
   };
 }
 
+/** Entries in the channel page's top users, and in its charts of members by client and country (the rest: "Other"). */
+const CHANNEL_TOP = 10;
+
+/**
+ * A channel's members by client or by country (the channel answer's `member_clients`, `member_countries`):
+ * the top entries, then the other and the unknown ones, as a small chart with its table.
+ */
+function memberChart(title: string, shares: unknown, labelOf: (entry: Json) => string, column: string): string {
+  if (shares === null || typeof shares !== 'object') {
+    return `<p class="muted">${escapeHtml(title)}: the bot does not sit in this channel, so it does not know its members.</p>`;
+  }
+  const answer = object(shares);
+  const total = typeof answer.total === 'number' ? answer.total : 0;
+  const share = (users: number): number => (total === 0 ? 0 : Math.round((users / total) * 10000) / 100);
+  const entries: Ranked[] = list(answer.results).map((entry) => ({
+    label: labelOf(entry),
+    value: typeof entry.users === 'number' ? entry.users : 0,
+    ...(typeof entry.percent === 'number' ? { percent: entry.percent } : {}),
+  }));
+  for (const [field, label] of [
+    ['other', 'Other'],
+    ['unknown', 'Unknown'],
+  ] as const) {
+    const users = answer[field];
+    if (typeof users === 'number' && users > 0)
+      entries.push({ label, value: users, percent: share(users), rest: true });
+  }
+  return rankChart(`${title} (${count(total)} counted)`, entries, [column, 'Members']);
+}
+
 export async function channelPage(site: SiteContext, name: string): Promise<Rendered> {
-  const answer = object(await site.api.read('network.channel', { params: { channel: name }, query: { top: 10 } }));
+  const answer = object(
+    await site.api.read('network.channel', { params: { channel: name }, query: { top: CHANNEL_TOP } }),
+  );
   const channel = object(answer.channel);
   const hourly = numbers(answer.hourly_lines);
   const body =
     `<dl class="cards"><div><dt>Users now</dt><dd>${count(channel.users)}</dd>` +
     `<dd class="record">Most today ${count(channel.peak_users)}</dd></div>` +
+    `<div><dt>Record users</dt><dd data-record>${count(channel.record_users)}</dd>` +
+    `<dd class="record">on <time datetime="${text(channel.record_users_at)}">${when(channel.record_users_at, site.timeZone)}</time></dd></div>` +
     `<div><dt>Lines today</dt><dd>${count(answer.lines_today)}</dd></div>` +
     `<div><dt>Modes</dt><dd>${text(channel.modes)}</dd></div></dl>` +
     `<h2>Topic</h2><p class="topic">${typeof channel.topic === 'string' && channel.topic !== '' ? escapeHtml(channel.topic) : '<span class="muted">No topic.</span>'}</p>` +
@@ -267,7 +301,12 @@ export async function channelPage(site: SiteContext, name: string): Promise<Rend
       ['Nick', 'n:Lines'],
       list(answer.top_users_today).map((entry) => [userLink(entry.nick), count(entry.lines)]),
       MOST_LINES_FIRST,
-    );
+    ) +
+    `<div class="pair"><section><h2>Members by client</h2>` +
+    memberChart('Members by IRC client', answer.member_clients, (entry) => String(entry.client), 'Client') +
+    `</section><section><h2>Members by country</h2>` +
+    memberChart('Members by country', answer.member_countries, (entry) => String(entry.country), 'Country') +
+    `</section></div>`;
   return {
     status: 200,
     html: page({ network: site.network(), title: String(channel.name ?? name), timeZone: site.timeZone, body }),

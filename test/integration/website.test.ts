@@ -189,12 +189,49 @@ t.test("the pages show the JSON API's numbers", async (t) => {
   t.ok(top, 'a top channel today');
   t.match(topRow, `${top!.name}${top!.lines}`, 'the top channel and its lines');
 
-  const lobby = await atOneMoment<{ channel: { users: number } }>(
-    '/network/data/channel/%23lobby/',
-    '/network/channel/%23lobby/',
-    (page) => page.$$eval('.cards dd', (elements) => elements.map((element) => element.textContent ?? '')),
+  type Shares = {
+    results: { users: number; client?: string; country?: string }[];
+    other: number;
+    unknown: number;
+    total: number;
+  };
+  const lobby = await atOneMoment<{
+    channel: { users: number; record_users: number; record_users_at: string };
+    member_clients: Shares;
+    member_countries: Shares;
+  }>('/network/data/channel/%23lobby/?top=10', '/network/channel/%23lobby/', async (page) => [
+    JSON.stringify(await page.$$eval('.cards dd', (elements) => elements.map((element) => element.textContent ?? ''))),
+    (await page.$eval('[data-record]', (element) => element.textContent)) ?? '',
+    (await page.$eval('[data-record] + dd time', (element) => element.getAttribute('datetime'))) ?? '',
+    JSON.stringify(
+      await page.$$eval('.pair table', (tables) =>
+        tables.map((table) =>
+          [...table.querySelectorAll('tbody tr')].map((row) => [
+            row.cells[0]?.textContent ?? '',
+            row.cells[1]?.textContent ?? '',
+          ]),
+        ),
+      ),
+    ),
+  ]);
+  const [cards, record, recordAt, charts] = lobby.shown;
+  const { channel, member_clients: clients, member_countries: countries } = lobby.answer;
+  t.equal((JSON.parse(cards!) as string[])[0], String(channel.users), "the channel's users");
+  t.equal(record, channel.record_users.toLocaleString('en-US'), "the channel's record users");
+  t.ok(channel.record_users >= channel.users, 'at least the users now');
+  t.equal(recordAt, channel.record_users_at, 'and when');
+  // Each chart's table: the entries, then the other and the unknown members, as the API counts them.
+  const rows = (shares: Shares, label: (entry: Shares['results'][number]) => string) => [
+    ...shares.results.map((entry) => [label(entry), String(entry.users)]),
+    ...(shares.other > 0 ? [['Other', String(shares.other)]] : []),
+    ...(shares.unknown > 0 ? [['Unknown', String(shares.unknown)]] : []),
+  ];
+  t.ok(clients.total > 0 && clients.results.length > 0, `the API counts ${clients.total} members by client`);
+  t.same(
+    JSON.parse(charts!),
+    [rows(clients, (entry) => entry.client ?? ''), rows(countries, (entry) => entry.country ?? '')],
+    "the members' clients and countries, as the API counts them",
   );
-  t.equal(lobby.shown[0], String(lobby.answer.channel.users), "the channel's users");
 });
 
 t.test('with JavaScript off, the numbers and tables are there', async (t) => {

@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap';
 import { when } from '../../../plugins/web/layout.js';
 import { startApi } from '../api/fixtures/api-host.js';
-import { fill, NOW, PRIVATE } from '../api/fixtures/network-fill.js';
+import { CHAT_RECORD, CHAT_RECORD_AT, fill, NOW, PRIVATE } from '../api/fixtures/network-fill.js';
 
 const PAGES = [
   '/network/',
@@ -23,11 +23,12 @@ const PAGES = [
   '/network/api/',
 ];
 
-async function start(t: Test) {
+async function start(t: Test, timeZone = 'UTC') {
   const bot = await startApi(t, {
     clock: () => NOW,
     api: { cache_seconds: 30, reuse_ms: 0 },
     web: { network_name: 'TestNet', cache_seconds: 20 },
+    timeZone,
   });
   fill({ model: bot.host.model, activity: bot.activity, history: bot.history, records: bot.records });
   const page = async (path: string) => {
@@ -122,6 +123,58 @@ t.test("the channels page lists the API's public channels, searches and sorts", 
     '<th scope="col" aria-sort="descending"><a href="/network/channels/?search=e&amp;ordering=name">Channel</a></th>',
     'the search stays, and the list starts again from its first page',
   );
+});
+
+t.test("a channel's page: its record users in the site's time zone, its members by client and country", async (t) => {
+  const { page, json, host } = await start(t, 'Europe/Berlin');
+  const answer = await json('/network/data/channel/%23chat/');
+  t.match(answer.channel, { record_users: CHAT_RECORD, record_users_at: CHAT_RECORD_AT.toISOString() });
+  const { html } = await page('/network/channel/%23chat/');
+  t.match(html, /Times are in Europe\/Berlin\./);
+  t.match(
+    html,
+    `<dt>Record users</dt><dd data-record>${CHAT_RECORD}</dd>` +
+      `<dd class="record">on <time datetime="${CHAT_RECORD_AT.toISOString()}">2026-11-19 19:45</time></dd>`,
+    'the record and when: 18:45 UTC is 19:45 in Berlin',
+  );
+  // The members the API counts: WeeChat twice; Germany once, the United Kingdom once.
+  t.match(
+    html,
+    /<h2>Members by client<\/h2><figure><svg class="chart small"[^>]*aria-label="Members by IRC client \(2 counted\)"/,
+  );
+  t.match(html, '<title>WeeChat · Members 2 (100 %)</title>', 'a tooltip on the bar');
+  t.match(html, '<tr><td>WeeChat</td><td class="n">2</td><td class="n">100 %</td></tr>', 'and its row in the table');
+  t.match(html, '<tr><td>Germany</td><td class="n">1</td><td class="n">50 %</td></tr>');
+  t.match(html, '<tr><td>United Kingdom</td><td class="n">1</td><td class="n">50 %</td></tr>');
+  t.notMatch(html, /<td>(Other|Unknown)<\/td>/, 'no other or unknown member to show');
+
+  // Members the bot knows nothing of, and more clients than the chart names: "Other" and "Unknown".
+  const { model } = host;
+  for (let index = 0; index < 11; index++) {
+    model.upsertUser(`fan${index}`, { server: 'hub.test.net', client: `Client${index}`, countryCode: 'NL' });
+    model.addMember('#chat', `fan${index}`);
+  }
+  model.upsertUser('dave', { server: 'hub.test.net' });
+  model.addMember('#chat', 'dave');
+  const more = await json('/network/data/channel/%23chat/');
+  const clients = more.member_clients as { results: { client: string }[] };
+  t.match(clients, { other: 2, unknown: 1, total: 14 });
+  const crowded = (await page('/network/channel/%23chat/')).html;
+  const bars = [...crowded.matchAll(/<title>([^<]*) · Members [^<]*<\/title>/g)].map((match) => match[1]);
+  t.same(
+    bars.slice(0, 12),
+    [...clients.results.map((entry) => entry.client), 'Other', 'Unknown'],
+    'the top ten, then the rest, then the unknown',
+  );
+  t.match(crowded, '<tr><td>Other</td><td class="n">2</td><td class="n">14.29 %</td></tr>');
+  t.match(crowded, '<tr><td>Unknown</td><td class="n">1</td><td class="n">7.14 %</td></tr>');
+  t.match(crowded, '<tr><td>Netherlands</td><td class="n">11</td><td class="n">78.57 %</td></tr>');
+
+  // A channel the bot is not in: no members known, and the page says why.
+  model.upsertChannel('#big', { users: 3000, topic: 'too big to sit in' });
+  const outside = (await page('/network/channel/%23big/')).html;
+  t.match(outside, /Members by IRC client: the bot does not sit in this channel, so it does not know its members\./);
+  t.match(outside, /<dd data-record>3,000<\/dd>/, 'its users now are its record until the collector notes one');
 });
 
 t.test('a hidden channel and an unknown one get the same 404 page; the network text is escaped', async (t) => {
