@@ -48,6 +48,10 @@ th .sort::after,th>a::after{display:inline-block;margin-left:.25rem;content:"↕
 th[aria-sort=ascending] .sort::after,th[aria-sort=ascending]>a::after{content:"▲" / "";color:inherit}
 th[aria-sort=descending] .sort::after,th[aria-sort=descending]>a::after{content:"▼" / "";color:inherit}
 .tip{position:fixed;z-index:10;pointer-events:none;background:var(--fg);color:var(--bg);padding:.2rem .5rem;border-radius:.3rem;font-size:.85rem;max-width:20rem}
+@media (max-width:40rem){table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+table.stack,table.stack tbody,table.stack tr{display:block}table.stack tr{padding:.5rem 0;border-bottom:1px solid var(--line)}
+table.stack td{display:block;border:0;padding:.1rem 0;overflow-wrap:anywhere}table.stack td.inline{display:inline;padding-right:.5rem}
+table.stack td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}table.stack br{display:none}table.stack code{font-size:.9em}}
 details{margin:.25rem 0 1rem}form.search{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0}
 input,button,select{font:inherit;padding:.3rem .5rem;border:1px solid var(--line);border-radius:.3rem;background:var(--bg);color:var(--fg)}
 .pager{display:flex;gap:1rem;margin:.75rem 0}footer{color:var(--muted);font-size:.85rem;padding:1rem;text-align:center}
@@ -134,6 +138,9 @@ export function userPath(nick: string): string {
   return `/network/user/${encodeURIComponent(nick)}/`;
 }
 
+/** How a column's cells read on a narrow screen in a stacked table: on one line with the next, on a line of their own, or labelled. */
+export type StackedCell = 'inline' | 'line' | 'labelled';
+
 export interface TableOptions {
   /**
    * Whether the page's script may sort the rows when a column heading is pressed; default yes, for a table of
@@ -144,6 +151,8 @@ export interface TableOptions {
   sorted?: { column: number; direction: 'ascending' | 'descending' };
   /** Per column, a link (escaped already) its heading is: the server sorts by it. */
   headLinks?: readonly (string | null)[];
+  /** On a narrow screen, each row as a block of lines instead of a row of columns; per column, how. */
+  stacked?: readonly StackedCell[];
 }
 
 /**
@@ -156,10 +165,10 @@ export function table(
   rows: readonly (readonly string[])[],
   options: TableOptions = {},
 ): string {
-  const { sorted, headLinks } = options;
+  const { sorted, headLinks, stacked } = options;
   const numeric = head.map((label) => label.startsWith('n:'));
   const labels = head.map((label) => escapeHtml(label.replace(/^n:/, '')));
-  const sortable = (options.sortable ?? true) && rows.length > 1;
+  const sortable = (options.sortable ?? true) && !stacked && rows.length > 1;
   const th = labels
     .map((label, index) => {
       const sort = sorted?.column === index ? ` aria-sort="${sorted.direction}"` : '';
@@ -167,11 +176,17 @@ export function table(
       return `<th scope="col"${numeric[index] ? ' class="n"' : ''}${sort}>${link ? `<a href="${link}">${label}</a>` : label}</th>`;
     })
     .join('');
-  const cellAttributes = head.map((_, index) => (numeric[index] ? ' class="n"' : ''));
+  const cellAttributes = head.map((_, index) => {
+    const classes = [numeric[index] ? 'n' : '', stacked?.[index] === 'inline' ? 'inline' : ''].filter(Boolean);
+    return (
+      (classes.length > 0 ? ` class="${classes.join(' ')}"` : '') +
+      (stacked?.[index] === 'labelled' ? ` data-label="${labels[index]}"` : '')
+    );
+  });
   const body = rows
     .map((row) => `<tr>${row.map((cell, index) => `<td${cellAttributes[index] ?? ''}>${cell}</td>`).join('')}</tr>`)
     .join('');
-  const tableAttributes = sortable ? ' data-sortable' : '';
+  const tableAttributes = (stacked ? ' class="stack"' : '') + (sortable ? ' data-sortable' : '');
   return (
     `<div class="scroll"><table${tableAttributes}><caption class="muted">${escapeHtml(caption)}</caption>` +
     `<thead><tr>${th}</tr></thead><tbody>${body || `<tr><td colspan="${head.length}">None.</td></tr>`}</tbody></table></div>`

@@ -478,11 +478,12 @@ export async function apiPage(site: SiteContext): Promise<Rendered> {
       if (method === 'head') continue;
       const op = object(operation);
       const tier = Array.isArray(op.tags) ? String(op.tags[0] ?? '') : '';
-      // Four columns, the endpoint's name under its tier: five made every row a column of single words on a phone.
+      // Four columns, the endpoint's name under its tier: five made every row a column of single words on a phone,
+      // where the rows are stacked: method and path on one line, then the tier and endpoint, then the summary.
       rows.push([
         `<code>${escapeHtml(method.toUpperCase())}</code>`,
         `<code>${escapeHtml(path)}</code>`,
-        `${escapeHtml(tier)}<br><span class="muted">${text(op.operationId)}</span>`,
+        `${escapeHtml(tier)} <br><span class="muted">${text(op.operationId)}</span>`,
         text(op.summary),
       ]);
     }
@@ -491,7 +492,9 @@ export async function apiPage(site: SiteContext): Promise<Rendered> {
     `<p>The bot serves JSON under <code>/api/</code> and <code>/network/data/</code>. The whole description is the ` +
     `OpenAPI document at <a href="/api/openapi.json">/api/openapi.json</a>. Public paths need nothing; token paths ` +
     `need <code>Authorization: Token &lt;token&gt;</code>, a token an administrator approved for the endpoint.</p>` +
-    table('Endpoints', ['Method', 'Path', 'Tier and endpoint', 'Summary'], rows);
+    table('Endpoints', ['Method', 'Path', 'Tier and endpoint', 'Summary'], rows, {
+      stacked: ['inline', 'inline', 'labelled', 'line'],
+    });
   return {
     status: 200,
     html: page({ network: site.network(), title: 'API', current: '/network/api/', timeZone: site.timeZone, body }),

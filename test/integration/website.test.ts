@@ -322,6 +322,21 @@ t.test("a chart's points have tooltips", async (t) => {
   await page.close();
 });
 
+t.test('the API page at 375 px: a row per endpoint, stacked, none of them tall', async (t) => {
+  const { page } = await open('/network/api/', { width: 375 });
+  const heights = await page.$$eval('table.stack tbody tr', (rows) =>
+    rows.map((row) => row.getBoundingClientRect().height),
+  );
+  t.ok(heights.length > 20, `${heights.length} endpoints`);
+  t.equal(
+    await page.$eval('table.stack tbody tr', (row) => row.ownerDocument.defaultView!.getComputedStyle(row).display),
+    'block',
+    'stacked',
+  );
+  t.ok(Math.max(...heights) <= 140, `the tallest row is ${Math.round(Math.max(...heights))} px`);
+  await page.close();
+});
+
 t.test("the status page's users count follows clients connecting, without a reload", async (t) => {
   const { page, problems } = await open('/network/');
   const before = Number((await page.$eval('[data-live="users"]', (element) => element.textContent))!.replace(/,/g, ''));

@@ -199,8 +199,20 @@ t.test('a hidden channel and an unknown one get the same 404 page; the network t
 t.test('the API page lists the endpoints with their tiers; pages are not in the OpenAPI document', async (t) => {
   const { page, json } = await start(t);
   const { html } = await page('/network/api/');
-  t.match(html, /<code>\/api\/irc\/users\/<\/code><\/td><td>token<br><span class="muted">irc\.users<\/span><\/td>/);
-  t.match(html, /<code>\/network\/data\/status\/<\/code><\/td><td>public<br>/);
+  // On a narrow screen each row is stacked: the method and path on a line, the tier and endpoint labelled, the summary.
+  t.match(html, /<table class="stack"><caption class="muted">Endpoints<\/caption>/);
+  t.match(
+    html,
+    '<tr><td class="inline"><code>GET</code></td><td class="inline"><code>/api/irc/users/</code></td>' +
+      '<td data-label="Tier and endpoint">token <br><span class="muted">irc.users</span></td>' +
+      '<td>List of connected users, including hostmasks</td></tr>',
+  );
+  t.match(html, /<code>\/network\/data\/status\/<\/code><\/td><td data-label="Tier and endpoint">public <br>/);
+  t.notMatch(
+    html,
+    /<table[^>]*data-sortable/,
+    'a stacked table hides its headings on a phone, so it has no sort buttons',
+  );
   const paths = Object.keys((await json('/api/openapi.json')).paths as object);
   t.notOk(
     paths.some((path) => path === '/network/' || path.startsWith('/network/channel/')),
