@@ -1,10 +1,11 @@
 /**
  * The website in a real browser (headless chromium) against the bot on the real test network, with a
  * crowd that chats: every page loads without a console error or a failed request, asks nothing of any
- * origin but the bot's, shows the JSON API's numbers, has no serious or critical axe-core violation,
- * reads with JavaScript off, sorts its tables and shows its charts' tooltips with it on, and the status
- * page's users count follows clients connecting without a reload. Screenshots at 375 and 1280 px of each
- * page go to `.test-output/website/` (WEBSITE_SHOTS names another folder).
+ * origin but the bot's, shows the JSON API's numbers, has no serious or critical axe-core violation (in
+ * dark colours too), reads with JavaScript off, sorts its tables and shows its charts' tooltips with it
+ * on, and the status page's users count follows clients connecting without a reload. Screenshots at 375
+ * and 1280 px of each page, and of two in dark colours, go to `.test-output/website/` (WEBSITE_SHOTS names
+ * another folder).
  *
  * The bot is started through test/support/website.ts, so this file runs once, on the default IRC client
  * library: nothing here depends on the library, and a browser run costs the most of any test.
@@ -82,7 +83,7 @@ t.teardown(async () => {
 });
 
 /** A page of the bot's that records what went wrong on it and every request it made. */
-async function open(pagePath: string, options: { javascript?: boolean; width?: number } = {}) {
+async function open(pagePath: string, options: { javascript?: boolean; width?: number; dark?: boolean } = {}) {
   const page = await browser.newPage();
   const problems: string[] = [];
   const requests: string[] = [];
@@ -96,26 +97,36 @@ async function open(pagePath: string, options: { javascript?: boolean; width?: n
   // Each visit asks the bot: a page the browser kept (max-age) would show an earlier moment.
   await page.setCacheEnabled(false);
   await page.setViewport({ width: options.width ?? 1280, height: 900 });
+  if (options.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   const response = await page.goto(bot.url + pagePath, { waitUntil: 'load' });
   return { page, problems, requests, status: response?.status() ?? 0 };
 }
 
-async function axeViolations(page: Page): Promise<string[]> {
+/** axe-core's violations of impact serious or critical; with `rules`, its violations of those rules, whatever their impact. */
+async function axeViolations(page: Page, rules?: string[]): Promise<string[]> {
   await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => {
+  const result = await page.evaluate(async (only) => {
     const axe = (
       globalThis as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> };
+        axe: {
+          run(
+            context: unknown,
+            options: unknown,
+          ): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }>;
+        };
       }
     ).axe;
-    return (await axe.run()).violations.map((violation) => ({
-      id: violation.id,
-      impact: violation.impact,
-      nodes: violation.nodes.length,
-    }));
-  });
+    const options = only ? { runOnly: { type: 'rule', values: only } } : {};
+    return (await axe.run((globalThis as unknown as { document: unknown }).document, options)).violations.map(
+      (violation) => ({
+        id: violation.id,
+        impact: violation.impact,
+        nodes: violation.nodes.length,
+      }),
+    );
+  }, rules ?? null);
   return result
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .filter((violation) => rules || violation.impact === 'serious' || violation.impact === 'critical')
     .map((violation) => `${violation.id} (${violation.impact}, ${violation.nodes} elements)`);
 }
 
@@ -320,6 +331,24 @@ t.test("a chart's points have tooltips", async (t) => {
   t.pass('gone when the pointer leaves the chart');
   t.same(problems, [], 'no error meanwhile');
   await page.close();
+});
+
+t.test('dark colours: the contrast is enough, and screenshots', async (t) => {
+  for (const [name, pagePath] of [
+    ['status', '/network/'],
+    ['channel', '/network/channel/%23lobby/'],
+  ] as const) {
+    const { page, problems } = await open(pagePath, { dark: true });
+    const background = await page.evaluate('getComputedStyle(document.body).backgroundColor');
+    t.equal(background, 'rgb(13, 17, 23)', `${pagePath}: in dark colours`);
+    t.same(await axeViolations(page, ['color-contrast']), [], `${pagePath}: axe-core's colour contrast passes`);
+    t.same(await axeViolations(page), [], `${pagePath}: nothing serious or critical`);
+    t.same(problems, [], `${pagePath}: no console error or failed request`);
+    await page.screenshot({ path: path.join(shots, `${name}-dark-1280.png`), fullPage: true });
+    await page.setViewport({ width: 375, height: 800 });
+    await page.screenshot({ path: path.join(shots, `${name}-dark-375.png`), fullPage: true });
+    await page.close();
+  }
 });
 
 t.test('the API page at 375 px: a row per endpoint, stacked, none of them tall', async (t) => {
