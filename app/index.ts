@@ -7,5 +7,5 @@
  */
 export * from '../lib/sdk.js';
 export { builtinPlugins } from './builtin-plugins.js';
-export type { ActivityService, HistoryService } from '../plugins/stats/services.js';
+export type { ActivityService, HistoryService, RecordsService } from '../plugins/stats/services.js';
 export type { PublicApi, PublicReadOptions } from '../plugins/api/public-service.js';

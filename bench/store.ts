@@ -1,5 +1,5 @@
 /**
- * Store: one flush of the persisted slices at 100,000 users and 30 days of
+ * Store: one flush of the persisted slices at 100,000 users, 20,000 channels' records and 30 days of
  * history, its duration, the file's size and the longest the event loop was
  * blocked meanwhile (perf_hooks.monitorEventLoopDelay); the process's memory
  * around the flushes, and how long loading the file back takes.
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createLogger } from '../lib/logger.js';
 import { ActivitySlice } from '../plugins/stats/model/activity.js';
+import { ChannelRecordsSlice } from '../plugins/stats/model/channel-records.js';
 import { DAY_MS, HistorySlice } from '../plugins/stats/model/history.js';
 import type { ModelSlice } from '../lib/model/slice.js';
 import { Store, type PersistedSlice } from '../lib/store/store.js';
@@ -37,6 +38,17 @@ function buildActivity(users: number): ActivitySlice {
     }
   }
   return activity;
+}
+
+/** Each channel's record of users, set over the last 30 days. */
+function buildRecords(channels: number): ChannelRecordsSlice {
+  const records = new ChannelRecordsSlice((name) => name.toLowerCase());
+  const random = seededRandom(5);
+  const now = Date.now();
+  for (let index = 0; index < channels; index++) {
+    records.note(channelOf(index), 1 + Math.floor(3000 * random() ** 8), now - Math.floor(DAYS * DAY_MS * random()));
+  }
+  return records;
 }
 
 function buildHistory(users: number): HistorySlice {
@@ -68,6 +80,7 @@ function formatMb(bytes: number): string {
 async function main() {
   const smoke = isSmoke();
   const users = smoke ? 2000 : 100_000;
+  const channels = users / 5;
   const rounds = smoke ? 1 : 5;
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-store-'));
   const file = path.join(dir, 'store.json');
@@ -76,8 +89,10 @@ async function main() {
     await store.load();
     const activity = buildActivity(users);
     const history = buildHistory(users);
+    const records = buildRecords(channels);
     store.register(persisted(activity));
     store.register(persisted(history));
+    store.register(persisted(records));
     const before = process.memoryUsage();
     const times: number[] = [];
     const blocks: number[] = [];
@@ -110,8 +125,13 @@ async function main() {
     });
     reader.register(persisted(restoredActivity));
     reader.register(persisted(new HistorySlice(HISTORY_RETENTION)));
+    const restoredRecords = new ChannelRecordsSlice((name) => name.toLowerCase());
+    reader.register(persisted(restoredRecords));
     const restored = performance.now();
     await reader.close();
+    if (restoredRecords.size !== records.size) {
+      throw new Error(`the file restored ${restoredRecords.size} channel records, not ${records.size}`);
+    }
     if (restoredActivity.days().length !== activity.days().length) {
       throw new Error(
         `the file restored ${restoredActivity.days().length} days of activity, not ${activity.days().length}`,
@@ -121,8 +141,9 @@ async function main() {
       title: 'Store',
       setup:
         `${rounds} flushes (medians) of the activity slice (${DAYS} days: ${formatCount(users)} speakers today with ` +
-        `hourly counts, a third of them on each earlier day) and the history slice (a point every ${HISTORY_SECONDS} s ` +
-        `for ${DAYS} days) through the real Store (lowdb, atomic write). Users themselves are not persisted.`,
+        `hourly counts, a third of them on each earlier day), the history slice (a point every ${HISTORY_SECONDS} s ` +
+        `for ${DAYS} days) and the records of ${formatCount(channels)} channels through the real Store (lowdb, ` +
+        `atomic write). Users themselves are not persisted.`,
       figures: [
         {
           name: 'flush time',

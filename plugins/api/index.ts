@@ -20,7 +20,7 @@ import { userRoutes } from './users.js';
 export default definePlugin<ApiConfig>({
   name: 'api',
   description: 'The HTTP JSON API over the network model.',
-  uses: ['stats.activity', 'stats.history'],
+  uses: ['stats.activity', 'stats.history', 'stats.records'],
   provides: ['api.public'],
   configSchema: apiConfigSchema,
   start({ http, model, config, irc, services, onModelChange }) {

@@ -148,6 +148,22 @@ const channelProperties = {
     minimum: 0,
     description: 'The most users the collector saw in it at once today (at least `users`).',
   },
+  record_users: {
+    type: 'integer',
+    minimum: 0,
+    description:
+      "The channel's record: the most users the collector has seen in it at once, at least `users`. Counted " +
+      'whether the bot sits in the channel (its members, at every join) or not (the count LIST gives at every ' +
+      'sync, so a short peak between two syncs is missed), since the collector first saw the channel; kept ' +
+      'across restarts. The record of a channel that empties stays for when it forms again, unless the channel ' +
+      'is still gone at a midnight after `plugins.stats.retention_days` without a new record: then it is ' +
+      'forgotten, and starts again from the users seen next.',
+  },
+  record_users_at: {
+    type: 'string',
+    format: 'date-time',
+    description: 'When the collector first saw the channel with `record_users` users.',
+  },
   modes: { type: 'string', description: 'Modes without parameters (never a key), e.g. "+nt".' },
   created_at: { type: ['string', 'null'], format: 'date-time', description: 'When the channel was created.' },
 } as const;
@@ -158,7 +174,54 @@ const tokenChannelProperties = {
   hidden: { type: 'boolean', description: 'Secret (+s) or private (+p).' },
 } as const;
 
-function channelProfileOf<Channel extends TypedJsonSchema>(channel: Channel) {
+/** A share of a channel's members, in an entry of `member_clients` or `member_countries`. */
+const memberCount = { type: 'integer', minimum: 1, description: 'Members counted with it.' } as const;
+const memberPercent = {
+  type: 'number',
+  minimum: 0,
+  maximum: 100,
+  description: 'Share of the members counted (`total`), unknown ones included; two decimals.',
+} as const;
+
+/** The members of a channel by what `what` is: the first `top` entries, the rest, the unknown and the total. */
+function memberShares<const Item extends Record<string, TypedJsonSchema>>(
+  what: string,
+  whats: string,
+  item: Item,
+  view: View,
+) {
+  return {
+    type: ['object', 'null'],
+    required: ['results', 'other', 'unknown', 'total'],
+    additionalProperties: false,
+    description:
+      `The channel's members by ${what}, counted now: every member but the bot itself and users on a services ` +
+      'server' +
+      byView(view, ', and (as in every public answer) users seen only in secret or private channels', '') +
+      '. Null when the collector is not in the channel (`lines_counted` is false), since it then does not know ' +
+      'the members.',
+    properties: {
+      results: {
+        type: 'array',
+        description: `Up to \`top\` ${whats}, those with the most members, most first (ties by name).`,
+        items: objectOf({ ...item, users: memberCount, percent: memberPercent }),
+      },
+      other: {
+        type: 'integer',
+        minimum: 0,
+        description: `Members whose ${what} is known but not among \`results\`.`,
+      },
+      unknown: { type: 'integer', minimum: 0, description: `Members counted whose ${what} is not known.` },
+      total: {
+        type: 'integer',
+        minimum: 0,
+        description: 'Members counted: the users of `results`, plus `other` and `unknown`.',
+      },
+    },
+  } as const;
+}
+
+function channelProfileOf<Channel extends TypedJsonSchema>(channel: Channel, view: View) {
   return objectOf({
     channel,
     ...dayProperties,
@@ -179,13 +242,23 @@ function channelProfileOf<Channel extends TypedJsonSchema>(channel: Channel) {
       type: ['array', 'null'],
     },
     top_users_today: { type: 'array', items: nickLinesSchema, description: 'Most lines today first, ties by nick.' },
+    member_clients: memberShares('IRC client', 'clients', { client: { type: 'string' } }, view),
+    member_countries: memberShares(
+      'country',
+      'countries',
+      {
+        country_code: { type: 'string', description: 'ISO 3166-1 alpha-2.' },
+        country: { type: 'string', description: 'English name.' },
+      },
+      view,
+    ),
   });
 }
 
 /** The channel profile in each view. */
 export const channelProfileSchemas = {
-  public: channelProfileOf(objectOf(channelProperties)),
-  token: channelProfileOf(objectOf(tokenChannelProperties)),
+  public: channelProfileOf(objectOf(channelProperties), 'public'),
+  token: channelProfileOf(objectOf(tokenChannelProperties), 'token'),
 };
 export type ChannelProfile =
   FromJsonSchema<typeof channelProfileSchemas.public> | FromJsonSchema<typeof channelProfileSchemas.token>;

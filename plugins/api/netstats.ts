@@ -63,6 +63,7 @@ export interface NetstatsOptions {
 /** The stats plugin's services, and the types of what they give. */
 type ActivityService = Services['stats.activity'];
 type HistoryService = Services['stats.history'];
+type RecordsService = Services['stats.records'];
 type DayActivity = NonNullable<ReturnType<ActivityService['day']>>;
 type ChannelDay = Parameters<NonNullable<Parameters<ActivityService['topChannels']>[2]>>[0];
 
@@ -134,6 +135,31 @@ function percentOf(users: number, total: number): number {
   return total === 0 ? 0 : Math.round((users / total) * 10000) / 100;
 }
 
+/**
+ * `users` by what `keyOf` says of each (null: unknown): the `top` keys with the most users (ties by key),
+ * each described by `describe`, the users of the other keys, the unknown and the total.
+ */
+function shares<Entry extends object>(
+  users: readonly User[],
+  top: number,
+  keyOf: (user: User) => string | null,
+  describe: (key: string) => Entry,
+): { results: (Entry & { users: number; percent: number })[]; other: number; unknown: number; total: number } {
+  const byKey = new Map<string, number>();
+  let unknown = 0;
+  for (const user of users) {
+    const key = keyOf(user);
+    if (key === null) unknown++;
+    else byKey.set(key, (byKey.get(key) ?? 0) + 1);
+  }
+  const ranked = [...byKey].sort((a, b) => b[1] - a[1] || byCodeUnits(a[0], b[0]));
+  const results = ranked
+    .slice(0, top)
+    .map(([key, count]) => ({ ...describe(key), users: count, percent: percentOf(count, users.length) }));
+  const other = ranked.slice(top).reduce((sum, [, count]) => sum + count, 0);
+  return { results, other, unknown, total: users.length };
+}
+
 export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
   const { model, config, http, services, selfNick } = options;
   const searchFold = searchFoldOf(model);
@@ -142,16 +168,17 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
   // Asked at each request: the stats plugin's services, which the host starts before this plugin.
   const activityOf = (): ActivityService => services.get('stats.activity');
   const historyOf = (): HistoryService => services.get('stats.history');
+  const recordsOf = (): RecordsService => services.get('stats.records');
 
   /** A channel of today's counts may be shown publicly: known and not hidden now, or (unknown now) not hidden then. */
   const publicChannel = (channel: ChannelDay): boolean => {
     const known = model.channels.get(channel.name);
     return known ? !known.hidden : !channel.hidden;
   };
-  /** Users a distribution counts: neither the bot nor a service, and for the public view, publicly visible. */
-  const countedUsers = (view: View): User[] => {
+  /** Users a distribution counts of `users`: neither the bot nor a service, and for the public view, publicly visible. */
+  const countedUsers = (view: View, users: Iterable<User> = model.users.all()): User[] => {
     const self = model.fold(selfNick());
-    return [...model.users.all()].filter(
+    return [...users].filter(
       (user) =>
         model.fold(user.nick) !== self &&
         !(user.server !== null && model.servers.get(user.server)?.isServices) &&
@@ -206,14 +233,20 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
           throw notFound('channel_not_found', `No ${view === 'public' ? 'visible ' : ''}channel named ${name}${hint}`);
         }
         const top = topOf(request);
-        const { activity, day, date } = today();
+        const { activity, day, date, now } = today();
         const counted = day ? activity.channelOn(day, channel.name) : undefined;
+        // A count the collector has not heard of yet (it notes each as the model announces it) is the record now.
+        const stored = recordsOf().channel(channel.name);
+        const record = stored && stored.users >= channel.users ? stored : { users: channel.users, at: now.getTime() };
+        const members = channel.joined ? countedUsers(view, channel.members.keys()) : null;
         return {
           channel: {
             name: channel.name,
             topic: channel.topic,
             users: channel.users,
             peak_users: Math.max(channel.users, counted?.peakUsers ?? 0),
+            record_users: record.users,
+            record_users_at: new Date(record.at).toISOString(),
             modes: channel.modes,
             created_at: channel.createdAt,
             ...(view === 'token' ? { hidden: channel.hidden } : {}),
@@ -224,6 +257,22 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
           lines_today: counted ? counted.lines : channel.joined ? 0 : null,
           hourly_lines: counted?.hourly ? [...counted.hourly] : channel.joined || counted ? [...EMPTY_HOURS] : null,
           top_users_today: day ? activity.topSpeakers(day, channel.name, top) : [],
+          member_clients:
+            members &&
+            shares(
+              members,
+              top,
+              (user) => user.client,
+              (client) => ({ client }),
+            ),
+          member_countries:
+            members &&
+            shares(
+              members,
+              top,
+              (user) => user.countryCode,
+              (code) => ({ country_code: code, country: countryName(code) }),
+            ),
         };
       },
     },

@@ -38,9 +38,3 @@ export function countLine(message: IrcMessage, { irc, model, activity }: Activit
   activity.recordFolded(channelKey, channel.name, nickKey, nick, channel.hidden, at);
   return true;
 }
-
-/** Keep today's peak member count of a channel the bot is in, after a change to it. */
-export function notePeak(channelName: string, { model, activity }: Omit<ActivityContext, 'irc'>, at: Date): void {
-  const channel = model.channels.get(channelName);
-  if (channel?.joined) activity.notePeak(channel.name, channel.users, channel.hidden, at);
-}

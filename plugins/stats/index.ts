@@ -9,9 +9,10 @@
  */
 import { definePlugin, errorMessage } from '../../lib/sdk.js';
 import { ActivitySlice } from './model/activity.js';
-import { HistorySlice } from './model/history.js';
+import { ChannelRecordsSlice } from './model/channel-records.js';
+import { DAY_MS, HistorySlice } from './model/history.js';
 import { historyService } from './services.js';
-import { countLine, notePeak } from './activity.js';
+import { countLine } from './activity.js';
 import { VersionAsker } from './clients.js';
 import { registerStatsMetrics } from './metrics.js';
 import { CountryLocator, loadCountryLookup, locateKnownUser, noteWhoisHost } from './countries.js';
@@ -63,7 +64,7 @@ export default definePlugin<StatsConfig>({
   name: 'stats',
   description: 'Collects the network: numbers, servers, channels, users, latency, service commands, live changes.',
   configSchema: statsConfigSchema,
-  provides: ['stats.activity', 'stats.history'],
+  provides: ['stats.activity', 'stats.history', 'stats.records'],
   start({ irc, model, logger, config, timers, commands, services, onModelChange, metrics }) {
     const context: SyncContext = { irc, model, logger, config };
     const tasks = new TaskQueue(logger, () => !irc.state.connected);
@@ -120,11 +121,14 @@ export default definePlugin<StatsConfig>({
     }
     const locator = new CountryLocator(loadCountryLookup(config.geoip_database, logger));
     const history = new HistorySlice(historyRetention(config));
-    // The host hands both to the store when this start returns, which restores what was saved.
+    const records = new ChannelRecordsSlice((name) => model.fold(name));
+    // The host hands them to the store when this start returns, which restores what was saved.
     model.addSlice(activity);
     model.addSlice(history);
+    model.addSlice(records);
     services.provide('stats.activity', activity);
     services.provide('stats.history', historyService(history));
+    services.provide('stats.records', { channel: (name) => records.channel(name) });
     const versions = new VersionAsker({
       irc,
       model,
@@ -133,10 +137,20 @@ export default definePlugin<StatsConfig>({
     });
     registerStatsMetrics(metrics, { history, versionsWaiting: () => versions.waiting });
     const whois = new WhoisFiller({ irc, model, services: config.services });
-    /** Activity counts change with every line: the store hears of them every `save_seconds` (and at stop). */
+    /**
+     * Activity counts change with every line, and channel records with every count that passes one: the store
+     * hears of them every `save_seconds` (and at stop), in the one write the activity costs anyway. Once a day,
+     * the records of channels gone for the retention are forgotten (while synced: the model has every channel).
+     */
     const announceActivity = (): void => {
-      activity.rollover(new Date());
+      const at = new Date();
+      activity.rollover(at);
       if (activity.takeChanges()) model.changed({ slice: 'activity', kind: 'counts' });
+      if (model.ready) {
+        const before = at.getTime() - config.retention_days * DAY_MS;
+        records.forget(activity.dateOf(at), (key) => model.channels.byKey(key) !== undefined, before);
+      }
+      if (records.takeChanges()) model.changed({ slice: 'channel-records', kind: 'records' });
     };
 
     // Made once: the handler runs for every line the bot receives.
@@ -178,7 +192,13 @@ export default definePlugin<StatsConfig>({
         versions.considerUser(user);
         whois.considerUser(user);
       } else if (change.slice === 'channels' && (change.kind === 'join' || change.kind === 'upsert')) {
-        notePeak(change.name, counting, now());
+        // A member more, or a LIST count: every channel's record, and today's peak of those the bot is in.
+        const key = model.fold(change.name);
+        const channel = model.channels.byKey(key);
+        if (!channel) return;
+        const at = now();
+        records.note(channel.name, channel.users, at.getTime(), key);
+        if (channel.joined) activity.notePeak(channel.name, channel.users, channel.hidden, at);
       }
     });
     irc.on('ready', () => {

@@ -84,7 +84,8 @@ export const statsConfigSchema = {
       minimum: 1,
       maximum: 3600,
       default: 60,
-      description: 'Write new activity counts to the store at most this often; they are always written at shutdown.',
+      description:
+        'Write new activity counts and channel records to the store at most this often; they are always written at shutdown.',
     },
     history_seconds: {
       type: 'integer',

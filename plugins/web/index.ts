@@ -3,7 +3,8 @@
  * over time, its public channels, users, servers, operators, countries and clients, and the API's
  * documentation. Every page is HTML rendered on the server from the public API's answers (the api
  * plugin's `api.public` service), charts included (inline SVG), so it reads without JavaScript and shows
- * exactly what the public JSON shows; a small script only updates the status page's counts live.
+ * exactly what the public JSON shows. Small scripts in the pages only add to them: the status page's counts
+ * live, tables sorted without a reload, charts' tooltips.
  */
 import {
   ApiError,

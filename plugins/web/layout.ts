@@ -3,6 +3,7 @@
  * times are in, light and dark colours, and nothing fetched from anywhere but the bot.
  */
 import { escapeHtml } from '../../lib/sdk.js';
+import { SITE_SCRIPT } from './script.js';
 
 /** The header menu: every page of the site. */
 export const MENU: readonly { path: string; label: string }[] = [
@@ -36,9 +37,21 @@ th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);v
 th{background:var(--head)}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .muted{color:var(--muted)}.topic{overflow-wrap:anywhere}
 svg.chart{width:100%;height:auto;max-height:16rem;display:block}
-svg.chart text{fill:var(--muted);font-size:11px}@media (max-width:40rem){svg.chart text{font-size:20px}}svg.chart .grid{stroke:var(--line)}
+figure{margin:.5rem 0}svg.chart text{fill:var(--muted);font-size:11px}@media (max-width:40rem){svg.chart:not(.small) text{font-size:20px}}svg.chart .grid{stroke:var(--line)}
 svg.chart .s0{stroke:var(--bar);fill:none;stroke-width:2}svg.chart .s1{stroke:var(--bar2);fill:none;stroke-width:2}
 svg.chart rect{fill:var(--bar)}.key.k0{color:var(--bar)}.key.k1{color:var(--bar2)}svg.chart .d0{fill:var(--bar)}svg.chart .d1{fill:var(--bar2)}
+svg.chart rect.hit{fill:transparent}svg.chart rect.hit:hover{fill:var(--line);fill-opacity:.5}svg.chart *:not(.hit){pointer-events:none}svg.chart rect.rest{fill:var(--muted)}
+svg.chart.small{max-width:26rem}svg.chart.small text{font-size:12px}svg.chart.small text.label{fill:var(--fg)}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:0 2rem}
+th button.sort{font:inherit;font-weight:700;color:inherit;background:none;border:0;padding:0;cursor:pointer;text-align:inherit}
+th .sort::after,th>a::after{display:inline-block;margin-left:.25rem;content:"↕" / "";color:var(--muted)}
+th[aria-sort=ascending] .sort::after,th[aria-sort=ascending]>a::after{content:"▲" / "";color:inherit}
+th[aria-sort=descending] .sort::after,th[aria-sort=descending]>a::after{content:"▼" / "";color:inherit}
+.tip{position:fixed;z-index:10;pointer-events:none;background:var(--fg);color:var(--bg);padding:.2rem .5rem;border-radius:.3rem;font-size:.85rem;max-width:20rem}
+@media (max-width:40rem){table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+table.stack,table.stack tbody,table.stack tr{display:block}table.stack tr{padding:.5rem 0;border-bottom:1px solid var(--line)}
+table.stack td{display:block;border:0;padding:.1rem 0;overflow-wrap:anywhere}table.stack td.inline{display:inline;padding-right:.5rem}
+table.stack td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}table.stack br{display:none}table.stack code{font-size:.9em}}
 details{margin:.25rem 0 1rem}form.search{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0}
 input,button,select{font:inherit;padding:.3rem .5rem;border:1px solid var(--line);border-radius:.3rem;background:var(--bg);color:var(--fg)}
 .pager{display:flex;gap:1rem;margin:.75rem 0}footer{color:var(--muted);font-size:.85rem;padding:1rem;text-align:center}
@@ -77,7 +90,7 @@ export function page(options: PageOptions): string {
     `<footer>Times are in ${escapeHtml(timeZone)}. Data: the network, as the public API at ` +
     `<a href="/network/api/">/network/api/</a> serves it.</footer>` +
     (script ? `<script src="${script}" defer></script>` : '') +
-    `</body></html>`
+    `<script>${SITE_SCRIPT}</script></body></html>`
   );
 }
 
@@ -125,22 +138,57 @@ export function userPath(nick: string): string {
   return `/network/user/${encodeURIComponent(nick)}/`;
 }
 
-/** A table: `head` cells (`n:` before a label right-aligns its column), rows of HTML cells. */
-export function table(caption: string, head: readonly string[], rows: readonly (readonly string[])[]): string {
+/** How a column's cells read on a narrow screen in a stacked table: on one line with the next, on a line of their own, or labelled. */
+export type StackedCell = 'inline' | 'line' | 'labelled';
+
+export interface TableOptions {
+  /**
+   * Whether the page's script may sort the rows when a column heading is pressed; default yes, for a table of
+   * two rows or more. A paged list sorts on the server instead (`headLinks`).
+   */
+  sortable?: boolean;
+  /** The column the rows come sorted by, and which way: its heading's `aria-sort`. */
+  sorted?: { column: number; direction: 'ascending' | 'descending' };
+  /** Per column, a link (escaped already) its heading is: the server sorts by it. */
+  headLinks?: readonly (string | null)[];
+  /** On a narrow screen, each row as a block of lines instead of a row of columns; per column, how. */
+  stacked?: readonly StackedCell[];
+}
+
+/**
+ * A table: `head` cells (`n:` before a label right-aligns its column and sorts it as numbers), rows of HTML
+ * cells.
+ */
+export function table(
+  caption: string,
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  options: TableOptions = {},
+): string {
+  const { sorted, headLinks, stacked } = options;
   const numeric = head.map((label) => label.startsWith('n:'));
-  const th = head
-    .map(
-      (label, index) =>
-        `<th scope="col"${numeric[index] ? ' class="n"' : ''}>${escapeHtml(label.replace(/^n:/, ''))}</th>`,
-    )
+  const labels = head.map((label) => escapeHtml(label.replace(/^n:/, '')));
+  const sortable = (options.sortable ?? true) && !stacked && rows.length > 1;
+  const th = labels
+    .map((label, index) => {
+      const sort = sorted?.column === index ? ` aria-sort="${sorted.direction}"` : '';
+      const link = headLinks?.[index];
+      return `<th scope="col"${numeric[index] ? ' class="n"' : ''}${sort}>${link ? `<a href="${link}">${label}</a>` : label}</th>`;
+    })
     .join('');
+  const cellAttributes = head.map((_, index) => {
+    const classes = [numeric[index] ? 'n' : '', stacked?.[index] === 'inline' ? 'inline' : ''].filter(Boolean);
+    return (
+      (classes.length > 0 ? ` class="${classes.join(' ')}"` : '') +
+      (stacked?.[index] === 'labelled' ? ` data-label="${labels[index]}"` : '')
+    );
+  });
   const body = rows
-    .map(
-      (row) => `<tr>${row.map((cell, index) => `<td${numeric[index] ? ' class="n"' : ''}>${cell}</td>`).join('')}</tr>`,
-    )
+    .map((row) => `<tr>${row.map((cell, index) => `<td${cellAttributes[index] ?? ''}>${cell}</td>`).join('')}</tr>`)
     .join('');
+  const tableAttributes = (stacked ? ' class="stack"' : '') + (sortable ? ' data-sortable' : '');
   return (
-    `<div class="scroll"><table><caption class="muted">${escapeHtml(caption)}</caption>` +
+    `<div class="scroll"><table${tableAttributes}><caption class="muted">${escapeHtml(caption)}</caption>` +
     `<thead><tr>${th}</tr></thead><tbody>${body || `<tr><td colspan="${head.length}">None.</td></tr>`}</tbody></table></div>`
   );
 }

@@ -3,7 +3,7 @@
  * what the public JSON shows, and nothing it leaves out. Everything from the network is escaped.
  */
 import { escapeHtml, type ApiError, type Services } from '../../lib/sdk.js';
-import { barChart, lineChart } from './charts.js';
+import { barChart, lineChart, rankChart, type Ranked } from './charts.js';
 import { channelPath, count, page, table, userPath, when } from './layout.js';
 
 type Json = Record<string, unknown>;
@@ -26,6 +26,8 @@ export interface Rendered {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** A top list's order: its second column (lines, users), most first. */
+const MOST_LINES_FIRST = { sorted: { column: 1, direction: 'descending' } } as const;
 const HOURS = Array.from({ length: 24 }, (_, hour) => String(hour).padStart(2, '0'));
 
 const text = (value: unknown): string => (typeof value === 'string' ? escapeHtml(value) : '–');
@@ -118,12 +120,14 @@ export async function statusPage(site: SiteContext): Promise<Rendered> {
       `Most lines today (${text(status.date)})`,
       ['Channel', 'n:Lines', 'n:Users'],
       list(status.top_channels_today).map((entry) => [channelLink(entry.name), count(entry.lines), count(entry.users)]),
+      MOST_LINES_FIRST,
     ) +
     `<h2>Top users today</h2>` +
     table(
       `Most lines today (${text(status.date)})`,
       ['Nick', 'n:Lines'],
       list(status.top_users_today).map((entry) => [userLink(entry.nick), count(entry.lines)]),
+      MOST_LINES_FIRST,
     ) +
     `<h2>Servers</h2>` +
     serverTable(list(servers.results));
@@ -198,11 +202,14 @@ export async function channelsPage(site: SiteContext, query: ListQuery): Promise
     const search = params.toString();
     return `/network/channels/${search ? `?${escapeHtml(search)}` : ''}`;
   };
-  const sortBy = (field: string, label: string): string => {
-    const descending = query.ordering === `-${field}` || (!query.ordering && field === 'users');
-    const target = descending ? field : `-${field}`;
-    return `<a href="${link({ ordering: target, offset: 0 })}">${label}</a>`;
+  // The list is paged, so the server sorts it: each heading links to the order it gives. Names first A to Z
+  // and users most first; the column the list is sorted by turns the other way.
+  const ordering = query.ordering || '-users';
+  const sortLink = (field: string, first: string): string => {
+    const target = ordering === first ? (first.startsWith('-') ? field : `-${field}`) : first;
+    return link({ ordering: target, offset: 0 });
   };
+  const sortedColumn = ordering.endsWith('name') ? 0 : 1;
   const rows = list(answer.results).map((channel) => [
     channelLink(channel.name),
     count(channel.users),
@@ -215,8 +222,12 @@ export async function channelsPage(site: SiteContext, query: ListQuery): Promise
     (query.ordering ? `<input type="hidden" name="ordering" value="${escapeHtml(query.ordering)}">` : '') +
     `<button type="submit">Search</button></form>` +
     `<p class="muted">${count(total)} public channels${query.search ? ` matching “${escapeHtml(query.search)}”` : ''}. ` +
-    `Sort by ${sortBy('name', 'name')} or ${sortBy('users', 'users')}.</p>` +
-    table('Public channels', ['Channel', 'n:Users', 'Topic'], rows) +
+    `A column’s heading sorts by it.</p>` +
+    table('Public channels', ['Channel', 'n:Users', 'Topic'], rows, {
+      sortable: false,
+      headLinks: [sortLink('name', 'name'), sortLink('users', '-users'), null],
+      sorted: { column: sortedColumn, direction: ordering.startsWith('-') ? 'descending' : 'ascending' },
+    }) +
     `<nav class="pager" aria-label="Pages">` +
     (query.offset > 0
       ? `<a href="${link({ offset: Math.max(0, query.offset - PAGE_SIZE) })}" rel="prev">Previous</a>`
@@ -237,13 +248,47 @@ export async function channelsPage(site: SiteContext, query: ListQuery): Promise
   };
 }
 
+/** Entries in the channel page's top users, and in its charts of members by client and country (the rest: "Other"). */
+const CHANNEL_TOP = 10;
+
+/**
+ * A channel's members by client or by country (the channel answer's `member_clients`, `member_countries`):
+ * the top entries, then the other and the unknown ones, as a small chart with its table.
+ */
+function memberChart(title: string, shares: unknown, labelOf: (entry: Json) => string, column: string): string {
+  if (shares === null || typeof shares !== 'object') {
+    return `<p class="muted">${escapeHtml(title)}: the bot does not sit in this channel, so it does not know its members.</p>`;
+  }
+  const answer = object(shares);
+  const total = typeof answer.total === 'number' ? answer.total : 0;
+  const share = (users: number): number => (total === 0 ? 0 : Math.round((users / total) * 10000) / 100);
+  const entries: Ranked[] = list(answer.results).map((entry) => ({
+    label: labelOf(entry),
+    value: typeof entry.users === 'number' ? entry.users : 0,
+    ...(typeof entry.percent === 'number' ? { percent: entry.percent } : {}),
+  }));
+  for (const [field, label] of [
+    ['other', 'Other'],
+    ['unknown', 'Unknown'],
+  ] as const) {
+    const users = answer[field];
+    if (typeof users === 'number' && users > 0)
+      entries.push({ label, value: users, percent: share(users), rest: true });
+  }
+  return rankChart(`${title} (${count(total)} counted)`, entries, [column, 'Members']);
+}
+
 export async function channelPage(site: SiteContext, name: string): Promise<Rendered> {
-  const answer = object(await site.api.read('network.channel', { params: { channel: name }, query: { top: 10 } }));
+  const answer = object(
+    await site.api.read('network.channel', { params: { channel: name }, query: { top: CHANNEL_TOP } }),
+  );
   const channel = object(answer.channel);
   const hourly = numbers(answer.hourly_lines);
   const body =
     `<dl class="cards"><div><dt>Users now</dt><dd>${count(channel.users)}</dd>` +
     `<dd class="record">Most today ${count(channel.peak_users)}</dd></div>` +
+    `<div><dt>Record users</dt><dd data-record>${count(channel.record_users)}</dd>` +
+    `<dd class="record">on <time datetime="${text(channel.record_users_at)}">${when(channel.record_users_at, site.timeZone)}</time></dd></div>` +
     `<div><dt>Lines today</dt><dd>${count(answer.lines_today)}</dd></div>` +
     `<div><dt>Modes</dt><dd>${text(channel.modes)}</dd></div></dl>` +
     `<h2>Topic</h2><p class="topic">${typeof channel.topic === 'string' && channel.topic !== '' ? escapeHtml(channel.topic) : '<span class="muted">No topic.</span>'}</p>` +
@@ -255,7 +300,13 @@ export async function channelPage(site: SiteContext, name: string): Promise<Rend
       'Most lines today',
       ['Nick', 'n:Lines'],
       list(answer.top_users_today).map((entry) => [userLink(entry.nick), count(entry.lines)]),
-    );
+      MOST_LINES_FIRST,
+    ) +
+    `<div class="pair"><section><h2>Members by client</h2>` +
+    memberChart('Members by IRC client', answer.member_clients, (entry) => String(entry.client), 'Client') +
+    `</section><section><h2>Members by country</h2>` +
+    memberChart('Members by country', answer.member_countries, (entry) => String(entry.country), 'Country') +
+    `</section></div>`;
   return {
     status: 200,
     html: page({ network: site.network(), title: String(channel.name ?? name), timeZone: site.timeZone, body }),
@@ -319,7 +370,7 @@ export async function distributionPage(site: SiteContext, kind: 'countries' | 'c
   const title = kind === 'countries' ? 'Countries' : 'Clients';
   const body =
     `<p class="muted">${count(answer.total)} users counted; ${count(answer.unknown)} unknown.</p>` +
-    table(title, head, rows);
+    table(title, head, rows, { sorted: { column: 1, direction: 'descending' } });
   return {
     status: 200,
     html: page({ network: site.network(), title, current: `/network/${kind}/`, timeZone: site.timeZone, body }),
@@ -336,6 +387,7 @@ export async function serversPage(site: SiteContext): Promise<Rendered> {
           measured.map((server) => String(server.name)),
           measured.map((server) => server.latency_ms as number),
           ['Server', 'Latency (ms)'],
+          {},
         )
       : '<p class="muted">No latency measured yet.</p>';
   return {
@@ -364,7 +416,9 @@ export async function operatorsPage(site: SiteContext): Promise<Rendered> {
       title: 'Operators',
       current: '/network/operators/',
       timeZone: site.timeZone,
-      body: table('IRC operators the bot sees', ['Nick', 'Server', 'Away'], rows),
+      body: table('IRC operators the bot sees', ['Nick', 'Server', 'Away'], rows, {
+        sorted: { column: 0, direction: 'ascending' },
+      }),
     }),
   };
 }
@@ -424,11 +478,12 @@ export async function apiPage(site: SiteContext): Promise<Rendered> {
       if (method === 'head') continue;
       const op = object(operation);
       const tier = Array.isArray(op.tags) ? String(op.tags[0] ?? '') : '';
-      // Four columns, the endpoint's name under its tier: five made every row a column of single words on a phone.
+      // Four columns, the endpoint's name under its tier: five made every row a column of single words on a phone,
+      // where the rows are stacked: method and path on one line, then the tier and endpoint, then the summary.
       rows.push([
         `<code>${escapeHtml(method.toUpperCase())}</code>`,
         `<code>${escapeHtml(path)}</code>`,
-        `${escapeHtml(tier)}<br><span class="muted">${text(op.operationId)}</span>`,
+        `${escapeHtml(tier)} <br><span class="muted">${text(op.operationId)}</span>`,
         text(op.summary),
       ]);
     }
@@ -437,7 +492,9 @@ export async function apiPage(site: SiteContext): Promise<Rendered> {
     `<p>The bot serves JSON under <code>/api/</code> and <code>/network/data/</code>. The whole description is the ` +
     `OpenAPI document at <a href="/api/openapi.json">/api/openapi.json</a>. Public paths need nothing; token paths ` +
     `need <code>Authorization: Token &lt;token&gt;</code>, a token an administrator approved for the endpoint.</p>` +
-    table('Endpoints', ['Method', 'Path', 'Tier and endpoint', 'Summary'], rows);
+    table('Endpoints', ['Method', 'Path', 'Tier and endpoint', 'Summary'], rows, {
+      stacked: ['inline', 'inline', 'labelled', 'line'],
+    });
   return {
     status: 200,
     html: page({ network: site.network(), title: 'API', current: '/network/api/', timeZone: site.timeZone, body }),

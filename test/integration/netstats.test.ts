@@ -188,7 +188,10 @@ t.test('top users and top channels today: exactly the lines sent, in order, ties
   );
   t.equal(hourly[new Date().getUTCHours()], 15, 'all of them in this (UTC) hour');
   t.same(profile.top_users_today, leaderboard(sent.get(first)!));
-  t.ok((profile.channel as { peak_users: number }).peak_users >= inFirst.length, 'the peak counts every member');
+  const overview = profile.channel as { peak_users: number; record_users: number; record_users_at: string };
+  t.ok(overview.peak_users >= inFirst.length, 'the peak counts every member');
+  t.ok(overview.record_users >= overview.peak_users, `the record (${overview.record_users}) is at least the peak`);
+  t.ok(Date.parse(overview.record_users_at) <= Date.now(), 'reached before now');
 
   const speaker = inFirst[2]!;
   const { body: user } = await get(`/network/data/user/${encodeURIComponent(speaker.nick)}/`);
@@ -227,6 +230,18 @@ t.test('countries: exactly the WEBIRC members, by the country of their IP', asyn
   const { body } = await get('/network/data/countries/');
   const plain = crowd!.clients.filter((member) => !member.country).length;
   t.ok((body.unknown as number) >= plain, `the ${plain} members on 127.0.0.1 are unknown`);
+
+  // One channel's members, the same way: the crowd members in it, the bot left out.
+  const first = channels[0]!;
+  const members = crowd!.clients.filter((member) => member.channels.includes(first));
+  const inChannel = new Map<string, number>();
+  for (const member of members) {
+    if (member.country) inChannel.set(member.country, (inChannel.get(member.country) ?? 0) + 1);
+  }
+  const { body: profile } = await get(`/network/data/channel/${encodeURIComponent(first)}/?top=100`);
+  const shares = profile.member_countries as { results: Record<string, unknown>[] };
+  t.same(sorted(asList(shares.results)), sorted(Object.fromEntries(inChannel)), `${first}: its members by country`);
+  t.match(shares, { other: 0, unknown: members.filter((member) => !member.country).length, total: members.length });
 });
 
 t.test('clients: exactly the CTCP VERSION replies of the crowd', async (t) => {
@@ -262,6 +277,21 @@ t.test('clients: exactly the CTCP VERSION replies of the crowd', async (t) => {
       `${String(item.client)}: the version read from the reply`,
     );
   }
+
+  // One channel's members by client, the top one and the rest: the crowd members in it, the bot left out.
+  const first = channels[0]!;
+  const members = crowd!.clients.filter((member) => member.channels.includes(first));
+  const inChannel = new Map<string, number>();
+  for (const member of members) inChannel.set(member.client, (inChannel.get(member.client) ?? 0) + 1);
+  const ranked = [...inChannel].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const { body: profile } = await get(`/network/data/channel/${encodeURIComponent(first)}/?top=1`);
+  t.match(profile.member_clients, {
+    results: [{ client: ranked[0]![0], users: ranked[0]![1] }],
+    other: members.length - ranked[0]![1],
+    unknown: 0,
+    total: members.length,
+  });
+  t.equal((profile.member_clients as { results: unknown[] }).results.length, 1, '?top=1: one entry');
 });
 
 t.test('history grows by one point per interval', async (t) => {

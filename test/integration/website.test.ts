@@ -1,10 +1,11 @@
 /**
  * The website in a real browser (headless chromium) against the bot on the real test network, with a
  * crowd that chats: every page loads without a console error or a failed request, asks nothing of any
- * origin but the bot's, shows the JSON API's numbers, has no serious or critical axe-core violation, reads
- * with JavaScript off, and the status page's users count follows clients connecting without a reload.
- * Screenshots at 375 and 1280 px of each page go to `.test-output/website/` (WEBSITE_SHOTS names another
- * folder).
+ * origin but the bot's, shows the JSON API's numbers, has no serious or critical axe-core violation (in
+ * dark colours too), reads with JavaScript off, sorts its tables and shows its charts' tooltips with it
+ * on, and the status page's users count follows clients connecting without a reload. Screenshots at 375
+ * and 1280 px of each page, and of two in dark colours, go to `.test-output/website/` (WEBSITE_SHOTS names
+ * another folder).
  *
  * The bot is started through test/support/website.ts, so this file runs once, on the default IRC client
  * library: nothing here depends on the library, and a browser run costs the most of any test.
@@ -82,7 +83,7 @@ t.teardown(async () => {
 });
 
 /** A page of the bot's that records what went wrong on it and every request it made. */
-async function open(pagePath: string, options: { javascript?: boolean; width?: number } = {}) {
+async function open(pagePath: string, options: { javascript?: boolean; width?: number; dark?: boolean } = {}) {
   const page = await browser.newPage();
   const problems: string[] = [];
   const requests: string[] = [];
@@ -96,26 +97,36 @@ async function open(pagePath: string, options: { javascript?: boolean; width?: n
   // Each visit asks the bot: a page the browser kept (max-age) would show an earlier moment.
   await page.setCacheEnabled(false);
   await page.setViewport({ width: options.width ?? 1280, height: 900 });
+  if (options.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   const response = await page.goto(bot.url + pagePath, { waitUntil: 'load' });
   return { page, problems, requests, status: response?.status() ?? 0 };
 }
 
-async function axeViolations(page: Page): Promise<string[]> {
+/** axe-core's violations of impact serious or critical; with `rules`, its violations of those rules, whatever their impact. */
+async function axeViolations(page: Page, rules?: string[]): Promise<string[]> {
   await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => {
+  const result = await page.evaluate(async (only) => {
     const axe = (
       globalThis as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }> };
+        axe: {
+          run(
+            context: unknown,
+            options: unknown,
+          ): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }>;
+        };
       }
     ).axe;
-    return (await axe.run()).violations.map((violation) => ({
-      id: violation.id,
-      impact: violation.impact,
-      nodes: violation.nodes.length,
-    }));
-  });
+    const options = only ? { runOnly: { type: 'rule', values: only } } : {};
+    return (await axe.run((globalThis as unknown as { document: unknown }).document, options)).violations.map(
+      (violation) => ({
+        id: violation.id,
+        impact: violation.impact,
+        nodes: violation.nodes.length,
+      }),
+    );
+  }, rules ?? null);
   return result
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .filter((violation) => rules || violation.impact === 'serious' || violation.impact === 'critical')
     .map((violation) => `${violation.id} (${violation.impact}, ${violation.nodes} elements)`);
 }
 
@@ -189,12 +200,49 @@ t.test("the pages show the JSON API's numbers", async (t) => {
   t.ok(top, 'a top channel today');
   t.match(topRow, `${top!.name}${top!.lines}`, 'the top channel and its lines');
 
-  const lobby = await atOneMoment<{ channel: { users: number } }>(
-    '/network/data/channel/%23lobby/',
-    '/network/channel/%23lobby/',
-    (page) => page.$$eval('.cards dd', (elements) => elements.map((element) => element.textContent ?? '')),
+  type Shares = {
+    results: { users: number; client?: string; country?: string }[];
+    other: number;
+    unknown: number;
+    total: number;
+  };
+  const lobby = await atOneMoment<{
+    channel: { users: number; record_users: number; record_users_at: string };
+    member_clients: Shares;
+    member_countries: Shares;
+  }>('/network/data/channel/%23lobby/?top=10', '/network/channel/%23lobby/', async (page) => [
+    JSON.stringify(await page.$$eval('.cards dd', (elements) => elements.map((element) => element.textContent ?? ''))),
+    (await page.$eval('[data-record]', (element) => element.textContent)) ?? '',
+    (await page.$eval('[data-record] + dd time', (element) => element.getAttribute('datetime'))) ?? '',
+    JSON.stringify(
+      await page.$$eval('.pair table', (tables) =>
+        tables.map((table) =>
+          [...table.querySelectorAll('tbody tr')].map((row) => [
+            row.cells[0]?.textContent ?? '',
+            row.cells[1]?.textContent ?? '',
+          ]),
+        ),
+      ),
+    ),
+  ]);
+  const [cards, record, recordAt, charts] = lobby.shown;
+  const { channel, member_clients: clients, member_countries: countries } = lobby.answer;
+  t.equal((JSON.parse(cards!) as string[])[0], String(channel.users), "the channel's users");
+  t.equal(record, channel.record_users.toLocaleString('en-US'), "the channel's record users");
+  t.ok(channel.record_users >= channel.users, 'at least the users now');
+  t.equal(recordAt, channel.record_users_at, 'and when');
+  // Each chart's table: the entries, then the other and the unknown members, as the API counts them.
+  const rows = (shares: Shares, label: (entry: Shares['results'][number]) => string) => [
+    ...shares.results.map((entry) => [label(entry), String(entry.users)]),
+    ...(shares.other > 0 ? [['Other', String(shares.other)]] : []),
+    ...(shares.unknown > 0 ? [['Unknown', String(shares.unknown)]] : []),
+  ];
+  t.ok(clients.total > 0 && clients.results.length > 0, `the API counts ${clients.total} members by client`);
+  t.same(
+    JSON.parse(charts!),
+    [rows(clients, (entry) => entry.client ?? ''), rows(countries, (entry) => entry.country ?? '')],
+    "the members' clients and countries, as the API counts them",
   );
-  t.equal(lobby.shown[0], String(lobby.answer.channel.users), "the channel's users");
 });
 
 t.test('with JavaScript off, the numbers and tables are there', async (t) => {
@@ -202,8 +250,120 @@ t.test('with JavaScript off, the numbers and tables are there', async (t) => {
     const { page } = await open(pagePath, { javascript: false });
     const rows = await page.$$eval('tbody tr', (elements) => elements.length);
     t.ok(rows > 0, `${pagePath}: ${rows} table rows`);
+    if (pagePath !== '/network/channels/') {
+      const titles = await page.$$eval('svg.chart title', (elements) => elements.length);
+      t.ok(titles > 0, `${pagePath}: ${titles} chart tooltips of the browser's own`);
+    }
     await page.close();
   }
+  // The channel list is paged on the server: its headings are links, and sort it without a script.
+  const { page } = await open('/network/channels/', { javascript: false });
+  await Promise.all([page.waitForNavigation(), page.click('thead th:first-child a')]);
+  t.match(page.url(), /\?ordering=name$/);
+  t.equal(await page.$eval('thead th:first-child', (element) => element.getAttribute('aria-sort')), 'ascending');
+  const names = await page.$$eval('tbody tr td:first-child', (cells) => cells.map((cell) => cell.textContent ?? ''));
+  t.same(
+    names,
+    [...names].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)),
+    'by name',
+  );
+  await page.close();
+});
+
+t.test('tables sort without a reload, with the mouse and with the keyboard', async (t) => {
+  const { page, problems } = await open('/network/clients/');
+  await page.evaluate('window.sameDocument = true');
+  type Row = [client: string, users: string];
+  const rows = (): Promise<Row[]> =>
+    page.$$eval('table[data-sortable] tbody tr', (trs) =>
+      trs.map((tr) => [tr.cells[0]!.textContent ?? '', tr.cells[1]!.textContent ?? ''] as Row),
+    );
+  const sortState = () =>
+    page.$$eval('table[data-sortable] thead th', (ths) => ths.map((th) => th.getAttribute('aria-sort')));
+  const heading = (column: number) => `table[data-sortable] thead th:nth-child(${column}) button.sort`;
+  const served = await rows();
+  t.ok(served.length >= 2, `${served.length} clients to sort`);
+  t.same(await sortState(), [null, 'descending', null, null], 'served most users first, and its heading says so');
+  const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+  const byName = [...served].sort((a, b) => collator.compare(a[0], b[0]));
+
+  await page.click(heading(1));
+  t.same(await rows(), byName, 'a click on "Client": A to Z');
+  t.same(await sortState(), ['ascending', null, null, null]);
+  await page.focus(heading(1));
+  await page.keyboard.press('Enter');
+  t.same(await rows(), [...byName].reverse(), 'Enter on it again: Z to A');
+  t.same(await sortState(), ['descending', null, null, null]);
+  await page.focus(heading(2));
+  await page.keyboard.press('Space');
+  const users = (await rows()).map((row) => Number(row[1].replace(/,/g, '')));
+  t.same(
+    users,
+    [...users].sort((a, b) => b - a),
+    'Space on "Users": most first, as numbers',
+  );
+  t.same(await sortState(), [null, 'descending', null, null]);
+  t.equal(await page.evaluate('window.sameDocument'), true, 'in the same page: no reload');
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});
+
+t.test("a chart's points have tooltips", async (t) => {
+  const { page, problems } = await open('/network/');
+  t.equal(
+    await page.$$eval('svg.chart title', (elements) => elements.length),
+    0,
+    "the script's tooltip replaces the browser's",
+  );
+  const hits = await page.$$('svg.chart rect.hit');
+  t.ok(hits.length > 0, `${hits.length} points`);
+  const last = hits.at(-1)!;
+  await last.hover();
+  await page.waitForSelector('.tip:not([hidden])');
+  const tip = await page.$eval('.tip', (element) => element.textContent);
+  t.equal(tip, await last.evaluate((element) => element.getAttribute('data-tip')), 'the point under the pointer');
+  t.match(tip, /^\d\d:\d\d · Users \d[\d,]* · Channels \d[\d,]*$/, 'its hour, users and channels');
+  const figure = await page.$('figure');
+  const box = (await figure!.boundingBox())!;
+  await page.screenshot({ path: path.join(shots, 'tooltip-1280.png'), clip: { ...box, height: box.height + 40 } });
+  await page.mouse.move(2, 2);
+  await page.waitForSelector('.tip[hidden]');
+  t.pass('gone when the pointer leaves the chart');
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});
+
+t.test('dark colours: the contrast is enough, and screenshots', async (t) => {
+  for (const [name, pagePath] of [
+    ['status', '/network/'],
+    ['channel', '/network/channel/%23lobby/'],
+  ] as const) {
+    const { page, problems } = await open(pagePath, { dark: true });
+    const background = await page.evaluate('getComputedStyle(document.body).backgroundColor');
+    t.equal(background, 'rgb(13, 17, 23)', `${pagePath}: in dark colours`);
+    t.same(await axeViolations(page, ['color-contrast']), [], `${pagePath}: axe-core's colour contrast passes`);
+    t.same(await axeViolations(page), [], `${pagePath}: nothing serious or critical`);
+    t.same(problems, [], `${pagePath}: no console error or failed request`);
+    await page.screenshot({ path: path.join(shots, `${name}-dark-1280.png`), fullPage: true });
+    await page.setViewport({ width: 375, height: 800 });
+    await page.screenshot({ path: path.join(shots, `${name}-dark-375.png`), fullPage: true });
+    await page.close();
+  }
+});
+
+t.test('the API page at 375 px: a row per endpoint, stacked, none of them tall', async (t) => {
+  const { page } = await open('/network/api/', { width: 375 });
+  const heights = await page.$$eval('table.stack tbody tr', (rows) =>
+    rows.map((row) => row.getBoundingClientRect().height),
+  );
+  t.ok(heights.length > 20, `${heights.length} endpoints`);
+  t.equal(
+    await page.$eval('table.stack tbody tr', (row) => row.ownerDocument.defaultView!.getComputedStyle(row).display),
+    'block',
+    'stacked',
+  );
+  t.ok(Math.max(...heights) <= 140, `the tallest row is ${Math.round(Math.max(...heights))} px`);
+  await page.close();
 });
 
 t.test("the status page's users count follows clients connecting, without a reload", async (t) => {

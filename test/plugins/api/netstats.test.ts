@@ -4,7 +4,7 @@
  */
 import t, { type Test } from 'tap';
 import { indexOf } from '../../../plugins/api/netstats.js';
-import { fill, NOW, PRIVATE } from './fixtures/network-fill.js';
+import { CHAT_RECORD, CHAT_RECORD_AT, fill, NOW, PRIVATE } from './fixtures/network-fill.js';
 import { startApi } from './fixtures/api-host.js';
 import { OpenApiValidator } from './fixtures/openapi-validator.js';
 
@@ -12,12 +12,12 @@ type Body = Record<string, unknown> & { results: Record<string, unknown>[] };
 
 /** The api plugin on a host whose model, activity and history are filled; its clock at {@link NOW}. */
 async function start(t: Test) {
-  const { host, inject, activity, history, authorization } = await startApi(t, {
+  const { host, inject, activity, history, records, authorization } = await startApi(t, {
     clock: () => NOW,
     api: { cache_seconds: 30, reuse_ms: 0 },
   });
   const { model } = host;
-  fill({ model, activity, history });
+  fill({ model, activity, history, records });
   const document = (await inject('GET', '/api/openapi.json')).body as Record<string, unknown>;
   const validator = new OpenApiValidator(document);
   /**
@@ -41,7 +41,7 @@ async function start(t: Test) {
     }
     return { response, body };
   };
-  return { host, model, get, document };
+  return { host, model, records, get, document };
 }
 
 t.test('the index lists every endpoint with both paths, from the route table', async (t) => {
@@ -132,6 +132,8 @@ t.test('channel profile: overview, 24 hours that add up, top users; hidden ones 
     topic: 'hello',
     users: 3,
     peak_users: 12,
+    record_users: CHAT_RECORD,
+    record_users_at: CHAT_RECORD_AT.toISOString(),
     modes: '+nt',
     created_at: '2023-11-14T22:13:20.000Z',
   });
@@ -160,7 +162,7 @@ t.test('channel profile: overview, 24 hours that add up, top users; hidden ones 
   t.same(quiet.body.top_users_today, [{ nick: 'carol', lines: 2 }]);
   t.equal(body.lines_counted, true, 'the collector sits in #chat and counts its lines');
 
-  // A channel the bot is not in: users and topic, no line counts, and it says so.
+  // A channel the bot is not in: users and topic, no line counts nor members, and it says so.
   model.upsertChannel('#big', { users: 3000, topic: 'too big to sit in' });
   const outside = await get('/network/data/channel/%23big/');
   t.match(outside.body, {
@@ -169,11 +171,91 @@ t.test('channel profile: overview, 24 hours that add up, top users; hidden ones 
     lines_today: null,
     hourly_lines: null,
     top_users_today: [],
+    member_clients: null,
+    member_countries: null,
   });
   // One the bot left today: what it counted while there, marked as not counted now.
   model.clearMembers('#dev', 2);
   const left = await get('/network/data/channel/%23dev/');
   t.match(left.body, { lines_counted: false, lines_today: 2 });
+});
+
+t.test("a channel's record users: the collector's record, never below the users now", async (t) => {
+  const { model, records, get } = await start(t);
+  // #dev has no record yet (its counts were not announced to the collector): its users now are the record.
+  t.match((await get('/network/data/channel/%23dev/')).body, {
+    channel: { users: 2, record_users: 2, record_users_at: NOW.toISOString() },
+  });
+  const later = new Date('2026-11-21T11:00:00.000Z');
+  records.note('#dev', 5, later.getTime());
+  t.match((await get('/network/data/channel/%23dev/')).body, {
+    channel: { users: 2, record_users: 5, record_users_at: later.toISOString() },
+  });
+  t.notOk(records.note('#dev', 4, NOW.getTime()), 'fewer users than the record are no record');
+  t.match((await get('/network/data/channel/%23DEV/')).body.channel, { record_users: 5 }, 'the CASEMAPPING folds');
+  // A count past the record that the collector has not noted yet: the answer still says at least `users`.
+  for (const nick of ['d1', 'd2', 'd3', 'd4', 'd5']) model.addMember('#dev', nick);
+  t.match((await get('/network/data/channel/%23dev/')).body.channel, {
+    users: 7,
+    record_users: 7,
+    record_users_at: NOW.toISOString(),
+  });
+  const token = await get('/api/netstats/channel/%23chat/');
+  t.match(token.body.channel, { record_users: CHAT_RECORD, record_users_at: CHAT_RECORD_AT.toISOString() });
+});
+
+t.test("a channel's members by client and country: public members only, the top ones and the rest", async (t) => {
+  const { model, get } = await start(t);
+  // #chat: Alice (WeeChat, GB), bob (WeeChat 3.8, DE) and the bot itself, which is not counted.
+  const chat = await get('/network/data/channel/%23chat/');
+  t.same(chat.body.member_clients, {
+    results: [{ client: 'WeeChat', users: 2, percent: 100 }],
+    other: 0,
+    unknown: 0,
+    total: 2,
+  });
+  t.same(chat.body.member_countries, {
+    results: [
+      { country_code: 'DE', country: 'Germany', users: 1, percent: 50 },
+      { country_code: 'GB', country: 'United Kingdom', users: 1, percent: 50 },
+    ],
+    other: 0,
+    unknown: 0,
+    total: 2,
+  });
+  // A service joins (not counted), and two users: one whose client and country are unknown, one with mIRC in FR.
+  model.addMember('#chat', 'NickServ');
+  model.upsertUser('dave', { server: 'hub.test.net' });
+  model.upsertUser('erin', { server: 'hub.test.net', client: 'mIRC', countryCode: 'FR' });
+  model.addMember('#chat', 'dave');
+  model.addMember('#chat', 'erin');
+  const top = await get('/network/data/channel/%23chat/?top=1');
+  t.same(top.body.member_clients, {
+    results: [{ client: 'WeeChat', users: 2, percent: 50 }],
+    other: 1,
+    unknown: 1,
+    total: 4,
+  });
+  t.same(top.body.member_countries, {
+    results: [{ country_code: 'DE', country: 'Germany', users: 1, percent: 25 }],
+    other: 2,
+    unknown: 1,
+    total: 4,
+  });
+  // The secret channel's members, on the token path only: the user seen only there is counted.
+  const hush = await get('/api/netstats/channel/%23hush/');
+  t.same(
+    (hush.body.member_clients as { results: { client: string; users: number }[] }).results.map((entry) => [
+      entry.client,
+      entry.users,
+    ]),
+    [
+      ['WeeChat', 1],
+      ['mIRC', 1],
+    ],
+    'ties by name, in code units as the network distributions order them',
+  );
+  t.match(hush.body.member_countries, { other: 0, unknown: 0, total: 2 });
 });
 
 t.test(

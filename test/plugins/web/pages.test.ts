@@ -5,8 +5,9 @@
  * network, and answers a hidden or unknown channel with the same 404 page.
  */
 import t, { type Test } from 'tap';
+import { when } from '../../../plugins/web/layout.js';
 import { startApi } from '../api/fixtures/api-host.js';
-import { fill, NOW, PRIVATE } from '../api/fixtures/network-fill.js';
+import { CHAT_RECORD, CHAT_RECORD_AT, fill, NOW, PRIVATE } from '../api/fixtures/network-fill.js';
 
 const PAGES = [
   '/network/',
@@ -22,13 +23,14 @@ const PAGES = [
   '/network/api/',
 ];
 
-async function start(t: Test) {
+async function start(t: Test, timeZone = 'UTC') {
   const bot = await startApi(t, {
     clock: () => NOW,
     api: { cache_seconds: 30, reuse_ms: 0 },
     web: { network_name: 'TestNet', cache_seconds: 20 },
+    timeZone,
   });
-  fill({ model: bot.host.model, activity: bot.activity, history: bot.history });
+  fill({ model: bot.host.model, activity: bot.activity, history: bot.history, records: bot.records });
   const page = async (path: string) => {
     const response = await bot.inject('GET', path);
     return { ...response, html: response.text };
@@ -50,6 +52,8 @@ t.test('every page: HTML in the frame, cacheable, and nothing private', async (t
     t.match(answer.html, /<nav aria-label="Site">.*href="\/network\/channels\/"/, 'with the menu');
     t.match(answer.html, /Times are in UTC\./, 'the time zone named');
     for (const secret of PRIVATE) t.notOk(answer.html.includes(secret), `${path} does not show ${secret}`);
+    t.match(answer.html, /<script>\(\(\)=>\{\nconst collator=/, `${path}: the site's script is in the page`);
+    t.notMatch(answer.html, /<script [^>]*src=|<link [^>]*href=|<img /, `${path}: nothing to fetch`);
   }
 });
 
@@ -70,6 +74,20 @@ t.test("the status page shows the public API's numbers, and updates them live", 
   t.match(html, /<details><summary>Users and channels, hourly peaks: the numbers/, 'with its numbers as a table');
   t.match(html, /fetch\('\/network\/data\/status\/'/, 'the live script asks the public status');
   t.match(html, /Record 129 on 2026-11-21/, "the users' record from the history");
+  // The tables sort without a reload; the top lists come most lines first, which their headings say.
+  t.match(
+    html,
+    '<table data-sortable><caption class="muted">Most lines today (2026-11-21)</caption><thead><tr>' +
+      '<th scope="col">Channel</th><th scope="col" class="n" aria-sort="descending">Lines</th>',
+  );
+  // Each hour of the chart has a tooltip with its numbers, over a column the pointer finds.
+  const history = status.history as { time: string; users: number; channels: number }[];
+  const titles = [...html.matchAll(/<rect class="hit"[^>]*><title>([^<]*)<\/title><\/rect>/g)].map((match) => match[1]);
+  t.same(
+    titles,
+    history.map((point) => `${when(point.time, 'UTC').slice(11)} · Users ${point.users} · Channels ${point.channels}`),
+    'a tooltip per hour: its time, users and channels',
+  );
 });
 
 t.test("the channels page lists the API's public channels, searches and sorts", async (t) => {
@@ -85,6 +103,78 @@ t.test("the channels page lists the API's public channels, searches and sorts", 
   const sorted = await page('/network/channels/?ordering=name');
   t.ok(sorted.html.indexOf('>#chat<') < sorted.html.indexOf('>#dev<'), 'by name');
   t.equal((await page('/network/channels/?ordering=bogus&offset=-5')).status, 200, 'a bad value is ignored');
+  // The list is paged: its headings are links the server sorts by, with or without JavaScript.
+  t.notMatch(html, /<table[^>]*data-sortable/, 'not sorted in the page, which holds one page of the list');
+  t.match(
+    html,
+    '<th scope="col"><a href="/network/channels/?ordering=name">Channel</a></th>' +
+      '<th scope="col" class="n" aria-sort="descending"><a href="/network/channels/?ordering=users">Users</a></th>',
+    'most users first by default; the users heading turns it around',
+  );
+  t.match(
+    sorted.html,
+    '<th scope="col" aria-sort="ascending"><a href="/network/channels/?ordering=-name">Channel</a></th>' +
+      '<th scope="col" class="n"><a href="/network/channels/?ordering=-users">Users</a></th>',
+  );
+  const backwards = await page('/network/channels/?ordering=-name');
+  t.ok(backwards.html.indexOf('>#dev<') < backwards.html.indexOf('>#chat<'), 'Z to A');
+  t.match(
+    (await page('/network/channels/?ordering=-name&search=e&offset=50')).html,
+    '<th scope="col" aria-sort="descending"><a href="/network/channels/?search=e&amp;ordering=name">Channel</a></th>',
+    'the search stays, and the list starts again from its first page',
+  );
+});
+
+t.test("a channel's page: its record users in the site's time zone, its members by client and country", async (t) => {
+  const { page, json, host } = await start(t, 'Europe/Berlin');
+  const answer = await json('/network/data/channel/%23chat/');
+  t.match(answer.channel, { record_users: CHAT_RECORD, record_users_at: CHAT_RECORD_AT.toISOString() });
+  const { html } = await page('/network/channel/%23chat/');
+  t.match(html, /Times are in Europe\/Berlin\./);
+  t.match(
+    html,
+    `<dt>Record users</dt><dd data-record>${CHAT_RECORD}</dd>` +
+      `<dd class="record">on <time datetime="${CHAT_RECORD_AT.toISOString()}">2026-11-19 19:45</time></dd>`,
+    'the record and when: 18:45 UTC is 19:45 in Berlin',
+  );
+  // The members the API counts: WeeChat twice; Germany once, the United Kingdom once.
+  t.match(
+    html,
+    /<h2>Members by client<\/h2><figure><svg class="chart small"[^>]*aria-label="Members by IRC client \(2 counted\)"/,
+  );
+  t.match(html, '<title>WeeChat · Members 2 (100 %)</title>', 'a tooltip on the bar');
+  t.match(html, '<tr><td>WeeChat</td><td class="n">2</td><td class="n">100 %</td></tr>', 'and its row in the table');
+  t.match(html, '<tr><td>Germany</td><td class="n">1</td><td class="n">50 %</td></tr>');
+  t.match(html, '<tr><td>United Kingdom</td><td class="n">1</td><td class="n">50 %</td></tr>');
+  t.notMatch(html, /<td>(Other|Unknown)<\/td>/, 'no other or unknown member to show');
+
+  // Members the bot knows nothing of, and more clients than the chart names: "Other" and "Unknown".
+  const { model } = host;
+  for (let index = 0; index < 11; index++) {
+    model.upsertUser(`fan${index}`, { server: 'hub.test.net', client: `Client${index}`, countryCode: 'NL' });
+    model.addMember('#chat', `fan${index}`);
+  }
+  model.upsertUser('dave', { server: 'hub.test.net' });
+  model.addMember('#chat', 'dave');
+  const more = await json('/network/data/channel/%23chat/');
+  const clients = more.member_clients as { results: { client: string }[] };
+  t.match(clients, { other: 2, unknown: 1, total: 14 });
+  const crowded = (await page('/network/channel/%23chat/')).html;
+  const bars = [...crowded.matchAll(/<title>([^<]*) · Members [^<]*<\/title>/g)].map((match) => match[1]);
+  t.same(
+    bars.slice(0, 12),
+    [...clients.results.map((entry) => entry.client), 'Other', 'Unknown'],
+    'the top ten, then the rest, then the unknown',
+  );
+  t.match(crowded, '<tr><td>Other</td><td class="n">2</td><td class="n">14.29 %</td></tr>');
+  t.match(crowded, '<tr><td>Unknown</td><td class="n">1</td><td class="n">7.14 %</td></tr>');
+  t.match(crowded, '<tr><td>Netherlands</td><td class="n">11</td><td class="n">78.57 %</td></tr>');
+
+  // A channel the bot is not in: no members known, and the page says why.
+  model.upsertChannel('#big', { users: 3000, topic: 'too big to sit in' });
+  const outside = (await page('/network/channel/%23big/')).html;
+  t.match(outside, /Members by IRC client: the bot does not sit in this channel, so it does not know its members\./);
+  t.match(outside, /<dd data-record>3,000<\/dd>/, 'its users now are its record until the collector notes one');
 });
 
 t.test('a hidden channel and an unknown one get the same 404 page; the network text is escaped', async (t) => {
@@ -109,8 +199,20 @@ t.test('a hidden channel and an unknown one get the same 404 page; the network t
 t.test('the API page lists the endpoints with their tiers; pages are not in the OpenAPI document', async (t) => {
   const { page, json } = await start(t);
   const { html } = await page('/network/api/');
-  t.match(html, /<code>\/api\/irc\/users\/<\/code><\/td><td>token<br><span class="muted">irc\.users<\/span><\/td>/);
-  t.match(html, /<code>\/network\/data\/status\/<\/code><\/td><td>public<br>/);
+  // On a narrow screen each row is stacked: the method and path on a line, the tier and endpoint labelled, the summary.
+  t.match(html, /<table class="stack"><caption class="muted">Endpoints<\/caption>/);
+  t.match(
+    html,
+    '<tr><td class="inline"><code>GET</code></td><td class="inline"><code>/api/irc/users/</code></td>' +
+      '<td data-label="Tier and endpoint">token <br><span class="muted">irc.users</span></td>' +
+      '<td>List of connected users, including hostmasks</td></tr>',
+  );
+  t.match(html, /<code>\/network\/data\/status\/<\/code><\/td><td data-label="Tier and endpoint">public <br>/);
+  t.notMatch(
+    html,
+    /<table[^>]*data-sortable/,
+    'a stacked table hides its headings on a phone, so it has no sort buttons',
+  );
   const paths = Object.keys((await json('/api/openapi.json')).paths as object);
   t.notOk(
     paths.some((path) => path === '/network/' || path.startsWith('/network/channel/')),
@@ -129,7 +231,7 @@ t.test('the servers page charts the latency once it is measured', async (t) => {
 
 t.test("without a configured name, the server's NETWORK; before the server said one, a plain title", async (t) => {
   const bot = await startApi(t, { clock: () => NOW, web: {} });
-  fill({ model: bot.host.model, activity: bot.activity, history: bot.history });
+  fill({ model: bot.host.model, activity: bot.activity, history: bot.history, records: bot.records });
   t.match((await bot.inject('GET', '/network/servers/')).text, /<a class="name" href="\/network\/">IRC network<\/a>/);
   bot.irc.register('DataBot', 'CASEMAPPING=rfc1459 NETWORK=Libera.Chat');
   t.match((await bot.inject('GET', '/network/servers/')).text, /<a class="name" href="\/network\/">Libera\.Chat<\/a>/);
