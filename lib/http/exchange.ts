@@ -48,6 +48,7 @@ export class RoutedRequest implements ApiRequest {
     readonly params: Record<string, string>,
     readonly headers: IncomingHttpHeaders,
     readonly ip: string,
+    readonly secure: boolean,
     readonly front: FrontFacts | undefined,
   ) {}
 
@@ -79,6 +80,8 @@ export class Exchange {
   front: FrontFacts | undefined = undefined;
   /** The request reached the hooks: the front's `served` count was there to be counted. */
   hooksSeen = false;
+  /** The request came over HTTPS (a TLS socket). */
+  secure = false;
 
   constructor(
     readonly raw: IncomingMessage,

@@ -11,6 +11,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../logger.js';
@@ -306,6 +307,7 @@ export class HttpServer {
     }
     const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, ip, started);
     exchange.front = front;
+    exchange.secure = (socket as Partial<TLSSocket>).encrypted === true;
     connection.latest = exchange;
     response.on('close', () => this.finish(exchange));
     if (expectsContinue) {

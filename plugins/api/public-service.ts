@@ -50,6 +50,7 @@ export function publicApi(routes: readonly RouteDefinition[]): PublicApi {
         headers: {},
         // Nobody's address: the answer is the one any client would get.
         ip: '',
+        secure: false,
         body: undefined,
       };
       const { body } = await route.handler(request);

@@ -20,6 +20,7 @@ function request(query: string, path = '/api/irc/channels/'): ApiRequest {
     query: new URLSearchParams(query),
     headers: {},
     ip: '127.0.0.1',
+    secure: false,
     body: undefined,
   };
 }
