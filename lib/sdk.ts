@@ -94,6 +94,7 @@ export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type Page, type PaginateOptions } f
 export { buildOpenApiDocument, openApiPath, type OpenApiDocument, type OpenApiInfo } from './http/openapi.js';
 export { SerializedJson } from './http/serialized-json.js';
 export { HtmlDocument, HTML_TYPE, escapeHtml } from './http/html-document.js';
+export { parseCookies, serializeCookie, type CookieOptions } from './http/cookies.js';
 export type {
   RouteDefinition,
   ApiRequest,
