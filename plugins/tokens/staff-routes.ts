@@ -41,6 +41,7 @@ const tokenSchema = {
     'is_active',
     'staff',
     'endpoints',
+    'requests',
     'uses',
   ],
   properties: {
@@ -57,6 +58,12 @@ const tokenSchema = {
       items: { type: 'string' },
       description: 'Approved endpoint names and wildcards (irc.*, netstats.*).',
     },
+    requests: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'Endpoint names the owner asked for on the website and no administrator has granted or declined yet.',
+    },
     uses: {
       type: 'object',
       additionalProperties: { type: 'integer' },
@@ -72,19 +79,20 @@ const auditEntrySchema = {
   properties: {
     at: { type: 'string', format: 'date-time' },
     token_id: { type: 'integer' },
-    action: { enum: ['create', 'grant', 'deny', 'revoke', 'staff'] },
+    action: { enum: ['create', 'grant', 'deny', 'revoke', 'staff', 'request', 'decline'] },
     actor: {
       type: 'object',
       additionalProperties: false,
       required: ['account', 'via', 'token_id', 'reason'],
       description:
-        'Who made the change: an account over IRC, the owner of a staff token over HTTP, or the bot itself (system).',
+        'Who made the change: an account over IRC or on the website (signed in), the owner of a staff token over ' +
+        'HTTP, or the bot itself (system).',
       properties: {
         account: {
           type: ['string', 'null'],
           description: 'The account that made the change; null when the bot made it by itself (via system).',
         },
-        via: { enum: ['irc', 'http', 'system'] },
+        via: { enum: ['irc', 'web', 'http', 'system'] },
         token_id: { type: ['integer', 'null'], description: 'The staff token used, for changes over HTTP.' },
         reason: {
           type: ['string', 'null'],
@@ -149,6 +157,7 @@ export function tokenJson(token: ApiToken): TokenAnswer {
     is_active: token.revokedAt === null,
     staff: token.staff,
     endpoints: [...token.grants],
+    requests: [...token.requests],
     uses: { ...token.uses },
   };
 }

@@ -120,6 +120,7 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
     is_active: true,
     staff: false,
     endpoints: [],
+    requests: [],
     uses: {},
   });
   const text = JSON.stringify(page);
