@@ -3,7 +3,8 @@
  * over time, its public channels, users, servers, operators, countries and clients, and the API's
  * documentation. Every page is HTML rendered on the server from the public API's answers (the api
  * plugin's `api.public` service), charts included (inline SVG), so it reads without JavaScript and shows
- * exactly what the public JSON shows; a small script only updates the status page's counts live.
+ * exactly what the public JSON shows; a small script only updates the status page's counts live. Other
+ * plugins' pages (the account pages) take its look through `web.layout`.
  */
 import {
   ApiError,
@@ -28,12 +29,14 @@ import {
   type SiteContext,
 } from './pages.js';
 import { webConfigSchema, type WebConfig } from './schema.js';
+import { webLayout } from './services.js';
 
 export default definePlugin<WebConfig>({
   name: 'web',
   description: "The network's website at /network/: pages with charts, from the public API's answers.",
   configSchema: webConfigSchema,
   uses: ['api.public', 'stats.activity'],
+  provides: ['web.layout'],
   start({ config, http, irc, services, model }) {
     const site: SiteContext = {
       api: services.get('api.public'),
@@ -96,5 +99,6 @@ export default definePlugin<WebConfig>({
       pageRoute('/network/api/', 'api', 'The API', () => apiPage(site)),
     ];
     for (const route of routes) http.route(route);
+    services.provide('web.layout', webLayout(site));
   },
 });
