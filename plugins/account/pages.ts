@@ -47,7 +47,9 @@ export const ACCOUNT_STYLE =
   '.bar{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;margin:.25rem 0 1rem}.bar form{margin:0}' +
   '.secret{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;width:100%;max-width:42rem}' +
   'ul.plain{list-style:none;margin:0;padding:0}code{overflow-wrap:anywhere}' +
-  '.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}';
+  '.visually-hidden{position:absolute;width:1px;height:1px;margin:-1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0}' +
+  // The hidden texts of the buttons in a wide table stay inside its scrolling box, not past the screen's edge.
+  '.scroll{position:relative}';
 
 /**
  * The copy button's script: it shows the button (hidden without JavaScript, where the secret is selected
@@ -214,8 +216,8 @@ export function settingsPage(visit: Visit, data: SettingsData): Rendered {
     ];
   });
   const body =
-    notice(data.message) +
     accountBar(visit) +
+    notice(data.message) +
     `<p>A token lets a program call the API's token endpoints, with the header ` +
     `<code>Authorization: Token &lt;token&gt;</code>. A new token reaches no endpoint: request each endpoint it ` +
     `needs, and an administrator must approve each one. You hold ${live.length} of at most ${data.maxTokens} ` +
@@ -327,8 +329,8 @@ export function adminPage(visit: Visit, data: AdminData): Rendered {
     ];
   });
   const body =
-    notice(data.message) +
     accountBar(visit) +
+    notice(data.message) +
     `<p>Each change takes effect on the API at once and is written to the <a href="${AUDIT_PATH}">audit log</a>, ` +
     `as the TOKEN commands over IRC are.</p>` +
     `<h2>Pending requests</h2>` +
@@ -339,7 +341,7 @@ export function adminPage(visit: Visit, data: AdminData): Rendered {
     ) +
     `<h2>All tokens</h2>` +
     layout.table(
-      `${data.tokens.length} tokens, newest first`,
+      `${data.tokens.length} token${data.tokens.length === 1 ? '' : 's'}, newest first`,
       ['Token', 'Owner', 'Created', 'Last used', 'Approved endpoints', 'Requested', 'State', 'Actions'],
       rows,
     ) +
