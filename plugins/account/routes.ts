@@ -8,7 +8,9 @@
  * a session id once signed in, and before that a random value of the sign-in form, whose CSRF token is made
  * from it; neither is stored for a visitor who does not sign in. A sign-in always starts a new id.
  */
+import { randomBytes } from 'node:crypto';
 import {
+  errorMessage,
   escapeHtml,
   HtmlDocument,
   parseCookies,
@@ -19,7 +21,6 @@ import {
   type RouteDefinition,
   type Services,
 } from '../../lib/sdk.js';
-import { randomBytes } from 'node:crypto';
 import { csrfToken, forgery } from './csrf.js';
 import {
   ACCOUNT_PATH,
@@ -59,7 +60,7 @@ export interface AccountRoutesContext {
   botNick: string;
 }
 
-/** Who sent a request: the cookie's value (when well-formed), the session it opens, and the CSRF secret. */
+/** Who sent a request: the cookie's value (the CSRF tokens are made from it), and the session it opens. */
 interface Visitor {
   cookie: string | undefined;
   session: Session | undefined;
@@ -258,7 +259,7 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
       await context.persisted();
     } catch (error) {
       sessions.end(session);
-      logger.error('a sign-in could not be saved', { account: check.account, error: String(error) });
+      logger.error('a sign-in could not be saved', { account: check.account, error: errorMessage(error) });
       return answer(
         refusalPage(
           visit,
@@ -318,7 +319,7 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
         await context
           .persisted()
           .catch((error: unknown) =>
-            logger.error('a sign-out could not be saved', { account: session.account, error: String(error) }),
+            logger.error('a sign-out could not be saved', { account: session.account, error: errorMessage(error) }),
           );
       }
       return seeOther(`${ACCOUNT_PATH}?signed_out`, {
