@@ -3,6 +3,7 @@
  * host. A plugin runs when the config has its key under `plugins`.
  */
 import type { PluginDefinition } from '../lib/sdk.js';
+import account from '../plugins/account/index.js';
 import api from '../plugins/api/index.js';
 import metrics from '../plugins/metrics/index.js';
 import nickserv from '../plugins/nickserv/index.js';
@@ -16,5 +17,6 @@ export const builtinPlugins: readonly PluginDefinition<never>[] = [
   tokens as PluginDefinition<never>,
   nickserv as PluginDefinition<never>,
   web as PluginDefinition<never>,
+  account as PluginDefinition<never>,
   metrics as PluginDefinition<never>,
 ];

@@ -95,6 +95,7 @@ export { buildOpenApiDocument, openApiPath, type OpenApiDocument, type OpenApiIn
 export { SerializedJson } from './http/serialized-json.js';
 export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml } from './http/html-document.js';
 export { compileAddressList } from './http/client-address.js';
+export { parseCookies, serializeCookie, type CookieOptions } from './http/cookies.js';
 export type {
   RouteDefinition,
   ApiRequest,

@@ -159,7 +159,7 @@ async function main(): Promise<number> {
       http: { host: '127.0.0.1', port: httpPort },
       store: { path: path.join(network.runDir, 'store.json') },
       admins: [adminAccount],
-      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {}, web: {}, metrics: { allow: ['127.0.0.1'] } },
+      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {}, web: {}, account: {}, metrics: { allow: ['127.0.0.1'] } },
     };
     fs.writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 
@@ -195,6 +195,7 @@ async function main(): Promise<number> {
       ` IRC network data service demo is running. Ctrl-C stops everything.`,
       '',
       ` Website:    ${baseUrl}/network/`,
+      ` Account:    ${baseUrl}/network/account/ (sign in as ${adminAccount}; admin panel ${baseUrl}/network/admin/)`,
       ` HTTP API:   ${baseUrl}/`,
       `   curl -s ${baseUrl}/api/irc/stats/`,
       `   curl -si ${baseUrl}/api/irc/stats/          # with headers`,

@@ -1,6 +1,6 @@
 /**
- * The JSON body of a POST or PATCH: the media type is checked, the bytes are
- * read within a limit, parsed, and checked against the route's schema.
+ * The body of a POST or PATCH: the media type is checked, the bytes are read within a limit, and
+ * parsed: JSON checked against the route's schema, or an HTML form's fields on a route marked `form`.
  */
 import type { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
@@ -64,21 +64,30 @@ function toDetail(error: ErrorObject): ErrorDetail {
   return { field: error.instancePath, message: error.message ?? `fails the "${error.keyword}" rule` };
 }
 
-/** 415 unless the request says `Content-Type: application/json` (a UTF-8 charset parameter is fine). */
-export function checkJsonContentType(request: IncomingMessage): void {
+/** The media type of a JSON body, and of an HTML form's (as browsers send a form without a file). */
+export const JSON_MEDIA_TYPE = 'application/json';
+export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
+
+/** 415 unless the request's `Content-Type` is `mediaType` (a UTF-8 charset parameter is fine). */
+export function checkContentType(request: IncomingMessage, mediaType: string): void {
   const header = request.headers['content-type'] ?? '';
-  const [mediaType = '', ...parameters] = header.split(';').map((part) => part.trim().toLowerCase());
+  const [sent = '', ...parameters] = header.split(';').map((part) => part.trim().toLowerCase());
   const charset = parameters
     .find((parameter) => parameter.startsWith('charset='))
     ?.slice('charset='.length)
     .replace(/"/g, '');
-  if (mediaType !== 'application/json' || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
+  if (sent !== mediaType || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
     throw new ApiError(
       415,
       'unsupported_media_type',
-      `The body must be sent as Content-Type: application/json (UTF-8), got ${header === '' ? 'no Content-Type' : JSON.stringify(header)}`,
+      `The body must be sent as Content-Type: ${mediaType} (UTF-8), got ${header === '' ? 'no Content-Type' : JSON.stringify(header)}`,
     );
   }
+}
+
+/** 415 unless the request says `Content-Type: application/json` (a UTF-8 charset parameter is fine). */
+export function checkJsonContentType(request: IncomingMessage): void {
+  checkContentType(request, JSON_MEDIA_TYPE);
 }
 
 function payloadTooLarge(limit: number): ApiError {
@@ -157,4 +166,19 @@ export function parseJsonBody(bytes: Buffer, validate: BodyValidator | undefined
     throw new ApiError(400, 'invalid_body', `The body is invalid: ${summary}`, details);
   }
   return body;
+}
+
+/**
+ * The fields of an HTML form sent as `application/x-www-form-urlencoded` (UTF-8, as the pages' forms
+ * declare); 400 invalid_body when the bytes are not UTF-8. Nothing of the body is quoted: a form may
+ * carry a password.
+ */
+export function parseFormBody(bytes: Buffer): URLSearchParams {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new ApiError(400, 'invalid_body', 'The form is not valid UTF-8');
+  }
+  return new URLSearchParams(text);
 }

@@ -91,15 +91,23 @@ function hopsOf(headers: IncomingHttpHeaders): Hop[] | undefined {
   }));
 }
 
-/** The client of a request that arrived from `peer` with these headers. */
-export function clientFacts(peer: string, headers: IncomingHttpHeaders, trust: TrustProxy | undefined): ClientFacts {
-  if (!trust || !trust(peer, 0)) return { ip: peer, secure: false };
+/**
+ * The client of a request that arrived from `peer` (over TLS when `peerSecure`) with these headers. Behind
+ * a trusted proxy, the scheme is the one the proxy names; otherwise the connection's own.
+ */
+export function clientFacts(
+  peer: string,
+  headers: IncomingHttpHeaders,
+  trust: TrustProxy | undefined,
+  peerSecure = false,
+): ClientFacts {
+  if (!trust || !trust(peer, 0)) return { ip: peer, secure: peerSecure };
   const hops = hopsOf(headers);
-  if (!hops || hops.length === 0) return { ip: peer, secure: false };
+  if (!hops || hops.length === 0) return { ip: peer, secure: peerSecure };
   // From the nearest hop outwards: the first address that is not a trusted proxy is the client.
   for (let index = hops.length - 1, distance = 1; index >= 0; index--, distance++) {
     const hop = hops[index]!;
     if (index === 0 || !trust(hop.address, distance)) return { ip: hop.address, secure: hop.proto === 'https' };
   }
-  return { ip: peer, secure: false };
+  return { ip: peer, secure: peerSecure };
 }

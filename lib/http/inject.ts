@@ -17,6 +17,8 @@ export interface InjectRequest {
   body?: string | Buffer | object;
   /** The client's address; default `127.0.0.1`. */
   ip?: string;
+  /** Whether it came over TLS, as a socket of an HTTPS server would say; default false. */
+  secure?: boolean;
 }
 
 export interface InjectResponse {
@@ -29,10 +31,13 @@ export interface InjectResponse {
   body: unknown;
 }
 
-/** What stands in for the connection: an address, and nothing to close. */
+/** What stands in for the connection: an address, whether it is TLS, and nothing to close. */
 class NoSocket extends EventEmitter {
   writable = true;
-  constructor(readonly remoteAddress: string) {
+  constructor(
+    readonly remoteAddress: string,
+    readonly encrypted: boolean,
+  ) {
     super();
   }
   destroy(): void {
@@ -57,7 +62,7 @@ export function injected(request: InjectRequest): {
   }
   if (bytes) headers['content-length'] ??= String(bytes.length);
 
-  const socket = new NoSocket(request.ip ?? '127.0.0.1');
+  const socket = new NoSocket(request.ip ?? '127.0.0.1', request.secure === true);
   const raw = Object.assign(Readable.from(bytes ? [bytes] : []), {
     method: request.method,
     url: request.path,

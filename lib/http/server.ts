@@ -11,6 +11,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../logger.js';
@@ -320,7 +321,8 @@ export class HttpServer {
       front = { served: told.served, renew: told.renew };
       client = { ip: told.ip, secure: told.secure };
     } else {
-      client = clientFacts(socket.remoteAddress ?? '', raw.headers, this.trustProxy);
+      const tls = (socket as Partial<TLSSocket>).encrypted === true;
+      client = clientFacts(socket.remoteAddress ?? '', raw.headers, this.trustProxy, tls);
     }
     const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, client.ip, client.secure, started);
     exchange.front = front;

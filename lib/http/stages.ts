@@ -5,7 +5,15 @@
  * makes the rest wait, so a request whose stages are all synchronous runs from the socket to the
  * response in one go (the fast path the benchmarks measure).
  */
-import { checkDeclaredLength, checkJsonContentType, parseJsonBody, readBody } from './body.js';
+import {
+  checkContentType,
+  checkDeclaredLength,
+  FORM_MEDIA_TYPE,
+  JSON_MEDIA_TYPE,
+  parseFormBody,
+  parseJsonBody,
+  readBody,
+} from './body.js';
 import { unavailable } from './errors.js';
 import { decodeParams } from './routes.js';
 import { RoutedRequest, type Exchange, type Stage } from './exchange.js';
@@ -71,14 +79,17 @@ function hookStage(hook: RequestHook): Stage {
   };
 }
 
-/** A POST or PATCH body: JSON, within the limit, asked for (100 Continue) only when wanted, checked by the route's schema. */
+/**
+ * A POST or PATCH body: JSON (checked by the route's schema) or, on a route marked `form`, an HTML form;
+ * within the limit, and asked for (100 Continue) only when wanted.
+ */
 function bodyStage(bodyLimit: number): Stage {
   return {
     name: 'body',
     begin(exchange) {
-      const { method } = exchange.entry!.route;
+      const { method, form } = exchange.entry!.route;
       if (method !== 'POST' && method !== 'PATCH') return undefined;
-      checkJsonContentType(exchange.raw);
+      checkContentType(exchange.raw, form ? FORM_MEDIA_TYPE : JSON_MEDIA_TYPE);
       if (exchange.awaitingContinue) {
         // Ask for the body only once it is wanted, so a client refused (401, 413, 415, ...) never sends it.
         checkDeclaredLength(exchange.raw, bodyLimit);
@@ -88,8 +99,11 @@ function bodyStage(bodyLimit: number): Stage {
       return readBody(exchange.raw, bodyLimit);
     },
     take(exchange, outcome) {
-      if (outcome !== undefined)
-        exchange.request!.body = parseJsonBody(outcome as Buffer, exchange.entry!.validateBody);
+      if (outcome === undefined) return;
+      const { entry } = exchange;
+      exchange.request!.body = entry!.route.form
+        ? parseFormBody(outcome as Buffer)
+        : parseJsonBody(outcome as Buffer, entry!.validateBody);
     },
   };
 }

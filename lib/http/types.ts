@@ -25,9 +25,12 @@ export interface ApiRequest {
   headers: IncomingHttpHeaders;
   /** The client's address: the socket's peer, or, from a trusted proxy (`http.trust_proxy`), the client it names. */
   ip: string;
-  /** Whether the client used HTTPS, as a trusted proxy says (the bot itself serves plain HTTP). */
-  secure: boolean;
-  /** The parsed JSON body of a POST or PATCH (already checked against `route.body` when given). */
+  /** Whether the client used HTTPS: over a TLS socket, or as a trusted proxy (`http.trust_proxy`) says. */
+  readonly secure: boolean;
+  /**
+   * The body of a POST or PATCH: parsed JSON (already checked against `route.body` when given), or, on a
+   * route marked `form`, the form's fields as `URLSearchParams`.
+   */
   body: unknown;
   /** Set by the tier guard for token and staff routes: the token's id. */
   tokenId?: string;
@@ -59,6 +62,11 @@ export interface RouteDefinition {
   maxAge?: number;
   /** Schema of the JSON body (POST/PATCH); a body that fails it is `400 invalid_body`. */
   body?: JsonSchema;
+  /**
+   * The body is an HTML form (`application/x-www-form-urlencoded`, as a browser sends it), not JSON: it
+   * reaches the handler as `URLSearchParams`, and the handler checks its fields (`body` is not used).
+   */
+  form?: boolean;
   /** Schema of the 200 response body, for the OpenAPI document and response checks in tests. */
   response?: JsonSchema;
   /** Query parameters, for the OpenAPI document. */

@@ -3,6 +3,7 @@
  * `POST /api/irc/check-credentials/`, which asks the network's nickname
  * service whether a password is right for a nick, through one of four
  * backends (SASL, Atheme JSON-RPC, Anope 2.1 JSON-RPC, Anope 2.0 XML-RPC), behind brute-force windows and a bounded pool of connections.
+ * It provides the same check to the website's sign-in (`nickserv.credentials`).
  */
 import { definePlugin, isOnline, type HostInfo } from '../../lib/sdk.js';
 import { anopeBackend } from './backends/anope-rpc.js';
@@ -12,8 +13,9 @@ import type { CredentialBackend } from './backends/backend.js';
 import { saslBackend } from './backends/sasl.js';
 import { FailureWindow } from './limiter.js';
 import { TaskPool } from './pool.js';
-import { checkCredentialsRoute } from './route.js';
+import { checkCredentialsRoute, type CheckRouteContext } from './route.js';
 import { nickservConfigSchema, type NickservConfig } from './schema.js';
+import { credentialsService } from './services.js';
 
 /** The RPC URL of an RPC backend; throws naming the key and the fix. */
 function rpcUrl(config: NickservConfig): URL {
@@ -61,7 +63,8 @@ export default definePlugin<NickservConfig>({
   name: 'nickserv',
   description: "Checks a nick's password against the network's nickname service (SASL, Atheme or Anope RPC).",
   configSchema: nickservConfigSchema,
-  start({ config, host, http, irc, logger, model, onModelChange, timers, metrics }) {
+  provides: ['nickserv.credentials'],
+  start({ config, host, http, irc, logger, model, onModelChange, timers, services, metrics }) {
     logger.addSecret(config.rpc_token);
     const backend = createBackend(config, host, () => isOnline(irc, 'NickServ'));
     const timeoutMs = config.timeout_seconds * 1000;
@@ -82,6 +85,15 @@ export default definePlugin<NickservConfig>({
       maxWaitMs: timeoutMs,
       clearOnSuccess: false,
     });
+    const byAddress = new FailureWindow({
+      maxFailures: config.rate_limit.max_failures_per_address,
+      windowMs,
+      maxQueued: config.rate_limit.max_queued_per_address,
+      queueFullRetryMs: timeoutMs,
+      maxWaitMs: timeoutMs,
+      // One right password must not wipe an address's failures at other accounts.
+      clearOnSuccess: false,
+    });
     const pool = new TaskPool({ size: config.max_connections, queueLimit: config.max_queued, maxWaitMs: timeoutMs });
     const stopping = new AbortController();
     // For a backend through IRC (SASL): aborted when a services server splits off, so that the checks
@@ -97,27 +109,28 @@ export default definePlugin<NickservConfig>({
       else if (servicesLinked.signal.aborted && !stopping.signal.aborted) servicesLinked = new AbortController();
     });
 
-    const checks = metrics.counter<'result'>({
+    const checked = metrics.counter<'result'>({
       name: 'irc_bot_credential_checks_total',
-      help: 'Credential checks by result: valid, invalid, refused (brute-force limit), unavailable, error.',
+      help: "Credential checks (the API's and the sign-ins') by result: valid, invalid, refused, unavailable, error.",
       labelNames: ['result'],
     });
-    http.route(
-      checkCredentialsRoute({
-        backend,
-        pool,
-        byNick,
-        byToken,
-        fold: (nick) => irc.casefold(nick),
-        signal: () => (backend.throughIrc ? servicesLinked.signal : stopping.signal),
-        servicesSplit: () => model.servers.servicesSplit,
-        logger,
-        counted: (result) => checks.inc({ result }),
-      }),
-    );
+    const checks: CheckRouteContext = {
+      backend,
+      pool,
+      byNick,
+      byToken,
+      fold: (nick) => irc.casefold(nick),
+      signal: () => (backend.throughIrc ? servicesLinked.signal : stopping.signal),
+      servicesSplit: () => model.servers.servicesSplit,
+      logger,
+      counted: (result) => checked.inc({ result }),
+    };
+    http.route(checkCredentialsRoute(checks));
+    services.provide('nickserv.credentials', credentialsService(checks, byAddress));
     timers.every(Math.min(windowMs, 60_000), () => {
       byNick.sweep();
       byToken.sweep();
+      byAddress.sweep();
     });
     logger.info('credential checks ready', { backend: backend.name, target: backend.target });
 

@@ -1,5 +1,6 @@
 /**
- * `POST /api/irc/check-credentials/` (token tier, `irc.check_credentials`).
+ * `POST /api/irc/check-credentials/` (token tier, `irc.check_credentials`), and the gates every check
+ * passes, the website's sign-in too ({@link gatedCheck}).
  *
  * The order of the gates matters: the brute-force windows first (a refused
  * guess costs services nothing; a burst of checks of one nick waits its turn
@@ -7,7 +8,14 @@
  * failure to reach them is 503 and counts as neither success nor failure.
  * The password is never logged, stored or put in any answer.
  */
-import { ApiError, type ApiRequest, type FromJsonSchema, type Logger, type RouteDefinition } from '../../lib/sdk.js';
+import {
+  ApiError,
+  type ApiRequest,
+  type FromJsonSchema,
+  type LogFields,
+  type Logger,
+  type RouteDefinition,
+} from '../../lib/sdk.js';
 import { ServiceUnavailableError, type CheckOutcome, type CredentialBackend } from './backends/backend.js';
 import { RefusedError, type Admission, type CheckResult, type FailureWindow } from './limiter.js';
 import { PoolBusyError, type TaskPool } from './pool.js';
@@ -28,7 +36,7 @@ export interface CheckRouteContext {
   /** The services servers split from the network now, as the model knows them (none without a collector). */
   servicesSplit: () => readonly string[];
   logger: Logger;
-  /** Told of each check's result: valid, invalid, refused (a brute-force limit), unavailable, or error. */
+  /** Told of each check's result (the API's and the sign-ins'): valid, invalid, refused (a brute-force limit), unavailable, or error. */
   counted?: (result: 'valid' | 'invalid' | 'refused' | 'unavailable' | 'error') => void;
 }
 
@@ -112,10 +120,108 @@ function resultOf(outcome: CheckOutcome | null): CheckResult {
   return outcome.valid ? 'succeeded' : 'failed';
 }
 
-export function checkCredentialsRoute(context: CheckRouteContext): RouteDefinition {
-  const { backend, pool, byNick, byToken, fold, signal, servicesSplit, logger, counted = () => undefined } = context;
+/** One check through the gates: whose password, and the second window it counts in besides the nick's. */
+export interface GatedCheck {
+  nick: string;
+  password: string;
+  /** The client's address, which services that log a source get. */
+  ip: string;
+  /**
+   * The window of the caller besides the nick's: an API token's (the credential check), or a client
+   * address's (the website's sign-in); `whose` ends the refusal's message ("with this token"), `logged` its
+   * log line ("with the token").
+   */
+  second: { window: FailureWindow; key: string; whose: string; logged: string };
+  /** What the log lines of this check carry (never the password). */
+  fields: LogFields;
+}
 
-  const route: RouteDefinition = {
+/**
+ * Check a password through the gates: the services split, the nick's window, the second window, the pool,
+ * the backend. Resolves with the service's answer; throws the ApiError the credential check answers:
+ * 429 when a window refuses, 503 when services cannot answer.
+ */
+export async function gatedCheck(context: CheckRouteContext, check: GatedCheck): Promise<CheckOutcome> {
+  const counted = context.counted ?? (() => undefined);
+  try {
+    const outcome = await throughTheGates(context, check);
+    counted(outcome.valid ? 'valid' : 'invalid');
+    return outcome;
+  } catch (error) {
+    counted(countedResult(error));
+    throw error;
+  }
+}
+
+async function throughTheGates(context: CheckRouteContext, check: GatedCheck): Promise<CheckOutcome> {
+  const { backend, pool, byNick, fold, signal, servicesSplit, logger } = context;
+  const { nick, password, second, fields } = check;
+  const nickKey = fold(nick);
+
+  // SASL needs the services linked: while they are split off, say so at once (it counts as nothing).
+  const split = backend.throughIrc ? servicesSplit() : [];
+  if (split.length > 0) {
+    logger.warn('credential check unavailable: services split', { ...fields, servers: split.join(',') });
+    throw new ApiError(
+      503,
+      'unavailable',
+      `The nickname service cannot answer: the services server ${split.join(', ')} is split from the network`,
+    );
+  }
+
+  // Nick first, then the second window, always in this order: a check holds its nick's place while it waits.
+  let nickAdmission: Admission;
+  try {
+    nickAdmission = await byNick.admit(nickKey);
+  } catch (error) {
+    if (!(error instanceof RefusedError)) throw error;
+    logger.info(`credential check refused: ${error.message} for the nick`, fields);
+    throw refusal(error, `for nick ${nick}`);
+  }
+  let secondAdmission: Admission;
+  try {
+    secondAdmission = await second.window.admit(second.key);
+  } catch (error) {
+    nickAdmission.finish('unknown');
+    if (!(error instanceof RefusedError)) throw error;
+    logger.info(`credential check refused: ${error.message} ${second.logged}`, fields);
+    throw refusal(error, second.whose);
+  }
+
+  let outcome: CheckOutcome | null = null;
+  try {
+    outcome = await pool.run(() => backend.check({ nick, password, sourceIp: check.ip, signal: signal() }));
+  } catch (error) {
+    if (error instanceof ServiceUnavailableError || error instanceof PoolBusyError) {
+      logger.warn('credential check unavailable', { ...fields, target: backend.target, error: error.message });
+      const headers: Record<string, string> = error instanceof PoolBusyError ? { 'Retry-After': '1' } : {};
+      throw new ApiError(
+        503,
+        'unavailable',
+        `The nickname service cannot answer: ${error.message}`,
+        undefined,
+        headers,
+      );
+    }
+    throw error;
+  } finally {
+    nickAdmission.finish(resultOf(outcome));
+    secondAdmission.finish(resultOf(outcome));
+  }
+
+  logger.info('credential check answered', {
+    ...fields,
+    valid: outcome.valid,
+    account: outcome.valid ? outcome.account : undefined,
+    reason: outcome.valid ? undefined : (outcome.reason ?? undefined),
+  });
+  return outcome;
+}
+
+export function checkCredentialsRoute(context: CheckRouteContext): RouteDefinition {
+  const { backend, byToken } = context;
+
+  return {
     method: 'POST',
     path: '/api/irc/check-credentials/',
     name: 'irc.check_credentials',
@@ -125,66 +231,13 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
     response: checkResponseSchema,
     async handler(request: ApiRequest) {
       const { nick, password } = request.body as CheckBody;
-      const nickKey = fold(nick);
       const tokenKey = request.tokenId !== undefined ? `token:${request.tokenId}` : `ip:${request.ip}`;
-      const fields = { nick, token: request.tokenId, backend: backend.name };
-
-      // SASL needs the services linked: while they are split off, say so at once (it counts as nothing).
-      const split = backend.throughIrc ? servicesSplit() : [];
-      if (split.length > 0) {
-        logger.warn('credential check unavailable: services split', { ...fields, servers: split.join(',') });
-        throw new ApiError(
-          503,
-          'unavailable',
-          `The nickname service cannot answer: the services server ${split.join(', ')} is split from the network`,
-        );
-      }
-
-      // Nick first, then token, always in this order: a check holds its nick's place while it waits for its token's.
-      let nickAdmission: Admission;
-      try {
-        nickAdmission = await byNick.admit(nickKey);
-      } catch (error) {
-        if (!(error instanceof RefusedError)) throw error;
-        logger.info(`credential check refused: ${error.message} for the nick`, fields);
-        throw refusal(error, `for nick ${nick}`);
-      }
-      let tokenAdmission: Admission;
-      try {
-        tokenAdmission = await byToken.admit(tokenKey);
-      } catch (error) {
-        nickAdmission.finish('unknown');
-        if (!(error instanceof RefusedError)) throw error;
-        logger.info(`credential check refused: ${error.message} with the token`, fields);
-        throw refusal(error, 'with this token');
-      }
-
-      let outcome: CheckOutcome | null = null;
-      try {
-        outcome = await pool.run(() => backend.check({ nick, password, sourceIp: request.ip, signal: signal() }));
-      } catch (error) {
-        if (error instanceof ServiceUnavailableError || error instanceof PoolBusyError) {
-          logger.warn('credential check unavailable', { ...fields, target: backend.target, error: error.message });
-          const headers: Record<string, string> = error instanceof PoolBusyError ? { 'Retry-After': '1' } : {};
-          throw new ApiError(
-            503,
-            'unavailable',
-            `The nickname service cannot answer: ${error.message}`,
-            undefined,
-            headers,
-          );
-        }
-        throw error;
-      } finally {
-        nickAdmission.finish(resultOf(outcome));
-        tokenAdmission.finish(resultOf(outcome));
-      }
-
-      logger.info('credential check answered', {
-        ...fields,
-        valid: outcome.valid,
-        account: outcome.valid ? outcome.account : undefined,
-        reason: outcome.valid ? undefined : (outcome.reason ?? undefined),
+      const outcome = await gatedCheck(context, {
+        nick,
+        password,
+        ip: request.ip,
+        second: { window: byToken, key: tokenKey, whose: 'with this token', logged: 'with the token' },
+        fields: { nick, token: request.tokenId, backend: backend.name },
       });
       const answer: CheckAnswer = {
         nick,
@@ -193,20 +246,6 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
         reason: outcome.valid ? null : outcome.reason,
       };
       return { body: answer };
-    },
-  };
-  const check = route.handler;
-  return {
-    ...route,
-    async handler(request) {
-      try {
-        const answer = await check(request);
-        counted((answer.body as CheckAnswer).valid ? 'valid' : 'invalid');
-        return answer;
-      } catch (error) {
-        counted(countedResult(error));
-        throw error;
-      }
     },
   };
 }

@@ -102,6 +102,21 @@ export const nickservConfigSchema = {
             'Checks of one nick that may wait while others of it run (a nick runs at most as many at once as ' +
             'it has failures left); one more is refused with 429.',
         },
+        max_failures_per_address: {
+          type: 'integer',
+          minimum: 1,
+          default: 20,
+          description:
+            "Failed sign-ins on the website from one client address (any account) in the window; the address's " +
+            'next sign-in is refused. Sign-ins also count in the window of the account (nick) they name.',
+        },
+        max_queued_per_address: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 10000,
+          default: 32,
+          description: 'Sign-ins from one client address that may wait while others of it run; one more is refused.',
+        },
         max_queued_per_token: {
           type: 'integer',
           minimum: 0,

@@ -24,6 +24,7 @@ import {
   type TokensSlice,
 } from './model.js';
 import { checkNames, describeValidNames, parseTokenId, wildcards, type GrantableEndpoint } from './endpoints.js';
+import { cleanLabel } from './services.js';
 
 export interface TokenCommandsOptions {
   tokens: TokensSlice;
@@ -69,7 +70,9 @@ export function describeAudit(entry: AuditEntry): string {
       ? `system (${actor.reason})`
       : actor.via === 'http'
         ? `${actor.account} with staff token #${actor.tokenId ?? '?'}`
-        : actor.account;
+        : actor.via === 'web'
+          ? `${actor.account} on the website`
+          : actor.account;
   const details = entry.details.length > 0 ? ` ${entry.details.join(', ')}` : '';
   return `${entry.at} #${entry.tokenId} ${entry.action}${details} by ${by}`;
 }
@@ -189,7 +192,7 @@ export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[
       async handle(invocation) {
         const { reply, text } = invocation;
         const account = invocation.sender.account!;
-        const label = text.replace(/[\x00-\x1f\x7f]/g, '').trim();
+        const label = cleanLabel(text);
         const characters = [...label].length;
         if (characters > MAX_LABEL_LENGTH) {
           reply(

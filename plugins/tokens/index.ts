@@ -2,16 +2,18 @@
  * API tokens (`plugins.tokens`): the TOKEN commands over IRC, the guards of
  * the token and staff tiers, the staff routes, and the rate limits of the
  * whole HTTP API. Tokens live in the model's `tokens` slice, which the store
- * persists (only each secret's SHA-256, never the secret).
+ * persists (only each secret's SHA-256, never the secret). It provides
+ * `tokens.manage`, the same tokens for a signed-in account on the website.
  */
 import { definePlugin, searchFoldOf } from '../../lib/sdk.js';
 import { TokensSlice } from './model.js';
-import { tokenCommands } from './commands.js';
+import { MAX_LABEL_LENGTH, tokenCommands } from './commands.js';
 import { grantableEndpoints } from './endpoints.js';
 import { createGuard, createPublicGuard } from './guard.js';
 import { operAdminCheck } from './oper-admin.js';
 import { RateLimiter, rateLimitHeaders, rateLimitHook, rateLimited } from './rate-limit.js';
 import { tokensConfigSchema, type TokensConfig } from './schema.js';
+import { tokensManage } from './services.js';
 import { staffRoutes } from './staff-routes.js';
 
 /** Full buckets are forgotten this often, so idle clients cost no memory. */
@@ -27,7 +29,8 @@ export default definePlugin<TokensConfig>({
   name: 'tokens',
   description: 'API tokens: created over IRC, approved per endpoint by administrators; tier guards and rate limits.',
   configSchema: tokensConfigSchema,
-  start({ config, model, http, commands, irc, logger, timers, store, metrics }) {
+  provides: ['tokens.manage'],
+  start({ config, model, http, commands, irc, logger, timers, store, host, services, metrics }) {
     let usedSinceSaved = false;
     // The HTTP server still answers for a moment after the plugins stop (the host closes it last):
     // from then on each use is announced at once, so the store's final flush has it.
@@ -106,6 +109,31 @@ export default definePlugin<TokensConfig>({
       commands.register(command);
     }
     if (config.opers_are_admins) commands.addAdminCheck(operAdminCheck(irc, logger));
+
+    // The commands' rule for an account rather than a client: listed in `admins`, or one of its clients
+    // online passes an admin check (opers_are_admins: a fresh WHOIS of that nick shows the operator and
+    // the account). An account with no client online is judged by the list alone.
+    const isAdmin = async (account: string): Promise<boolean> => {
+      const folded = model.fold(account);
+      if (host.admins.some((admin) => model.fold(admin) === folded)) return true;
+      const clients = [...model.users.all()].filter(
+        (user) => user.account !== null && model.fold(user.account) === folded,
+      );
+      for (const { nick } of clients) if (await commands.isAdmin({ nick, account })) return true;
+      return false;
+    };
+    services.provide(
+      'tokens.manage',
+      tokensManage({
+        tokens,
+        endpoints,
+        maxTokensPerAccount: config.max_tokens_per_account,
+        maxLabelLength: MAX_LABEL_LENGTH,
+        isAdmin,
+        persisted,
+        logger,
+      }),
+    );
     return () => {
       stopped = true;
       announceUses();

@@ -28,26 +28,31 @@ export interface ApiToken {
   uses: Record<string, number>;
   /** Approved endpoint names, and wildcards like `netstats.*` that match by prefix at request time. */
   grants: string[];
+  /** Endpoint names its owner asked an administrator to approve (on the website), not yet approved or declined. */
+  requests: string[];
   /** May call the staff tier (`/api/staff/...`). */
   staff: boolean;
   revokedAt: string | null;
 }
 
-export type AuditAction = 'create' | 'grant' | 'deny' | 'revoke' | 'staff';
+export type AuditAction = 'create' | 'grant' | 'deny' | 'revoke' | 'staff' | 'request' | 'decline';
 
 /**
- * Who made a change: an account over IRC, a staff token (and its owner) over HTTP, or the bot itself
- * (`system`), which says why: it revokes a token whose secret it could not deliver, and no person asked.
+ * Who made a change: an account over IRC, on the website (signed in), or with a staff token (and its
+ * owner) over HTTP, or the bot itself (`system`), which says why: it revokes a token whose secret it
+ * could not deliver, and no person asked.
  */
 export type AuditActor =
   | {
       account: string;
-      via: 'irc' | 'http';
+      via: 'irc' | 'web' | 'http';
       /** The staff token used, for changes made over HTTP. */
       tokenId?: number;
+      /** The client's address (after the proxy rules), for changes made over HTTP or on the website. */
+      address?: string;
       reason?: undefined;
     }
-  | { account: null; via: 'system'; reason: string; tokenId?: undefined };
+  | { account: null; via: 'system'; reason: string; tokenId?: undefined; address?: undefined };
 
 /** The actor of a token revoked because its secret never reached its owner. */
 export const SECRET_NOT_DELIVERED: AuditActor = { account: null, via: 'system', reason: 'secret not delivered' };
@@ -68,9 +73,10 @@ export interface AuditEntry {
 /** An actor in the file: `reason` only for the bot itself (`system`), whose `account` is null. */
 interface StoredActor {
   account: string | null;
-  via: 'irc' | 'http' | 'system';
+  via: 'irc' | 'web' | 'http' | 'system';
   token_id?: number;
   reason?: string;
+  address?: string;
 }
 
 /** The slice's file format (snake_case, like the rest of the store file). */
@@ -85,6 +91,8 @@ interface StoredTokens {
     last_used_at: string | null;
     uses: Record<string, number>;
     grants: string[];
+    /** Absent when there is none (and in files of earlier versions). */
+    requests?: string[];
     staff: boolean;
     revoked_at: string | null;
   }[];
@@ -132,6 +140,7 @@ function storedActor(actor: AuditActor): StoredActor {
     account: actor.account,
     via: actor.via,
     ...(actor.tokenId === undefined ? {} : { token_id: actor.tokenId }),
+    ...(actor.address === undefined ? {} : { address: actor.address }),
   };
 }
 
@@ -141,6 +150,7 @@ function restoredActor(stored: StoredActor): AuditActor {
     account: stored.account ?? '',
     via: stored.via,
     ...(stored.token_id === undefined ? {} : { tokenId: stored.token_id }),
+    ...(typeof stored.address === 'string' ? { address: stored.address } : {}),
   };
 }
 
@@ -208,6 +218,7 @@ export class TokensSlice implements ModelSlice {
       lastUsedAt: null,
       uses: {},
       grants: [],
+      requests: [],
       staff: false,
       revokedAt: null,
     };
@@ -217,14 +228,39 @@ export class TokensSlice implements ModelSlice {
     return { token, secret };
   }
 
-  /** Add endpoint names (or wildcards); returns the ones that were not granted before. */
+  /**
+   * Add endpoint names (or wildcards); returns the ones that were not granted before. The owner's requests
+   * that the grants now cover are answered by it: they are no longer pending.
+   */
   grant(token: ApiToken, names: readonly string[], actor: AuditActor): string[] {
     const added = [...new Set(names)].filter((name) => !token.grants.includes(name));
     if (added.length === 0) return [];
     token.grants.push(...added);
+    token.requests = token.requests.filter((name) => !grantsCover(token.grants, name));
     this.record(token.id, 'grant', actor, added, [...token.grants]);
     this.options.onChange('grant', token.id);
     return added;
+  }
+
+  /**
+   * The owner asks for an endpoint name (never a wildcard: that is an administrator's choice); false when
+   * it is approved or asked for already. The request waits for an administrator's grant or decline.
+   */
+  request(token: ApiToken, name: string, actor: AuditActor): boolean {
+    if (token.requests.includes(name) || grantsCover(token.grants, name)) return false;
+    token.requests.push(name);
+    this.record(token.id, 'request', actor, [name]);
+    this.options.onChange('request', token.id);
+    return true;
+  }
+
+  /** An administrator turns a pending request down; false when `name` is not pending. */
+  decline(token: ApiToken, name: string, actor: AuditActor): boolean {
+    if (!token.requests.includes(name)) return false;
+    token.requests = token.requests.filter((pending) => pending !== name);
+    this.record(token.id, 'decline', actor, [name]);
+    this.options.onChange('decline', token.id);
+    return true;
   }
 
   /**
@@ -274,10 +310,11 @@ export class TokensSlice implements ModelSlice {
     return true;
   }
 
-  /** Revoke for good; false when it already was. */
+  /** Revoke for good; false when it already was. Its pending requests go with it. */
   revoke(token: ApiToken, actor: AuditActor): boolean {
     if (token.revokedAt !== null) return false;
     token.revokedAt = this.clock().toISOString();
+    token.requests = [];
     this.record(token.id, 'revoke', actor, []);
     this.options.onChange('revoke', token.id);
     return true;
@@ -319,6 +356,7 @@ export class TokensSlice implements ModelSlice {
         last_used_at: token.lastUsedAt,
         uses: { ...token.uses },
         grants: [...token.grants],
+        ...(token.requests.length > 0 ? { requests: [...token.requests] } : {}),
         staff: token.staff,
         revoked_at: token.revokedAt,
       })),
@@ -355,6 +393,7 @@ export class TokensSlice implements ModelSlice {
         lastUsedAt: stored.last_used_at ?? null,
         uses: { ...stored.uses },
         grants: [...stored.grants],
+        requests: Array.isArray(stored.requests) ? stored.requests.filter((name) => typeof name === 'string') : [],
         staff: stored.staff === true,
         revokedAt: stored.revoked_at ?? null,
       });

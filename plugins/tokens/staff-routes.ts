@@ -41,6 +41,7 @@ const tokenSchema = {
     'is_active',
     'staff',
     'endpoints',
+    'requests',
     'uses',
   ],
   properties: {
@@ -57,6 +58,12 @@ const tokenSchema = {
       items: { type: 'string' },
       description: 'Approved endpoint names and wildcards (irc.*, netstats.*).',
     },
+    requests: {
+      type: 'array',
+      items: { type: 'string' },
+      description:
+        'Endpoint names the owner asked for on the website and no administrator has granted or declined yet.',
+    },
     uses: {
       type: 'object',
       additionalProperties: { type: 'integer' },
@@ -72,20 +79,27 @@ const auditEntrySchema = {
   properties: {
     at: { type: 'string', format: 'date-time' },
     token_id: { type: 'integer' },
-    action: { enum: ['create', 'grant', 'deny', 'revoke', 'staff'] },
+    action: { enum: ['create', 'grant', 'deny', 'revoke', 'staff', 'request', 'decline'] },
     actor: {
       type: 'object',
       additionalProperties: false,
-      required: ['account', 'via', 'token_id', 'reason'],
+      required: ['account', 'via', 'token_id', 'reason', 'address'],
       description:
-        'Who made the change: an account over IRC, the owner of a staff token over HTTP, or the bot itself (system).',
+        'Who made the change: an account over IRC or on the website (signed in), the owner of a staff token over ' +
+        'HTTP, or the bot itself (system).',
       properties: {
         account: {
           type: ['string', 'null'],
           description: 'The account that made the change; null when the bot made it by itself (via system).',
         },
-        via: { enum: ['irc', 'http', 'system'] },
+        via: { enum: ['irc', 'web', 'http', 'system'] },
         token_id: { type: ['integer', 'null'], description: 'The staff token used, for changes over HTTP.' },
+        address: {
+          type: ['string', 'null'],
+          description:
+            "The client's address, for changes on the website or over HTTP (behind a reverse proxy, the client " +
+            'the proxies in http.trust_proxy name); null for IRC commands and the bot itself.',
+        },
         reason: {
           type: ['string', 'null'],
           description:
@@ -149,6 +163,7 @@ export function tokenJson(token: ApiToken): TokenAnswer {
     is_active: token.revokedAt === null,
     staff: token.staff,
     endpoints: [...token.grants],
+    requests: [...token.requests],
     uses: { ...token.uses },
   };
 }
@@ -163,6 +178,7 @@ export function auditJson(entry: AuditEntry): AuditAnswer {
       via: entry.actor.via,
       token_id: entry.actor.tokenId ?? null,
       reason: entry.actor.reason ?? null,
+      address: entry.actor.address ?? null,
     },
     details: [...entry.details],
     ...(entry.grantsAfter ? { grants_after: [...entry.grantsAfter] } : {}),
@@ -190,7 +206,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
     const staffToken = tokens.get(Number(request.tokenId));
     // The guard ran and set tokenId; without it the route would not have been reached.
     if (!staffToken) throw new Error(`staff route reached without a staff token (tokenId ${request.tokenId})`);
-    return { account: staffToken.owner, via: 'http', tokenId: staffToken.id };
+    return { account: staffToken.owner, via: 'http', tokenId: staffToken.id, address: request.ip };
   };
 
   const detail = (token: ApiToken): { body: TokenDetailAnswer } => ({

@@ -4,7 +4,8 @@
  * documentation. Every page is HTML rendered on the server from the public API's answers (the api
  * plugin's `api.public` service), charts included (inline SVG), so it reads without JavaScript and shows
  * exactly what the public JSON shows. Small scripts in the pages only add to them: the status page's counts
- * live, tables sorted without a reload, charts' tooltips.
+ * live, tables sorted without a reload, charts' tooltips. Other plugins' pages (the account pages) take its
+ * look through `web.layout`.
  */
 import {
   ApiError,
@@ -29,12 +30,14 @@ import {
   type SiteContext,
 } from './pages.js';
 import { webConfigSchema, type WebConfig } from './schema.js';
+import { webLayout } from './services.js';
 
 export default definePlugin<WebConfig>({
   name: 'web',
   description: "The network's website at /network/: pages with charts, from the public API's answers.",
   configSchema: webConfigSchema,
   uses: ['api.public', 'stats.activity'],
+  provides: ['web.layout'],
   start({ config, http, irc, services, model }) {
     const site: SiteContext = {
       api: services.get('api.public'),
@@ -97,5 +100,6 @@ export default definePlugin<WebConfig>({
       pageRoute('/network/api/', 'api', 'The API', () => apiPage(site)),
     ];
     for (const route of routes) http.route(route);
+    services.provide('web.layout', webLayout(site));
   },
 });

@@ -70,11 +70,13 @@ export interface PageOptions {
   timeZone: string;
   /** A script of the site's own (its path), added at the end. */
   script?: string;
+  /** Rules added to the style sheet (a page of another plugin: the account pages' forms). */
+  style?: string;
 }
 
 /** A whole page. */
 export function page(options: PageOptions): string {
-  const { network, title, current, body, timeZone, script } = options;
+  const { network, title, current, body, timeZone, script, style = '' } = options;
   const menu = MENU.map(
     ({ path, label }) =>
       `<li><a href="${path}"${path === current ? ' aria-current="page"' : ''}>${escapeHtml(label)}</a></li>`,
@@ -83,7 +85,7 @@ export function page(options: PageOptions): string {
     `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1">` +
     `<title>${escapeHtml(title === network ? network : `${title} · ${network}`)}</title>` +
-    `<style>${STYLE}</style></head><body>` +
+    `<style>${STYLE}${style}</style></head><body>` +
     `<header><a class="name" href="/network/">${escapeHtml(network)}</a>` +
     `<nav aria-label="Site"><ul>${menu}</ul></nav></header>` +
     `<main id="main"><h1>${escapeHtml(title)}</h1>${body}</main>` +

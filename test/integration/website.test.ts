@@ -11,17 +11,16 @@
  * library: nothing here depends on the library, and a browser run costs the most of any test.
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import t from 'tap';
 import type { Browser, Page } from 'puppeteer-core';
 import { startCrowd, type Crowd } from '../../scripts/crowd.js';
+import { axeViolations } from '../support/axe.js';
 import { launchBrowser } from '../support/browser.js';
 import { IrcClient } from '../support/irc-client.js';
 import { findRepoRoot, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { eventually, startWebsiteBot, type TestBot } from '../support/website.js';
 
-const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const shots = process.env.WEBSITE_SHOTS ?? path.join(findRepoRoot(), '.test-output', 'website');
 const CHANNELS = ['#lobby', '#help', '#dev'];
 const PAGES: [name: string, path: string][] = [
@@ -100,34 +99,6 @@ async function open(pagePath: string, options: { javascript?: boolean; width?: n
   if (options.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   const response = await page.goto(bot.url + pagePath, { waitUntil: 'load' });
   return { page, problems, requests, status: response?.status() ?? 0 };
-}
-
-/** axe-core's violations of impact serious or critical; with `rules`, its violations of those rules, whatever their impact. */
-async function axeViolations(page: Page, rules?: string[]): Promise<string[]> {
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(async (only) => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run(
-            context: unknown,
-            options: unknown,
-          ): Promise<{ violations: { id: string; impact: string | null; nodes: unknown[] }[] }>;
-        };
-      }
-    ).axe;
-    const options = only ? { runOnly: { type: 'rule', values: only } } : {};
-    return (await axe.run((globalThis as unknown as { document: unknown }).document, options)).violations.map(
-      (violation) => ({
-        id: violation.id,
-        impact: violation.impact,
-        nodes: violation.nodes.length,
-      }),
-    );
-  }, rules ?? null);
-  return result
-    .filter((violation) => rules || violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}, ${violation.nodes} elements)`);
 }
 
 t.test(

@@ -120,6 +120,7 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
     is_active: true,
     staff: false,
     endpoints: [],
+    requests: [],
     uses: {},
   });
   const text = JSON.stringify(page);
@@ -133,7 +134,7 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
   t.same(detail.audit.at(-1), {
     ...detail.audit.at(-1),
     action: 'grant',
-    actor: { account: 'carol', via: 'http', token_id: staff.token.id, reason: null },
+    actor: { account: 'carol', via: 'http', token_id: staff.token.id, reason: null, address: '127.0.0.1' },
   });
   t.equal((await asUser('GET', '/api/irc/users/bob/')).status, 200, 'the grant takes effect at once');
 
@@ -253,7 +254,7 @@ t.test('staff answers match the OpenAPI document generated from the routes', asy
   t.same(revokedBySystem.audit.at(-1), {
     ...revokedBySystem.audit.at(-1),
     action: 'revoke',
-    actor: { account: null, via: 'system', token_id: null, reason: 'secret not delivered' },
+    actor: { account: null, via: 'system', token_id: null, reason: 'secret not delivered', address: null },
   });
 });
 

@@ -1,0 +1,60 @@
+/**
+ * Accounts on the website (`plugins.account`): sign in at /network/account/ with a NickServ account (its
+ * password checked by the nickserv plugin, behind its brute-force limits), manage your API tokens there —
+ * the very tokens of the TOKEN commands, through the tokens plugin — and, as an administrator, approve
+ * endpoints, revoke tokens and read the audit log at /network/admin/. Pages take the website's look. The
+ * plugin owns the sessions (the `sessions` slice, durable, each id kept as its SHA-256).
+ */
+import { definePlugin } from '../../lib/sdk.js';
+import { accountRoutes } from './routes.js';
+import { accountConfigSchema, type AccountConfig } from './schema.js';
+import { SessionsSlice } from './sessions.js';
+
+/** Expired sessions are dropped, and sessions' last uses saved, this often (and uses at stop). */
+export const SWEEP_MS = 60_000;
+
+export default definePlugin<AccountConfig>({
+  name: 'account',
+  description:
+    'Sign-in with a NickServ account on the website: your API tokens, and an admin panel for administrators.',
+  configSchema: accountConfigSchema,
+  uses: ['web.layout', 'tokens.manage', 'nickserv.credentials'],
+  start({ config, model, http, services, store, timers, logger, host }) {
+    // Being seen changes a session at every request; it reaches the store with the sweep, not per request.
+    let seenSinceSaved = false;
+    const sessions = new SessionsSlice({
+      idleMs: config.session.idle_seconds * 1000,
+      lifetimeMs: config.session.lifetime_seconds * 1000,
+      maxPerAccount: config.session.max_per_account,
+      now: () => model.now().getTime(),
+      fold: (name) => model.fold(name),
+      onChange: (kind) => {
+        if (kind === 'touch') seenSinceSaved = true;
+        else model.changed({ slice: 'sessions', kind });
+      },
+    });
+    // The host hands the slice to the store once this start returns, which restores the stored sessions.
+    model.addSlice(sessions);
+    const announceSeen = (): void => {
+      if (!seenSinceSaved) return;
+      seenSinceSaved = false;
+      model.changed({ slice: 'sessions', kind: 'touch' });
+    };
+    timers.every(SWEEP_MS, () => {
+      sessions.sweep();
+      announceSeen();
+    });
+    const routes = accountRoutes({
+      config,
+      layout: services.get('web.layout'),
+      tokens: services.get('tokens.manage'),
+      credentials: services.get('nickserv.credentials'),
+      sessions,
+      persisted: () => store.persisted(),
+      logger,
+      botNick: host.nick,
+    });
+    for (const route of routes) http.route(route);
+    return announceSeen;
+  },
+});

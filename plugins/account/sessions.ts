@@ -1,0 +1,172 @@
+/**
+ * Sign-in sessions: who is signed in, since when, and when they were last seen. A session's id is 32 random
+ * bytes, which only the browser holds (in a cookie); the slice keeps its SHA-256, as the tokens plugin
+ * keeps a token's, so the store file cannot sign anyone in. A session ends when its account signs out,
+ * when it has been idle for `idleMs`, when it is `lifetimeMs` old, or when its account starts more than
+ * `maxPerAccount` (the oldest goes).
+ *
+ * The slice is durable: a sign-in is answered once its session is on disk, so it survives a restart.
+ * Being seen is not worth a write per request: `touch` is announced lazily (see the plugin's timer).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { ModelSlice, Persistence } from '../../lib/sdk.js';
+
+/** A session id as the cookie carries it: 43 base64url characters (32 random bytes). */
+export const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+export interface Session {
+  /** Hex SHA-256 of the id. */
+  readonly idSha256: string;
+  /** The services account signed in (as services name it), never a nick. */
+  readonly account: string;
+  /** Milliseconds since the epoch. */
+  readonly createdAt: number;
+  lastSeenAt: number;
+  /**
+   * What the next page shows once (the outcome of the form sent last, after its redirect); kept in memory
+   * only.
+   */
+  notice: { text: string; problem: boolean } | null;
+}
+
+export interface SessionsOptions {
+  idleMs: number;
+  lifetimeMs: number;
+  maxPerAccount: number;
+  /** Milliseconds since the epoch (the model's clock). */
+  now: () => number;
+  /** Folds account names (the network's CASEMAPPING). */
+  fold: (name: string) => string;
+  /** A change: `start`, `end`, `expire` (written soon), or `touch` (written lazily). */
+  onChange: (kind: 'start' | 'end' | 'expire' | 'touch') => void;
+  /** Random bytes for ids; tests may pin them. */
+  random?: (size: number) => Buffer;
+}
+
+/** The slice's file format. */
+interface StoredSessions {
+  sessions: { id_sha256: string; account: string; created_at: string; last_seen_at: string }[];
+}
+
+export function hashSessionId(id: string): string {
+  return createHash('sha256').update(id, 'utf8').digest('hex');
+}
+
+export class SessionsSlice implements ModelSlice {
+  readonly name = 'sessions';
+  readonly persistence: Persistence<StoredSessions>;
+  private readonly byHash = new Map<string, Session>();
+  private readonly random: (size: number) => Buffer;
+
+  constructor(private readonly options: SessionsOptions) {
+    this.random = options.random ?? randomBytes;
+    this.persistence = { durable: true, snapshot: () => this.snapshot(), restore: (data) => this.restore(data) };
+  }
+
+  /** Sessions held now (expired ones until they are looked at or swept). */
+  get size(): number {
+    return this.byHash.size;
+  }
+
+  /** A new session of `account`; the id is in this answer only. */
+  start(account: string): { id: string; session: Session } {
+    const id = this.random(32).toString('base64url');
+    const now = this.options.now();
+    const session: Session = { idSha256: hashSessionId(id), account, createdAt: now, lastSeenAt: now, notice: null };
+    this.byHash.set(session.idSha256, session);
+    const mine = this.ownedBy(account).sort((a, b) => a.createdAt - b.createdAt);
+    for (const old of mine.slice(0, Math.max(0, mine.length - this.options.maxPerAccount))) {
+      this.byHash.delete(old.idSha256);
+    }
+    this.options.onChange('start');
+    return { id, session };
+  }
+
+  /** The live session whose id the cookie carries; an expired one is dropped and not found. */
+  find(id: string | undefined): Session | undefined {
+    if (id === undefined || !SESSION_ID.test(id)) return undefined;
+    const session = this.byHash.get(hashSessionId(id));
+    if (!session) return undefined;
+    if (this.expired(session, this.options.now())) {
+      this.byHash.delete(session.idSha256);
+      this.options.onChange('expire');
+      return undefined;
+    }
+    return session;
+  }
+
+  /** The session was used now: its idle time starts again. */
+  touch(session: Session): void {
+    session.lastSeenAt = this.options.now();
+    this.options.onChange('touch');
+  }
+
+  /** Sign out: the session ends at once. False when it had ended already. */
+  end(session: Session): boolean {
+    if (!this.byHash.delete(session.idSha256)) return false;
+    this.options.onChange('end');
+    return true;
+  }
+
+  /** Seconds until the session ends for its age, whatever its use (the cookie's Max-Age). */
+  secondsLeft(session: Session): number {
+    return Math.max(0, Math.ceil((session.createdAt + this.options.lifetimeMs - this.options.now()) / 1000));
+  }
+
+  /** Drop every expired session; returns how many. */
+  sweep(): number {
+    const now = this.options.now();
+    let dropped = 0;
+    for (const session of [...this.byHash.values()]) {
+      if (!this.expired(session, now)) continue;
+      this.byHash.delete(session.idSha256);
+      dropped++;
+    }
+    if (dropped > 0) this.options.onChange('expire');
+    return dropped;
+  }
+
+  ownedBy(account: string): Session[] {
+    const wanted = this.options.fold(account);
+    return [...this.byHash.values()].filter((session) => this.options.fold(session.account) === wanted);
+  }
+
+  private expired(session: Session, now: number): boolean {
+    return now - session.lastSeenAt >= this.options.idleMs || now - session.createdAt >= this.options.lifetimeMs;
+  }
+
+  private snapshot(): StoredSessions {
+    return {
+      sessions: [...this.byHash.values()].map((session) => ({
+        id_sha256: session.idSha256,
+        account: session.account,
+        created_at: new Date(session.createdAt).toISOString(),
+        last_seen_at: new Date(session.lastSeenAt).toISOString(),
+      })),
+    };
+  }
+
+  private restore(data: StoredSessions): void {
+    if (typeof data !== 'object' || data === null || !Array.isArray(data.sessions)) {
+      throw new Error('the "sessions" slice must be an object with a "sessions" array');
+    }
+    this.byHash.clear();
+    for (const stored of data.sessions) {
+      const createdAt = Date.parse(stored.created_at);
+      const lastSeenAt = Date.parse(stored.last_seen_at);
+      if (!/^[0-9a-f]{64}$/.test(stored.id_sha256) || typeof stored.account !== 'string' || !stored.account) {
+        throw new Error(`a stored session has no SHA-256 of its id or no account (${JSON.stringify(stored.account)})`);
+      }
+      if (Number.isNaN(createdAt) || Number.isNaN(lastSeenAt)) {
+        throw new Error(`the session of ${stored.account} has an unreadable time`);
+      }
+      this.byHash.set(stored.id_sha256, {
+        idSha256: stored.id_sha256,
+        account: stored.account,
+        createdAt,
+        lastSeenAt,
+        notice: null,
+      });
+    }
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * What the website offers the other plugins: `web.layout`, its frame and look for pages of their own (the
+ * account pages), so that every page under /network/ looks alike. A user imports nothing from this folder:
+ * the type comes through the SDK's `Services`.
+ */
+import { count, page, table, when } from './layout.js';
+
+export interface WebLayout {
+  /**
+   * A whole page in the site's frame: the network's name, the menu of the public pages, `title` as its
+   * heading, `body` (HTML), the footer; `style` is added to the site's style sheet.
+   */
+  page(options: { title: string; body: string; style?: string }): string;
+  /** An ISO time as the site writes times, in its time zone (`2026-11-26 14:05`); an en dash for none. */
+  when(time: string | null): string;
+  /** A number as the site writes numbers (thousands separators). */
+  count(value: number): string;
+  /** A table as the site's: a caption, head cells (`n:` right-aligns a column), rows of HTML cells. */
+  table(caption: string, head: readonly string[], rows: readonly (readonly string[])[]): string;
+  /** The zone the site's times are in. */
+  readonly timeZone: string;
+}
+
+declare module '../../lib/sdk.js' {
+  interface Services {
+    'web.layout': WebLayout;
+  }
+}
+
+export function webLayout(site: { network(): string; timeZone: string }): WebLayout {
+  return {
+    page: ({ title, body, style }) =>
+      page({ network: site.network(), title, body, timeZone: site.timeZone, ...(style ? { style } : {}) }),
+    when: (time) => when(time, site.timeZone),
+    count,
+    table,
+    timeZone: site.timeZone,
+  };
+}
