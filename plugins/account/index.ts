@@ -44,9 +44,12 @@ export default definePlugin<AccountConfig>({
       sessions.sweep();
       announceSeen();
     });
+    const layout = services.get('web.layout');
+    // Every page of the site links to the sign-in and the account's tokens.
+    layout.addMenuEntry({ path: '/network/account/', label: 'Account' });
     const routes = accountRoutes({
       config,
-      layout: services.get('web.layout'),
+      layout,
       tokens: services.get('tokens.manage'),
       credentials: services.get('nickserv.credentials'),
       sessions,

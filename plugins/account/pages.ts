@@ -124,7 +124,7 @@ function accountBar(visit: Visit): string {
 }
 
 function page(visit: Visit, status: number, title: string, body: string): Rendered {
-  return { status, html: visit.layout.page({ title, body, style: ACCOUNT_STYLE }) };
+  return { status, html: visit.layout.page({ title, body, style: ACCOUNT_STYLE, current: ACCOUNT_PATH }) };
 }
 
 /** Whether `grants` approve `name`: the name itself, or a `prefix.*` wildcard. */

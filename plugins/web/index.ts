@@ -45,6 +45,7 @@ export default definePlugin<WebConfig>({
       network: () => config.network_name ?? (irc.state.isupport.get('NETWORK') || irc.state.server || 'IRC network'),
       timeZone: services.get('stats.activity').timeZone.name,
       liveSeconds: config.live_seconds,
+      menu: [],
     };
     const pageRoute = (
       path: string,

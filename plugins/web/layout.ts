@@ -5,8 +5,14 @@
 import { escapeHtml } from '../../lib/sdk.js';
 import { SITE_SCRIPT } from './script.js';
 
-/** The header menu: every page of the site. */
-export const MENU: readonly { path: string; label: string }[] = [
+/** An entry of the header menu. */
+export interface MenuEntry {
+  path: string;
+  label: string;
+}
+
+/** The header menu: every page of the site (other plugins' pages follow, see `PageOptions.menu`). */
+export const MENU: readonly MenuEntry[] = [
   { path: '/network/', label: 'Network' },
   { path: '/network/channels/', label: 'Channels' },
   { path: '/network/servers/', label: 'Servers' },
@@ -64,6 +70,8 @@ export interface PageOptions {
   title: string;
   /** The menu entry that is this page (its path), if any. */
   current?: string;
+  /** Entries after the site's own: other plugins' pages (the account pages). */
+  menu?: readonly MenuEntry[];
   /** The page's content, HTML. */
   body: string;
   /** The zone the page's times are in, named in the footer. */
@@ -77,10 +85,12 @@ export interface PageOptions {
 /** A whole page. */
 export function page(options: PageOptions): string {
   const { network, title, current, body, timeZone, script, style = '' } = options;
-  const menu = MENU.map(
-    ({ path, label }) =>
-      `<li><a href="${path}"${path === current ? ' aria-current="page"' : ''}>${escapeHtml(label)}</a></li>`,
-  ).join('');
+  const menu = [...MENU, ...(options.menu ?? [])]
+    .map(
+      ({ path, label }) =>
+        `<li><a href="${path}"${path === current ? ' aria-current="page"' : ''}>${escapeHtml(label)}</a></li>`,
+    )
+    .join('');
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1">` +

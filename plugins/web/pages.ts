@@ -4,7 +4,7 @@
  */
 import { escapeHtml, type ApiError, type Services } from '../../lib/sdk.js';
 import { barChart, lineChart, rankChart, type Ranked } from './charts.js';
-import { channelPath, count, page, table, userPath, when } from './layout.js';
+import { channelPath, count, page, table, userPath, when, type MenuEntry } from './layout.js';
 
 type Json = Record<string, unknown>;
 type PublicApi = Services['api.public'];
@@ -17,6 +17,8 @@ export interface SiteContext {
   timeZone: string;
   /** Seconds between the status page's live updates. */
   liveSeconds: number;
+  /** Menu entries other plugins added (the account pages), after the site's own. */
+  menu: MenuEntry[];
 }
 
 /** A rendered page and its status. */
@@ -51,6 +53,7 @@ export function refusal(site: SiteContext, error: ApiError): Rendered {
     status: error.status,
     html: page({
       network: site.network(),
+      menu: site.menu,
       title,
       timeZone: site.timeZone,
       body: `<p>${escapeHtml(error.message)}.</p><p><a href="/network/">Back to the network</a></p>`,
@@ -135,6 +138,7 @@ export async function statusPage(site: SiteContext): Promise<Rendered> {
     status: 200,
     html: page({
       network: site.network(),
+      menu: site.menu,
       title: site.network(),
       current: '/network/',
       timeZone,
@@ -240,6 +244,7 @@ export async function channelsPage(site: SiteContext, query: ListQuery): Promise
     status: 200,
     html: page({
       network: site.network(),
+      menu: site.menu,
       title: 'Channels',
       current: '/network/channels/',
       timeZone: site.timeZone,
@@ -309,7 +314,13 @@ export async function channelPage(site: SiteContext, name: string): Promise<Rend
     `</section></div>`;
   return {
     status: 200,
-    html: page({ network: site.network(), title: String(channel.name ?? name), timeZone: site.timeZone, body }),
+    html: page({
+      network: site.network(),
+      menu: site.menu,
+      title: String(channel.name ?? name),
+      timeZone: site.timeZone,
+      body,
+    }),
   };
 }
 
@@ -340,7 +351,13 @@ export async function userPage(site: SiteContext, nick: string): Promise<Rendere
     );
   return {
     status: 200,
-    html: page({ network: site.network(), title: String(user.nick ?? nick), timeZone: site.timeZone, body }),
+    html: page({
+      network: site.network(),
+      menu: site.menu,
+      title: String(user.nick ?? nick),
+      timeZone: site.timeZone,
+      body,
+    }),
   };
 }
 
@@ -373,7 +390,14 @@ export async function distributionPage(site: SiteContext, kind: 'countries' | 'c
     table(title, head, rows, { sorted: { column: 1, direction: 'descending' } });
   return {
     status: 200,
-    html: page({ network: site.network(), title, current: `/network/${kind}/`, timeZone: site.timeZone, body }),
+    html: page({
+      network: site.network(),
+      menu: site.menu,
+      title,
+      current: `/network/${kind}/`,
+      timeZone: site.timeZone,
+      body,
+    }),
   };
 }
 
@@ -394,6 +418,7 @@ export async function serversPage(site: SiteContext): Promise<Rendered> {
     status: 200,
     html: page({
       network: site.network(),
+      menu: site.menu,
       title: 'Servers',
       current: '/network/servers/',
       timeZone: site.timeZone,
@@ -413,6 +438,7 @@ export async function operatorsPage(site: SiteContext): Promise<Rendered> {
     status: 200,
     html: page({
       network: site.network(),
+      menu: site.menu,
       title: 'Operators',
       current: '/network/operators/',
       timeZone: site.timeZone,
@@ -460,6 +486,7 @@ export async function historyPage(site: SiteContext, range: string, now: number)
     status: 200,
     html: page({
       network: site.network(),
+      menu: site.menu,
       title: 'History',
       current: '/network/history/',
       timeZone: site.timeZone,
@@ -497,6 +524,13 @@ export async function apiPage(site: SiteContext): Promise<Rendered> {
     });
   return {
     status: 200,
-    html: page({ network: site.network(), title: 'API', current: '/network/api/', timeZone: site.timeZone, body }),
+    html: page({
+      network: site.network(),
+      menu: site.menu,
+      title: 'API',
+      current: '/network/api/',
+      timeZone: site.timeZone,
+      body,
+    }),
   };
 }

@@ -3,14 +3,16 @@
  * account pages), so that every page under /network/ looks alike. A user imports nothing from this folder:
  * the type comes through the SDK's `Services`.
  */
-import { count, page, table, when } from './layout.js';
+import { count, page, table, when, type MenuEntry } from './layout.js';
 
 export interface WebLayout {
   /**
    * A whole page in the site's frame: the network's name, the menu of the public pages, `title` as its
    * heading, `body` (HTML), the footer; `style` is added to the site's style sheet.
    */
-  page(options: { title: string; body: string; style?: string }): string;
+  page(options: { title: string; body: string; style?: string; current?: string }): string;
+  /** Add an entry to every page's header menu, after the site's own (e.g. the account pages). */
+  addMenuEntry(entry: MenuEntry): void;
   /** An ISO time as the site writes times, in its time zone (`2026-11-26 14:05`); an en dash for none. */
   when(time: string | null): string;
   /** A number as the site writes numbers (thousands separators). */
@@ -27,10 +29,21 @@ declare module '../../lib/sdk.js' {
   }
 }
 
-export function webLayout(site: { network(): string; timeZone: string }): WebLayout {
+export function webLayout(site: { network(): string; timeZone: string; menu: MenuEntry[] }): WebLayout {
   return {
-    page: ({ title, body, style }) =>
-      page({ network: site.network(), title, body, timeZone: site.timeZone, ...(style ? { style } : {}) }),
+    page: ({ title, body, style, current }) =>
+      page({
+        network: site.network(),
+        menu: site.menu,
+        title,
+        body,
+        timeZone: site.timeZone,
+        ...(style ? { style } : {}),
+        ...(current ? { current } : {}),
+      }),
+    addMenuEntry(entry) {
+      if (!site.menu.some((known) => known.path === entry.path)) site.menu.push({ ...entry });
+    },
     when: (time) => when(time, site.timeZone),
     count,
     table,

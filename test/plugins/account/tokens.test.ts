@@ -268,23 +268,28 @@ t.test('refusals of the rules come back as a notice on the page', async (t) => {
   t.match((await bot.say('bob', 'bob', 'TOKEN LIST')).join('\n'), /#1 "bobs" of bob: active/);
 });
 
-t.test('public pages are the same bytes with the account plugin or without, signed in or not', async (t) => {
-  const withAccount = await startSite(t);
-  const without = await startSite(t, { withoutAccount: true });
-  const alice = withAccount.browser();
-  await alice.signIn('alice');
-  for (const path of ['/network/api/', '/network/servers/', '/network/channel/%23nosuch/']) {
-    const plain = await without.bot.inject('GET', path);
-    const anonymous = await withAccount.bot.inject('GET', path);
-    const signedIn = await alice.get(path);
-    t.equal(anonymous.text, plain.text, `${path}: the same page with the account plugin`);
-    t.equal(signedIn.text, plain.text, `${path}: the same page signed in`);
-    t.equal(signedIn.headers['cache-control'], plain.headers['cache-control'], 'cached alike');
-    t.equal(signedIn.headers['set-cookie'], undefined, 'no cookie set by a public page');
-  }
-  t.notMatch(
-    JSON.stringify((await withAccount.bot.inject('GET', '/api/openapi.json')).body),
-    /\/network\/account|\/network\/admin/,
-    'the pages are not in the OpenAPI document',
-  );
-});
+t.test(
+  'public pages: the same bytes signed in or not, and without the account plugin but for its menu entry',
+  async (t) => {
+    const withAccount = await startSite(t);
+    const without = await startSite(t, { withoutAccount: true });
+    const alice = withAccount.browser();
+    await alice.signIn('alice');
+    for (const path of ['/network/api/', '/network/servers/', '/network/channel/%23nosuch/']) {
+      const plain = await without.bot.inject('GET', path);
+      const anonymous = await withAccount.bot.inject('GET', path);
+      const signedIn = await alice.get(path);
+      const entry = '<li><a href="/network/account/">Account</a></li>';
+      t.match(anonymous.text, `${entry}</ul></nav>`, `${path}: the menu ends with the account pages`);
+      t.equal(anonymous.text.replace(entry, ''), plain.text, `${path}: else the same page with the account plugin`);
+      t.equal(signedIn.text, anonymous.text, `${path}: the same page signed in (one answer for every reader)`);
+      t.equal(signedIn.headers['cache-control'], plain.headers['cache-control'], 'cached alike');
+      t.equal(signedIn.headers['set-cookie'], undefined, 'no cookie set by a public page');
+    }
+    t.notMatch(
+      JSON.stringify((await withAccount.bot.inject('GET', '/api/openapi.json')).body),
+      /\/network\/account|\/network\/admin/,
+      'the pages are not in the OpenAPI document',
+    );
+  },
+);
