@@ -159,7 +159,15 @@ async function main(): Promise<number> {
       http: { host: '127.0.0.1', port: httpPort },
       store: { path: path.join(network.runDir, 'store.json') },
       admins: [adminAccount],
-      plugins: { stats: {}, nickserv: {}, api: {}, tokens: {}, web: {}, account: {}, metrics: { allow: ['127.0.0.1'] } },
+      plugins: {
+        stats: {},
+        nickserv: {},
+        api: {},
+        tokens: {},
+        web: {},
+        account: {},
+        metrics: { allow: ['127.0.0.1'] },
+      },
     };
     fs.writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 
