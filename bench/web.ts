@@ -10,12 +10,15 @@ import type { ActivitySlice } from '../plugins/stats/model/activity.js';
 import type { HistorySlice } from '../plugins/stats/model/history.js';
 import { formatCount, formatMs, isSmoke, runBench, type Figure } from './common.js';
 import { startBenchHost } from './host.js';
-import { channelOf, populate } from './model.js';
+import { channelOf, nickOf, populate } from './model.js';
 
 const PAGES = [
   ['status', '/network/'],
   ['channels', '/network/channels/'],
   ['channel', `/network/channel/${encodeURIComponent(channelOf(0))}/`],
+  ['user', `/network/user/${encodeURIComponent(nickOf(1))}/`],
+  ['servers', '/network/servers/'],
+  ['operators', '/network/operators/'],
   ['countries', '/network/countries/'],
   ['clients', '/network/clients/'],
   ['history (7 days)', '/network/history/?range=7d'],

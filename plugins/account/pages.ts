@@ -53,7 +53,7 @@ export const ACCOUNT_STYLE =
 
 /**
  * The copy button's script: it shows the button (hidden without JavaScript, where the secret is selected
- * by hand) and copies the secret's field. Served inline and allowed by its hash (see {@link SECURITY_HEADERS}).
+ * by hand) and copies the secret's field. Served inline and allowed by its hash (see {@link securityHeaders}).
  */
 const COPY_SCRIPT =
   "(()=>{const b=document.querySelector('[data-copy]');if(!b||!navigator.clipboard)return;" +
@@ -63,19 +63,23 @@ const COPY_SCRIPT =
 
 /**
  * The headers of every account page: never stored by a browser or a proxy, no framing (a click on an
- * admin button cannot be borrowed by another site), forms only to the bot, scripts only the copy button's,
- * nothing fetched from elsewhere, no address in a Referer to another site.
+ * admin button cannot be borrowed by another site), forms only to the bot, scripts only the copy button's
+ * and the site's own (`siteScripts`: the frame's, by their hashes), nothing fetched from elsewhere, no
+ * address in a Referer to another site.
  */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Cache-Control': 'no-store',
-  'Content-Security-Policy':
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; " +
-    `script-src 'sha256-${createHash('sha256').update(COPY_SCRIPT, 'utf8').digest('base64')}'; ` +
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'same-origin',
-  'X-Content-Type-Options': 'nosniff',
-};
+export function securityHeaders(siteScripts: readonly string[]): Readonly<Record<string, string>> {
+  const copy = `'sha256-${createHash('sha256').update(COPY_SCRIPT, 'utf8').digest('base64')}'`;
+  return {
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy':
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; " +
+      `script-src ${[copy, ...siteScripts].join(' ')}; ` +
+      "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'same-origin',
+    'X-Content-Type-Options': 'nosniff',
+  };
+}
 
 const text = (value: string): string => escapeHtml(value);
 

@@ -2,7 +2,7 @@
  * The account pages' routes: GET pages, and POST forms that answer `303 See Other` back to a page (which
  * then shows what happened once), except the token creation, whose answer is the page with the new
  * token's value. Each POST passes the cross-site checks of csrf.ts first; each signed-in page reads its
- * session from the cookie. Every answer carries {@link SECURITY_HEADERS} (`Cache-Control: no-store`, ...).
+ * session from the cookie. Every answer carries the {@link securityHeaders} (`Cache-Control: no-store`, ...).
  *
  * The cookie (`network_session`, `Path=/network/`, `HttpOnly`, `SameSite=Lax`, `Secure` over HTTPS) holds
  * a session id once signed in, and before that a random value of the sign-in form, whose CSRF token is made
@@ -27,7 +27,7 @@ import {
   ADMIN_PATH,
   AUDIT_PATH,
   PAGE_SIZE,
-  SECURITY_HEADERS,
+  securityHeaders,
   adminPage,
   auditPage,
   createdPage,
@@ -85,6 +85,7 @@ function waitText(seconds: number): string {
 
 export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] {
   const { config, layout, tokens, credentials, sessions, logger } = context;
+  const SECURITY_HEADERS = securityHeaders(layout.scriptSources);
 
   const cookieOf = (request: ApiRequest): string | undefined => {
     const value = parseCookies(request.headers.cookie).get(COOKIE);

@@ -11,6 +11,7 @@ import {
   ApiError,
   definePlugin,
   HtmlDocument,
+  TextDocument,
   type ApiRequest,
   type ApiResponse,
   type RouteDefinition,
@@ -30,6 +31,16 @@ import {
   type SiteContext,
 } from './pages.js';
 import { webConfigSchema, type WebConfig } from './schema.js';
+import { ICON_PATH } from './layout.js';
+
+/** The site's icon, so that no browser asks for a /favicon.ico the bot does not have: a "#" in the accent colour. */
+const ICON = new TextDocument(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0a58ca"/>' +
+    '<path d="M12 6 9 26M23 6l-3 20M7 12h19M6 20h19" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>',
+  'image/svg+xml',
+);
+/** A day: the icon never changes between releases. */
+const ICON_MAX_AGE = 86_400;
 import { webLayout } from './services.js';
 
 export default definePlugin<WebConfig>({
@@ -101,6 +112,16 @@ export default definePlugin<WebConfig>({
       pageRoute('/network/api/', 'api', 'The API', () => apiPage(site)),
     ];
     for (const route of routes) http.route(route);
+    http.route({
+      method: 'GET',
+      path: ICON_PATH,
+      name: 'web.icon',
+      summary: "The site's icon",
+      tier: 'public',
+      document: 'page',
+      maxAge: ICON_MAX_AGE,
+      handler: () => ({ body: ICON }),
+    });
     services.provide('web.layout', webLayout(site));
   },
 });

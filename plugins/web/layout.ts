@@ -5,6 +5,9 @@
 import { escapeHtml } from '../../lib/sdk.js';
 import { SITE_SCRIPT } from './script.js';
 
+/** The site's icon (a small SVG the web plugin serves). */
+export const ICON_PATH = '/network/icon.svg';
+
 /** An entry of the header menu. */
 export interface MenuEntry {
   path: string;
@@ -35,8 +38,8 @@ nav a[aria-current=page]{font-weight:700;text-decoration:none;color:var(--fg)}
 main{max-width:72rem;margin:0 auto;padding:1rem}
 h1{font-size:1.6rem;margin:.5rem 0 1rem}h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.75rem;margin:0;padding:0}
-.cards div{border:1px solid var(--line);border-radius:.5rem;padding:.75rem}
-.cards dt{color:var(--muted);font-size:.9rem}.cards dd{margin:0;font-size:1.6rem;font-weight:700}
+.cards div{border:1px solid var(--line);border-radius:.5rem;padding:.75rem;min-width:0}
+.cards dt{color:var(--muted);font-size:.9rem}.cards dd{margin:0;font-size:1.6rem;font-weight:700;overflow-wrap:anywhere}
 .cards .record{font-size:.85rem;font-weight:400;color:var(--muted)}
 .scroll{overflow-x:auto}table{border-collapse:collapse;width:100%;margin:.5rem 0}
 th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
@@ -94,6 +97,8 @@ export function page(options: PageOptions): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1">` +
+    // Without an icon of its own, every browser would ask the bot for a /favicon.ico it does not have.
+    `<link rel="icon" href="${ICON_PATH}" type="image/svg+xml">` +
     `<title>${escapeHtml(title === network ? network : `${title} · ${network}`)}</title>` +
     `<style>${STYLE}${style}</style></head><body>` +
     `<header><a class="name" href="/network/">${escapeHtml(network)}</a>` +

@@ -3,7 +3,9 @@
  * account pages), so that every page under /network/ looks alike. A user imports nothing from this folder:
  * the type comes through the SDK's `Services`.
  */
+import { createHash } from 'node:crypto';
 import { count, page, table, when, type MenuEntry } from './layout.js';
+import { SITE_SCRIPT } from './script.js';
 
 export interface WebLayout {
   /**
@@ -21,6 +23,11 @@ export interface WebLayout {
   table(caption: string, head: readonly string[], rows: readonly (readonly string[])[]): string;
   /** The zone the site's times are in. */
   readonly timeZone: string;
+  /**
+   * The inline scripts every page of the frame carries, as Content-Security-Policy sources (`'sha256-…'`):
+   * a page with a policy of its own allows them, or its tables do not sort.
+   */
+  readonly scriptSources: readonly string[];
 }
 
 declare module '../../lib/sdk.js' {
@@ -48,5 +55,6 @@ export function webLayout(site: { network(): string; timeZone: string; menu: Men
     count,
     table,
     timeZone: site.timeZone,
+    scriptSources: [`'sha256-${createHash('sha256').update(SITE_SCRIPT, 'utf8').digest('base64')}'`],
   };
 }

@@ -77,7 +77,7 @@ t.test('web: every page answers, with its p50, p99 and size', async (t) => {
   t.equal(status, 0);
   if (!result) return t.fail('no result line');
   const pages = result.figures.filter((candidate) => / \/ p99 \(/.test(candidate.name));
-  t.equal(pages.length, 7, 'seven pages measured');
+  t.equal(pages.length, 10, 'ten pages measured');
   for (const { name, value } of pages) t.match(value, /^[\d.]+ ms \/ [\d.]+ ms$/, name);
   t.match(figure(result, 'status page with its assets'), /^[\d,]+ KB$/);
 });

@@ -90,12 +90,30 @@ t.teardown(async () => {
 });
 
 /**
+ * Console errors and page errors of every page a person opened, by page URL. The browser reports each
+ * refused document (a 403 or 429 this test provokes) as "Failed to load resource"; those are the point.
+ */
+const consoleErrors: string[] = [];
+function watch(page: Page): void {
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    if (/^Failed to load resource: the server responded with a status of (403|429)\b/.test(message.text())) return;
+    consoleErrors.push(`${page.url()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: ${String(error)}`));
+  page.on('response', (response) => {
+    if (response.status() === 404) consoleErrors.push(`${page.url()}: 404 for ${response.url()}`);
+  });
+}
+
+/**
  * A browser context of its own (its own cookies), with one page; JavaScript on unless told (axe-core needs
  * it: run it only in a page with JavaScript on).
  */
 async function person(javascript = true): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
+  watch(page);
   await page.setJavaScriptEnabled(javascript);
   await page.setViewport({ width: 1280, height: 900 });
   return { context, page };
@@ -258,6 +276,13 @@ t.test('sessions survive a restart of the bot', async (t) => {
   t.match(await user.page.$eval('tbody', (element) => element.textContent), `#${token.id} “browser test”`);
   const panel = await admin.page.goto(`${bot.url}/network/admin/`);
   t.equal(panel?.status(), 200, 'so is the administrator');
+});
+
+t.test("the site's script runs on the account pages: their tables sort, and no console error anywhere", async (t) => {
+  const { page } = admin;
+  await page.goto(`${bot.url}/network/admin/audit/`);
+  t.ok((await page.$$('table[data-sortable] th button.sort')).length > 0, "the audit log's headings are sort buttons");
+  t.same(consoleErrors, [], 'no console error or page error on any page a person opened');
 });
 
 t.test('the limit engages after repeated wrong passwords, and says when to retry', async (t) => {

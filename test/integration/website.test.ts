@@ -34,6 +34,7 @@ const PAGES: [name: string, path: string][] = [
   ['history', '/network/history/'],
   ['api', '/network/api/'],
   ['not-found', '/network/channel/%23nosuch/'],
+  ['not-found-user', '/network/user/nosuchnick/'],
 ];
 
 let network: TestNetwork;
@@ -63,6 +64,8 @@ t.before(async () => {
       web: { cache_seconds: 1, live_seconds: 5 },
     },
   });
+  // A person of the crowd has a public profile (a page of its own, shot and checked like the others).
+  PAGES.splice(PAGES.length - 2, 0, ['user', `/network/user/${encodeURIComponent(crowd.clients[1]!.nick)}/`]);
   browser = await launchBrowser();
   fs.mkdirSync(shots, { recursive: true });
   // Lines in the bot's channels, so that the top lists have something.
@@ -107,9 +110,10 @@ t.test(
     const origin = new URL(bot.url).origin;
     for (const [name, pagePath] of PAGES) {
       const { page, problems, requests, status } = await open(pagePath);
-      t.equal(status, name === 'not-found' ? 404 : 200, `${pagePath} answers`);
+      const missing = name.startsWith('not-found');
+      t.equal(status, missing ? 404 : 200, `${pagePath} answers`);
       // The browser reports a 404 document itself as a console error; that one is the page's point.
-      const expected = (problem: string) => name === 'not-found' && /status of 404/.test(problem);
+      const expected = (problem: string) => missing && /status of 404/.test(problem);
       t.same(
         problems.filter((problem) => !expected(problem)),
         [],

@@ -1,7 +1,11 @@
+import { renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import t, { type Test } from 'tap';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { buildOpenApiDocument, definePlugin } from '../../../lib/sdk.js';
 import metricsPlugin from '../../../plugins/metrics/index.js';
+import stats from '../../../plugins/stats/index.js';
+import type { HistorySlice } from '../../../plugins/stats/model/history.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import { startHarness, type Harness } from '../../support/harness.js';
@@ -201,4 +205,56 @@ t.test('a wrong metrics.allow entry stops the start, naming the key', async (t) 
     startBot(t, {}, ['nonsense']),
     /plugins\.metrics\.allow must name addresses or CIDR ranges: invalid IP address: nonsense/,
   );
+});
+
+t.test("the stats plugin's records and CTCP queue; the store's writes, their size and a failing one", async (t) => {
+  const bot = await startHarness(t, {
+    registry: [stats, tokensPlugin, metricsPlugin] as PluginDefinition<never>[],
+    plugins: { stats: {}, tokens: {}, metrics: { allow: ['127.0.0.1'] } },
+    admins: ['boss'],
+  });
+  const history = bot.host.model.slices().find((slice) => slice.name === 'history') as HistorySlice;
+  const now = Date.now();
+  for (const [ago, users, channels] of [
+    [3_600_000, 1234, 300],
+    [60_000, 999, 410],
+  ] as const) {
+    history.add({ time: now - ago, users, channels, operators: 2, servers: 2, maxUsers: 1300 });
+  }
+  // A token made over IRC: its durable write is measured.
+  t.match(await bot.say('alice', 'alice', 'TOKEN CREATE measured'), [/created: ntd_/]);
+  const families = await scrape(bot);
+  t.equal(value(families, 'irc_users_record'), 1234, 'the most users the history holds');
+  t.equal(value(families, 'irc_channels_record'), 410, 'and channels, each its own most');
+  t.equal(value(families, 'irc_bot_ctcp_version_queue'), 0, 'nobody waits for a CTCP VERSION');
+  // Histograms are read from the text: the parser keeps only one labelled series of a histogram.
+  const countOf = (text: string, labels: string): number =>
+    Number(new RegExp(`^irc_bot_store_write_duration_seconds_count\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  const text = (await get(bot, '/metrics', '127.0.0.1')).text;
+  t.ok(countOf(text, 'file="durable",result="ok"') >= 1, 'the durable write is counted');
+  const size = value(families, 'irc_bot_store_size_bytes', { file: 'durable' })!;
+  t.ok(size > 100 && size === statSync(bot.host.store.durablePath).size, `the durable file's size (${size} bytes)`);
+
+  // The store's folder turns into a file: writes fail, and the bot is not ready until they succeed again.
+  const folder = path.dirname(bot.host.store.path);
+  const aside = `${folder}.aside`;
+  renameSync(folder, aside);
+  writeFileSync(folder, 'not a folder');
+  await t.rejects(bot.host.store.flush().then(() => bot.host.store.persisted()));
+  bot.host.model.connectionOpened('rfc1459');
+  bot.host.model.markSynced(true, 10);
+  const notReady = await get(bot, '/readyz', '127.0.0.1');
+  t.equal(notReady.status, 503, 'not ready while the store cannot be written');
+  t.match(notReady.body, {
+    error: { code: 'not_ready', details: [{ field: 'store', message: /^the store cannot be written: / }] },
+  });
+  const after = (await get(bot, '/metrics', '127.0.0.1')).text;
+  t.ok(
+    countOf(after, 'file="store",result="failed"') + countOf(after, 'file="durable",result="failed"') >= 1,
+    'the failed write is counted',
+  );
+  unlinkSync(folder);
+  renameSync(aside, folder);
+  await bot.host.store.persisted();
+  t.equal((await get(bot, '/readyz', '127.0.0.1')).status, 200, 'ready again once a write succeeded');
 });

@@ -45,6 +45,7 @@ async function start(t: Test, rateLimit: Record<string, unknown> = {}) {
       testguard: {},
       probe: {},
       nickserv: { backend: 'anope-rpc', url: rpc.url, rate_limit: rateLimit },
+      metrics: { allow: ['127.0.0.1'] },
     },
   });
   const post = (nick: string, password: string) =>
@@ -134,4 +135,19 @@ t.test('services down: unavailable, never invalid, and it counts as no failure',
       `attempt ${attempt}`,
     );
   }
+});
+
+t.test("every check is counted by result, the API's and the sign-ins' alike", async (t) => {
+  const { bot, credentials, post } = await start(t);
+  const address = '192.0.2.30';
+  t.equal((await post('alice', PASSWORD)).status, 200);
+  t.equal((await post('nobody', 'wrong')).status, 200);
+  await credentials.check({ name: 'bob', password: PASSWORD, address });
+  await credentials.check({ name: 'bob', password: 'wrong', address });
+  await credentials.check({ name: 'bob', password: 'wrong', address });
+  const text = (await bot.host.http.inject({ method: 'GET', path: '/metrics', ip: '127.0.0.1' })).text;
+  const counted = (result: string) =>
+    Number(new RegExp(`^irc_bot_credential_checks_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  t.equal(counted('valid'), 2, 'valid: one over HTTP, one sign-in');
+  t.equal(counted('invalid'), 3, 'invalid: one over HTTP, two sign-ins');
 });

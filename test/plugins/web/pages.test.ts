@@ -39,6 +39,15 @@ async function start(t: Test, timeZone = 'UTC') {
   return { ...bot, page, json };
 }
 
+t.test("the site's icon: an SVG from the bot, cached for a day", async (t) => {
+  const bot = await start(t);
+  const icon = await bot.inject('GET', '/network/icon.svg');
+  t.equal(icon.status, 200);
+  t.equal(icon.headers['content-type'], 'image/svg+xml');
+  t.equal(icon.headers['cache-control'], 'public, max-age=86400');
+  t.match(icon.text, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+});
+
 t.test('every page: HTML in the frame, cacheable, and nothing private', async (t) => {
   const { page } = await start(t);
   for (const path of PAGES) {
@@ -53,7 +62,11 @@ t.test('every page: HTML in the frame, cacheable, and nothing private', async (t
     t.match(answer.html, /Times are in UTC\./, 'the time zone named');
     for (const secret of PRIVATE) t.notOk(answer.html.includes(secret), `${path} does not show ${secret}`);
     t.match(answer.html, /<script>\(\(\)=>\{\nconst collator=/, `${path}: the site's script is in the page`);
-    t.notMatch(answer.html, /<script [^>]*src=|<link [^>]*href=|<img /, `${path}: nothing to fetch`);
+    t.notMatch(
+      answer.html.replace('<link rel="icon" href="/network/icon.svg" type="image/svg+xml">', ''),
+      /<script [^>]*src=|<link [^>]*href=|<img /,
+      `${path}: nothing to fetch but the site's icon`,
+    );
   }
 });
 
