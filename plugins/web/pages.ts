@@ -109,7 +109,7 @@ export async function statusPage(site: SiteContext): Promise<Rendered> {
     `${card('servers', 'Servers')}</dl>` +
     `<p class="muted">Counted by the network at <span data-live-time>${when(snapshot.synced_at, timeZone)}</span>; ` +
     `updated live every ${site.liveSeconds} s.</p>` +
-    `<h2>The last 24 hours</h2>` +
+    `<h2>The last 24 hours</h2><div data-live-chart>` +
     lineChart('Users and channels, hourly peaks', labels, [
       { label: 'Users', values: history.map((point) => (typeof point.users === 'number' ? point.users : null)) },
       {
@@ -117,6 +117,7 @@ export async function statusPage(site: SiteContext): Promise<Rendered> {
         values: history.map((point) => (typeof point.channels === 'number' ? point.channels : null)),
       },
     ]) +
+    `</div>` +
     `<p><a href="/network/history/">History over 7 and 30 days</a></p>` +
     `<h2>Top channels today</h2>` +
     table(
@@ -142,7 +143,7 @@ export async function statusPage(site: SiteContext): Promise<Rendered> {
       title: site.network(),
       current: '/network/',
       timeZone,
-      body: body + liveScript(site.liveSeconds),
+      body: body + liveScript(site.liveSeconds, timeZone),
     }),
   };
 }
@@ -162,17 +163,26 @@ function serverTable(servers: readonly Json[]): string {
 
 /**
  * The counts, live: the public status answer, asked again with its ETag (a 304 costs nothing, and a
- * caching proxy in front answers it as well as the bot), its numbers written into the `data-live` cards.
+ * caching proxy in front answers it as well as the bot), its numbers written into the `data-live` cards and
+ * its time into the "counted at" line (in the site's zone). When the answer's latest history point changed,
+ * the chart is taken anew from this same page (also a cached read), so the latest point arrives too.
  */
-function liveScript(seconds: number): string {
+function liveScript(seconds: number, timeZone: string): string {
   return (
-    `<script>(()=>{let tag=null;const cards=document.querySelectorAll('[data-live]');` +
-    `const time=document.querySelector('[data-live-time]');` +
+    `<script>(()=>{let tag=null;let latest=null;const cards=document.querySelectorAll('[data-live]');` +
+    `const time=document.querySelector('[data-live-time]');const chart=document.querySelector('[data-live-chart]');` +
+    `const format=new Intl.DateTimeFormat('sv-SE',{timeZone:${JSON.stringify(timeZone)},year:'numeric',month:'2-digit',` +
+    `day:'2-digit',hour:'2-digit',minute:'2-digit',hour12:false});` +
+    `async function redraw(){const r=await fetch(location.pathname);if(r.status!==200)return;` +
+    `const fresh=new DOMParser().parseFromString(await r.text(),'text/html').querySelector('[data-live-chart]');` +
+    `if(fresh&&chart)chart.replaceChildren(...fresh.childNodes);}` +
     `async function tick(){try{const r=await fetch('/network/data/status/',{headers:tag?{'If-None-Match':tag}:{}});` +
-    `if(r.status!==200)return;tag=r.headers.get('ETag');const s=(await r.json()).snapshot;` +
+    `if(r.status!==200)return;tag=r.headers.get('ETag');const answer=await r.json();const s=answer.snapshot;` +
     `for(const c of cards){const v=s[c.dataset.live];if(typeof v==='number')c.textContent=v.toLocaleString('en-US');}` +
-    `if(time&&s.synced_at)time.setAttribute('data-synced-at',s.synced_at);}catch{}}` +
-    `setInterval(tick,${seconds * 1000});})();</script>`
+    `if(time&&s.synced_at){time.setAttribute('data-synced-at',s.synced_at);time.textContent=format.format(new Date(s.synced_at));}` +
+    `const point=JSON.stringify((answer.history||[]).at(-1)??null);` +
+    `if(latest!==null&&point!==latest)await redraw();latest=point;}catch{}}` +
+    `tick();setInterval(tick,${seconds * 1000});})();</script>`
   );
 }
 

@@ -341,20 +341,37 @@ t.test('the API page at 375 px: a row per endpoint, stacked, none of them tall',
   await page.close();
 });
 
-t.test("the status page's users count follows clients connecting, without a reload", async (t) => {
-  const { page, problems } = await open('/network/');
-  const before = Number((await page.$eval('[data-live="users"]', (element) => element.textContent))!.replace(/,/g, ''));
-  for (let index = 0; index < 3; index++) {
-    const client = new IrcClient({ port: network.leafPort, nick: `late${index}${process.pid % 1000}` });
-    extra.push(client);
-    await client.connect();
-    await client.register();
-  }
-  await page.waitForFunction(
-    `Number(document.querySelector('[data-live="users"]')?.textContent?.replace(/,/g, '')) >= ${before + 3}`,
-    { timeout: 30000 },
-  );
-  t.pass(`the count went from ${before} to at least ${before + 3} in the open page`);
-  t.same(problems, [], 'no error meanwhile');
-  await page.close();
-});
+t.test(
+  "the status page's users count and latest history point follow clients connecting, without a reload",
+  async (t) => {
+    const { page, problems } = await open('/network/');
+    const before = Number(
+      (await page.$eval('[data-live="users"]', (element) => element.textContent))!.replace(/,/g, ''),
+    );
+    for (let index = 0; index < 3; index++) {
+      const client = new IrcClient({ port: network.leafPort, nick: `late${index}${process.pid % 1000}` });
+      extra.push(client);
+      await client.connect();
+      await client.register();
+    }
+    await page.waitForFunction(
+      `Number(document.querySelector('[data-live="users"]')?.textContent?.replace(/,/g, '')) >= ${before + 3}`,
+      { timeout: 30000 },
+    );
+    t.pass(`the count went from ${before} to at least ${before + 3} in the open page`);
+    // The latest history point follows: the chart's last hour (its table, the text alternative) shows the peak.
+    await page.waitForFunction(
+      `Number(document.querySelector('[data-live-chart] tbody tr:last-child td:nth-child(2)')?.textContent?.replace(/,/g, '')) >= ${before + 3}`,
+      { timeout: 30000 },
+    );
+    t.pass("the chart's latest point shows the new users too, without a reload");
+    t.equal(await page.evaluate('window.performance.getEntriesByType("navigation").length'), 1, 'one page load');
+    t.match(
+      await page.$eval('[data-live-time]', (element) => element.textContent),
+      /^\d{4}-\d\d-\d\d \d\d:\d\d$/,
+      'the "counted at" time is written anew, as the page writes times',
+    );
+    t.same(problems, [], 'no error meanwhile');
+    await page.close();
+  },
+);
