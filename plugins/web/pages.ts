@@ -473,8 +473,10 @@ export async function historyPage(site: SiteContext, range: string, now: number)
     await site.api.read('network.history', { query: { since, bucket: chosen.bucket, limit: 1000 } }),
   );
   const points = list(answer.results);
+  // A day's bucket is timed at its midnight in UTC: its date is the UTC one (in a zone west of UTC, that
+  // midnight is the evening before).
   const labels = points.map((point) =>
-    chosen.bucket === '1d' ? when(point.time, site.timeZone).slice(0, 10) : when(point.time, site.timeZone),
+    chosen.bucket === '1d' ? when(point.time, 'UTC').slice(0, 10) : when(point.time, site.timeZone),
   );
   const picker = Object.entries(HISTORY_RANGES)
     .map(([key, value]) =>

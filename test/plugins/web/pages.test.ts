@@ -249,3 +249,17 @@ t.test("without a configured name, the server's NETWORK; before the server said 
   bot.irc.register('DataBot', 'CASEMAPPING=rfc1459 NETWORK=Libera.Chat');
   t.match((await bot.inject('GET', '/network/servers/')).text, /<a class="name" href="\/network\/">Libera\.Chat<\/a>/);
 });
+
+t.test("30 days west of UTC: each day's bucket is labelled with its own date", async (t) => {
+  const site = await start(t, 'America/Los_Angeles');
+  const since = new Date(NOW.getTime() - 30 * 24 * 3_600_000).toISOString();
+  const days = (await site.json(`/network/data/history/?since=${since}&bucket=1d&limit=1000`)).results as {
+    time: string;
+  }[];
+  t.ok(days.length > 0, `${days.length} days in the history`);
+  const html = (await site.page('/network/history/?range=30d')).html;
+  for (const day of days) {
+    const date = day.time.slice(0, 10);
+    t.ok(html.includes(`<tr><td>${date}</td>`), `${date} labels its own bucket`);
+  }
+});
