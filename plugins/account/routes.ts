@@ -415,23 +415,20 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
       const offset = offsetOf(request);
       return answer(auditPage(visitOf(cookie, session, true), tokens.audit(offset, PAGE_SIZE), offset));
     }),
-    formRoute(
-      `${ADMIN_PATH}tokens/:id/grant/`,
-      'account.grant',
-      'Approve an endpoint for a token',
-      asAdmin((who, fields, id) => tokens.grant(who, id, fields.get('endpoint') ?? '')),
-    ),
-    formRoute(
-      `${ADMIN_PATH}tokens/:id/withdraw/`,
-      'account.withdraw',
-      'Withdraw an endpoint from a token',
-      asAdmin((who, fields, id) => tokens.withdraw(who, id, fields.get('endpoint') ?? '')),
-    ),
-    formRoute(
-      `${ADMIN_PATH}tokens/:id/decline/`,
-      'account.decline',
-      "Decline a token owner's request for an endpoint",
-      asAdmin((who, fields, id) => tokens.decline(who, id, fields.get('endpoint') ?? '')),
+    // The admin panel's actions on one endpoint of one token, each a form of its own.
+    ...(
+      [
+        ['grant', 'account.grant', 'Approve an endpoint for a token', tokens.grant],
+        ['withdraw', 'account.withdraw', 'Withdraw an endpoint from a token', tokens.withdraw],
+        ['decline', 'account.decline', "Decline a token owner's request for an endpoint", tokens.decline],
+      ] as const
+    ).map(([action, name, summary, act]) =>
+      formRoute(
+        `${ADMIN_PATH}tokens/:id/${action}/`,
+        name,
+        summary,
+        asAdmin((who, fields, id) => act(who, id, fields.get('endpoint') ?? '')),
+      ),
     ),
     formRoute(
       `${ADMIN_PATH}tokens/:id/revoke/`,
