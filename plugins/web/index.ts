@@ -92,7 +92,9 @@ export default definePlugin<WebConfig>({
       offset: Math.max(0, Math.min(1_000_000, Number.parseInt(request.query.get('offset') ?? '0', 10) || 0)),
     });
     const routes = [
-      pageRoute('/network/', 'status', 'The network now', () => statusPage(site)),
+      pageRoute('/network/', 'status', 'The network now', (request) =>
+        statusPage(site, request.query.get('range') ?? '24h', model.now().getTime()),
+      ),
       pageRoute('/network/channels/', 'channels', 'Public channels', (request) =>
         channelsPage(site, listQuery(request)),
       ),

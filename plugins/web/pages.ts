@@ -76,12 +76,13 @@ function record(
   return best;
 }
 
-export async function statusPage(site: SiteContext): Promise<Rendered> {
+export async function statusPage(site: SiteContext, range: string, now: number): Promise<Rendered> {
   const { api, timeZone } = site;
-  const [status, servers, days] = await Promise.all([
+  const [status, servers, days, chart] = await Promise.all([
     api.read('network.status', { query: { top: 10 } }).then(object),
     api.read('irc.servers', { query: { limit: 100 } }).then(object),
     api.read('network.history', { query: { bucket: '1d', limit: 1000 } }).then(object),
+    historyChart(site, range, now, '/network/'),
   ]);
   const snapshot = object(status.snapshot);
   const history = list(status.history);
@@ -103,22 +104,12 @@ export async function statusPage(site: SiteContext): Promise<Rendered> {
       `<dd class="record">Record ${count(top.value)} ${at}</dd></div>`
     );
   };
-  const labels = history.map((point) => when(point.time, timeZone).slice(11));
   const body =
     `<dl class="cards">${card('users', 'Users')}${card('channels', 'Channels')}${card('operators', 'Operators')}` +
     `${card('servers', 'Servers')}</dl>` +
     `<p class="muted">Counted by the network at <span data-live-time>${when(snapshot.synced_at, timeZone)}</span>; ` +
     `updated live every ${site.liveSeconds} s.</p>` +
-    `<h2>The last 24 hours</h2><div data-live-chart>` +
-    lineChart('Users and channels, hourly peaks', labels, [
-      { label: 'Users', values: history.map((point) => (typeof point.users === 'number' ? point.users : null)) },
-      {
-        label: 'Channels',
-        values: history.map((point) => (typeof point.channels === 'number' ? point.channels : null)),
-      },
-    ]) +
-    `</div>` +
-    `<p><a href="/network/history/">History over 7 and 30 days</a></p>` +
+    `<h2>Users and channels</h2><p>Over: ${chart.picker}</p><div data-live-chart>${chart.html}</div>` +
     `<h2>Top channels today</h2>` +
     table(
       `Most lines today (${text(status.date)})`,
@@ -173,7 +164,7 @@ function liveScript(seconds: number, timeZone: string): string {
     `const time=document.querySelector('[data-live-time]');const chart=document.querySelector('[data-live-chart]');` +
     `const format=new Intl.DateTimeFormat('sv-SE',{timeZone:${JSON.stringify(timeZone)},year:'numeric',month:'2-digit',` +
     `day:'2-digit',hour:'2-digit',minute:'2-digit',hour12:false});` +
-    `async function redraw(){const r=await fetch(location.pathname);if(r.status!==200)return;` +
+    `async function redraw(){const r=await fetch(location.pathname+location.search);if(r.status!==200)return;` +
     `const fresh=new DOMParser().parseFromString(await r.text(),'text/html').querySelector('[data-live-chart]');` +
     `if(fresh&&chart)chart.replaceChildren(...fresh.childNodes);}` +
     `async function tick(){try{const r=await fetch('/network/data/status/',{headers:tag?{'If-None-Match':tag}:{}});` +
@@ -466,8 +457,18 @@ export const HISTORY_RANGES: Readonly<Record<string, { days: number; bucket: str
   '30d': { days: 30, bucket: '1d', label: '30 days' },
 };
 
-export async function historyPage(site: SiteContext, range: string, now: number): Promise<Rendered> {
-  const chosen = HISTORY_RANGES[range] ?? HISTORY_RANGES['24h']!;
+/**
+ * Users and channels over a range (`HISTORY_RANGES`) as a chart with its table, and the range picker: links
+ * to `basePath` with each other range (`?range=`), the chosen one marked.
+ */
+async function historyChart(
+  site: SiteContext,
+  range: string,
+  now: number,
+  basePath: string,
+): Promise<{ html: string; picker: string }> {
+  const key = HISTORY_RANGES[range] ? range : '24h';
+  const chosen = HISTORY_RANGES[key]!;
   const since = new Date(now - chosen.days * DAY_MS).toISOString();
   const answer = object(
     await site.api.read('network.history', { query: { since, bucket: chosen.bucket, limit: 1000 } }),
@@ -475,25 +476,38 @@ export async function historyPage(site: SiteContext, range: string, now: number)
   const points = list(answer.results);
   // A day's bucket is timed at its midnight in UTC: its date is the UTC one (in a zone west of UTC, that
   // midnight is the evening before).
+  // Within a day an hour says enough; over days, the day too.
   const labels = points.map((point) =>
-    chosen.bucket === '1d' ? when(point.time, 'UTC').slice(0, 10) : when(point.time, site.timeZone),
+    chosen.bucket === '1d'
+      ? when(point.time, 'UTC').slice(0, 10)
+      : chosen.days === 1
+        ? when(point.time, site.timeZone).slice(11)
+        : when(point.time, site.timeZone),
   );
   const picker = Object.entries(HISTORY_RANGES)
-    .map(([key, value]) =>
-      key === range || (!HISTORY_RANGES[range] && key === '24h')
+    .map(([name, value]) =>
+      name === key
         ? `<strong aria-current="true">${value.label}</strong>`
-        : `<a href="/network/history/?range=${key}">${value.label}</a>`,
+        : `<a href="${basePath}${name === '24h' ? '' : `?range=${name}`}">${value.label}</a>`,
     )
     .join(' · ');
-  const body =
-    `<p>Range: ${picker}</p>` +
-    lineChart(`Users and channels over ${chosen.label}`, labels, [
+  const html = lineChart(
+    `Users and channels over ${chosen.label}, ${chosen.bucket === '1d' ? 'daily' : 'hourly'} peaks`,
+    labels,
+    [
       { label: 'Users', values: points.map((point) => (typeof point.users === 'number' ? point.users : null)) },
       {
         label: 'Channels',
         values: points.map((point) => (typeof point.channels === 'number' ? point.channels : null)),
       },
-    ]);
+    ],
+  );
+  return { html, picker };
+}
+
+export async function historyPage(site: SiteContext, range: string, now: number): Promise<Rendered> {
+  const chart = await historyChart(site, range, now, '/network/history/');
+  const body = `<p>Range: ${chart.picker}</p>${chart.html}`;
   return {
     status: 200,
     html: page({

@@ -84,7 +84,23 @@ t.test("the status page shows the public API's numbers, and updates them live", 
     'top channel',
   );
   t.match(html, /<svg class="chart"[^>]*role="img"/, 'a chart drawn on the server');
-  t.match(html, /<details><summary>Users and channels, hourly peaks: the numbers/, 'with its numbers as a table');
+  t.match(
+    html,
+    /<details><summary>Users and channels over 24 hours, hourly peaks: the numbers/,
+    'with its numbers as a table',
+  );
+  t.match(
+    html,
+    '<p>Over: <strong aria-current="true">24 hours</strong> · <a href="/network/?range=7d">7 days</a> · ' +
+      '<a href="/network/?range=30d">30 days</a></p>',
+    'a range picker that works without a script',
+  );
+  const month = (await page('/network/?range=30d')).html;
+  t.match(month, /<details><summary>Users and channels over 30 days, daily peaks: the numbers/, '30 days');
+  t.match(
+    month,
+    '<a href="/network/">24 hours</a> · <a href="/network/?range=7d">7 days</a> · <strong aria-current="true">30 days</strong>',
+  );
   t.match(html, /fetch\('\/network\/data\/status\/'/, 'the live script asks the public status');
   t.match(html, /Record 129 on 2026-11-21/, "the users' record from the history");
   // The tables sort without a reload; the top lists come most lines first, which their headings say.
