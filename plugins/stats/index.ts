@@ -135,7 +135,7 @@ export default definePlugin<StatsConfig>({
       services: config.services,
       retryMs: config.version_retry_seconds * 1000,
     });
-    registerStatsMetrics(metrics, { history, versionsWaiting: () => versions.waiting });
+    registerStatsMetrics(metrics, { history, versionsWaiting: () => versions.waiting, now: () => model.stats });
     const whois = new WhoisFiller({ irc, model, services: config.services });
     /**
      * Activity counts change with every line, and channel records with every count that passes one: the store

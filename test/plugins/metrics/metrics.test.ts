@@ -226,6 +226,8 @@ t.test("the stats plugin's records and CTCP queue; the store's writes, their siz
   const families = await scrape(bot);
   t.equal(value(families, 'irc_users_record'), 1234, 'the most users the history holds');
   t.equal(value(families, 'irc_channels_record'), 410, 'and channels, each its own most');
+  bot.host.model.updateStats({ users: 1500 });
+  t.equal(value(await scrape(bot), 'irc_users_record'), 1500, 'or the count now, when it is higher');
   t.equal(value(families, 'irc_bot_ctcp_version_queue'), 0, 'nobody waits for a CTCP VERSION');
   // Histograms are read from the text: the parser keeps only one labelled series of a histogram.
   const countOf = (text: string, labels: string): number =>
