@@ -211,3 +211,35 @@ t.test('a sign-in the store cannot save is refused, with no cookie', async (t) =
   bot.durableWrites.fail(null);
   t.match((await visitor.get('/network/account/')).text, /<h1>Sign in<\/h1>/, 'not signed in');
 });
+
+t.test(
+  'behind a trusted proxy: HTTPS as the proxy says makes the cookie Secure; the client it names is who tries',
+  async (t) => {
+    const { browser, bot } = await startSite(t, { http: { trust_proxy: '127.0.0.1' } });
+    const visitor = browser();
+    await visitor.get('/network/account/');
+    const proxied = { Origin: 'https://localhost', 'X-Forwarded-Proto': 'https', 'X-Forwarded-For': '203.0.113.50' };
+    const signedIn = await visitor.post('/network/account/sign-in/', { account: 'alice', password: PASSWORD }, proxied);
+    t.equal(signedIn.status, 303, 'signed in through the proxy');
+    t.match(signedIn.headers['set-cookie'], /; Secure$/, 'Secure: the client came over HTTPS to the proxy');
+    t.ok(
+      bot.logs.some((line) => /credential check answered .*ip=203\.0\.113\.50/.test(line)),
+      'the check names the client behind the proxy',
+    );
+    // Not from a trusted proxy: the same headers are the client's own words, and believed in nothing.
+    const spoofer = browser();
+    await spoofer.get('/network/account/');
+    const direct = await bot.host.http.inject({
+      method: 'POST',
+      path: '/network/account/sign-in/',
+      ip: '198.51.100.3',
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Cookie: `network_session=${spoofer.cookie}`,
+        ...proxied,
+      },
+      body: new URLSearchParams({ csrf: spoofer.csrf!, account: 'alice', password: PASSWORD }).toString(),
+    });
+    t.equal(direct.status, 403, 'an https Origin over plain HTTP from an untrusted peer is refused');
+  },
+);

@@ -33,6 +33,8 @@ export interface SiteOptions {
   withoutAccount?: boolean;
   /** An RPC server of an earlier site (a restart keeps it). */
   rpc?: FakeRpcServer;
+  /** More `http` settings (e.g. `trust_proxy`). */
+  http?: Record<string, unknown>;
 }
 
 export interface Site {
@@ -58,6 +60,7 @@ export async function startSite(t: Test, options: SiteOptions = {}): Promise<Sit
     admins: ['boss'],
     ...(options.storeDir ? { storeDir: options.storeDir } : {}),
     ...(options.now ? { clock: () => new Date(options.now!()) } : {}),
+    ...(options.http ? { config: { http: options.http } } : {}),
   });
   // Nobody answers the collector's sync on the fake connection: the API answers once the model says it synced.
   bot.host.model.markSynced(false);
