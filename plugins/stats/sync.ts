@@ -110,15 +110,28 @@ export function applyOperators(model: NetworkModel, operators: ReadonlySet<strin
 export async function fullSync(context: SyncContext, state: SyncState): Promise<void> {
   const { irc, model, logger, config } = context;
   const started = Date.now();
+  // Each step's time, for the debug log: on a big network that moves, which step a slow sync waited on.
+  const steps: Record<string, number> = {};
+  let stepStarted = started;
+  const step = (name: string): void => {
+    const now = Date.now();
+    steps[name] = now - stepStarted;
+    stepStarted = now;
+  };
   await syncLusers(context);
+  step('lusers_ms');
   await syncLinks(context);
+  step('links_ms');
   const modesToAsk = await syncList(context, state.list);
+  step('list_ms');
   const who: WhoResult = { seen: new Set(), operators: new Set() };
   state.whoRound = who.seen;
   let removed: number;
   try {
     await syncWho(context, who);
+    step('who_ms');
     const statsOperators = await syncOperators(context);
+    step('operators_ms');
     for (const nick of statsOperators ?? []) who.operators.add(nick);
     for (const nick of who.operators) who.seen.add(nick);
     removed = removeUnseenUsers(model, who.seen);
@@ -128,7 +141,10 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   const operators = who.operators;
   applyOperators(model, operators);
   await syncServerUsers(context);
+  step('server_users_ms');
   await markServicesServers(context);
+  step('services_ms');
+  logger.debug('sync steps', steps);
   model.markSynced(irc.state.isOperator, Date.now() - started);
   logger.info('synced', {
     users: model.users.size,

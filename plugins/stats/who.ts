@@ -149,18 +149,34 @@ async function whoOnce(context: SyncContext, mask: string, flags: string | null,
   const fields = whoxFields(irc.state.isOperator);
   const whox = flags !== null;
   const send = whox ? ['WHO', mask, `${flags}%${fields},${WHOX_TOKEN}`] : ['WHO', mask];
+  // For the debug log: how long the request waited for its turn, for its first row, and for its end.
+  const asked = Date.now();
+  let sentAt: number | null = null;
+  let firstRowAt: number | null = null;
+  let rows = 0;
   await irc.request({
     urgent,
     send,
+    onSent: () => (sentAt = Date.now()),
     reply: (line) => (whox ? line.command === '354' && line.params[1] === WHOX_TOKEN : line.command === '352'),
     end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
     // Each row is taken as it arrives, in order with the live lines around it: a QUIT or NICK right after
     // the row is applied after it, never before (which would bring the user back from a row already stale).
     onReply: (line) => {
+      firstRowAt ??= Date.now();
+      rows++;
       const entry = whox ? parseWhoxReply(line, fields) : parseWhoReply(line);
       if (entry) takeWhoEntry(model, entry, result);
     },
     timeoutMs: 120000,
+  });
+  const ended = Date.now();
+  context.logger.debug('who', {
+    mask,
+    rows,
+    wait_ms: sentAt === null ? null : sentAt - asked,
+    first_row_ms: sentAt === null || firstRowAt === null ? null : firstRowAt - sentAt,
+    ms: ended - asked,
   });
 }
 
