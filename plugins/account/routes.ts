@@ -214,6 +214,36 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
 
   const pageRoute = (path: string, name: string, summary: string, handler: RouteDefinition['handler']) =>
     ({ method: 'GET', path, name, summary, tier: 'public', document: 'page', handler }) as RouteDefinition;
+
+  /**
+   * A page for administrators only: a visitor not signed in is asked to sign in (403), a signed-in account
+   * that is no administrator gets the refusal (403); an administrator gets `render`'s page.
+   */
+  const adminPageRoute = (
+    path: string,
+    name: string,
+    summary: string,
+    render: (request: ApiRequest, visit: Visit, session: Session) => Rendered,
+  ) =>
+    pageRoute(path, name, summary, async (request) => {
+      const { cookie, session, setCookie } = visitorOf(request);
+      if (!session) {
+        return answer(
+          refusalPage(
+            visitOf(cookie, undefined, false),
+            403,
+            'Administrators only',
+            `${summary} is for administrators: sign in with an administrator’s NickServ account first.`,
+            { href: `${ACCOUNT_PATH}?next=${encodeURIComponent(path)}`, label: 'Sign in' },
+          ),
+          setCookie ? { 'Set-Cookie': setCookie } : {},
+        );
+      }
+      if (!(await tokens.isAdmin(session.account))) {
+        return answer(notAdmin(visitOf(cookie, session, false), session.account));
+      }
+      return answer(render(request, visitOf(cookie, session, true), session));
+    });
   const formRoute = (path: string, name: string, summary: string, handler: RouteDefinition['handler']) =>
     ({ method: 'POST', path, name, summary, tier: 'public', document: 'page', form: true, handler }) as RouteDefinition;
 
@@ -368,52 +398,17 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
         return seeOther(ACCOUNT_PATH);
       }),
     ),
-    pageRoute(ADMIN_PATH, 'account.admin', 'The admin panel', async (request) => {
-      const { cookie, session, setCookie } = visitorOf(request);
-      const cookieHeader: Record<string, string> = setCookie ? { 'Set-Cookie': setCookie } : {};
-      if (!session) {
-        return answer(
-          refusalPage(
-            visitOf(cookie, undefined, false),
-            403,
-            'Administrators only',
-            'The admin panel is for administrators: sign in with an administrator’s NickServ account first.',
-            { href: `${ACCOUNT_PATH}?next=${encodeURIComponent(ADMIN_PATH)}`, label: 'Sign in' },
-          ),
-          cookieHeader,
-        );
-      }
-      if (!(await tokens.isAdmin(session.account))) {
-        return answer(notAdmin(visitOf(cookie, session, false), session.account));
-      }
-      return answer(
-        adminPage(visitOf(cookie, session, true), {
-          tokens: tokens.all(),
-          endpoints: tokens.endpoints(),
-          offset: offsetOf(request),
-          message: takeNotice(session),
-        }),
-      );
-    }),
-    pageRoute(AUDIT_PATH, 'account.audit', 'The audit log of the API tokens', async (request) => {
-      const { cookie, session, setCookie } = visitorOf(request);
-      if (!session) {
-        return answer(
-          refusalPage(
-            visitOf(cookie, undefined, false),
-            403,
-            'Administrators only',
-            'The audit log is for administrators: sign in with an administrator’s NickServ account first.',
-            { href: `${ACCOUNT_PATH}?next=${encodeURIComponent(AUDIT_PATH)}`, label: 'Sign in' },
-          ),
-          setCookie ? { 'Set-Cookie': setCookie } : {},
-        );
-      }
-      if (!(await tokens.isAdmin(session.account))) {
-        return answer(notAdmin(visitOf(cookie, session, false), session.account));
-      }
+    adminPageRoute(ADMIN_PATH, 'account.admin', 'The admin panel', (request, visit, session) =>
+      adminPage(visit, {
+        tokens: tokens.all(),
+        endpoints: tokens.endpoints(),
+        offset: offsetOf(request),
+        message: takeNotice(session),
+      }),
+    ),
+    adminPageRoute(AUDIT_PATH, 'account.audit', 'The audit log', (request, visit) => {
       const offset = offsetOf(request);
-      return answer(auditPage(visitOf(cookie, session, true), tokens.audit(offset, PAGE_SIZE), offset));
+      return auditPage(visit, tokens.audit(offset, PAGE_SIZE), offset);
     }),
     // The admin panel's actions on one endpoint of one token, each a form of its own.
     ...(

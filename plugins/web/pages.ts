@@ -4,7 +4,10 @@
  */
 import { escapeHtml, type ApiError, type Services } from '../../lib/sdk.js';
 import { barChart, lineChart, rankChart, type Ranked } from './charts.js';
-import { channelPath, count, page, table, userPath, when, type MenuEntry } from './layout.js';
+import { channelPath, count, page, table, userPath, when, type MenuEntry, type PageOptions } from './layout.js';
+
+/** What a page says of itself; the frame adds the rest. */
+type FrameOptions = Omit<PageOptions, 'network' | 'menu' | 'timeZone'>;
 
 type Json = Record<string, unknown>;
 type PublicApi = Services['api.public'];
@@ -19,6 +22,11 @@ export interface SiteContext {
   liveSeconds: number;
   /** Menu entries other plugins added (the account pages), after the site's own. */
   menu: MenuEntry[];
+}
+
+/** A whole page in the site's frame: its name, menu (with other plugins' entries) and time zone. */
+export function framed(site: Pick<SiteContext, 'network' | 'timeZone' | 'menu'>, options: FrameOptions): string {
+  return page({ ...options, network: site.network(), menu: site.menu, timeZone: site.timeZone });
 }
 
 /** A rendered page and its status. */
@@ -51,11 +59,8 @@ export function refusal(site: SiteContext, error: ApiError): Rendered {
   const title = error.status === 404 ? 'Not found' : error.status === 503 ? 'Not ready yet' : 'Cannot show this';
   return {
     status: error.status,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title,
-      timeZone: site.timeZone,
       body: `<p>${escapeHtml(error.message)}.</p><p><a href="/network/">Back to the network</a></p>`,
     }),
   };
@@ -128,12 +133,9 @@ export async function statusPage(site: SiteContext, range: string, now: number):
     serverTable(list(servers.results));
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title: site.network(),
       current: '/network/',
-      timeZone,
       body: body + liveScript(site.liveSeconds, timeZone),
     }),
   };
@@ -243,12 +245,9 @@ export async function channelsPage(site: SiteContext, query: ListQuery): Promise
     `</nav>`;
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title: 'Channels',
       current: '/network/channels/',
-      timeZone: site.timeZone,
       body,
     }),
   };
@@ -315,11 +314,8 @@ export async function channelPage(site: SiteContext, name: string): Promise<Rend
     `</section></div>`;
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title: String(channel.name ?? name),
-      timeZone: site.timeZone,
       body,
     }),
   };
@@ -352,11 +348,8 @@ export async function userPage(site: SiteContext, nick: string): Promise<Rendere
     );
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title: String(user.nick ?? nick),
-      timeZone: site.timeZone,
       body,
     }),
   };
@@ -391,12 +384,9 @@ export async function distributionPage(site: SiteContext, kind: 'countries' | 'c
     table(title, head, rows, { sorted: { column: 1, direction: 'descending' } });
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title,
       current: `/network/${kind}/`,
-      timeZone: site.timeZone,
       body,
     }),
   };
@@ -417,12 +407,9 @@ export async function serversPage(site: SiteContext): Promise<Rendered> {
       : '<p class="muted">No latency measured yet.</p>';
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title: 'Servers',
       current: '/network/servers/',
-      timeZone: site.timeZone,
       body: serverTable(servers) + `<h2>Latency</h2>${chart}`,
     }),
   };
@@ -437,12 +424,9 @@ export async function operatorsPage(site: SiteContext): Promise<Rendered> {
   ]);
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title: 'Operators',
       current: '/network/operators/',
-      timeZone: site.timeZone,
       body: table('IRC operators the bot sees', ['Nick', 'Server', 'Away'], rows, {
         sorted: { column: 0, direction: 'ascending' },
       }),
@@ -510,12 +494,9 @@ export async function historyPage(site: SiteContext, range: string, now: number)
   const body = `<p>Range: ${chart.picker}</p>${chart.html}`;
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title: 'History',
       current: '/network/history/',
-      timeZone: site.timeZone,
       body,
     }),
   };
@@ -550,12 +531,9 @@ export async function apiPage(site: SiteContext): Promise<Rendered> {
     });
   return {
     status: 200,
-    html: page({
-      network: site.network(),
-      menu: site.menu,
+    html: framed(site, {
       title: 'API',
       current: '/network/api/',
-      timeZone: site.timeZone,
       body,
     }),
   };

@@ -4,7 +4,8 @@
  * the type comes through the SDK's `Services`.
  */
 import { createHash } from 'node:crypto';
-import { count, page, table, when, type MenuEntry } from './layout.js';
+import { count, table, when, type MenuEntry } from './layout.js';
+import { framed } from './pages.js';
 import { SITE_SCRIPT } from './script.js';
 
 export interface WebLayout {
@@ -39,15 +40,7 @@ declare module '../../lib/sdk.js' {
 export function webLayout(site: { network(): string; timeZone: string; menu: MenuEntry[] }): WebLayout {
   return {
     page: ({ title, body, style, current }) =>
-      page({
-        network: site.network(),
-        menu: site.menu,
-        title,
-        body,
-        timeZone: site.timeZone,
-        ...(style ? { style } : {}),
-        ...(current ? { current } : {}),
-      }),
+      framed(site, { title, body, ...(style ? { style } : {}), ...(current ? { current } : {}) }),
     addMenuEntry(entry) {
       if (!site.menu.some((known) => known.path === entry.path)) site.menu.push({ ...entry });
     },
