@@ -95,8 +95,18 @@ export class HostMetrics {
     });
   }
 
+  /**
+   * Each IRC line and HTTP request counts: the labelled series are kept by their label values, so the
+   * count is a map lookup, not prom-client's hashing of a labels object each time.
+   */
+  private readonly lineSeries = new Map<string, Counter.Internal>();
+  private readonly requestSeries = new Map<string, Counter.Internal>();
+  private readonly durationSeries = new Map<string, Histogram.Internal<'route'>>();
+
   ircLine(command: string): void {
-    this.ircLines.inc({ command });
+    let series = this.lineSeries.get(command);
+    if (!series) this.lineSeries.set(command, (series = this.ircLines.labels(command)));
+    series.inc();
   }
 
   reconnected(): void {
@@ -110,8 +120,13 @@ export class HostMetrics {
 
   request({ route, status, seconds }: RequestFacts): void {
     const name = route ?? 'none';
-    this.httpRequests.inc({ route: name, status: String(status) });
-    this.httpDuration.observe({ route: name }, seconds);
+    const key = `${name} ${status}`;
+    let requests = this.requestSeries.get(key);
+    if (!requests) this.requestSeries.set(key, (requests = this.httpRequests.labels(name, String(status))));
+    requests.inc();
+    let duration = this.durationSeries.get(name);
+    if (!duration) this.durationSeries.set(name, (duration = this.httpDuration.labels(name)));
+    duration.observe(seconds);
   }
 
   /** The registry's view for one plugin; what it registered goes with `track`'s cleanup. */
