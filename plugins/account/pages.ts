@@ -363,7 +363,7 @@ function source(actor: AuditRecord['actor']): { by: string; from: string } {
     case 'http':
       return {
         by: actor.account ?? '–',
-        from: `staff API (token #${actor.tokenId ?? '?'})${actor.address ? `, ${actor.address}` : ''}`,
+        from: `staff API (token #${actor.token_id ?? '?'})${actor.address ? `, ${actor.address}` : ''}`,
       };
     case 'system':
       return { by: 'the bot', from: actor.reason ?? '' };
@@ -376,7 +376,7 @@ export function auditPage(visit: Visit, log: { count: number; entries: AuditReco
     const { by, from } = source(entry.actor);
     return [
       text(layout.when(entry.at)),
-      `#${entry.tokenId}`,
+      `#${entry.token_id}`,
       text(entry.action),
       endpointList(entry.details),
       text(by),

@@ -10,14 +10,8 @@
  */
 import { errorMessage, openApiPath, type Logger } from '../../lib/sdk.js';
 import { checkNames, type GrantableEndpoint } from './endpoints.js';
-import {
-  TOKEN_NOT_SAVED,
-  type ApiToken,
-  type AuditAction,
-  type AuditActor,
-  type AuditEntry,
-  type TokensSlice,
-} from './model.js';
+import { auditJson, type AuditAnswer } from './staff-routes.js';
+import { TOKEN_NOT_SAVED, type ApiToken, type AuditActor, type TokensSlice } from './model.js';
 
 /** A token as the website shows it: never its secret, nor its hash. */
 export interface TokenSummary {
@@ -35,22 +29,8 @@ export interface TokenSummary {
   staff: boolean;
 }
 
-/** An audit entry as the website shows it. */
-export interface AuditRecord {
-  at: string;
-  tokenId: number;
-  action: AuditAction;
-  details: string[];
-  /** Who: an account, by IRC command (`irc`), on the website (`web`) or with staff token `tokenId` (`http`); or the bot (`system`). */
-  actor: {
-    account: string | null;
-    via: 'irc' | 'web' | 'http' | 'system';
-    tokenId: number | null;
-    reason: string | null;
-    /** The client's address (after the proxy rules), for changes on the website or over HTTP. */
-    address: string | null;
-  };
-}
+/** An audit entry as the website shows it: as the staff tier's JSON has it (`auditJson`). */
+export type AuditRecord = AuditAnswer;
 
 /** A token endpoint an administrator may approve, and what it exposes. */
 export interface EndpointSummary {
@@ -145,22 +125,6 @@ function summary(token: ApiToken): TokenSummary {
   };
 }
 
-function record(entry: AuditEntry): AuditRecord {
-  return {
-    at: entry.at,
-    tokenId: entry.tokenId,
-    action: entry.action,
-    details: [...entry.details],
-    actor: {
-      account: entry.actor.account,
-      via: entry.actor.via,
-      tokenId: entry.actor.tokenId ?? null,
-      reason: entry.actor.reason ?? null,
-      address: entry.actor.address ?? null,
-    },
-  };
-}
-
 export function tokensManage(options: TokensManageOptions): TokensManage {
   const { tokens, logger } = options;
   const actorOf = ({ account, address }: WebActor): AuditActor => ({ account, via: 'web', address });
@@ -224,7 +188,7 @@ export function tokensManage(options: TokensManageOptions): TokensManage {
     audit(offset, limit) {
       const entries = tokens.audit();
       const newestFirst = entries.slice().reverse();
-      return { count: entries.length, entries: newestFirst.slice(offset, offset + limit).map(record) };
+      return { count: entries.length, entries: newestFirst.slice(offset, offset + limit).map(auditJson) };
     },
 
     async create(who, text) {

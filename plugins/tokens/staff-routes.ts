@@ -148,7 +148,7 @@ export const patchBodySchema = {
 /** The PATCH body as it passed its schema, and the answers, each typed off its schema. */
 type PatchBody = FromJsonSchema<typeof patchBodySchema>;
 type TokenAnswer = FromJsonSchema<typeof tokenSchema>;
-type AuditAnswer = FromJsonSchema<typeof auditEntrySchema>;
+export type AuditAnswer = FromJsonSchema<typeof auditEntrySchema>;
 type TokenDetailAnswer = FromJsonSchema<typeof tokenDetailSchema>;
 type TokenListAnswer = FromJsonSchema<typeof tokenListSchema>;
 

@@ -280,7 +280,7 @@ t.test("a staff token's changes over HTTP answer the requests and land in the sa
   t.match(manage.audit(0, 1).entries[0], {
     action: 'grant',
     details: ['irc.opers'],
-    actor: { account: 'carol', via: 'http', tokenId: 2, address: '127.0.0.1' },
+    actor: { account: 'carol', via: 'http', token_id: 2, address: '127.0.0.1' },
   });
   t.match(
     (await bot.inject('GET', '/api/staff/tokens/1/', asStaff)).body,
