@@ -8,11 +8,12 @@ import type { IrcMessage, IrcRequest } from './port.js';
 
 /**
  * Requests whose reply is awaited go out, in order (answers to people first), as soon as fewer than this
- * many are unanswered, outside the paced queue: one that waits for its reply before the next cannot flood
- * a server (its receive queue holds a line or two at most; a server that throttles commands only delays
- * them), while pacing them cost a big network's sync tens of seconds (one WHO per line slot).
+ * many are unanswered, outside the paced queue: a few lines that each wait for their reply cannot flood
+ * a server (its receive queue holds them; a server that throttles commands only delays them), while pacing
+ * them cost a big network's sync tens of seconds (one WHO per line slot). Eight let a sync ask several WHO
+ * masks at once, so that a busy server's delay is paid once for them, not once per mask.
  */
-export const REQUESTS_IN_FLIGHT = 2;
+export const REQUESTS_IN_FLIGHT = 8;
 
 /** The time a request's reply may take from when its line is written, unless it says otherwise. */
 const DEFAULT_TIMEOUT_MS = 15000;

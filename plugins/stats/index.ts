@@ -34,8 +34,8 @@ import { TaskQueue } from './task-queue.js';
  * and no notice tells of it. A LIST costs the server and the bot in proportion to the channels (10,000: about
  * 600 KB, a few ms of work), so a big network is asked less often; it also has more channels to drift by.
  */
-const COUNTS_REFRESH_MS_PER_CHANNEL = 2;
-const COUNTS_REFRESH_MIN_MS = 2_000;
+const COUNTS_REFRESH_MS_PER_CHANNEL = 1;
+const COUNTS_REFRESH_MIN_MS = 1_000;
 
 /** While a services server is split off, LINKS is asked this often to see it come back. */
 const SERVICES_RELINK_CHECK_MS = 5000;
@@ -76,8 +76,20 @@ export default definePlugin<StatsConfig>({
     // Until the services have answered once, they are asked after every sync.
     let commandsMissing = true;
 
-    const sync = (): Promise<void> =>
-      ready ? tasks.run('sync', () => fullSync(context, syncState)) : Promise.resolve();
+    // A sync asks every WHO mask when the first of a connection, after a link or split, or asked for by SYNC;
+    // else the next slice of them (who.ts, WHO_SLICE_ROWS).
+    let wholeAsked = false;
+    const syncTask = async (): Promise<void> => {
+      const whole = wholeAsked || syncState.syncs === 0;
+      wholeAsked = false;
+      await fullSync(context, syncState, whole);
+    };
+    const sync = (): Promise<void> => (ready ? tasks.run('sync', syncTask) : Promise.resolve());
+    const wholeSync = (): Promise<void> => {
+      if (!ready) return Promise.resolve();
+      wholeAsked = true;
+      return tasks.runFresh('sync', syncTask);
+    };
     // Between two syncs, not beside one (a sync asks the same); a sync's own LIST counts as the last one.
     let listedAt = 0;
     const counts = (): void => {
@@ -90,7 +102,7 @@ export default definePlugin<StatsConfig>({
     };
     // After a split or a link: the servers and counts at once, then a sync that starts after it (for new users).
     const topology = new TopologyWatch(context, () => {
-      if (ready) void tasks.runFresh('sync', () => fullSync(context, syncState));
+      void wholeSync();
     });
     const latency = (): Promise<void> =>
       ready && model.ready
@@ -250,7 +262,7 @@ export default definePlugin<StatsConfig>({
       // A sync of a big network takes longer than an answer may wait; its answer carries no secret.
       slow: true,
       async handle({ reply }) {
-        await sync();
+        await wholeSync();
         const { stats } = model;
         reply(
           `Synced at ${stats.syncedAt ?? 'never'}: ${model.users.size} users, ${model.channels.size} channels, ` +

@@ -10,7 +10,17 @@ import type { SyncContext } from './context.js';
 import { createJoinState, joinChannels, type JoinState } from './joins.js';
 import { checkChannelModes, createListState, syncList, type ListState } from './list.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
-import { syncOperators, syncRealHosts, syncWho, type RealHostState, type WhoResult } from './who.js';
+import {
+  createRealHostState,
+  planWhoSlice,
+  syncOperators,
+  syncRealHosts,
+  syncWho,
+  whoMaskSet,
+  WHO_SLICE_ROWS,
+  type RealHostState,
+  type WhoResult,
+} from './who.js';
 
 export type { SyncContext } from './context.js';
 
@@ -25,10 +35,21 @@ export interface SyncState {
    * would take them for gone.
    */
   whoRound: Set<string> | null;
+  /** Where the next refresh's WHO masks start (see {@link WHO_SLICE_ROWS}). */
+  whoNext: number;
+  /** Syncs completed on this connection: the first asks every mask. */
+  syncs: number;
 }
 
 export function createSyncState(): SyncState {
-  return { list: createListState(), joins: createJoinState(), realHosts: { refused: false }, whoRound: null };
+  return {
+    list: createListState(),
+    joins: createJoinState(),
+    realHosts: createRealHostState(),
+    whoRound: null,
+    whoNext: 0,
+    syncs: 0,
+  };
 }
 
 const isNumeric =
@@ -82,32 +103,50 @@ export async function syncLusers({ irc, model, urgent }: SyncContext): Promise<v
 }
 
 /**
- * Forget users the network no longer shows. A user who shares a channel with the bot stays:
- * the bot sees them leave (QUIT, PART), and WHO as a non-operator hides invisible users.
+ * Forget users the network no longer shows, of those the round asked for (`covers`, every user by default). A
+ * user who shares a channel with the bot stays: the bot sees them leave (QUIT, PART), and WHO as a
+ * non-operator hides invisible users.
  */
-export function removeUnseenUsers(model: NetworkModel, seen: ReadonlySet<string>): number {
+export function removeUnseenUsers(
+  model: NetworkModel,
+  seen: ReadonlySet<string>,
+  covers: (nick: string) => boolean = () => true,
+): number {
   let removed = 0;
   for (const user of [...model.users.all()]) {
-    if (user.channels.size > 0 || seen.has(model.fold(user.nick))) continue;
+    if (user.channels.size > 0 || seen.has(model.fold(user.nick)) || !covers(user.nick)) continue;
     model.removeUser(user.nick);
     removed++;
   }
   return removed;
 }
 
-/** Set each user's operator flag from WHO's `*` flags and STATS P together. */
-export function applyOperators(model: NetworkModel, operators: ReadonlySet<string>): void {
+/**
+ * Set each user's operator flag from WHO's `*` flags and STATS P together. A user the round did not ask for
+ * (`covers`) only gains the flag (STATS P lists them): whether they lost it waits for their mask's turn.
+ */
+export function applyOperators(
+  model: NetworkModel,
+  operators: ReadonlySet<string>,
+  covers: (nick: string) => boolean = () => true,
+): void {
   for (const user of model.users.all()) {
     const isOperator = operators.has(model.fold(user.nick));
-    if (user.isOperator !== isOperator) model.upsertUser(user.nick, { isOperator });
+    if (user.isOperator !== isOperator && (isOperator || covers(user.nick)))
+      model.upsertUser(user.nick, { isOperator });
   }
 }
 
 /**
  * The whole sync, in order; marks the model synced when it completes, then asks the modes of channels
  * never asked, joins, asks for real hosts (as an operator on InspIRCd) and asks the other missing modes.
+ * WHO asks every mask when `whole` (by default the first sync of a connection), else the next slice of them.
  */
-export async function fullSync(context: SyncContext, state: SyncState): Promise<void> {
+export async function fullSync(
+  context: SyncContext,
+  state: SyncState,
+  whole: boolean = state.syncs === 0,
+): Promise<void> {
   const { irc, model, logger, config } = context;
   const started = Date.now();
   // Each step's time, for the debug log: on a big network that moves, which step a slow sync waited on.
@@ -125,30 +164,34 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   const modesToAsk = await syncList(context, state.list);
   step('list_ms');
   const who: WhoResult = { seen: new Set(), operators: new Set() };
+  const masks = whoMaskSet(model, config.who_chunk_above);
+  const slice = planWhoSlice(model, masks, state.whoNext, WHO_SLICE_ROWS, whole);
   state.whoRound = who.seen;
   let removed: number;
   try {
-    await syncWho(context, who);
+    await syncWho(context, who, { masks: slice.masks, rows: masks.rows });
     step('who_ms');
     const statsOperators = await syncOperators(context);
     step('operators_ms');
     for (const nick of statsOperators ?? []) who.operators.add(nick);
     for (const nick of who.operators) who.seen.add(nick);
-    removed = removeUnseenUsers(model, who.seen);
+    removed = removeUnseenUsers(model, who.seen, slice.covers);
   } finally {
     state.whoRound = null;
   }
-  const operators = who.operators;
-  applyOperators(model, operators);
+  state.whoNext = slice.next;
+  applyOperators(model, who.operators, slice.covers);
   await syncServerUsers(context);
   step('server_users_ms');
   await markServicesServers(context);
   step('services_ms');
   logger.debug('sync steps', steps);
   model.markSynced(irc.state.isOperator, Date.now() - started);
+  state.syncs++;
   logger.info('synced', {
     users: model.users.size,
     removed_users: removed,
+    who_masks: describeMasks(slice.masks, masks.masks.length),
     channels: model.channels.size,
     servers: model.servers.size,
     as_operator: irc.state.isOperator,
@@ -164,6 +207,12 @@ export async function fullSync(context: SyncContext, state: SyncState): Promise<
   // The pacer sends about one line per refresh second at the default pace: spend at most that many.
   const rest = modesToAsk.filter((name) => !askedFirst.has(name));
   await checkChannelModes(context, state.list, rest, Math.max(10, config.refresh_seconds));
+}
+
+/** The masks a round asked, for the log: `all`, or the first and the last and how many of the cycle. */
+function describeMasks(asked: readonly string[], of: number): string {
+  if (asked.length === of) return 'all';
+  return `${asked[0] ?? ''}..${asked.at(-1) ?? ''} (${asked.length} of ${of})`;
 }
 
 /** Modes asked per count refresh for channels formed since the last LIST. */

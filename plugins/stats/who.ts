@@ -6,10 +6,40 @@
 import type { IrcMessage, NetworkModel, User } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
-/** WHOX token that marks our own WHO replies. */
+/** Nicks start with a letter or one of `[]\`_^{|}` (RFC 2812); one WHO per first character. */
+export const NICK_INITIALS = [...'abcdefghijklmnopqrstuvwxyz', '[', ']', '\\', '`', '_', '^', '{', '|', '}'];
+
+/** WHOX token that marks our own WHO replies to `WHO *` (a small network) and to a server's users. */
 export const WHOX_TOKEN = '77';
-/** WHOX token of the replies that carry real hosts (see {@link seesRealHosts}). */
+/** WHOX token of the replies to `WHO * x` that carry real hosts (see {@link seesRealHosts}). */
 export const REAL_HOST_TOKEN = '78';
+
+/**
+ * The WHOX token of one mask of a round: several masks are asked at once, and the request lane hands a line to
+ * every request whose reply it matches, so each needs its own. Users' masks are 100 and up, real hosts' 200
+ * and up, in the order of {@link whoMasks}; `*` keeps {@link WHOX_TOKEN} or {@link REAL_HOST_TOKEN}.
+ */
+export function whoxToken(mask: string, realHosts = false): string {
+  if (mask === '*') return realHosts ? REAL_HOST_TOKEN : WHOX_TOKEN;
+  const index = NICK_INITIALS.indexOf(mask.charAt(0));
+  return String((realHosts ? 200 : 100) + Math.max(0, index));
+}
+
+/**
+ * At most this many WHO masks are asked at once, and at most {@link WHO_ROWS_IN_FLIGHT} rows expected from those
+ * unanswered (one mask is always asked, whatever its size). One at a time, a round paid the server's delay per
+ * mask: under churn a busy server took 400 ms per round trip, even for an empty mask, 36 times a round.
+ */
+export const WHO_MASKS_IN_FLIGHT = 8;
+export const WHO_ROWS_IN_FLIGHT = 20_000;
+
+/**
+ * A refresh asks WHO for the next masks of the cycle up to about this many expected rows (users the model has
+ * under their initials), not for all of them: a whole round of a 100,000-user network under churn took the
+ * server minutes to answer, and the next refreshes waited behind it. The first sync of a connection and the
+ * `SYNC` command ask every mask; users who connect and quit in between are followed by an operator's notices.
+ */
+export const WHO_SLICE_ROWS = 20_000;
 
 /** The order servers send WHOX fields in, whatever order they were asked in (ircu's order). */
 const WHOX_ORDER = 'tcuihsnfdlaor';
@@ -21,9 +51,6 @@ const WHOX_ORDER = 'tcuihsnfdlaor';
 export function whoxFields(asOperator: boolean): string {
   return asOperator ? 'tcuihsnfar' : 'tcuhsnfar';
 }
-
-/** Nicks start with a letter or one of `[]\`_^{|}` (RFC 2812); one WHO per first character. */
-const NICK_INITIALS = [...'abcdefghijklmnopqrstuvwxyz', '[', ']', '\\', '`', '_', '^', '{', '|', '}'];
 
 /**
  * The WHO masks of one sync: everything at once on a small network, else one mask per nick
@@ -70,11 +97,11 @@ function knownIp(ip: string | undefined): string | null {
 }
 
 /** RPL_WHOSPCRPL `354 me <fields in WHOX order>` for the fields asked; null when it is not ours. */
-export function parseWhoxReply(message: IrcMessage, fields: string): WhoEntry | null {
+export function parseWhoxReply(message: IrcMessage, fields: string, token = WHOX_TOKEN): WhoEntry | null {
   const asked = [...WHOX_ORDER].filter((field) => fields.includes(field));
   const values = new Map<string, string>();
   asked.forEach((field, index) => values.set(field, message.params[index + 1] ?? ''));
-  if (values.has('t') && values.get('t') !== WHOX_TOKEN) return null;
+  if (values.has('t') && values.get('t') !== token) return null;
   const nick = values.get('n');
   if (!nick) return null;
   const flags = values.get('f') ?? '';
@@ -114,19 +141,142 @@ export interface WhoResult {
 }
 
 /**
- * WHO for every mask of the round, one request at a time; the model takes each user as it comes. `result`
- * may be shared with whoever else sees users during the round (an operator's connect notices).
+ * The masks of one network, each folded initial once (`[*` and `{*` list the same nicks where the casemapping
+ * folds them alike), and how many of the model's users each would list.
+ */
+export interface WhoMaskSet {
+  masks: string[];
+  /** Users the model has per folded initial: the rows a mask is expected to bring. */
+  rows: (mask: string) => number;
+}
+
+/** The masks of a round for the model as it is now; one pass over the users. */
+export function whoMaskSet(model: NetworkModel, chunkAbove: number, count?: (user: User) => boolean): WhoMaskSet {
+  const counts = new Map<string, number>();
+  let total = 0;
+  for (const user of model.users.all()) {
+    if (count && !count(user)) continue;
+    const initial = model.fold(user.nick.charAt(0));
+    counts.set(initial, (counts.get(initial) ?? 0) + 1);
+    total++;
+  }
+  const folded = new Set<string>();
+  const masks = whoMasks(model.stats.users, chunkAbove).filter((mask) => {
+    if (mask === '*') return true;
+    const initial = model.fold(mask.charAt(0));
+    if (folded.has(initial)) return false;
+    folded.add(initial);
+    return true;
+  });
+  return { masks, rows: (mask) => (mask === '*' ? total : (counts.get(model.fold(mask.charAt(0))) ?? 0)) };
+}
+
+/** The masks one refresh asks: a stretch of the cycle, and what it stands for. */
+export interface WhoSlice {
+  masks: string[];
+  /** Where the next slice starts (0 once this one reached the end of the cycle). */
+  next: number;
+  /** Whether this slice ends the cycle: nicks no mask lists (InspIRCd's UIDs after a collision) are judged with it. */
+  endsCycle: boolean;
+  /** Whether a user's nick is one this slice lists, or one it judges at the end of the cycle. */
+  covers: (nick: string) => boolean;
+}
+
+/**
+ * The masks from `start` on, until they are expected to bring `budget` rows or the cycle ends; every mask when
+ * `whole`. Pure but for the model's casemapping.
+ */
+export function planWhoSlice(
+  model: NetworkModel,
+  set: WhoMaskSet,
+  start: number,
+  budget: number,
+  whole: boolean,
+): WhoSlice {
+  const from = whole || start >= set.masks.length ? 0 : start;
+  let end = from;
+  let rows = 0;
+  while (end < set.masks.length && (whole || end === from || rows < budget)) rows += set.rows(set.masks[end++]!);
+  const masks = set.masks.slice(from, end);
+  const endsCycle = end === set.masks.length;
+  if (masks.includes('*') || (from === 0 && endsCycle)) {
+    return { masks, next: 0, endsCycle: true, covers: () => true };
+  }
+  const asked = new Set(masks.map((mask) => model.fold(mask.charAt(0))));
+  const listed = new Set(set.masks.map((mask) => model.fold(mask.charAt(0))));
+  return {
+    masks,
+    next: endsCycle ? 0 : end,
+    endsCycle,
+    covers: (nick) => {
+      const initial = model.fold(nick.charAt(0));
+      return asked.has(initial) || (endsCycle && !listed.has(initial));
+    },
+  };
+}
+
+/**
+ * Ask `ask(mask)` for every mask, a few at once ({@link WHO_MASKS_IN_FLIGHT}, {@link WHO_ROWS_IN_FLIGHT} expected
+ * rows), in order; rejects with the first failure.
+ */
+async function askInTurn(
+  masks: readonly string[],
+  rowsOf: (mask: string) => number,
+  maxMasks: number,
+  ask: (mask: string) => Promise<unknown>,
+): Promise<void> {
+  let index = 0;
+  let inFlight = 0;
+  let rows = 0;
+  await new Promise<void>((resolve, reject) => {
+    let failed = false;
+    const next = (): void => {
+      if (failed) return;
+      if (index >= masks.length && inFlight === 0) {
+        resolve();
+        return;
+      }
+      while (index < masks.length && inFlight < maxMasks) {
+        const mask = masks[index]!;
+        const expected = rowsOf(mask);
+        if (inFlight > 0 && rows + expected > WHO_ROWS_IN_FLIGHT) return;
+        index++;
+        inFlight++;
+        rows += expected;
+        ask(mask).then(
+          () => {
+            inFlight--;
+            rows -= expected;
+            next();
+          },
+          (error: unknown) => {
+            failed = true;
+            reject(error instanceof Error ? error : new Error(String(error)));
+          },
+        );
+      }
+    };
+    next();
+  });
+}
+
+/**
+ * WHO for the masks of `slice`, a few at once; the model takes each user as it comes. `result` may be shared
+ * with whoever else sees users during the round (an operator's connect notices).
  */
 export async function syncWho(
   context: SyncContext,
   result: WhoResult = { seen: new Set(), operators: new Set() },
+  slice?: { masks: readonly string[]; rows: (mask: string) => number },
 ): Promise<WhoResult> {
   const { irc, model, config } = context;
   const whox = irc.state.isupport.has('WHOX');
-  for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) {
+  const plan = slice ?? whoMaskSet(model, config.who_chunk_above);
+  // Plain WHO rows carry no token to tell whose they are: one mask at a time there.
+  await askInTurn(plan.masks, plan.rows, whox ? WHO_MASKS_IN_FLIGHT : 1, (mask) =>
     // With WHOX, `n` makes the mask match nicks only; plain WHO matches more, and duplicates are harmless.
-    await whoOnce(context, mask, whox ? (mask === '*' ? '' : 'n') : null, result);
-  }
+    whoOnce(context, mask, whox ? (mask === '*' ? '' : 'n') : null, result, whoxToken(mask)),
+  );
   return result;
 }
 
@@ -136,7 +286,7 @@ export async function syncWho(
  */
 export async function whoOnServer(context: SyncContext, server: string): Promise<boolean> {
   if (!context.irc.state.isupport.has('WHOX')) return false;
-  await whoOnce(context, server, 's', { seen: new Set(), operators: new Set() });
+  await whoOnce(context, server, 's', { seen: new Set(), operators: new Set() }, WHOX_TOKEN);
   return true;
 }
 
@@ -144,11 +294,17 @@ export async function whoOnServer(context: SyncContext, server: string): Promise
  * One WHO request; the model takes each user it lists, into `result`.
  * @param flags WHOX matching flags before the field list, or null for a plain WHO
  */
-async function whoOnce(context: SyncContext, mask: string, flags: string | null, result: WhoResult): Promise<void> {
+async function whoOnce(
+  context: SyncContext,
+  mask: string,
+  flags: string | null,
+  result: WhoResult,
+  token: string,
+): Promise<void> {
   const { irc, model, urgent } = context;
   const fields = whoxFields(irc.state.isOperator);
   const whox = flags !== null;
-  const send = whox ? ['WHO', mask, `${flags}%${fields},${WHOX_TOKEN}`] : ['WHO', mask];
+  const send = whox ? ['WHO', mask, `${flags}%${fields},${token}`] : ['WHO', mask];
   // For the debug log: how long the request waited for its turn, for its first row, and for its end.
   const asked = Date.now();
   let sentAt: number | null = null;
@@ -158,14 +314,14 @@ async function whoOnce(context: SyncContext, mask: string, flags: string | null,
     urgent,
     send,
     onSent: () => (sentAt = Date.now()),
-    reply: (line) => (whox ? line.command === '354' && line.params[1] === WHOX_TOKEN : line.command === '352'),
+    reply: (line) => (whox ? line.command === '354' && line.params[1] === token : line.command === '352'),
     end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
     // Each row is taken as it arrives, in order with the live lines around it: a QUIT or NICK right after
     // the row is applied after it, never before (which would bring the user back from a row already stale).
     onReply: (line) => {
       firstRowAt ??= Date.now();
       rows++;
-      const entry = whox ? parseWhoxReply(line, fields) : parseWhoReply(line);
+      const entry = whox ? parseWhoxReply(line, fields, token) : parseWhoReply(line);
       if (entry) takeWhoEntry(model, entry, result);
     },
     timeoutMs: 120000,
@@ -204,14 +360,22 @@ function isSomeoneElse(known: User, entry: WhoEntry): boolean {
 export interface RealHostState {
   /** The server hid other users' IPs in an `x` answer: the bot's operator class lacks users/auspex. */
   refused: boolean;
+  /** Where the next sync's masks start, in the masks of the initials still missing one. */
+  next: number;
+}
+
+export function createRealHostState(): RealHostState {
+  return { refused: false, next: 0 };
 }
 
 /**
- * The hosts behind cloaks and vhosts, where the bot can see them ({@link seesRealHosts}): the WHO masks of
- * the round again with flag `x`, asking only for IP, host and nick. A user's real host never changes while
- * they are online, so only the masks of users still without one are asked. Only users the model has take
- * one (someone who connected since is asked at the next sync). The sync asks after the model is complete:
- * a detail only the token tier shows need not hold up the first answer.
+ * The hosts behind cloaks and vhosts, where the bot can see them ({@link seesRealHosts}): the WHO masks again
+ * with flag `x`, asking only for IP, host and nick. A user's real host never changes while they are online,
+ * so only the masks of users still without one are asked, and at most {@link WHO_SLICE_ROWS} expected rows of
+ * them per sync, from where the last sync stopped (on a big network the first sync alone would otherwise ask
+ * for every user again). Only users the model has take one (someone who connected since is asked at a later
+ * sync). The sync asks after the model is complete: a detail only the token tier shows need not hold up the
+ * first answer.
  */
 export async function syncRealHosts(context: SyncContext, state: RealHostState): Promise<void> {
   const { irc, model, config } = context;
@@ -219,39 +383,75 @@ export async function syncRealHosts(context: SyncContext, state: RealHostState):
   // The folded first characters of the nicks still without a real host; a mask asks for its own.
   const missing = new Set<string>();
   for (const user of model.users.all()) if (user.realHost === null) missing.add(model.fold(user.nick.charAt(0)));
-  for (const mask of whoMasks(model.stats.users, config.who_chunk_above)) {
-    // Masks that fold alike (`[*` and `{*`) match the same nicks: the first one asks, and takes the initial off.
-    if (mask === '*' ? missing.size > 0 : missing.delete(model.fold(mask.charAt(0)))) {
-      if (!(await realHostsOf(context, mask))) {
-        state.refused = true;
-        context.logger.info('no real hosts: the server hides IPs from this operator (no users/auspex privilege)');
-        return;
-      }
-    }
+  if (missing.size === 0) return;
+  const set = whoMaskSet(model, config.who_chunk_above);
+  const wanted = set.masks.filter((mask) => mask === '*' || missing.has(model.fold(mask.charAt(0))));
+  // `next` is a place in all the masks (which of them are wanted changes from one sync to the next).
+  const start = Math.max(
+    0,
+    wanted.findIndex((mask) => set.masks.indexOf(mask) >= state.next),
+  );
+  const slice = planWhoSlice(model, { masks: wanted, rows: set.rows }, start, WHO_SLICE_ROWS, false);
+  const last = slice.masks.at(-1);
+  state.next = slice.endsCycle || last === undefined ? 0 : set.masks.indexOf(last) + 1;
+  const proof: RealHostProof = { proven: false, held: [] };
+  try {
+    await askInTurn(slice.masks, set.rows, WHO_MASKS_IN_FLIGHT, (mask) => realHostsOf(context, mask, proof));
+  } catch (error) {
+    if (!(error instanceof HiddenHostsError)) throw error;
+    state.refused = true;
+    context.logger.info('no real hosts: the server hides IPs from this operator (no users/auspex privilege)');
   }
 }
 
 /** WHOX's IP field for a user whose IP the asker may not see. */
 const HIDDEN_IP = '255.255.255.255';
 
-/** Real hosts of the users `mask` matches; false if the server hid them (see {@link RealHostState}). */
-async function realHostsOf({ irc, model }: SyncContext, mask: string): Promise<boolean> {
-  const lines = await irc.request({
-    send: ['WHO', mask, `${mask === '*' ? '' : 'n'}x%tihn,${REAL_HOST_TOKEN}`],
-    reply: (line) => line.command === '354' && line.params[1] === REAL_HOST_TOKEN,
+/** The server hid other users' IPs in an `x` answer (see {@link RealHostState}). */
+class HiddenHostsError extends Error {}
+
+/**
+ * Whether the answers so far proved that `x` shows real hosts: another user's IP was shown. Until then the
+ * rows that prove nothing (the bot's own, whose IP it always sees; services' 0.0.0.0) wait in `held`.
+ */
+interface RealHostProof {
+  proven: boolean;
+  held: { nick: string; host: string }[];
+}
+
+/** Real hosts of the users `mask` matches, taken as the rows arrive; rejects with {@link HiddenHostsError}. */
+async function realHostsOf({ irc, model }: SyncContext, mask: string, proof: RealHostProof): Promise<void> {
+  const token = whoxToken(mask, true);
+  const own = irc.state.nick;
+  let hidden = false;
+  const take = (nick: string, host: string): void => {
+    if (model.users.get(nick)) model.upsertUser(nick, { realHost: host });
+  };
+  await irc.request({
+    send: ['WHO', mask, `${mask === '*' ? '' : 'n'}x%tihn,${token}`],
+    reply: (line) => line.command === '354' && line.params[1] === token,
     end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
+    // 354 me <token> <ip> <host> <nick>: WHOX sends the fields in its own order.
+    onReply: (line) => {
+      const [, , ip, host, nick] = line.params;
+      if (hidden || !ip || !host || !nick) return;
+      // An operator without the users/auspex privilege gets the shown host for `x`, with the IP hidden: no
+      // real host at all, then. (Services show 0.0.0.0 and their own host, which is their real one.)
+      if (ip === HIDDEN_IP) {
+        hidden = true;
+        return;
+      }
+      if (proof.proven) take(nick, host);
+      else if (ip === '0.0.0.0' || irc.casefold(nick) === irc.casefold(own)) proof.held.push({ nick, host });
+      else {
+        proof.proven = true;
+        take(nick, host);
+        for (const row of proof.held.splice(0)) take(row.nick, row.host);
+      }
+    },
     timeoutMs: 120000,
   });
-  // An operator without the users/auspex privilege gets the shown host for `x`, with the IP hidden: no
-  // real host at all, then. (Services show 0.0.0.0 and their own host, which is their real one.)
-  if (lines.some((line) => line.command === '354' && line.params[2] === HIDDEN_IP)) return false;
-  for (const line of lines) {
-    // 354 me 78 <ip> <host> <nick>: WHOX sends the fields in its own order.
-    const [, , , host, nick] = line.params;
-    if (line.command !== '354' || !host || !nick || !model.users.get(nick)) continue;
-    model.upsertUser(nick, { realHost: host });
-  }
-  return true;
+  if (hidden) throw new HiddenHostsError('hidden');
 }
 
 /** One line of RPL_STATS `249 me :nick (ident@host) Idle: 5s`; null for the closing count. */

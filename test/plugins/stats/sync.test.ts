@@ -14,7 +14,7 @@ import {
   refreshCounts,
   type SyncContext,
 } from '../../../plugins/stats/sync.js';
-import { parseWhoxReply, whoMasks } from '../../../plugins/stats/who.js';
+import { parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
 const defaults = Object.fromEntries(
@@ -98,13 +98,19 @@ const WHOX_ORDER = 'tcuihsnfdlaor';
  * The WHOX reply a server would give `who` for `mask` (a nick prefix and `*`) with `fields`; with `realHosts`,
  * as InspIRCd answers an operator's WHO with flag `x` (the host behind the cloak, the token 78 asked for).
  */
-function whoxLines(mask: string, fields: string, list: readonly FakeUser[] = users, realHosts = false): string[] {
+function whoxLines(
+  mask: string,
+  fields: string,
+  list: readonly FakeUser[] = users,
+  realHosts = false,
+  token = realHosts ? '78' : '77',
+): string[] {
   const prefix = mask.replace(/\*$/, '').toLowerCase().replace('[', '{');
   const matching = list.filter((user) => user.nick.toLowerCase().replace('[', '{').startsWith(prefix));
   return [
     ...matching.map((user) => {
       const values: Record<string, string> = {
-        t: realHosts ? '78' : '77',
+        t: token,
         c: '*',
         u: user.ident,
         i: user.ip,
@@ -180,8 +186,8 @@ function setup(options: { operator?: boolean; config?: Partial<StatsConfig>; isu
     .answer(/^MAP$/, map)
     .answer(/^LIST$/, listWithModes)
     .answer(/^STATS P$/, statsP)
-    .answer(/^WHO (\S+) n?%(\w+),77$/, (match) => whoxLines(match[1]!, match[2]!))
-    .answer(/^WHO (\S+) n?x%(\w+),78$/, (match) => whoxLines(match[1]!, match[2]!, users, true))
+    .answer(/^WHO (\S+) n?%(\w+),(\d+)$/, (match) => whoxLines(match[1]!, match[2]!, users, false, match[3]))
+    .answer(/^WHO (\S+) n?x%(\w+),(\d+)$/, (match) => whoxLines(match[1]!, match[2]!, users, true, match[3]))
     .answer(/^WHOIS NickServ$/, [
       ':hub.test.net 311 DataBot NickServ NickServ services.test.net * :Nickname Services',
       ':hub.test.net 312 DataBot NickServ services.test.net :TestNet Services',
@@ -325,9 +331,95 @@ t.test('chunked WHO on a big network finds everyone once', async (t) => {
   const { irc, model, context } = setup({ config: { who_chunk_above: 3 } });
   await fullSync(context, createSyncState());
   const sent = irc.sentMatching(/^WHO /);
-  t.equal(sent.length, 35);
-  t.ok(sent.includes('WHO a* n%tcuihsnfar,77'), 'the n flag matches the mask against nicks only');
+  t.equal(sent.length, 32, 'a mask per first letter; [ and {, ] and }, \\ and | are one letter in rfc1459');
+  t.ok(sent.includes('WHO a* n%tcuihsnfar,100'), 'the n flag matches the mask against nicks only; a token per mask');
+  t.equal(new Set(sent.map((line) => line.split(',')[1])).size, 32, 'no two masks share a token');
   t.same([...model.users.all()].map((user) => user.nick).sort(), ['Bob', 'DataBot', 'NickServ', '[carol]', 'alice']);
+});
+
+/** The masks of the WHO lines sent that match `pattern`, in order. */
+const maskOf = (lines: string[]): string[] => lines.map((line) => line.split(' ')[1]!);
+const LETTERS = [...'abcdefghijklmnopqrstuvwxyz'];
+
+t.test('masks go out several at once, each with its own token', async (t) => {
+  const { irc, context } = setup({ config: { who_chunk_above: 3 } });
+  let sentBeforeFirstEnd: number | null = null;
+  irc.on('message', (line) => {
+    if (line.command === '315') sentBeforeFirstEnd ??= irc.sentMatching(/^WHO /).length;
+  });
+  await fullSync(context, createSyncState());
+  t.equal(sentBeforeFirstEnd, WHO_MASKS_IN_FLIGHT, 'as many masks as may be unanswered, before the first answer');
+  t.equal(irc.sentMatching(/ n%/).length, 32, 'and every mask in the end');
+});
+
+t.test('a refresh asks the next slice of the masks and judges only the users those list', async (t) => {
+  const { irc, model, context } = setup({ config: { who_chunk_above: 3 } });
+  // 1,000 users per letter the network no longer has (none shares a channel with the bot): 26,000 in all,
+  // more than one slice's 20,000 rows.
+  for (const letter of LETTERS) for (let i = 0; i < 1000; i++) model.upsertUser(`${letter}gone${i}`, {});
+  model.upsertUser('zed', { isOperator: true });
+  model.upsertUser('0AAAAAAAB', {});
+  const state = createSyncState();
+  state.syncs = 1;
+  await fullSync(context, state);
+  const first = LETTERS.slice(0, 20).map((letter) => `${letter}*`);
+  t.same(maskOf(irc.sentMatching(/ n%/)), first, 'a..t: 20,004 expected rows, the first past 20,000');
+  t.notOk(model.users.get('agone0'), 'a user of the slice WHO did not list is gone');
+  t.notOk(model.users.get('tgone999'));
+  t.ok(model.users.get('ugone0'), 'a user of a later slice waits for it');
+  t.equal(model.users.get('zed')!.isOperator, true, "nor is a later slice's operator flag taken away");
+  t.ok(model.users.get('0AAAAAAAB'), 'a nick no mask lists waits for the end of the cycle');
+  t.ok(model.users.get('alice')!.isOperator, 'STATS P and WHO flags set as before');
+  t.equal(state.whoNext, 20);
+
+  irc.sent.length = 0;
+  await fullSync(context, state);
+  t.same(
+    maskOf(irc.sentMatching(/ n%/)),
+    [...LETTERS.slice(20).map((letter) => `${letter}*`), '[*', ']*', '\\*', '`*', '_*', '^*'],
+    'the rest of the cycle: u..z and the other first characters, each folded one once',
+  );
+  t.notOk(model.users.get('ugone0'));
+  t.notOk(model.users.get('zed'));
+  t.notOk(model.users.get('0AAAAAAAB'), 'judged at the end of the cycle');
+  t.same(
+    [...model.users.all()].map((user) => user.nick).sort(),
+    ['Bob', 'DataBot', 'NickServ', '[carol]', 'alice'],
+    'the network as it is',
+  );
+  t.equal(state.whoNext, 0, 'the next refresh starts the cycle again');
+
+  for (const letter of LETTERS) for (let i = 0; i < 1000; i++) model.upsertUser(`${letter}gone${i}`, {});
+  irc.sent.length = 0;
+  await fullSync(context, state, true);
+  t.equal(irc.sentMatching(/ n%/).length, 32, 'a whole sync (the SYNC command, a link) asks every mask');
+  t.equal(model.users.size, 5);
+});
+
+t.test('real hosts are asked a slice per sync, from where the last stopped', async (t) => {
+  const { irc, model, context } = setup({ config: { who_chunk_above: 3 } });
+  irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
+  // 26,000 users in the bot's channel, whose real hosts the server does not list (they stay missing).
+  model.upsertChannel('#mine', { joined: true });
+  for (const letter of LETTERS) for (let i = 0; i < 1000; i++) model.addMember('#mine', `${letter}x${i}`);
+  const state = createSyncState();
+  await fullSync(context, state);
+  t.same(
+    maskOf(irc.sentMatching(/ n?x%/)),
+    LETTERS.slice(0, 20).map((letter) => `${letter}*`),
+    'a..t at the first sync',
+  );
+  t.equal(model.users.get('alice')!.realHost, 'alice.home.isp.example', 'taken as the rows came');
+  irc.sent.length = 0;
+  await fullSync(context, state);
+  t.same(
+    maskOf(irc.sentMatching(/ n?x%/)),
+    [...LETTERS.slice(20).map((letter) => `${letter}*`), '[*'],
+    'the next sync goes on from u, with the initials still missing one',
+  );
+  irc.sent.length = 0;
+  await fullSync(context, state);
+  t.same(maskOf(irc.sentMatching(/ n?x%/)).slice(0, 2), ['a*', 'b*'], 'and then from the start again');
 });
 
 t.test('an operator on InspIRCd asks WHO again with flag x for the hosts behind cloaks', async (t) => {
@@ -335,14 +427,20 @@ t.test('an operator on InspIRCd asks WHO again with flag x for the hosts behind 
   irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
   let askedBeforeSynced: string[] | null = null;
   model.on('change', (change) => {
-    if (change.kind === 'synced') askedBeforeSynced = irc.sentMatching(/,78$/);
+    if (change.kind === 'synced') askedBeforeSynced = irc.sentMatching(/ n?x%/);
   });
   await fullSync(context, createSyncState());
   t.same(askedBeforeSynced, [], 'the model is complete (synced) before real hosts are asked');
-  t.equal(irc.sentMatching(/,77$/).length, 35, 'WHO per first letter');
+  t.equal(irc.sentMatching(/ n%/).length, 32, 'WHO per first letter');
   t.same(
-    irc.sentMatching(/,78$/),
-    ['a', 'b', 'd', 'n', '['].map((initial) => `WHO ${initial}* nx%tihn,78`),
+    irc.sentMatching(/ n?x%/),
+    [
+      ['a', 200],
+      ['b', 201],
+      ['d', 203],
+      ['n', 213],
+      ['[', 226],
+    ].map(([initial, token]) => `WHO ${initial}* nx%tihn,${token}`),
     "then again with x, for the first letters of the model's nicks only ([ and { are one letter: asked once)",
   );
   t.match(model.users.get('alice'), { host: 'a.example', realHost: 'alice.home.isp.example' });
@@ -352,11 +450,11 @@ t.test('an operator on InspIRCd asks WHO again with flag x for the hosts behind 
 
   irc.sent.length = 0;
   await fullSync(context, createSyncState());
-  t.same(irc.sentMatching(/,78$/), [], 'the next sync: everyone has one, and a real host does not change');
+  t.same(irc.sentMatching(/ n?x%/), [], 'the next sync: everyone has one, and a real host does not change');
   model.upsertUser('Bob', { realHost: null });
   irc.sent.length = 0;
   await fullSync(context, createSyncState());
-  t.same(irc.sentMatching(/,78$/), ['WHO b* nx%tihn,78'], 'only the letter of a nick still without one');
+  t.same(irc.sentMatching(/ n?x%/), ['WHO b* nx%tihn,201'], 'only the letter of a nick still without one');
   t.equal(model.users.get('bob')!.realHost, 'b.example');
 
   // alice quit and someone else took the nick, out of the bot's sight: WHO shows another IP and ident.
@@ -364,15 +462,15 @@ t.test('an operator on InspIRCd asks WHO again with flag x for the hosts behind 
     user.nick === 'alice' ? { ...user, ident: 'new', ip: '192.0.2.77', realHost: 'newcomer.isp.example' } : user,
   );
   irc
-    .answer(/^WHO (\S+) n?%(\w+),77$/, (match) => whoxLines(match[1]!, match[2]!, newcomer))
-    .answer(/^WHO (\S+) n?x%(\w+),78$/, (match) => whoxLines(match[1]!, match[2]!, newcomer, true));
+    .answer(/^WHO (\S+) n?%(\w+),(\d+)$/, (match) => whoxLines(match[1]!, match[2]!, newcomer, false, match[3]))
+    .answer(/^WHO (\S+) n?x%(\w+),(\d+)$/, (match) => whoxLines(match[1]!, match[2]!, newcomer, true, match[3]));
   const before = model.users.get('alice')!;
   model.upsertUser('alice', { client: 'irssi' });
   irc.sent.length = 0;
   await fullSync(context, createSyncState());
   t.not(model.users.get('alice'), before, 'a new user under the old nick');
   t.equal(model.users.get('alice')!.client, null, "not the previous person's client");
-  t.same(irc.sentMatching(/,78$/), ['WHO a* nx%tihn,78'], 'a nick behind which WHO shows someone else: asked again');
+  t.same(irc.sentMatching(/ n?x%/), ['WHO a* nx%tihn,200'], 'a nick behind which WHO shows someone else: asked again');
   t.match(model.users.get('alice'), { ident: 'new', ip: '192.0.2.77', realHost: 'newcomer.isp.example' });
 
   const small = setup();
@@ -386,18 +484,22 @@ t.test('an operator without users/auspex: the host x shows is not taken for a re
   const { irc, model, context } = setup({ config: { who_chunk_above: 3 } });
   irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
   // What InspIRCd answers such an operator: the shown host, and every IP but its own hidden.
-  irc.answer(/^WHO (\S+) nx%tihn,78$/, (match) => [
+  irc.answer(/^WHO (\S+) nx%tihn,(\d+)$/, (match) => [
     ...users
       .filter((user) => user.nick.toLowerCase().startsWith(match[1]!.slice(0, 1)))
       .map(
         (user) =>
-          `:hub.test.net 354 DataBot 78 ${user.nick === 'DataBot' ? user.ip : '255.255.255.255'} ${user.host} ${user.nick}`,
+          `:hub.test.net 354 DataBot ${match[2]} ${user.nick === 'DataBot' ? user.ip : '255.255.255.255'} ${user.host} ${user.nick}`,
       ),
     `:hub.test.net 315 DataBot ${match[1]} :End of /WHO list.`,
   ]);
   const state = createSyncState();
   await fullSync(context, state);
-  t.same(irc.sentMatching(/,78$/), ['WHO a* nx%tihn,78'], 'the first answer shows hidden IPs: no more asked');
+  t.same(
+    irc.sentMatching(/ n?x%/),
+    ['WHO a* nx%tihn,200', 'WHO b* nx%tihn,201', 'WHO d* nx%tihn,203', 'WHO n* nx%tihn,213', 'WHO [* nx%tihn,226'],
+    'asked a few at once',
+  );
   t.same(
     [...model.users.all()].map((user) => user.realHost),
     [null, null, null, null, null],
@@ -405,7 +507,7 @@ t.test('an operator without users/auspex: the host x shows is not taken for a re
   );
   irc.sent.length = 0;
   await fullSync(context, state);
-  t.same(irc.sentMatching(/,78$/), [], 'not asked again on this connection');
+  t.same(irc.sentMatching(/ n?x%/), [], 'not asked again on this connection');
 });
 
 t.test(
@@ -423,7 +525,7 @@ t.test(
       irc.receive(`:hub.test.net 004 DataBot hub.test.net ${version} iosw biklmnopstv :bklov`);
       await fullSync(context, createSyncState());
       const who = `${operator ? 'an operator' : 'a user'} on ${version}${isupport ? ' without WHOX' : ''}`;
-      t.same(irc.sentMatching(/ x%|,78$/), [], who);
+      t.same(irc.sentMatching(/ n?x%/), [], who);
       t.equal(model.users.get('alice')?.realHost ?? null, null);
     }
   },
@@ -648,14 +750,14 @@ t.test('between syncs, LUSERS and LIST alone refresh the counts and the channels
 t.test('a user the round sees in a notice is not taken for gone at its end', async (t) => {
   const { irc, model, context } = setup();
   const state = createSyncState();
-  irc.answer(/^WHO (\S+) n?%(\w+),77$/, (match) => {
+  irc.answer(/^WHO (\S+) n?%(\w+),(\d+)$/, (match) => {
     // Someone connects while the round runs, after their mask was asked: an operator's notice tells.
     if (match[1] === '*') {
       model.upsertUser('latecomer', { server: 'leaf.test.net' });
       state.whoRound?.add(model.fold('latecomer'));
       model.upsertUser('ghost', { server: 'leaf.test.net' });
     }
-    return whoxLines(match[1]!, match[2]!);
+    return whoxLines(match[1]!, match[2]!, users, false, match[3]);
   });
   await fullSync(context, state);
   t.ok(model.users.get('latecomer'), 'the newcomer stays');
