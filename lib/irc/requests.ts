@@ -24,20 +24,48 @@ interface PendingRequest {
   resolve: (lines: IrcMessage[]) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout | undefined;
+  /** How many times the server refused it with RPL_TRYAGAIN (263) so far. */
+  refused: number;
 }
 
 const NO_PENDING: readonly PendingRequest[] = [];
+
+/**
+ * RPL_TRYAGAIN `263 <nick> <command> :...`: the server refuses a command it rate-limits. ircd-hybrid does
+ * so for anyone but an operator within `pace_wait` of anyone's last LINKS, MAP, STATS, WHO of a mask, ...
+ * and within `pace_wait_simple` of the last LUSERS, VERSION, remote WHOIS, ...; it follows a refused WHO
+ * with an empty RPL_ENDOFWHO.
+ */
+const RPL_TRYAGAIN = '263';
+
+/** How a request the server refused with RPL_TRYAGAIN is sent again. */
+export interface TryAgainOptions {
+  /** The wait before the first new try; each later wait is twice the one before. */
+  firstWaitMs: number;
+  /** How many times the request is sent again before it is rejected. */
+  times: number;
+}
+
+/**
+ * 2 s, 4 s, 8 s, 16 s: the last try goes out 30 s after the refusal, past ircd-hybrid's default
+ * `pace_wait` (10 s), which runs from the last time anyone used the command, not the bot alone.
+ */
+export const TRY_AGAIN: TryAgainOptions = { firstWaitMs: 2000, times: 4 };
 
 export class RequestLane {
   /** Requests sent and not yet answered. */
   private readonly pending: PendingRequest[] = [];
   /** Requests waiting for their turn to be sent, answers to people first, each in order. */
   private readonly waiting: { urgent: PendingRequest[]; other: PendingRequest[] } = { urgent: [], other: [] };
+  /** Requests the server refused with RPL_TRYAGAIN (263), waiting to be sent again. */
+  private readonly refused = new Set<PendingRequest>();
 
   /** `write` writes a line now, unpaced; `open` tells whether there is a connection to write to. */
   constructor(
     private readonly write: (line: string) => void,
     private readonly open: () => boolean,
+    /** How a request the server refused with RPL_TRYAGAIN is sent again. */
+    private readonly tryAgain: TryAgainOptions = TRY_AGAIN,
   ) {}
 
   /** Send `request` when its turn comes; resolves with its reply, rejects on timeout or {@link rejectAll}. */
@@ -47,7 +75,7 @@ export class RequestLane {
         reject(new Error(`not connected; cannot send ${request.send[0]}`));
         return;
       }
-      const pending: PendingRequest = { request, collected: [], resolve, reject, timer: undefined };
+      const pending: PendingRequest = { request, collected: [], resolve, reject, timer: undefined, refused: 0 };
       (request.urgent ? this.waiting.urgent : this.waiting.other).push(pending);
       this.sendWaiting();
     });
@@ -55,6 +83,7 @@ export class RequestLane {
 
   /** Match a received line against the requests sent: collect it, hand it on, or end a reply with it. */
   match(message: IrcMessage): void {
+    if (message.command === RPL_TRYAGAIN && this.takeTryAgain(message)) return;
     for (const pending of this.pending.length > 0 ? [...this.pending] : NO_PENDING) {
       const { request } = pending;
       const isEnd = request.end(message);
@@ -72,8 +101,11 @@ export class RequestLane {
 
   /** The connection is gone: every request sent or waiting is rejected with `reason`. */
   rejectAll(reason: string): void {
+    const refused = [...this.refused];
+    this.refused.clear();
     for (const pending of [
       ...this.pending.splice(0),
+      ...refused,
       ...this.waiting.urgent.splice(0),
       ...this.waiting.other.splice(0),
     ]) {
@@ -98,6 +130,42 @@ export class RequestLane {
       this.write(formatLine(request.send[0]!, request.send.slice(1)));
       request.onSent?.();
     }
+  }
+
+  /**
+   * An RPL_TRYAGAIN for a command the bot has a request of out: the oldest such request takes it (the
+   * server answers in order). It is sent again after a wait that doubles each time, and rejected once
+   * it has been refused {@link TryAgainOptions.times} more times. False if no request is of that command.
+   */
+  private takeTryAgain(message: IrcMessage): boolean {
+    const command = message.params[1]?.toUpperCase();
+    const pending = command ? this.pending.find((sent) => sent.request.send[0]?.toUpperCase() === command) : undefined;
+    if (!pending) return false;
+    // Out of the unanswered requests at once: the empty RPL_ENDOFWHO ircd-hybrid sends after refusing a WHO
+    // does not end it, and its turn goes to the next request.
+    this.remove(pending);
+    pending.collected = [];
+    const { firstWaitMs, times } = this.tryAgain;
+    if (pending.refused >= times) {
+      const waited = firstWaitMs * (2 ** times - 1);
+      pending.reject(
+        new Error(
+          `the server rate-limits ${pending.request.send[0]} (RPL_TRYAGAIN, 263) and refused it ${times + 1} times ` +
+            `over ${waited / 1000} s; on ircd-hybrid, oper the bot or set pace_wait and pace_wait_simple to 0`,
+        ),
+      );
+      return true;
+    }
+    const waitMs = firstWaitMs * 2 ** pending.refused;
+    pending.refused++;
+    this.refused.add(pending);
+    pending.timer = setTimeout(() => {
+      if (!this.refused.delete(pending)) return;
+      // Back to the head of its queue: it was sent before the requests still waiting.
+      (pending.request.urgent ? this.waiting.urgent : this.waiting.other).unshift(pending);
+      this.sendWaiting();
+    }, waitMs);
+    return true;
   }
 
   private remove(pending: PendingRequest): void {

@@ -1,0 +1,205 @@
+/**
+ * The request lane and RPL_TRYAGAIN (263): ircd-hybrid refuses a LINKS, WHO of a mask, STATS, LUSERS, ...
+ * asked again within its `pace_wait` (or `pace_wait_simple`) of anyone's last one, unless the asker is an
+ * operator, with `:server 263 <nick> <command> :Server load is temporarily too heavy. Please wait a while
+ * and try again.` (8.2.43's text) and nothing else, but for a WHO, which it ends with an empty 315.
+ */
+import IrcFramework from 'irc-framework';
+import t from 'tap';
+import { toIrcMessage } from '../../../lib/irc/irc-framework.js';
+import type { IrcRequest } from '../../../lib/irc/port.js';
+import { RequestLane, TRY_AGAIN, type TryAgainOptions } from '../../../lib/irc/requests.js';
+import { FakeTransport } from '../../support/fake-irc.js';
+
+const TRY_AGAIN_TEXT = 'Server load is temporarily too heavy. Please wait a while and try again.';
+const tryAgain = (command: string) => `:hub.test.net 263 DataBot ${command} :${TRY_AGAIN_TEXT}`;
+
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A lane writing to an array, fed server lines as a connection would; short waits unless told. */
+function lane(options: TryAgainOptions = { firstWaitMs: 20, times: 3 }) {
+  const sent: string[] = [];
+  let open = true;
+  const requests = new RequestLane(
+    (line) => sent.push(line),
+    () => open,
+    options,
+  );
+  return {
+    requests,
+    sent,
+    receive: (...lines: string[]) => {
+      for (const line of lines) requests.match(toIrcMessage(IrcFramework.ircLineParser(line)));
+    },
+    close: (reason: string) => {
+      open = false;
+      requests.rejectAll(reason);
+    },
+  };
+}
+
+const links = (mask: string, extra: Partial<IrcRequest> = {}): IrcRequest => ({
+  send: ['LINKS', mask],
+  reply: (message) => message.command === '364',
+  end: (message) => message.command === '365' && message.params[1] === mask,
+  ...extra,
+});
+
+/** Resolves when `sent` has `count` lines, or rejects after `ms`. */
+async function sentCount(sent: readonly string[], count: number, ms = 2000): Promise<void> {
+  const started = Date.now();
+  while (sent.length < count) {
+    if (Date.now() - started > ms) throw new Error(`${sent.length} lines sent, not ${count}, after ${ms} ms`);
+    await wait(2);
+  }
+}
+
+t.test('a request the server refuses with 263 is sent again after a wait, and resolves with the answer', async (t) => {
+  const { requests, sent, receive } = lane({ firstWaitMs: 40, times: 3 });
+  let settled = false;
+  const answer = requests.add(links('*')).finally(() => (settled = true));
+  t.same(sent, ['LINKS *']);
+  receive(tryAgain('LINKS'));
+  await wait(15);
+  t.same(sent, ['LINKS *'], 'not again at once');
+  t.notOk(settled, 'the refusal neither resolves nor rejects it');
+  await sentCount(sent, 2);
+  t.same(sent, ['LINKS *', 'LINKS *'], 'sent again');
+  receive(
+    ':hub.test.net 364 DataBot hub.test.net hub.test.net :0 Hub',
+    ':hub.test.net 365 DataBot * :End of /LINKS list.',
+  );
+  const lines = await answer;
+  t.same(
+    lines.map((line) => line.command),
+    ['364', '365'],
+    'the answer to the new try, without the 263',
+  );
+});
+
+t.test("a refused WHO's empty 315 (ircd-hybrid sends one after the 263) does not end it", async (t) => {
+  const { requests, sent, receive } = lane();
+  const who = requests.add({
+    send: ['WHO', 'a*', '%tnuhiar,1'],
+    reply: (message) => message.command === '354',
+    end: (message) => message.command === '315' && message.params[1] === 'a*',
+  });
+  receive(tryAgain('WHO'), ':hub.test.net 315 DataBot a* :End of /WHO list.');
+  await sentCount(sent, 2);
+  t.equal(sent[1], 'WHO a* %tnuhiar,1', 'the same line again');
+  receive(
+    ':hub.test.net 354 DataBot 1 alice a.example 192.0.2.1 alice 0 Alice',
+    ':hub.test.net 315 DataBot a* :End of /WHO list.',
+  );
+  const lines = await who;
+  t.same(
+    lines.map((line) => line.command),
+    ['354', '315'],
+    'the users of the new try, not an empty list',
+  );
+});
+
+t.test('a 263 goes to the oldest request of its command only, whatever the case', async (t) => {
+  const { requests, sent, receive } = lane({ firstWaitMs: 30, times: 3 });
+  const first = requests.add(links('first'));
+  const second = requests.add(links('second'));
+  t.same(sent, ['LINKS first', 'LINKS second'], 'both out (two requests at a time at least)');
+  receive(tryAgain('STATS'));
+  receive(tryAgain('links'));
+  receive(':hub.test.net 365 DataBot second :End of /LINKS list.');
+  t.equal((await second).length, 1, 'the second, answered, is not taken for refused');
+  await sentCount(sent, 3);
+  t.equal(sent[2], 'LINKS first', 'the oldest was the refused one');
+  receive(':hub.test.net 365 DataBot first :End of /LINKS list.');
+  t.equal((await first).length, 1);
+  t.same(sent, ['LINKS first', 'LINKS second', 'LINKS first'], 'a 263 of another command did not touch LINKS');
+});
+
+t.test('a 263 for a command with no request out is left to the others', async (t) => {
+  const { requests, receive } = lane();
+  const anything = requests.add({ send: ['VERSION'], reply: () => true, end: (message) => message.command === '351' });
+  receive(tryAgain('LINKS'), ':hub.test.net 351 DataBot hybrid-8.2.43. hub.test.net :TS6');
+  t.same(
+    (await anything).map((line) => line.command),
+    ['263', '351'],
+    'collected as any line is',
+  );
+});
+
+t.test('the waits double; after the last try a 263 rejects, naming the command and RPL_TRYAGAIN', async (t) => {
+  const { requests, sent, receive } = lane({ firstWaitMs: 20, times: 3 });
+  const sentAt: number[] = [];
+  const started = Date.now();
+  const refused = requests.add(links('*'));
+  const outcome = refused.then(
+    () => null,
+    (error: unknown) => error,
+  );
+  for (let tries = 1; tries <= 3; tries++) {
+    receive(tryAgain('LINKS'));
+    await sentCount(sent, tries + 1);
+    sentAt.push(Date.now() - started);
+  }
+  // Timers may fire a millisecond early; the waits are 20, 40 and 80 ms.
+  t.ok(sentAt[0]! >= 19, `first new try after ${sentAt[0]} ms`);
+  t.ok(sentAt[1]! - sentAt[0]! >= 39, `second ${sentAt[1]! - sentAt[0]!} ms later`);
+  t.ok(sentAt[2]! - sentAt[1]! >= 79, `third ${sentAt[2]! - sentAt[1]!} ms later`);
+  receive(tryAgain('LINKS'));
+  const error = await outcome;
+  t.ok(error instanceof Error);
+  t.match((error as Error).message, /rate-limits LINKS \(RPL_TRYAGAIN, 263\).*4 times over 0\.14 s/);
+  t.match((error as Error).message, /pace_wait/, 'says what to set');
+  await wait(200);
+  t.equal(sent.length, 4, 'never sent again after it was rejected');
+});
+
+t.test("a request's turn is free while it waits to be sent again", async (t) => {
+  const { requests, sent, receive } = lane({ firstWaitMs: 60_000, times: 1 });
+  // Fill every turn (REQUESTS_IN_FLIGHT), then one more waits.
+  const busy: Promise<unknown>[] = [];
+  while (sent.length === busy.length) busy.push(requests.add(links(`busy${busy.length}`)).catch(() => undefined));
+  t.equal(sent.at(-1), `LINKS busy${busy.length - 2}`, 'the last one waits its turn');
+  receive(tryAgain('LINKS'));
+  t.equal(sent.at(-1), `LINKS busy${busy.length - 1}`, 'the refused one gave its turn to the one waiting');
+  t.equal(sent.filter((line) => line === 'LINKS busy0').length, 1, 'the refused one waits a minute');
+  requests.rejectAll('done');
+  await Promise.all(busy);
+});
+
+t.test('a request waiting to be sent again is rejected on disconnect, and never sent', async (t) => {
+  const { requests, sent, receive, close } = lane({ firstWaitMs: 30, times: 3 });
+  const refused = requests.add(links('*'));
+  receive(tryAgain('LINKS'));
+  close('gone');
+  await t.rejects(refused, /disconnected before the reply to LINKS: gone/);
+  await wait(60);
+  t.same(sent, ['LINKS *'], 'not sent on a closed connection');
+});
+
+t.test('the timeout runs from each new try, not from the first', async (t) => {
+  const { requests, sent, receive } = lane({ firstWaitMs: 50, times: 3 });
+  const request = requests.add(links('*', { timeoutMs: 40 }));
+  receive(tryAgain('LINKS'));
+  await sentCount(sent, 2);
+  receive(':hub.test.net 365 DataBot * :End of /LINKS list.');
+  t.equal((await request).length, 1, 'answered, though the first try was longer ago than its timeout');
+});
+
+t.test('the transport routes 263 to its requests: the default wait is 2 s, then 4, 8, 16', async (t) => {
+  t.same(TRY_AGAIN, { firstWaitMs: 2000, times: 4 });
+  const irc = new FakeTransport();
+  irc.connect();
+  irc.register();
+  const request = irc.request(links('*'));
+  irc.receive(tryAgain('LINKS'));
+  t.equal(irc.sent.filter((line) => line === 'LINKS *').length, 1, 'not sent again at once');
+  await wait(1900);
+  t.equal(irc.sent.filter((line) => line === 'LINKS *').length, 1, 'nor within 1.9 s');
+  await wait(400);
+  t.equal(irc.sent.filter((line) => line === 'LINKS *').length, 2, 'sent again after 2 s');
+  irc.receive(':hub.test.net 364 DataBot hub.test.net hub.test.net :0 Hub', ':hub.test.net 365 DataBot * :End');
+  t.same(
+    (await request).map((line) => line.command),
+    ['364', '365'],
+  );
+});
