@@ -6,10 +6,12 @@
  * one `NAME   Description` line per command (the name in bold), "Other commands:
  * A, B, ..." (names only) and "***** End of Help *****"; `HELP COMMANDS` then
  * gives every command with its description. Anope indents `    NAME   Description`
- * lines, groups commands by name only (2.0: a heading without a colon over indented
+ * lines, groups commands by name only (a heading without a colon over indented
  * comma lists) with a hint to send `HELP ALL`, and has no end line, so its answer
- * ends when the service falls silent. `HELP SET` then lists the SET sub-commands
- * (`SET EMAIL`, ...), each named with its parent in the catalogue.
+ * ends when the service falls silent. Anope 2.1 pads the names to the longest listed,
+ * four spaces apart from the descriptions, and wraps a description longer than its
+ * `linelength` allows onto lines indented to the description's column. `HELP SET` then
+ * lists the SET sub-commands (`SET EMAIL`, ...), each named with its parent in the catalogue.
  */
 import {
   askService as askServiceFor,
@@ -53,6 +55,21 @@ const GROUP_LINE = /^\s+([A-Z][A-Z0-9_-]*(?:\s*,\s*[A-Z][A-Z0-9_-]*)+)\s*,?\s*$/
  */
 const FILLED_COLUMN = 13;
 
+/** A command just listed, whose description the next line may go on with, from `column` on. */
+interface ContinuedCommand {
+  command: { name: string; description: string };
+  column: number;
+}
+
+/**
+ * The text of a line that goes on with the description above it: Anope 2.1 wraps a long description onto
+ * lines indented exactly to the column the description started at (`column`), with nothing in the name's.
+ */
+function continuation(text: string, column: number): string | null {
+  const indent = /^\s*/.exec(text)![0].length;
+  return indent === column && indent < text.length ? text.slice(indent) : null;
+}
+
 /**
  * Parse the NOTICE texts of one HELP answer. A command line is an upper-case name, padded to a
  * column with at least two spaces (one when the name fills the column: Anope pads to 13), and a
@@ -62,12 +79,20 @@ const FILLED_COLUMN = 13;
 export function parseHelp(texts: readonly string[]): HelpListing {
   const listing: HelpListing = { commands: [], namedOnly: [], fullListing: null, ended: false };
   let inNameList = false;
+  /** The command listed on the line before, and the column its description starts at. */
+  let last: ContinuedCommand | null = null;
   for (const raw of texts) {
     const text = stripFormatting(raw).replace(/\s+$/, '');
     if (END_OF_HELP.test(text.trim())) {
       listing.ended = true;
       break;
     }
+    const more = last ? continuation(text, last.column) : null;
+    if (last && more) {
+      last.command.description += ` ${more}`;
+      continue;
+    }
+    last = null;
     if (/help commands\b/i.test(text)) listing.fullListing ??= 'HELP COMMANDS';
     if (/\bHELP ALL\b/.test(text)) listing.fullListing = 'HELP ALL';
     const other = /^\s*(?:Other commands|[A-Za-z][A-Za-z ]* commands):\s*(.*)$/.exec(text);
@@ -94,7 +119,9 @@ export function parseHelp(texts: readonly string[]): HelpListing {
     }
     const command = COMMAND_LINE.exec(text);
     if (command && (command[2]!.length >= 2 || command[1]!.length >= FILLED_COLUMN)) {
-      listing.commands.push({ name: command[1]!, description: command[3]! });
+      const entry = { name: command[1]!, description: command[3]! };
+      listing.commands.push(entry);
+      last = { command: entry, column: text.length - command[3]!.length };
     }
   }
   return listing;
@@ -109,9 +136,17 @@ export function parseSubcommands(parent: string, texts: readonly string[]): Serv
   const found = new Map<string, ServiceCommand>();
   const withParent = new RegExp(`^\\s*${parent}\\s+([A-Z][A-Z0-9_-]*)(\\s+)(\\S.*?)\\s*$`);
   let listed = false;
+  /** The sub-command listed on the line before, and the column its description starts at. */
+  let last: ContinuedCommand | null = null;
   for (const raw of texts) {
     const text = stripFormatting(raw).replace(/\s+$/, '');
     if (END_OF_HELP.test(text.trim())) break;
+    const more = last ? continuation(text, last.column) : null;
+    if (last && more) {
+      last.command.description += ` ${more}`;
+      continue;
+    }
+    last = null;
     if (/subcommands are available/i.test(text)) {
       listed = true;
       continue;
@@ -119,13 +154,17 @@ export function parseSubcommands(parent: string, texts: readonly string[]): Serv
     const anope = withParent.exec(text);
     if (anope && (anope[2]!.length >= 2 || parent.length + 1 + anope[1]!.length >= FILLED_COLUMN)) {
       const name = `${parent} ${anope[1]!}`;
-      found.set(name, { name, description: anope[3]! });
+      const command = { name, description: anope[3]! };
+      found.set(name, command);
+      last = { command, column: text.length - anope[3]!.length };
       continue;
     }
     const atheme = listed ? COMMAND_LINE.exec(text) : null;
     if (atheme && (atheme[2]!.length >= 2 || atheme[1]!.length >= FILLED_COLUMN)) {
       const name = `${parent} ${atheme[1]!}`;
-      found.set(name, { name, description: atheme[3]! });
+      const command = { name, description: atheme[3]! };
+      found.set(name, command);
+      last = { command, column: text.length - atheme[3]!.length };
     } else if (listed && text.trim() === '') {
       continue;
     } else if (listed && !atheme) {

@@ -15,6 +15,10 @@ import {
 } from '../../../plugins/stats/service-help.js';
 import { stripFormatting } from '../../../lib/irc/text.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
+// Anope 2.1's answers, written out from its source (Anope 2.1.15: modules/help.cpp, src/misc.cpp's HelpWrapper
+// and LineWrapper, modules/nickserv/nickserv.cpp, modules/chanserv/chanserv.cpp, ns_set.cpp, cs_set.cpp, each
+// command's description, data/*.example.conf); the fixture's header says which part comes from where.
+import * as anope21 from './fixtures/anope-2.1-help.js';
 import { findRepoRoot } from '../../support/testnet.js';
 
 const B = '\x02';
@@ -416,4 +420,146 @@ t.test('every recorded service answer parses into commands', async (t) => {
     }
     t.ok(listing.commands.length + listing.namedOnly.length > 0, `${file}: something listed`);
   }
+});
+
+t.test('Anope 2.1: HELP, HELP ALL and HELP SET of NickServ and ChanServ read in full', async (t) => {
+  const nickServ = parseHelp(anope21.nickServHelp);
+  t.same(
+    nickServ.commands.map((command) => command.name),
+    // prettier-ignore
+    ['AJOIN', 'ALIST', 'CERT', 'CONFIRM', 'DROP', 'GLIST', 'GROUP', 'HELP', 'IDENTIFY', 'INFO', 'LIST', 'LOGOUT',
+      'RECOVER', 'REGISTER', 'RESETPASS', 'SET', 'UNGROUP', 'UPDATE'],
+    'names padded to the longest listed (RESETPASS), four spaces before the description',
+  );
+  t.same(
+    nickServ.commands.find((command) => command.name === 'UPDATE'),
+    { name: 'UPDATE', description: 'Updates your current status, i.e. it checks for new memos' },
+  );
+  t.same(nickServ.namedOnly, [], 'a user sees no group');
+  t.equal(nickServ.fullListing, null, 'and no pointer to HELP ALL');
+  t.equal(nickServ.ended, false, 'no end line');
+
+  const chanServ = parseHelp(anope21.chanServHelp);
+  t.equal(chanServ.fullListing, 'HELP ALL');
+  t.same(
+    chanServ.commands.map((command) => command.name),
+    ['BAN', 'DROP', 'GETKEY', 'HELP', 'INFO', 'INVITE', 'KICK', 'LIST', 'REGISTER', 'STATUS', 'UNBAN'],
+  );
+  t.same(
+    chanServ.namedOnly,
+    // prettier-ignore
+    ['ACCESS', 'AOP', 'FLAGS', 'HOP', 'LEVELS', 'QOP', 'SOP', 'VOP', 'DEHALFOP', 'DEOP', 'DEOWNER', 'DEPROTECT',
+      'DEVOICE', 'DOWN', 'HALFOP', 'OP', 'OWNER', 'PROTECT', 'UP', 'VOICE', 'AKICK', 'CLONE', 'ENFORCE', 'ENTRYMSG',
+      'LOG', 'MODE', 'SET', 'SYNC', 'TOPIC'],
+    'the three groups, continuation lines included',
+  );
+  const all = mergeListings(chanServ, parseHelp(anope21.chanServHelpAll));
+  t.equal(all.length, 40);
+  t.ok(
+    all.every((command) => command.description !== null),
+    'HELP ALL describes every one',
+  );
+  t.match(
+    all.find((command) => command.name === 'DEPROTECT'),
+    {
+      description: 'Removes PROTECT status from you or the specified nick on a channel',
+    },
+  );
+
+  const nickServSet = parseSubcommands('SET', anope21.nickServHelpSet);
+  t.same(
+    nickServSet.map((command) => command.name),
+    // prettier-ignore
+    ['SET AUTOOP', 'SET DISPLAY', 'SET EMAIL', 'SET HIDE', 'SET KEEPMODES', 'SET LANGUAGE', 'SET NEVEROP',
+      'SET PASSWORD', 'SET PRIVATE', 'SET PROTECT', 'SET URL'],
+  );
+  t.same(nickServSet[0], {
+    name: 'SET AUTOOP',
+    description: 'Sets whether services should set channel status modes on you automatically.',
+  });
+  const chanServSet = parseSubcommands('SET', anope21.chanServHelpSet);
+  t.equal(chanServSet.length, 16);
+  t.same(
+    chanServSet.find((command) => command.name === 'SET SECUREFOUNDER'),
+    { name: 'SET SECUREFOUNDER', description: 'Stricter control of channel founder status' },
+    'the longest name sets the column',
+  );
+  t.notOk(
+    chanServSet.some((command) => command.name === 'SET SECURE'),
+    'nothing made up',
+  );
+});
+
+t.test(
+  "Anope 2.1: a services operator's NickServ HELP groups the privileged commands and points to HELP ALL",
+  async (t) => {
+    const first = parseHelp(anope21.nickServHelpOper);
+    t.equal(first.commands.length, 18);
+    t.same(first.namedOnly, ['GETEMAIL', 'SASET', 'SUSPEND', 'UNSUSPEND'], 'under "Services Operator commands"');
+    t.equal(first.fullListing, 'HELP ALL');
+    const merged = mergeListings(first, parseHelp(anope21.nickServHelpAllOper));
+    t.equal(merged.length, 22);
+    t.same(
+      merged.find((command) => command.name === 'GETEMAIL'),
+      { name: 'GETEMAIL', description: 'Matches and returns all users that registered using given email' },
+    );
+    t.ok(merged.every((command) => command.description !== null));
+  },
+);
+
+t.test('Anope 2.1: a description wrapped onto a line indented to its column is read whole', async (t) => {
+  const all = parseHelp(anope21.chanServHelpAllAt80);
+  t.equal(all.commands.length, 40, 'the wrapped lines are no commands of their own');
+  t.same(
+    all.commands.filter((command) => command.name.startsWith('DE')).map((command) => command.description),
+    [
+      'Removes HALFOP status from you or the specified nick on a channel',
+      'Removes OP status from you or the specified nick on a channel',
+      'Removes OWNER status from you or the specified nick on a channel',
+      'Removes PROTECT status from you or the specified nick on a channel',
+      'Removes VOICE status from you or the specified nick on a channel',
+    ],
+    'as at the default line length',
+  );
+  const set = parseSubcommands('SET', anope21.nickServHelpSetAt80);
+  t.same(set, parseSubcommands('SET', anope21.nickServHelpSet), 'HELP SET too');
+  t.same(
+    parseHelp(['    LIST    Lists channels', '            matching a pattern', ' ', '            Prose, not more'])
+      .commands,
+    [{ name: 'LIST', description: 'Lists channels matching a pattern' }],
+    'only right under a description',
+  );
+});
+
+t.test('Anope 2.1: fetching asks HELP, then HELP ALL where it points to it, then HELP SET', async (t) => {
+  const { irc, context } = setup({ services: ['NickServ', 'ChanServ'] });
+  for (const service of ['NickServ', 'ChanServ']) {
+    irc.answer(new RegExp(`^WHOIS ${service}$`), [
+      `:hub.test.net 311 DataBot ${service} services services.test.net * :${service}`,
+      `:hub.test.net 318 DataBot ${service} :End of /WHOIS list.`,
+    ]);
+  }
+  irc
+    .answer(/^PRIVMSG NickServ :?HELP$/, notices('NickServ', anope21.nickServHelp))
+    .answer(/^PRIVMSG NickServ :HELP SET$/, notices('NickServ', anope21.nickServHelpSet))
+    .answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', anope21.chanServHelp))
+    .answer(/^PRIVMSG ChanServ :HELP ALL$/, notices('ChanServ', anope21.chanServHelpAll))
+    .answer(/^PRIVMSG ChanServ :HELP SET$/, notices('ChanServ', anope21.chanServHelpSet));
+  const lists = await fetchServiceCommands(context);
+  // The services are asked side by side; each one's questions in turn.
+  t.same(irc.sentMatching(/^PRIVMSG NickServ /), ['PRIVMSG NickServ HELP', 'PRIVMSG NickServ :HELP SET']);
+  t.same(irc.sentMatching(/^PRIVMSG ChanServ /), [
+    'PRIVMSG ChanServ HELP',
+    'PRIVMSG ChanServ :HELP ALL',
+    'PRIVMSG ChanServ :HELP SET',
+  ]);
+  t.same(
+    lists.map((list) => [list.service, list.commands.length]),
+    [
+      ['NickServ', 18 + 11],
+      ['ChanServ', 40 + 16],
+    ],
+    'every command and SET sub-command',
+  );
+  t.ok(lists.every((list) => list.commands.every((command) => command.description !== null)));
 });
