@@ -190,11 +190,16 @@ async function main(): Promise<void> {
   const failed = runs.flatMap((run) =>
     run.result.figures.filter((figure) => figure.pass === false).map((figure) => `${run.result.title}: ${figure.name}`),
   );
-  process.stderr.write(
-    `bench: wrote ${path.relative(process.cwd(), target)} in ${((performance.now() - started) / 1000).toFixed(0)} s; ` +
-      `${failed.length === 0 ? 'every target met' : `targets missed: ${failed.join('; ')}`}\n`,
-  );
   const crashed = runs.filter((run) => !run.ok).map((run) => run.name);
+  const verdict =
+    failed.length > 0
+      ? `targets missed: ${failed.join('; ')}`
+      : crashed.length > 0
+        ? 'no target missed among the figures measured'
+        : 'every target met';
+  process.stderr.write(
+    `bench: wrote ${path.relative(process.cwd(), target)} in ${((performance.now() - started) / 1000).toFixed(0)} s; ${verdict}\n`,
+  );
   if (crashed.length > 0) {
     process.stderr.write(`bench: failed to run: ${crashed.join(', ')}\n`);
     process.exitCode = 1;

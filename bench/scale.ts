@@ -275,28 +275,40 @@ async function benchmark(): Promise<BenchResult> {
   // The smoke run checks that the harness works, quickly: a tenth of the churn, and shorter waits.
   const churnRates = smoke ? scaleRates(DEFAULT_CHURN, 0.1) : DEFAULT_CHURN;
   const results: ScaleResult[] = [];
+  // A size that fails (the network itself gave way) is reported as such; the other sizes' figures stay.
+  const failures: Figure[] = [];
   for (const [users, channels] of sizes) {
-    results.push(
-      await runScale({
-        users,
-        channels,
-        churnSeconds,
-        churnRates,
-        // A sync takes a few seconds even on a small network (the paced queries, then up to 10 MODE checks).
-        refreshSeconds: smoke ? 10 : undefined,
-        coldTimeoutSeconds: smoke ? 40 : undefined,
-        settleTimeoutSeconds: smoke ? 30 : undefined,
-        checkSeconds: smoke ? 2 : 30,
-        sampleChannels: 20,
-        botChannels: 200,
-        botSendq: '8M',
-        httpRate: 200,
-        restart: true,
-        log: (line) => process.stderr.write(`${line}\n`),
-      }),
-    );
+    try {
+      results.push(
+        await runScale({
+          users,
+          channels,
+          churnSeconds,
+          churnRates,
+          // A sync takes a few seconds even on a small network (the paced queries, then up to 10 MODE checks).
+          refreshSeconds: smoke ? 10 : undefined,
+          coldTimeoutSeconds: smoke ? 40 : undefined,
+          settleTimeoutSeconds: smoke ? 30 : undefined,
+          checkSeconds: smoke ? 2 : 30,
+          sampleChannels: 20,
+          botChannels: 200,
+          botSendq: '8M',
+          httpRate: 200,
+          restart: true,
+          log: (line) => process.stderr.write(`${line}\n`),
+        }),
+      );
+    } catch (error) {
+      process.stderr.write(`scale: ${sizeLabel(users)} failed: ${String(error)}\n`);
+      failures.push({
+        name: `${sizeLabel(users)}: the run`,
+        value: `failed: ${error instanceof Error ? error.message : String(error)}`,
+        target: 'completes',
+        pass: false,
+      });
+    }
   }
-  const figures = results.flatMap(figuresOf);
+  const figures = [...results.flatMap(figuresOf), ...failures];
   if (results.length > 1) {
     const perUser = results.map((result) => result.memory.coldHeap / result.truth.allUsers);
     const first = perUser[0]!;
