@@ -165,7 +165,16 @@ export function figuresOf(result: ScaleResult): Figure[] {
   const flush = result.flush;
   const held = (ms: number | null): string => (ms === null ? 'none' : ms < 20 ? '< 20 ms' : `${ms.toFixed(0)} ms`);
   add(
-    'event loop held during store writes',
+    'store write: its longest hold of the event loop',
+    flush.storeBlockedMaxMs === null
+      ? 'no write'
+      : `${flush.storeBlockedMaxMs.toFixed(1)} ms over ${flush.storeWrites} writes (the store's own measure: its ` +
+          'longest stretch of work between two awaits)',
+    '≤ 20 ms',
+    flush.storeBlockedMaxMs !== null && flush.storeBlockedMaxMs <= 20,
+  );
+  add(
+    'event loop held while a store write was under way (anything that ran then)',
     (flush.quietWrites === 0
       ? 'no write outside the HTTP load'
       : `${held(flush.loopMaxInWrites)} over ${flush.quietWrites} writes (the 404 probe at 50 req/s waited up to ` +
@@ -175,8 +184,6 @@ export function figuresOf(result: ScaleResult): Figure[] {
         : '') +
       `; elsewhere ${held(flush.loopMaxOutside)} (probe ${flush.probeMaxOutside.toFixed(0)} ms); ` +
       `loop delay p99 ${flush.loopP99Ms.toFixed(0)} ms`,
-    '≤ 20 ms',
-    flush.loopMaxInWrites !== null && flush.loopMaxInWrites <= 20,
   );
   for (const run of result.http) {
     const failed = run.errors + run.non2xx;

@@ -210,7 +210,8 @@ export class Host {
     this.store = new Store({
       path: config.store.path,
       logger: logger.child('store'),
-      onWrite: (report) => this.metrics.storeWritten(report.file, report.seconds, report.ok, report.bytes),
+      onWrite: (report) =>
+        this.metrics.storeWritten(report.file, report.seconds, report.ok, report.bytes, report.blockedSeconds),
     });
     this.commands = new CommandRegistry(this.irc, config.admins, logger.child('commands'), {
       burst: config.irc.commands.burst,

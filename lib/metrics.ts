@@ -14,6 +14,8 @@ const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 /** Store writes take milliseconds on a small network, seconds on a big one. */
 const STORE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** The longest a store write held the event loop: the 20 ms a write may hold it, and around it. */
+const BLOCKED_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25];
 
 interface MetricOptions<Label extends string> {
   /** The metric's name, e.g. `irc_bot_ctcp_version_queue`; a plugin's names are its own. */
@@ -51,6 +53,7 @@ export class HostMetrics {
   private readonly reconnects: Counter;
   private readonly storeWrites: Histogram<'file' | 'result'>;
   private readonly storeBytes: Gauge<'file'>;
+  private readonly storeBlocked: Histogram<'file'>;
   private readonly httpRequests: Counter<'route' | 'status'>;
   private readonly httpDuration: Histogram<'route'>;
 
@@ -72,6 +75,13 @@ export class HostMetrics {
       help: 'Writes of a store file (store: the network data; durable: tokens and grants), and their result.',
       labelNames: ['file', 'result'],
       buckets: STORE_BUCKETS,
+      registers,
+    });
+    this.storeBlocked = new Histogram({
+      name: 'irc_bot_store_write_blocked_seconds',
+      help: 'The longest each store write held the event loop: its longest stretch of work between two awaits.',
+      labelNames: ['file'],
+      buckets: BLOCKED_BUCKETS,
       registers,
     });
     this.storeBytes = new Gauge({
@@ -113,8 +123,15 @@ export class HostMetrics {
     this.reconnects.inc();
   }
 
-  storeWritten(file: 'store' | 'durable', seconds: number, ok: boolean, bytes: number | undefined): void {
+  storeWritten(
+    file: 'store' | 'durable',
+    seconds: number,
+    ok: boolean,
+    bytes: number | undefined,
+    blockedSeconds: number,
+  ): void {
     this.storeWrites.observe({ file, result: ok ? 'ok' : 'failed' }, seconds);
+    this.storeBlocked.observe({ file }, blockedSeconds);
     if (bytes !== undefined) this.storeBytes.set({ file }, bytes);
   }
 

@@ -2,11 +2,14 @@
  * Loaded into the bot's process with `node --import` by the scale bench (the bot itself is
  * unchanged): answers the bench over the fork IPC channel with the event loop's delay (a
  * perf_hooks histogram, 10 ms resolution), when the loop was held for 20 ms or more (so the bench can
- * tell which holds fell in a store write), and the heap (after a full GC, when the process runs with
+ * tell which holds fell in a store write), each store write's own longest hold (the store's diagnostics
+ * channel), and the heap (after a full GC, when the process runs with
  * --expose-gc). It costs two timers every 10 ms and nothing per line. When the bench goes away, the
  * bot is stopped as by Ctrl-C.
  */
+import { subscribe } from 'node:diagnostics_channel';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { STORE_WRITE_CHANNEL, type WriteReport } from '../../lib/store/store.js';
 
 export type ProbeRequest = { kind: 'memory'; collect: boolean } | { kind: 'loop'; reset: boolean };
 
@@ -19,12 +22,20 @@ export type ProbeAnswer =
       meanMs: number;
       /** Holds of 20 ms or more since the last reset: when each ended (epoch ms) and how long it was. */
       holds: [endedAt: number, ms: number][];
+      /** The store's writes since the last reset: when each one's longest stretch began (epoch ms) and its length. */
+      storeWrites: [at: number, blockedMs: number][];
     };
 
 const TICK_MS = 10;
 const delay = monitorEventLoopDelay({ resolution: TICK_MS });
 delay.enable();
 let holds: [number, number][] = [];
+let storeWrites: [number, number][] = [];
+// The store publishes each write's longest hold of the loop (lib/store/store.ts).
+subscribe(STORE_WRITE_CHANNEL, (message) => {
+  const report = message as WriteReport;
+  if (storeWrites.length < 100_000) storeWrites.push([report.blockedAt, report.blockedSeconds * 1000]);
+});
 let lastTick = performance.now();
 setInterval(() => {
   const now = performance.now();
@@ -55,10 +66,12 @@ process.on('message', (request: ProbeRequest) => {
       p99Ms: delay.percentile(99) / 1e6,
       meanMs: delay.mean / 1e6,
       holds,
+      storeWrites,
     };
     if (request.reset) {
       delay.reset();
       holds = [];
+      storeWrites = [];
     }
     process.send?.(answer);
   }

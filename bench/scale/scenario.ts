@@ -88,6 +88,10 @@ export interface ScaleResult {
   syncs: { durations: number[]; failures: number; interrupted: number; expected: number; spanSeconds: number };
   disconnects: string[];
   flush: {
+    /** The store's own figure: the longest any write's stretch of work held the loop (null: no write). */
+    storeBlockedMaxMs: number | null;
+    /** Writes the store reported. */
+    storeWrites: number;
     writes: number;
     /** Writes while no HTTP load ran. */
     quietWrites: number;
@@ -583,6 +587,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
         (run) => at >= loadStarted + run.startMs && at <= loadStarted + run.startMs + run.seconds * 1000 + 500,
       );
     const flush = {
+      storeBlockedMaxMs: loop.storeWrites.length ? Math.max(...loop.storeWrites.map(([, ms]) => ms)) : null,
+      storeWrites: loop.storeWrites.length,
       writes: writes.windows.length,
       quietWrites: writes.windows.filter(([from]) => !loaded(from)).length,
       loopMaxInWrites: null as number | null,

@@ -9,6 +9,7 @@ import { copyFile, link, open, readFile, rename, unlink } from 'node:fs/promises
 import path from 'node:path';
 import type { Adapter } from 'lowdb';
 import { errorMessage } from '../logger.js';
+import type { HoldMeter } from './hold-meter.js';
 import { jsonPieces, writePieces, type JsonPiece } from './json-pieces.js';
 
 /** A parsed JSON object. */
@@ -80,9 +81,10 @@ export class AtomicJsonFile implements Adapter<unknown> {
     return data;
   }
 
-  async write(data: unknown): Promise<void> {
+  /** `meter`, when given, learns the longest the write held the event loop (see {@link HoldMeter}). */
+  async write(data: unknown, meter?: HoldMeter): Promise<void> {
     try {
-      await writeDurably(this.tempPath, withNewline(jsonPieces(data)));
+      await writeDurably(this.tempPath, withNewline(jsonPieces(data)), meter);
       await this.keepBackup();
       await rename(this.tempPath, this.filePath);
     } catch (error) {
@@ -116,10 +118,13 @@ function* withNewline(pieces: Iterable<JsonPiece>): Generator<JsonPiece, void, u
   yield '\n';
 }
 
-async function writeDurably(filePath: string, pieces: Iterable<JsonPiece>): Promise<void> {
+async function writeDurably(filePath: string, pieces: Iterable<JsonPiece>, meter?: HoldMeter): Promise<void> {
+  meter?.pause();
   const handle = await open(filePath, 'w');
+  meter?.resume();
   try {
-    await writePieces(handle, pieces);
+    await writePieces(handle, pieces, meter);
+    meter?.pause();
     await handle.sync();
   } finally {
     await handle.close();

@@ -5,6 +5,7 @@
  */
 
 import type { FileHandle } from 'node:fs/promises';
+import type { HoldMeter } from './hold-meter.js';
 
 /** Part of a JSON text: a string, or bytes already encoded as UTF-8. */
 export type JsonPiece = string | Uint8Array;
@@ -126,12 +127,14 @@ const STAGING_BYTES = 1024 * 1024;
  *
  * A piece of bytes is used before the next piece is taken, so its buffer may be reused.
  */
-export async function writePieces(handle: FileHandle, pieces: Iterable<JsonPiece>): Promise<void> {
+export async function writePieces(handle: FileHandle, pieces: Iterable<JsonPiece>, meter?: HoldMeter): Promise<void> {
   const staging = Buffer.allocUnsafe(STAGING_BYTES);
   let staged = 0;
   let sliceStart = performance.now();
   const writeStaged = async () => {
+    meter?.pause();
     await writeAll(handle, staging.subarray(0, staged));
+    meter?.resume();
     staged = 0;
     sliceStart = performance.now();
   };
@@ -140,19 +143,25 @@ export async function writePieces(handle: FileHandle, pieces: Iterable<JsonPiece
       // A UTF-16 code unit takes at most 3 bytes of UTF-8.
       if (piece.length * 3 > STAGING_BYTES - staged) await writeStaged();
       if (piece.length * 3 <= STAGING_BYTES) staged += staging.write(piece, staged, 'utf8');
-      else await writeAll(handle, Buffer.from(piece, 'utf8'));
+      else await writeUnstaged(handle, Buffer.from(piece, 'utf8'), meter);
     } else {
       if (piece.byteLength > STAGING_BYTES - staged) await writeStaged();
       if (piece.byteLength <= STAGING_BYTES) {
         staging.set(piece, staged);
         staged += piece.byteLength;
       } else {
-        await writeAll(handle, piece);
+        await writeUnstaged(handle, piece, meter);
       }
     }
     if (performance.now() - sliceStart >= WORK_SLICE_MS) await writeStaged();
   }
   await writeStaged();
+}
+
+async function writeUnstaged(handle: FileHandle, bytes: Uint8Array, meter: HoldMeter | undefined): Promise<void> {
+  meter?.pause();
+  await writeAll(handle, bytes);
+  meter?.resume();
 }
 
 /** Write until every byte is out: a write may take fewer bytes than it was given. */

@@ -19,7 +19,9 @@ import { mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { errorMessage, type Logger } from '../logger.js';
+import { channel } from 'node:diagnostics_channel';
 import { AtomicJsonFile, UnusableFileError, isJsonObject } from './atomic-json-file.js';
+import { HoldMeter } from './hold-meter.js';
 import { PiecewiseJson, type JsonPiece } from './json-pieces.js';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations.js';
 
@@ -75,7 +77,21 @@ export interface WriteReport {
   bytes: number | undefined;
   /** Why a write failed. */
   error: string | undefined;
+  /**
+   * The longest the write held the event loop, in seconds: its longest stretch of synchronous work (taking
+   * snapshots, encoding a few pieces) between two awaits.
+   */
+  blockedSeconds: number;
+  /** When that stretch began (epoch milliseconds). */
+  blockedAt: number;
 }
+
+/**
+ * Every write's {@link WriteReport} is also published on this diagnostics channel, for a profiler or a
+ * benchmark in the same process that the store's owner does not know of.
+ */
+export const STORE_WRITE_CHANNEL = 'irc-network-data:store:write';
+const writeChannel = channel(STORE_WRITE_CHANNEL);
 
 /** A file's shape once checked. Keys are snake_case because they are the file format. */
 interface StoreContents {
@@ -492,28 +508,35 @@ export class Store {
     file.dirty = false;
     const moving = [...file.movingIn];
     const started = performance.now();
+    const meter = new HoldMeter();
     const report = (ok: boolean, bytes: number | undefined, error: unknown): void => {
       file.writeError = ok ? undefined : errorMessage(error);
-      this.onWrite?.({
+      const written: WriteReport = {
         file: file === this.main ? 'store' : 'durable',
         seconds: (performance.now() - started) / 1000,
         ok,
         bytes,
         error: file.writeError,
+        blockedSeconds: meter.longestMs / 1000,
+        blockedAt: meter.longestAt,
+      };
+      this.logger.debug('written', {
+        file: written.file,
+        ok,
+        bytes,
+        ms: Math.round(written.seconds * 1000),
+        blocked_ms: Number(meter.longestMs.toFixed(1)),
       });
+      this.onWrite?.(written);
+      if (writeChannel.hasSubscribers) writeChannel.publish(written);
     };
-    const write = this.write(file).then(
+    const write = this.write(file, meter).then(
       async () => {
-        if (this.onWrite)
-          report(
-            true,
-            await stat(file.path).then(
-              (info) => info.size,
-              () => undefined,
-            ),
-            undefined,
-          );
-        else file.writeError = undefined;
+        const bytes = await stat(file.path).then(
+          (info) => info.size,
+          () => undefined,
+        );
+        report(true, bytes, undefined);
         file.inFlight = undefined;
         if (moving.length > 0) this.moved(file, moving);
         if (file.dirty && !this.closed) file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);
@@ -539,7 +562,7 @@ export class Store {
     if (!this.closed) this.markFileDirty(other);
   }
 
-  private async write(file: SliceFile): Promise<void> {
+  private async write(file: SliceFile, meter: HoldMeter): Promise<void> {
     const slices = new Map(file.stored);
     for (const [key, slice] of file.slices) {
       if (slice.snapshotJson) {
@@ -560,7 +583,8 @@ export class Store {
       slices: Object.fromEntries(sortedKeys.map((key) => [key, slices.get(key)])),
     };
     try {
-      await file.db.write();
+      // What `file.db.write()` does, with the meter handed on.
+      await file.file.write(file.db.data, meter);
     } finally {
       file.db.data = null;
     }

@@ -36,8 +36,9 @@ t.test('scale: network, crowd, churn, bot, truth and HTTP load run end to end', 
   t.match(figure('model users vs LUSERS during churn'), /^worst [\d.]+ % over \d+ checks/);
   t.match(figure("bot's channels vs NAMES during churn"), /^\d+ of [1-9]\d* equal/, 'channels were compared');
   t.match(figure('refreshes completed (`[stats] synced`)'), /^[1-9]\d* of \d+ due/, 'the bot synced');
+  t.match(figure('store write: its longest hold of the event loop'), /^(no write|\d+\.\d ms over [1-9]\d* writes)/);
   t.match(
-    figure('event loop held during store writes'),
+    figure('event loop held while a store write was under way (anything that ran then)'),
     /; elsewhere (none|< 20 ms|\d+ ms) \(probe \d+ ms\); loop delay p99 \d+ ms$/,
   );
   for (const path of ['/api/irc/channels/?limit=100', '/network/data/status/']) {

@@ -2,7 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { AtomicJsonFile } from '../../../lib/store/atomic-json-file.js';
-import { CURRENT_SCHEMA_VERSION, Store, type PersistedSlice } from '../../../lib/store/store.js';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { HoldMeter } from '../../../lib/store/hold-meter.js';
+import {
+  CURRENT_SCHEMA_VERSION,
+  STORE_WRITE_CHANNEL,
+  Store,
+  type PersistedSlice,
+  type WriteReport,
+} from '../../../lib/store/store.js';
 import { watchEventLoop } from './fixtures/event-loop.js';
 import {
   captureLogger,
@@ -310,7 +318,7 @@ t.test('close writes pending changes; markDirty after close is ignored with a de
   t.equal(slice.snapshots, 1, 'no write after close');
   t.match(
     lines.filter((entry) => entry.level === 'debug').map((entry) => entry.line),
-    [/ignored a change after the store .*store\.json was closed/],
+    [/written file=store ok=true/, /ignored a change after the store .*store\.json was closed/],
   );
 });
 
@@ -417,6 +425,67 @@ t.test('a slice with snapshotJson is written from its pieces, with the event loo
   again.register(restored);
   t.same(restored.restored, [expected], 'restore() gets the parsed pieces');
   await again.close();
+});
+
+t.test(
+  'each write reports the longest it held the event loop, in its report, a debug line and a channel',
+  async (t) => {
+    const file = path.join(makeTempDir(t), 'store.json');
+    const reports: WriteReport[] = [];
+    const published: unknown[] = [];
+    const listener = (message: unknown): void => void published.push(message);
+    subscribe(STORE_WRITE_CHANNEL, listener);
+    t.teardown(() => unsubscribe(STORE_WRITE_CHANNEL, listener));
+    const capture = captureLogger();
+    const store = new Store({
+      path: file,
+      logger: capture.logger,
+      debounceMs: 60_000,
+      onWrite: (r) => reports.push(r),
+    });
+    await store.load();
+    // 200 ms of encoding in 1 ms pieces, and a snapshot that takes 40 ms in one go.
+    store.register(piecewiseSlice('big', 200, 1));
+    store.register(
+      countingSlice('slow', () => {
+        const until = performance.now() + 40;
+        while (performance.now() < until);
+        return { slow: true };
+      }),
+    );
+    const before = Date.now();
+    store.markDirty();
+    await store.flush();
+    t.equal(reports.length, 1);
+    const [report] = reports;
+    t.ok(report!.seconds >= 0.24, `the write took ${report!.seconds} s in all`);
+    t.ok(report!.blockedSeconds >= 0.04, `its longest stretch (${report!.blockedSeconds} s) is the snapshot's`);
+    t.ok(report!.blockedSeconds < 0.12, 'the pieces are not one stretch with it');
+    t.ok(report!.blockedAt >= before - 1 && report!.blockedAt <= Date.now(), 'when it began, in epoch ms');
+    t.same(published, reports, 'published on the diagnostics channel');
+    t.ok(
+      capture.lines.some((entry) => /written file=store ok=true bytes=\d+ ms=\d+ blocked_ms=\d/.test(entry.line)),
+      'and a debug line',
+    );
+    await store.close();
+  },
+);
+
+t.test('a hold meter keeps the longest stretch between pause and resume', async (t) => {
+  let now = 0;
+  const meter = new HoldMeter(() => now);
+  now = 5;
+  meter.pause();
+  now = 100;
+  meter.resume();
+  now = 112;
+  meter.pause();
+  now = 300;
+  meter.resume();
+  now = 303;
+  meter.pause();
+  t.equal(meter.longestMs, 12, 'the time awaited does not count');
+  t.equal(meter.longestAt, performance.timeOrigin + 100);
 });
 
 t.test('a slice whose pieces fail names itself; the file on disk stays as it was', async (t) => {

@@ -234,6 +234,8 @@ t.test("the stats plugin's records and CTCP queue; the store's writes, their siz
     Number(new RegExp(`^irc_bot_store_write_duration_seconds_count\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
   const text = (await get(bot, '/metrics', '127.0.0.1')).text;
   t.ok(countOf(text, 'file="durable",result="ok"') >= 1, 'the durable write is counted');
+  const blocked = /^irc_bot_store_write_blocked_seconds_count\{file="durable"\} (\d+)$/m.exec(text);
+  t.ok(Number(blocked?.[1]) >= 1, 'and how long it held the event loop');
   const size = value(families, 'irc_bot_store_size_bytes', { file: 'durable' })!;
   t.ok(size > 100 && size === statSync(bot.host.store.durablePath).size, `the durable file's size (${size} bytes)`);
 
