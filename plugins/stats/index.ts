@@ -68,6 +68,10 @@ export default definePlugin<StatsConfig>({
   start({ irc, model, logger, config, timers, commands, services, onModelChange, metrics }) {
     const context: SyncContext = { irc, model, logger, config };
     const tasks = new TaskQueue(logger, () => !irc.state.connected);
+    // The services' HELP is a conversation with them (PRIVMSG and NOTICE), not a server query whose replies could
+    // skew a latency probe: it takes turns of its own, so that a slow one (tens of seconds on a loaded network)
+    // never holds up the counts and syncs.
+    const serviceTasks = new TaskQueue(logger, () => !irc.state.connected);
     // Bookkeeping of one connection: what the bot asked and learnt about the network's answers.
     let syncState = createSyncState();
     let probeChoice: ProbeChoice = new Map();
@@ -112,7 +116,7 @@ export default definePlugin<StatsConfig>({
         : Promise.resolve();
     const serviceCommands = (): Promise<void> =>
       ready
-        ? tasks.run('commands', async () => {
+        ? serviceTasks.run('commands', async () => {
             const lists = await fetchServiceCommands(context);
             if (!irc.state.connected) return;
             commandsMissing = lists.length === 0;
