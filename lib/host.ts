@@ -10,7 +10,7 @@ import { checkSchema, type HostConfig } from './config.js';
 import { unavailable } from './http/errors.js';
 import { HttpServer } from './http/server.js';
 import { isolated } from './isolated.js';
-import type { RouteDefinition } from './http/types.js';
+import type { RouteDefinition, TierGuards } from './http/types.js';
 import type { IrcEventName, IrcEvents, IrcPort, IrcTransport, Unsubscribe } from './irc/port.js';
 import { errorMessage, type Logger } from './logger.js';
 import { NetworkModel } from './model/network.js';
@@ -213,6 +213,8 @@ export class Host {
       onWrite: (report) =>
         this.metrics.storeWritten(report.file, report.seconds, report.ok, report.bytes, report.blockedSeconds),
     });
+    // The tiers' guards are a service: whichever plugin provides them now (none: token routes answer 503).
+    this.http.setGuards(() => this.services.get('http.guard')?.value as TierGuards | undefined);
     this.commands = new CommandRegistry(this.irc, config.admins, logger.child('commands'), {
       burst: config.irc.commands.burst,
       intervalMs: config.irc.commands.interval_ms,
@@ -404,7 +406,11 @@ export class Host {
       irc: pluginIrc,
       http: {
         route: (route: RouteDefinition) => http.route(name, route),
-        setGuard: (tier, guard) => http.setGuard(tier, guard),
+        setGuard: () => {
+          throw new Error(
+            `http.setGuard is gone: declare "provides: ['http.guard']" and provide the tiers' guards as that service`,
+          );
+        },
         addHook: (hook) => http.addHook(hook),
         routes: () => http.routes(),
       },

@@ -4,7 +4,7 @@
  * return a stop function. The host checks the data at boot and enforces it.
  */
 import type { AdminCheck, CommandDefinition, CommandSender } from './commands.js';
-import type { ApiRequest, JsonSchema, RouteDefinition, Tier, TierGuard } from './http/types.js';
+import type { ApiRequest, JsonSchema, RouteDefinition, Tier, TierGuard, TierGuards } from './http/types.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
 import type { Logger } from './logger.js';
 import type { NetworkModel } from './model/network.js';
@@ -42,8 +42,13 @@ export interface HostInfo {
 
 export interface PluginHttp {
   route(route: RouteDefinition): void;
-  /** The check before every route of `tier`; on the public tier it is optional (see HttpServer.setGuard). */
-  setGuard(tier: Tier, guard: TierGuard): void;
+  /**
+   * @deprecated Gone: the tiers' guards are the service `http.guard` ({@link Services}), which one plugin
+   * provides (`provides: ['http.guard']`, then `services.provide('http.guard', { token, staff, public })`),
+   * so that two cannot overwrite each other and the guards go when their plugin stops. Optional, so that
+   * calling it does not compile; a plugin that calls it anyway fails its start with that advice.
+   */
+  setGuard?(tier: Tier, guard: TierGuard): void;
   addHook(
     hook: (
       request: ApiRequest,
@@ -78,17 +83,25 @@ export interface PluginStore {
 
 /**
  * What plugins offer each other, by name, with each service's type (fastify's decorators with declared
- * dependencies). Empty here: the plugin that provides a service adds it by declaration merging, in its
- * own folder, so the plugins that use it need no import of that plugin's files:
+ * dependencies). The plugin that provides a service adds it by declaration merging, in its own folder, so
+ * the plugins that use it need no import of that plugin's files:
  *
  * ```ts
  * declare module '../../lib/sdk.js' {   // 'irc-network-data/sdk' outside this repository
  *   interface Services { 'stats.activity': ActivityService }
  * }
  * ```
+ *
+ * The core declares the services that it uses itself here.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface Services {}
+export interface Services {
+  /**
+   * The guards of the HTTP tiers: the host runs them before every route of their tier, asking for them
+   * at each request. One enabled plugin may provide them (the tokens plugin does); without one, token
+   * and staff routes answer 503 and public routes are not checked.
+   */
+  'http.guard': TierGuards;
+}
 
 /** The name of a service some plugin declares in {@link Services}. */
 export type ServiceName = keyof Services & string;

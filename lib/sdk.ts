@@ -102,6 +102,7 @@ export type {
   ApiResponse,
   Tier,
   TierGuard,
+  TierGuards,
   HttpMethod,
   JsonSchema,
 } from './http/types.js';

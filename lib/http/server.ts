@@ -27,7 +27,7 @@ import { connectNotImplemented, expectationFailed, missingHost, protocolError } 
 import { API_VERSION, JSON_TYPE, Respond } from './respond.js';
 import { RouteTable, type RegisteredRoute } from './routes.js';
 import { Pipeline, type RequestHook } from './stages.js';
-import type { RouteDefinition, Tier, TierGuard } from './types.js';
+import type { RouteDefinition, TierGuards } from './types.js';
 
 export { paginate, type Page, type PaginateOptions } from './paging.js';
 export type { RegisteredRoute } from './routes.js';
@@ -159,11 +159,13 @@ export class HttpServer {
   }
 
   /**
-   * Set the check run before every route of a tier; until one is set, the token and staff tiers answer 503.
-   * A public tier's guard is optional: without one, public routes are not checked at all.
+   * Where the checks run before every route of a tier come from: `guards` is asked at each request (the
+   * host asks for the plugin that provides the service `http.guard`, so that the guards go when it stops).
+   * Without a token or staff guard, those tiers answer 503; without a public one, public routes are not
+   * checked at all.
    */
-  setGuard(tier: Tier, guard: TierGuard): void {
-    this.pipeline.setGuard(tier, guard);
+  setGuards(guards: () => TierGuards | undefined): void {
+    this.pipeline.setGuards(guards);
   }
 
   /** Add a hook run before every routed request; see {@link RequestHook}. */

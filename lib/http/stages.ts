@@ -19,7 +19,7 @@ import { decodeParams } from './routes.js';
 import { RoutedRequest, type Exchange, type Stage } from './exchange.js';
 
 export type { Stage, StageName } from './exchange.js';
-import type { ApiRequest, ApiResponse, RouteDefinition, Tier, TierGuard } from './types.js';
+import type { ApiRequest, ApiResponse, RouteDefinition, TierGuards } from './types.js';
 
 /**
  * Runs before every routed request, after the tier guard (so `request.tokenId` is set on
@@ -43,14 +43,17 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 
 const ignore = (): void => undefined;
 
-/** The tier's guard; a public route without a guard is not checked, a token or staff one is refused. */
-function guardStage(guards: ReadonlyMap<Tier, TierGuard>): Stage {
+/**
+ * The tier's guard, from the guards in place when the request comes; a public route without a guard is
+ * not checked, a token or staff one is refused.
+ */
+function guardStage(guards: () => TierGuards | undefined): Stage {
   return {
     name: 'guard',
     begin(exchange) {
       const { route } = exchange.entry!;
       if (route.admit?.(exchange.request!)) return undefined;
-      const guard = guards.get(route.tier);
+      const guard = guards()?.[route.tier];
       if (route.tier === 'public' && !guard) return undefined;
       if (!guard) {
         throw unavailable(
@@ -118,7 +121,9 @@ const handlerStage: Stage = {
 
 /** The stages every routed request runs, rebuilt when a hook is added. */
 export class Pipeline {
-  private readonly guards = new Map<Tier, TierGuard>();
+  /** Where the tiers' guards come from, asked at each request; none until {@link setGuards}. */
+  private guards: () => TierGuards | undefined = () => undefined;
+  private readonly guardStage = guardStage(() => this.guards());
   private readonly hooks: RequestHook[] = [];
   private stages: readonly Stage[];
   /** The operations routes' stages: no hook (no rate limit) runs for a health probe or a metrics scrape. */
@@ -129,11 +134,11 @@ export class Pipeline {
     private readonly responder: Responder,
   ) {
     this.stages = this.build();
-    this.operationsStages = [guardStage(this.guards), bodyStage(this.bodyLimit), handlerStage];
+    this.operationsStages = [this.guardStage, bodyStage(this.bodyLimit), handlerStage];
   }
 
-  setGuard(tier: Tier, guard: TierGuard): void {
-    this.guards.set(tier, guard);
+  setGuards(guards: () => TierGuards | undefined): void {
+    this.guards = guards;
   }
 
   addHook(hook: RequestHook): void {
@@ -142,7 +147,7 @@ export class Pipeline {
   }
 
   private build(): readonly Stage[] {
-    return [guardStage(this.guards), ...this.hooks.map(hookStage), bodyStage(this.bodyLimit), handlerStage];
+    return [this.guardStage, ...this.hooks.map(hookStage), bodyStage(this.bodyLimit), handlerStage];
   }
 
   /** Run a routed request (its `entry` set) through every stage, then hand it to the responder. */

@@ -85,3 +85,13 @@ export interface RouteDefinition {
 
 /** Checks a request before a token or staff route's handler runs; throws an ApiError to refuse. */
 export type TierGuard = (request: ApiRequest, route: RouteDefinition) => void | Promise<void>;
+
+/**
+ * The guard of each tier, as one plugin provides them (the service `http.guard`). Without a token or a
+ * staff guard, the routes of that tier answer 503; without a public guard, public routes are not checked.
+ */
+export interface TierGuards {
+  readonly public?: TierGuard;
+  readonly token?: TierGuard;
+  readonly staff?: TierGuard;
+}

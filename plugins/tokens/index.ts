@@ -3,6 +3,7 @@
  * the token and staff tiers, the staff routes, and the rate limits of the
  * whole HTTP API. Tokens live in the model's `tokens` slice, which the store
  * persists (only each secret's SHA-256, never the secret). It provides
+ * `http.guard`, the guards the host runs before the routes of each tier, and
  * `tokens.manage`, the same tokens for a signed-in account on the website.
  */
 import { definePlugin, searchFoldOf } from '../../lib/sdk.js';
@@ -29,7 +30,7 @@ export default definePlugin<TokensConfig>({
   name: 'tokens',
   description: 'API tokens: created over IRC, approved per endpoint by administrators; tier guards and rate limits.',
   configSchema: tokensConfigSchema,
-  provides: ['tokens.manage'],
+  provides: ['http.guard', 'tokens.manage'],
   start({ config, model, http, commands, irc, logger, timers, store, host, services, metrics }) {
     let usedSinceSaved = false;
     // The HTTP server still answers for a moment after the plugins stop (the host closes it last):
@@ -83,9 +84,11 @@ export default definePlugin<TokensConfig>({
           return rateLimitHeaders(decision);
         }
       : undefined;
-    http.setGuard('token', createGuard(tokens, 'token', { onUnauthorized, onForbidden }));
-    http.setGuard('staff', createGuard(tokens, 'staff', { onUnauthorized, onForbidden }));
-    http.setGuard('public', createPublicGuard(tokens, { onUnauthorized }));
+    services.provide('http.guard', {
+      token: createGuard(tokens, 'token', { onUnauthorized, onForbidden }),
+      staff: createGuard(tokens, 'staff', { onUnauthorized, onForbidden }),
+      public: createPublicGuard(tokens, { onUnauthorized }),
+    });
     if (limits.enabled) {
       http.addHook(rateLimitHook(limiters, (bucket) => limited.inc({ bucket })));
       timers.every(SWEEP_MS, () => {

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { Host, HostError, resolvePlugins } from '../../lib/host.js';
+import { ApiError } from '../../lib/http/errors.js';
+import type { ApiRequest } from '../../lib/http/types.js';
 import { createLogger } from '../../lib/logger.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
 import { definePlugin, type PluginDefinition } from '../../lib/plugin.js';
@@ -321,3 +323,87 @@ t.test(
     t.ok(second.logs.some((line) => /plugin stop failed plugin=liar error="?stop failed too/.test(line)));
   },
 );
+
+t.test('the tiers are guarded by the plugin that provides http.guard, while it runs', async (t) => {
+  /** Stands in for the api plugin: a public route and a token route. */
+  const routes = plugin('routes', [], ({ http }) => {
+    http.route({
+      method: 'GET',
+      path: '/api/open/',
+      name: 'test.open',
+      summary: 'open',
+      tier: 'public',
+      handler: () => ({ body: { open: true } }),
+    });
+    http.route({
+      method: 'GET',
+      path: '/api/closed/',
+      name: 'test.closed',
+      summary: 'closed',
+      tier: 'token',
+      handler: (request) => ({ body: { token: request.tokenId } }),
+    });
+  });
+  const refuse = (request: ApiRequest): void => {
+    if (request.headers.authorization !== 'Token good') throw new ApiError(401, 'unauthorized', 'Bad token');
+  };
+  const guard: AnyPlugin = {
+    ...plugin('guard', [], ({ services }) =>
+      services.provide('http.guard', {
+        token: (request) => {
+          refuse(request);
+          request.tokenId = 'good';
+        },
+        public: (request) => {
+          if (request.headers.authorization !== undefined) refuse(request);
+        },
+      }),
+    ),
+    provides: ['http.guard'],
+  };
+
+  const unguarded = setup([routes, guard], { routes: {} });
+  t.teardown(unguarded.cleanup);
+  await unguarded.host.start();
+  const closed = await unguarded.host.http.inject({ method: 'GET', path: '/api/closed/' });
+  t.equal(closed.status, 503, 'without a guard, token routes are closed');
+  t.match(closed.body, { error: { code: 'unavailable' } });
+  t.equal((await unguarded.host.http.inject({ method: 'GET', path: '/api/open/' })).status, 200);
+  const unchecked = { method: 'GET', path: '/api/open/', headers: { Authorization: 'Token bad' } };
+  t.equal((await unguarded.host.http.inject(unchecked)).status, 200, 'and public routes are not checked');
+  await unguarded.host.stop();
+
+  const guarded = setup([routes, guard], { routes: {}, guard: {} });
+  t.teardown(guarded.cleanup);
+  await guarded.host.start();
+  const inject = (path: string, authorization?: string) =>
+    guarded.host.http.inject({
+      method: 'GET',
+      path,
+      ...(authorization ? { headers: { Authorization: authorization } } : {}),
+    });
+  t.equal((await inject('/api/closed/')).status, 401, "the provider's token guard runs");
+  t.same((await inject('/api/closed/', 'Token good')).body, { token: 'good' });
+  t.equal((await inject('/api/open/', 'Token bad')).status, 401, 'and its public guard');
+  t.equal((await inject('/api/open/')).status, 200);
+  await guarded.host.stop();
+  t.equal((await inject('/api/closed/', 'Token good')).status, 503, 'the guards go when their plugin stops');
+  t.equal((await inject('/api/open/', 'Token bad')).status, 200);
+});
+
+t.test('two plugins guarding the tiers is a boot error naming both; setGuard says what to do', async (t) => {
+  const guard = (name: string): AnyPlugin => ({
+    ...plugin(name, [], ({ services }) => services.provide('http.guard', { token: () => undefined })),
+    provides: ['http.guard'],
+  });
+  t.throws(() => resolvePlugins([guard('tokens'), guard('rival')], { tokens: {}, rival: {} }), {
+    message: /The plugins "tokens" and "rival" both provide the service "http\.guard"/,
+  });
+
+  const old = plugin('old', [], ({ http }) => http.setGuard?.('token', () => undefined));
+  const { host, cleanup } = setup([old], { old: {} });
+  t.teardown(cleanup);
+  await t.rejects(host.start(), {
+    message: /plugin "old" failed to start: http\.setGuard is gone: declare "provides: \['http\.guard'\]"/,
+  });
+});

@@ -467,13 +467,15 @@ async function headServer(t: Test) {
     },
   ];
   for (const definition of served) server.route('test', definition);
-  server.setGuard('token', (request) => {
-    const token = request.headers.authorization?.replace(/^Token /, '');
-    if (token !== 'approved' && token !== 'limited' && token !== 'unapproved')
-      throw new ApiError(401, 'unauthorized', 'Missing or unknown token', undefined, { 'WWW-Authenticate': 'Token' });
-    if (token === 'unapproved') throw new ApiError(403, 'forbidden', 'The token is not approved for irc.user');
-    request.tokenId = token;
-  });
+  server.setGuards(() => ({
+    token: (request) => {
+      const token = request.headers.authorization?.replace(/^Token /, '');
+      if (token !== 'approved' && token !== 'limited' && token !== 'unapproved')
+        throw new ApiError(401, 'unauthorized', 'Missing or unknown token', undefined, { 'WWW-Authenticate': 'Token' });
+      if (token === 'unapproved') throw new ApiError(403, 'forbidden', 'The token is not approved for irc.user');
+      request.tokenId = token;
+    },
+  }));
   server.addHook((request) => {
     if (request.tokenId === 'limited')
       throw new ApiError(429, 'rate_limited', 'Over the limit of this token', undefined, { 'Retry-After': '7' });

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { ApiError } from '../../../lib/http/errors.js';
 import { SerializedJson } from '../../../lib/http/serialized-json.js';
 import { HttpServer, type HttpServerOptions } from '../../../lib/http/server.js';
-import type { ApiRequest } from '../../../lib/http/types.js';
+import type { ApiRequest, TierGuard } from '../../../lib/http/types.js';
 import { captureLog, route } from '../../support/http.js';
 
 async function start(t: Test, setup: (server: HttpServer) => void, options: Partial<HttpServerOptions> = {}) {
@@ -293,8 +293,7 @@ t.test(
           },
         }),
       );
-      server.setGuard('token', () => {});
-      server.setGuard('staff', () => {});
+      server.setGuards(() => ({ token: () => {}, staff: () => {} }));
     });
     const expected: [string, number, string][] = [
       ['/api/default/', 200, 'public, max-age=10'],
@@ -735,13 +734,15 @@ t.test('token and staff routes run their guard first; without one they are 503',
   t.equal((await errorOf(response)).code, 'unavailable');
 
   const guarded: string[] = [];
-  server.setGuard('token', (request, guardedRoute) => {
+  const guards: { token?: TierGuard; staff?: TierGuard } = {};
+  server.setGuards(() => guards);
+  guards.token = (request, guardedRoute) => {
     guarded.push(guardedRoute.path);
     const header = request.headers.authorization;
     if (header !== 'Token good')
       throw new ApiError(401, 'unauthorized', 'Missing or unknown token', undefined, { 'WWW-Authenticate': 'Token' });
     request.tokenId = 'token-1';
-  });
+  };
   response = await fetch(url + '/api/users/', { headers: { Authorization: 'Token bad' } });
   t.equal(response.status, 401);
   t.equal(response.headers.get('www-authenticate'), 'Token');
@@ -755,9 +756,9 @@ t.test('token and staff routes run their guard first; without one they are 503',
   response = await fetch(url + '/api/staff/tokens/', { headers: { Authorization: 'Token good' } });
   t.equal(response.status, 503, 'the token guard does not open staff routes');
   await response.text();
-  server.setGuard('staff', () => {
+  guards.staff = () => {
     throw new ApiError(403, 'forbidden', 'Not a staff token');
-  });
+  };
   response = await fetch(url + '/api/staff/tokens/', { headers: { Authorization: 'Token good' } });
   t.equal(response.status, 403);
   await response.text();
@@ -779,9 +780,11 @@ t.test('hooks run after the guard, add headers, and may refuse', async (t) => {
         },
       }),
     );
-    server.setGuard('token', (request) => {
-      request.tokenId = 'token-7';
-    });
+    server.setGuards(() => ({
+      token: (request) => {
+        request.tokenId = 'token-7';
+      },
+    }));
     server.addHook(async (request, hookedRoute) => {
       seen.push(`${hookedRoute.name}:${request.tokenId ?? 'public'}`);
       if (refuse) throw new ApiError(429, 'rate_limited', 'Too many requests', undefined, { 'Retry-After': '12' });
@@ -926,7 +929,7 @@ t.test('a pre-serialised body is sent as it is, with the contract headers, its E
       }),
     );
     server.route('test', route({ method: 'POST', path: '/api/page/', handler: () => ({ status: 201, body: page }) }));
-    server.setGuard('token', () => {});
+    server.setGuards(() => ({ token: () => {} }));
   });
   const response = await fetch(url + '/api/page/');
   t.equal(response.status, 200);
@@ -1010,11 +1013,13 @@ t.test('a guard, a hook and a handler may each answer at once or with a promise'
         handler: (request) => outcome(modes.handler, 'handler', { body: { token: request.tokenId ?? null } }),
       }),
     );
-    server.setGuard('token', (request) => {
-      const result = outcome(modes.guard, 'guard', undefined);
-      request.tokenId = 'token-3';
-      return result;
-    });
+    server.setGuards(() => ({
+      token: (request) => {
+        const result = outcome(modes.guard, 'guard', undefined);
+        request.tokenId = 'token-3';
+        return result;
+      },
+    }));
     server.addHook(() => outcome(modes.hook, 'hook', { 'X-Hook': 'ran' }));
     server.addHook(() => undefined);
   });
@@ -1124,9 +1129,11 @@ t.test('inject answers without a socket exactly as HTTP does', async (t) => {
         handler: (request) => ({ status: 201, body: request.body, headers: { 'X-Echo': 'yes' } }),
       }),
     );
-    server.setGuard('token', (request) => {
-      if (request.headers.authorization !== 'Token right') throw new ApiError(401, 'unauthorized', 'No token');
-    });
+    server.setGuards(() => ({
+      token: (request) => {
+        if (request.headers.authorization !== 'Token right') throw new ApiError(401, 'unauthorized', 'No token');
+      },
+    }));
     server.route('api', route({ path: '/api/secret/', tier: 'token', handler: () => ({ body: { ok: true } }) }));
   });
   const cases: { method: string; path: string; headers?: Record<string, string>; body?: string }[] = [
