@@ -39,6 +39,13 @@ export interface HostOptions {
   clock?: () => Date;
   /** What the bot answers to CTCP VERSION; default the package's name and version. */
   version?: string;
+  /** Keep the store in memory, never on disk (the plugin test harness); default false. */
+  storeInMemory?: boolean;
+  /**
+   * Whether the HTTP server listens; default true. False: requests reach the routes only through
+   * `http.inject()` (the plugin test harness), and {@link Host.url} stays null.
+   */
+  listen?: boolean;
 }
 
 interface RunningPlugin {
@@ -212,6 +219,7 @@ export class Host {
       logger: logger.child('store'),
       onWrite: (report) =>
         this.metrics.storeWritten(report.file, report.seconds, report.ok, report.bytes, report.blockedSeconds),
+      memory: options.storeInMemory === true,
     });
     // The tiers' guards are a service: whichever plugin provides them now (none: token routes answer 503).
     this.http.setGuards(() => this.services.get('http.guard')?.value as TierGuards | undefined);
@@ -227,7 +235,7 @@ export class Host {
     }
   }
 
-  /** The HTTP server's address once started. */
+  /** The HTTP server's address once started (null when it does not listen). */
   get url(): string | null {
     return this.httpAddress?.url ?? null;
   }
@@ -272,9 +280,11 @@ export class Host {
       this.persistNewSlices();
       this.logger.info('plugin started', { plugin: definition.name });
     }
-    const address = await this.http.listen();
-    this.httpAddress = address;
-    this.logger.info(`HTTP API listening on ${address.url}`, { url: address.url });
+    if (this.options.listen !== false) {
+      const address = await this.http.listen();
+      this.httpAddress = address;
+      this.logger.info(`HTTP API listening on ${address.url}`, { url: address.url });
+    }
     if (!this.irc.state.connected) this.irc.connect();
   }
 

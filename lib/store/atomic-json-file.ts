@@ -5,7 +5,7 @@
  * json-pieces.ts), so a big document never holds the event loop for long.
  */
 
-import { copyFile, link, open, readFile, rename, unlink } from 'node:fs/promises';
+import { copyFile, link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Adapter } from 'lowdb';
 import { errorMessage } from '../logger.js';
@@ -79,6 +79,14 @@ export class AtomicJsonFile implements Adapter<unknown> {
       );
     }
     return data;
+  }
+
+  /** The file's size in bytes; undefined when it cannot be read. */
+  async size(): Promise<number | undefined> {
+    return stat(this.filePath).then(
+      (info) => info.size,
+      () => undefined,
+    );
   }
 
   /** `meter`, when given, learns the longest the write held the event loop (see {@link HoldMeter}). */

@@ -15,7 +15,7 @@
  * marked the store dirty again, so the next write has the change.
  */
 
-import { mkdir, rename, stat } from 'node:fs/promises';
+import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { errorMessage, type Logger } from '../logger.js';
@@ -23,6 +23,7 @@ import { channel } from 'node:diagnostics_channel';
 import { AtomicJsonFile, UnusableFileError, isJsonObject } from './atomic-json-file.js';
 import { HoldMeter } from './hold-meter.js';
 import { PiecewiseJson, type JsonPiece } from './json-pieces.js';
+import { MemoryJsonFile } from './memory-json-file.js';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations.js';
 
 export { CURRENT_SCHEMA_VERSION };
@@ -65,6 +66,12 @@ export interface StoreOptions {
   schemaVersion?: number;
   /** Told of every write of a file: which, how long it took, whether it succeeded, and the file's size after it. */
   onWrite?: (report: WriteReport) => void;
+  /**
+   * Keep both files in memory, never on disk (the plugin test harness): the slices are registered,
+   * restored, snapshot and written as JSON, debounced and durable alike, but nothing is read at load,
+   * so the store starts empty, and nothing is left behind. `path` only names the files in messages.
+   */
+  memory?: boolean;
 }
 
 /** One write of a store file. */
@@ -115,7 +122,7 @@ export function durablePathOf(storePath: string): string {
 
 /** One file of the store: the slices kept in it, and its writes (one at a time). */
 class SliceFile {
-  readonly file: AtomicJsonFile;
+  readonly file: AtomicJsonFile | MemoryJsonFile;
   readonly db: Low<unknown>;
   /** Slices read from the file that no registered slice has claimed (yet); kept on write. */
   readonly stored = new Map<string, unknown>();
@@ -133,8 +140,11 @@ class SliceFile {
   /** The write that {@link Store.persisted} callers wait for, until it starts. */
   nextWrite: Promise<void> | undefined;
 
-  constructor(readonly path: string) {
-    this.file = new AtomicJsonFile(path);
+  constructor(
+    readonly path: string,
+    memory: boolean,
+  ) {
+    this.file = memory ? new MemoryJsonFile(path) : new AtomicJsonFile(path);
     this.db = new Low<unknown>(this.file, null);
   }
 
@@ -164,6 +174,7 @@ export class Store {
   private readonly migrations = new Map<number, Migration>();
   private readonly main: SliceFile;
   private readonly durable: SliceFile;
+  private readonly memory: boolean;
   private loadCalled = false;
   private loaded = false;
   private closed = false;
@@ -190,8 +201,9 @@ export class Store {
     if (path.resolve(this.durablePath) === path.resolve(this.path)) {
       throw new Error(`StoreOptions.durablePath must differ from the store path, got ${this.path} for both`);
     }
-    this.main = new SliceFile(this.path);
-    this.durable = new SliceFile(this.durablePath);
+    this.memory = options.memory === true;
+    this.main = new SliceFile(this.path, this.memory);
+    this.durable = new SliceFile(this.durablePath, this.memory);
   }
 
   /**
@@ -204,6 +216,11 @@ export class Store {
   async load(): Promise<void> {
     if (this.loadCalled) throw new Error(`Store.load() was called twice for ${this.path}; call it once at startup`);
     this.loadCalled = true;
+    if (this.memory) {
+      this.logger.info(`the store ${this.path} is kept in memory, not on disk; starting empty`);
+      this.loaded = true;
+      return;
+    }
     await mkdir(path.dirname(this.path), { recursive: true });
     await mkdir(path.dirname(this.durablePath), { recursive: true });
     const outdated: SliceFile[] = [];
@@ -532,11 +549,7 @@ export class Store {
     };
     const write = this.write(file, meter).then(
       async () => {
-        const bytes = await stat(file.path).then(
-          (info) => info.size,
-          () => undefined,
-        );
-        report(true, bytes, undefined);
+        report(true, await file.file.size(), undefined);
         file.inFlight = undefined;
         if (moving.length > 0) this.moved(file, moving);
         if (file.dirty && !this.closed) file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);

@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { Host, HostError, resolvePlugins } from '../../lib/host.js';
+import { Host, HostError, resolvePlugins, type HostOptions } from '../../lib/host.js';
 import { ApiError } from '../../lib/http/errors.js';
 import type { ApiRequest } from '../../lib/http/types.js';
 import { createLogger } from '../../lib/logger.js';
@@ -23,13 +23,18 @@ function plugin(name: string, dependencies: string[] = [], start: AnyPlugin['sta
   };
 }
 
-function setup(plugins: readonly AnyPlugin[], pluginConfig: Record<string, unknown>, admins: string[] = []) {
+function setup(
+  plugins: readonly AnyPlugin[],
+  pluginConfig: Record<string, unknown>,
+  admins: string[] = [],
+  options: Pick<HostOptions, 'listen' | 'storeInMemory'> = {},
+) {
   const dir = mkdtempSync(path.join(tmpdir(), 'host-test-'));
   const config = testHostConfig(path.join(dir, 'store.json'), { admins, plugins: pluginConfig });
   const logs: string[] = [];
   const logger = createLogger({ level: 'debug', sink: (line) => logs.push(line) });
   const transport = new FakeTransport();
-  const host = new Host({ config, logger, plugins, transport });
+  const host = new Host({ config, logger, plugins, transport, ...options });
   return { host, transport, logs, dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -200,6 +205,38 @@ declare module '../../lib/sdk.js' {
     'test.counter': { count: number };
   }
 }
+
+t.test(
+  'without listening and with the store in memory, routes answer through inject and no file is written',
+  async (t) => {
+    class NoteSlice implements ModelSlice {
+      readonly name = 'note';
+      readonly persistence = { snapshot: () => ({ note: 'kept' }), restore: () => undefined, durable: true };
+    }
+    const registry = [
+      plugin('notes', [], ({ http, model }) => {
+        model.addSlice(new NoteSlice());
+        http.route({
+          method: 'GET',
+          path: '/api/note/',
+          name: 'test.note',
+          summary: 'note',
+          tier: 'public',
+          handler: () => ({ body: { note: 'kept' } }),
+        });
+      }),
+    ];
+    const { host, dir, cleanup } = setup(registry, { notes: {} }, [], { listen: false, storeInMemory: true });
+    t.teardown(cleanup);
+    await host.start();
+    t.equal(host.url, null, 'no address: nothing listens');
+    t.same((await host.http.inject({ method: 'GET', path: '/api/note/' })).body, { note: 'kept' });
+    host.model.changed({ slice: 'note', kind: 'set' });
+    await host.store.persisted();
+    await host.stop();
+    t.same(readdirSync(dir), [], 'the store wrote nothing to its folder');
+  },
+);
 
 t.test('a plugin gets the service it uses from the plugin that provides it, which starts first', async (t) => {
   const seen: number[] = [];

@@ -508,3 +508,45 @@ t.test('a slice whose pieces fail names itself; the file on disk stays as it was
   t.equal((readStoreFile(file).slices.big as string[]).length, 50, 'the next flush writes it');
   await store.close();
 });
+
+t.test('a store in memory writes as it would to disk, and leaves nothing on it', async (t) => {
+  const file = path.join(makeTempDir(t), 'data', 'store.json');
+  fs.mkdirSync(path.dirname(file));
+  writeStoreFile(file, { tokens: { on: 'disk' } }, CURRENT_SCHEMA_VERSION);
+  const capture = captureLogger();
+  const sizes: string[] = [];
+  const store = new Store({
+    path: file,
+    logger: capture.logger,
+    debounceMs: 20,
+    memory: true,
+    onWrite: (report) => sizes.push(`${report.file} ${report.ok} ${report.bytes}`),
+  });
+  await store.load();
+  const tokens = Object.assign(
+    countingSlice('tokens', () => ({ in: 'memory' })),
+    { durable: true },
+  );
+  const big = piecewiseSlice('big', 3, 0);
+  store.register(tokens);
+  store.register(big);
+  t.same(tokens.restored, [], 'nothing is read: the file on disk is not its');
+  store.markDirty();
+  await store.persisted();
+  t.equal(tokens.snapshots, 1, 'a durable write took the snapshot');
+  await store.close();
+  t.equal(big.piecesTaken, 3, 'the pieces were taken');
+  // What the durable file would hold: one line of compact JSON (saved_at is always 24 characters).
+  const durable = {
+    schema_version: CURRENT_SCHEMA_VERSION,
+    saved_at: new Date().toISOString(),
+    slices: { tokens: { in: 'memory' } },
+  };
+  const durableBytes = JSON.stringify(durable).length + 1;
+  t.equal(sizes.length, 2, 'one write of each file');
+  t.equal(sizes[0], `durable true ${durableBytes}`, 'each write reports the size the file would have');
+  t.match(sizes[1], /^store true \d+$/);
+  t.same(fs.readdirSync(path.dirname(file)), ['store.json'], 'no file was written beside the one there');
+  t.same(readStoreFile(file).slices, { tokens: { on: 'disk' } }, 'which is untouched');
+  t.same(problems(capture.lines), []);
+});
