@@ -8,8 +8,10 @@
  * t.equal((await bot.inject('GET', '/api/staff/tokens/')).status, 401);
  * ```
  *
- * The store lives in a private temporary folder, removed when the test ends; pass `storeDir` to keep one
- * across two harnesses (a restart).
+ * The store is kept in memory (`store: 'files'`: in a private temporary folder, removed when the test ends;
+ * pass its `storeDir` to a second harness to test a restart), and the HTTP server does not listen: `inject`
+ * answers through the same routes, stages and answers without a socket (`socket: true` listens on a free
+ * port too, for a test that needs a real connection: `host.url`).
  *
  * The fake connection takes the config's IRC settings as the real one does (nick, OPER, SASL). Unless the
  * test's `config.irc` sets them, it sends the bot's lines at once (no `pacing`: a real server's flood
@@ -26,6 +28,7 @@ import { Host } from '../../lib/host.js';
 import { transportOptions } from '../../lib/irc/create-transport.js';
 import type { InjectResponse } from '../../lib/http/inject.js';
 import { createLogger } from '../../lib/logger.js';
+import type { ModelSlice } from '../../lib/model/slice.js';
 import type { PluginDefinition } from '../../lib/plugin.js';
 import { FakeTransport, fakeOptions } from './fake-irc.js';
 import { testHostConfig } from './host-config.js';
@@ -36,8 +39,18 @@ export interface HarnessOptions {
   admins?: string[];
   /** The plugins the host knows; default the built-in ones. */
   registry?: readonly PluginDefinition<never>[];
-  /** A store folder of an earlier harness, to start on what it saved (removed by whoever made it). */
+  /**
+   * `'memory'` (the default): the store writes its files in memory and starts empty. `'files'`: in a private
+   * temporary folder (`storeDir`), for a test that reads the files or restarts on them.
+   */
+  store?: 'memory' | 'files';
+  /**
+   * The store folder of an earlier harness, to start on what it saved (implies `store: 'files'`; removed by
+   * whoever made it).
+   */
   storeDir?: string;
+  /** Listen on a free port too (`host.url`), for a test that needs a real socket; default false (`inject` only). */
+  socket?: boolean;
   /** Other top-level config keys (e.g. `irc`). */
   config?: Record<string, unknown>;
   /**
@@ -72,7 +85,8 @@ export interface Harness {
   config: HostConfig;
   /** Every log line so far. */
   logs: string[];
-  storeDir: string;
+  /** The store's folder with `store: 'files'`; undefined when the store is in memory. */
+  storeDir: string | undefined;
   /** The bot's own nick. */
   nick: string;
   /** The store's writes that answers wait for, to hold or fail. */
@@ -82,22 +96,28 @@ export interface Harness {
    * the bot's NOTICE answers to `nick` once the command has finished.
    */
   say(nick: string, account: string | null, text: string): Promise<string[]>;
-  /** An HTTP request, answered without a socket; an object body goes as JSON. */
+  /** An HTTP request from 127.0.0.1, answered without a socket; an object body goes as JSON. */
   inject(
     method: string,
     path: string,
     headers?: Record<string, string>,
     body?: string | object,
   ): Promise<InjectResponse>;
+  /** The same `inject` from another client: its address (default 127.0.0.1) and whether it came over TLS. */
+  from(client: { ip?: string; secure?: boolean }): Pick<Harness, 'inject'>;
+  /** The model slice named `name` (a plugin's own state, for the test to look into); throws when there is none. */
+  slice<Slice extends ModelSlice>(name: string): Slice;
   stop(): Promise<void>;
 }
 
 /** Start the host with `options.plugins` on a fake IRC connection, registered and with the account tag. */
 export async function startHarness(t: Test, options: HarnessOptions): Promise<Harness> {
-  const storeDir = options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'harness-'));
-  if (!options.storeDir) t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
+  const inMemory = options.storeDir === undefined && options.store !== 'files';
+  const storeDir = inMemory ? undefined : (options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'harness-')));
+  if (storeDir !== undefined && !options.storeDir) t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
   const { irc: ircConfig = {}, ...otherConfig } = (options.config ?? {}) as { irc?: Record<string, unknown> };
-  const config = testHostConfig(path.join(storeDir, 'store.json'), {
+  // In memory, the path only names the store in log lines.
+  const config = testHostConfig(storeDir === undefined ? 'store.json' : path.join(storeDir, 'store.json'), {
     admins: options.admins ?? [],
     plugins: options.plugins,
     // Tests send commands faster than people do.
@@ -117,6 +137,8 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
     plugins: options.registry ?? builtinPlugins,
     transport: irc,
     ...(options.clock ? { clock: options.clock } : {}),
+    storeInMemory: inMemory,
+    listen: options.socket === true,
   });
   const durableWrites = controlDurableWrites(host);
   await host.start();
@@ -143,9 +165,23 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
       .filter((line) => line.startsWith(prefix))
       .map((line) => line.slice(prefix.length));
   };
-  const inject: Harness['inject'] = (method, requestPath, headers, body) =>
-    host.http.inject({ method, path: requestPath, ...(headers ? { headers } : {}), ...(body ? { body } : {}) });
-  return { host, irc, config, logs, storeDir, nick: config.irc.nick, durableWrites, say, inject, stop };
+  const from: Harness['from'] = (client) => ({
+    inject: (method, requestPath, headers, body) =>
+      host.http.inject({
+        method,
+        path: requestPath,
+        ...(headers ? { headers } : {}),
+        ...(body === undefined ? {} : { body }),
+        ...client,
+      }),
+  });
+  const slice = <Slice extends ModelSlice>(name: string): Slice => {
+    const found = host.model.slices().find((candidate) => candidate.name === name);
+    if (!found) throw new Error(`the model has no slice "${name}"; is the plugin that adds it enabled?`);
+    return found as Slice;
+  };
+  const { inject } = from({});
+  return { host, irc, config, logs, storeDir, nick: config.irc.nick, durableWrites, say, inject, from, slice, stop };
 }
 
 /** Puts {@link DurableWrites} between the plugins and the host's store. */

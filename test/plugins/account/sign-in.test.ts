@@ -51,7 +51,8 @@ t.test('the sign-in page: a form in the site’s frame, a cookie for it, nothing
 });
 
 t.test('a wrong password and an unknown account get the same answer; the right one signs in', async (t) => {
-  const { bot, browser } = await startSite(t);
+  // On disk: the test reads the store's file.
+  const { bot, browser } = await startSite(t, { store: 'files' });
   const visitor = browser();
   const wrong = await visitor.signIn('alice', 'not-the-password');
   t.equal(wrong.status, 403);
@@ -181,7 +182,7 @@ t.test('idle for too long, or too old however busy: the session ends', async (t)
 });
 
 t.test('sessions survive a restart of the bot; the oldest goes past max_per_account', async (t) => {
-  const first = await startSite(t, { account: { session: { max_per_account: 2 } } });
+  const first = await startSite(t, { account: { session: { max_per_account: 2 } }, store: 'files' });
   const [one, two, three] = [first.browser(), first.browser(), first.browser()];
   await one.signIn('alice');
   await two.signIn('alice');

@@ -1,5 +1,5 @@
 /**
- * The account pages' tests: the built-in plugins in the real host (fake IRC, HTTP without a socket), the
+ * The account pages' tests: the built-in plugins on the plugin harness (fake IRC, HTTP without a socket), the
  * nickserv plugin asking a fake Anope RPC server, and a small browser over `inject` that keeps the cookie
  * and sends forms as a browser does (with its Origin and the page's CSRF token).
  */
@@ -26,6 +26,9 @@ function anopeLike(call: RpcCall): RpcReply {
 export interface SiteOptions {
   account?: Record<string, unknown>;
   nickserv?: Record<string, unknown>;
+  /** `'files'` for a test that reads the store's files or restarts on them; default in memory. */
+  store?: 'memory' | 'files';
+  /** The store folder of an earlier site (a restart). */
   storeDir?: string;
   /** The model's clock, in milliseconds; default the real time. */
   now?: () => number;
@@ -58,6 +61,7 @@ export async function startSite(t: Test, options: SiteOptions = {}): Promise<Sit
     },
     registry: builtinPlugins,
     admins: ['boss'],
+    ...(options.store ? { store: options.store } : {}),
     ...(options.storeDir ? { storeDir: options.storeDir } : {}),
     ...(options.now ? { clock: () => new Date(options.now!()) } : {}),
     ...(options.http ? { config: { http: options.http } } : {}),
@@ -99,7 +103,7 @@ export class Browser {
   }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<Visit> {
-    return this.take(await this.bot.host.http.inject({ method: 'GET', path, headers: this.headers(headers) }));
+    return this.take(await this.bot.inject('GET', path, this.headers(headers)));
   }
 
   /**
@@ -116,13 +120,14 @@ export class Browser {
     const all = { csrf: this.csrf, ...fields };
     for (const [name, value] of Object.entries(all)) if (value !== null) form.set(name, value);
     return this.take(
-      await this.bot.host.http.inject({
-        method: 'POST',
-        path,
-        headers: this.headers({ 'Content-Type': 'application/x-www-form-urlencoded', ...headers }),
-        body: form.toString(),
-        secure,
-      }),
+      await this.bot
+        .from({ secure })
+        .inject(
+          'POST',
+          path,
+          this.headers({ 'Content-Type': 'application/x-www-form-urlencoded', ...headers }),
+          form.toString(),
+        ),
     );
   }
 

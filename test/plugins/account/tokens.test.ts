@@ -27,7 +27,8 @@ async function createToken(browser: Browser, label: string): Promise<{ id: numbe
 }
 
 t.test('a token from creation to revocation: web and IRC, owner and administrator', async (t) => {
-  const { bot, browser } = await startSite(t);
+  // On disk: the test reads the store's file at the end.
+  const { bot, browser } = await startSite(t, { store: 'files' });
   const alice = browser();
   await alice.signIn('alice');
   const { id, secret, page } = await createToken(alice, 'ci <bot>');

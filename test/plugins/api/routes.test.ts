@@ -62,11 +62,13 @@ function populate(model: NetworkModel): void {
 
 /**
  * The api plugin in the host, its model filled by {@link populate} unless `populated` is false. `rateLimits`
- * turns on the tokens plugin's rate limits (its default), with buckets of `capacity` requests.
+ * turns on the tokens plugin's rate limits (its default), with buckets of `capacity` requests. Its answers
+ * come over a real socket: their headers are checked as a client gets them (`Date` included).
  */
 async function start(t: Test, { populated = true, rateLimits = false, capacity = 1000 } = {}) {
   const bucket = { capacity, refill_per_second: 0.001 };
   const { host, authorization } = await startApi(t, {
+    socket: true,
     clock: () => NOW,
     api: { cache_seconds: 30, reuse_ms: 0 },
     rateLimit: { enabled: rateLimits, public: bucket, token: bucket },

@@ -1,6 +1,6 @@
 import { renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { buildOpenApiDocument, definePlugin } from '../../../lib/sdk.js';
 import metricsPlugin from '../../../plugins/metrics/index.js';
@@ -8,7 +8,7 @@ import stats from '../../../plugins/stats/index.js';
 import type { HistorySlice } from '../../../plugins/stats/model/history.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
-import { startHarness, type Harness } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
 
 /** One public route to count, limit and log, without the api plugin's collector behind it. */
 const hello = definePlugin({
@@ -33,8 +33,9 @@ interface Family {
   metrics: { value?: string; labels?: Record<string, string>; buckets?: Record<string, string>; count?: string }[];
 }
 
-async function startBot(t: Test, config: Record<string, unknown> = {}, allow: string[] = ['127.0.0.1']) {
-  return startHarness(t, {
+/** The metrics plugin (allowing `allow`) with the tokens plugin's rate limits and a public route to count. */
+function withMetrics(config: Record<string, unknown> = {}, allow: string[] = ['127.0.0.1']): HarnessOptions {
+  return {
     registry: [hello, tokensPlugin, metricsPlugin] as PluginDefinition<never>[],
     plugins: {
       hello: {},
@@ -45,11 +46,12 @@ async function startBot(t: Test, config: Record<string, unknown> = {}, allow: st
     },
     admins: ['boss'],
     config,
-  });
+  };
 }
 
+/** A GET from the client at `ip`. */
 function get(bot: Harness, path: string, ip: string, headers: Record<string, string> = {}) {
-  return bot.host.http.inject({ method: 'GET', path, ip, headers });
+  return bot.from({ ip }).inject('GET', path, headers);
 }
 
 async function scrape(bot: Harness): Promise<Map<string, Family>> {
@@ -68,7 +70,7 @@ function value(families: Map<string, Family>, name: string, labels: Record<strin
 t.test(
   '/healthz and /readyz: alive at once, ready only when connected and synced; never cached or limited',
   async (t) => {
-    const bot = await startBot(t, {}, []);
+    const bot = await startHarness(t, withMetrics({}, []));
     const { model } = bot.host;
     model.connectionLost();
     const alive = await get(bot, '/healthz', '192.0.2.1');
@@ -110,7 +112,7 @@ t.test(
 );
 
 t.test('trust_proxy: the client a trusted proxy names gets its own rate-limit bucket and log line', async (t) => {
-  const bot = await startBot(t, { http: { trust_proxy: 'loopback' } });
+  const bot = await startHarness(t, withMetrics({ http: { trust_proxy: 'loopback' } }));
   const through = (client: string) => get(bot, '/api/hello/', '127.0.0.1', { 'x-forwarded-for': client });
   for (let round = 0; round < 3; round++) t.equal((await through('198.51.100.1')).status, 200);
   t.equal((await through('198.51.100.1')).status, 429, 'the first client used its bucket up');
@@ -139,13 +141,13 @@ t.test('trust_proxy: the client a trusted proxy names gets its own rate-limit bu
 });
 
 t.test('access_log false: no line per request', async (t) => {
-  const bot = await startBot(t, { http: { access_log: false } });
+  const bot = await startHarness(t, withMetrics({ http: { access_log: false } }));
   await get(bot, '/healthz', '127.0.0.1');
   t.notOk(bot.logs.some((line) => line.includes('[http] GET /healthz')));
 });
 
 t.test('/metrics: allowed addresses and approved tokens only; the network, the bot and the process', async (t) => {
-  const bot = await startBot(t);
+  const bot = await startHarness(t, withMetrics());
   const { model } = bot.host;
   model.connectionOpened('rfc1459');
   model.updateStats({ users: 4210, channels: 733, operators: 7, servers: 2, maxUsers: 5002 });
@@ -202,7 +204,7 @@ t.test('/metrics: allowed addresses and approved tokens only; the network, the b
 
 t.test('a wrong metrics.allow entry stops the start, naming the key', async (t) => {
   await t.rejects(
-    startBot(t, {}, ['nonsense']),
+    startHarness(t, withMetrics({}, ['nonsense'])),
     /plugins\.metrics\.allow must name addresses or CIDR ranges: invalid IP address: nonsense/,
   );
 });
@@ -212,6 +214,8 @@ t.test("the stats plugin's records and CTCP queue; the store's writes, their siz
     registry: [stats, tokensPlugin, metricsPlugin] as PluginDefinition<never>[],
     plugins: { stats: {}, tokens: {}, metrics: { allow: ['127.0.0.1'] } },
     admins: ['boss'],
+    // The size of the durable file on disk, and writes that fail there.
+    store: 'files',
   });
   const history = bot.host.model.slices().find((slice) => slice.name === 'history') as HistorySlice;
   const now = Date.now();

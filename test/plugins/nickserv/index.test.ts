@@ -1,21 +1,21 @@
 /**
- * The endpoint through the real host and HTTP server on port 0, with a fake
- * IRC transport, a test token guard and a fake Anope RPC server at the edges:
- * status codes, body checks, brute-force windows, the pool, and secrecy.
+ * The endpoint through the real host on the plugin harness (fake IRC, HTTP without a socket), a test token
+ * guard and a fake Anope RPC server at the edges: status codes, body checks, brute-force windows, the pool,
+ * and secrecy.
  */
 import { once } from 'node:events';
 import net from 'node:net';
 import t, { type Test } from 'tap';
-import type { Host } from '../../../lib/host.js';
 import { compileBodySchema } from '../../../lib/http/body.js';
+import type { InjectResponse } from '../../../lib/http/inject.js';
 import { builtinPlugins } from '../../../app/builtin-plugins.js';
 import { checkResponseSchema } from '../../../plugins/nickserv/route.js';
-import { requestsReceived } from '../../support/server-events.js';
-import { startHarness } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
 import { startFakeRpc, type FakeRpcServer, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
 import { testGuardPlugin } from './fixtures/test-guard.js';
 
 const PASSWORD = 'Tr0ub4dor&3-unique';
+const CHECK_PATH = '/api/irc/check-credentials/';
 const validateResponse = compileBodySchema(checkResponseSchema);
 
 function anopeLike(call: RpcCall): RpcReply {
@@ -30,43 +30,46 @@ function anopeLike(call: RpcCall): RpcReply {
   return { error: { code: -32099, message: 'No such account' } };
 }
 
-interface Setup {
-  url: string;
-  logs: string[];
-  rpc: FakeRpcServer;
-  host: Host;
-  post(body: unknown, options?: { token?: string; contentType?: string | null; raw?: string }): Promise<Response>;
-}
-
-async function setup(
+/** A fake Anope RPC server for the test, closed when it ends. */
+async function fakeAnope(
   t: Test,
-  nickserv: Record<string, unknown> = {},
   answer: (call: RpcCall) => RpcReply | Promise<RpcReply> = anopeLike,
-): Promise<Setup> {
+): Promise<FakeRpcServer> {
   const rpc = await startFakeRpc(answer);
   t.teardown(() => rpc.close());
-  const { host, logs } = await startHarness(t, {
+  return rpc;
+}
+
+/** The nickserv plugin asking `rpc` (with `nickserv`'s settings), behind the test token guard. */
+function withNickserv(rpc: FakeRpcServer, nickserv: Record<string, unknown> = {}): HarnessOptions {
+  return {
     registry: [...builtinPlugins, testGuardPlugin],
     plugins: { testguard: {}, nickserv: { backend: 'anope-rpc', url: rpc.url, ...nickserv } },
-  });
-  const url = `${host.url!}/api/irc/check-credentials/`;
-  const post: Setup['post'] = (body, options = {}) => {
-    const headers: Record<string, string> = { Authorization: `Token ${options.token ?? 'token-a'}` };
-    if (options.contentType !== null) headers['Content-Type'] = options.contentType ?? 'application/json';
-    return fetch(url, { method: 'POST', headers, body: options.raw ?? JSON.stringify(body) });
   };
-  return { url, logs, rpc, host, post };
 }
 
-async function errorOf(response: Response) {
-  return ((await response.json()) as { error: { status: number; code: string; message: string; details?: unknown } })
-    .error;
+/**
+ * POST `body` as JSON to the credential check with `Token <token>` (default token-a); `contentType` null
+ * sends none, and `raw` is sent as the body instead.
+ */
+function check(
+  bot: Harness,
+  body: unknown,
+  options: { token?: string; contentType?: string | null; raw?: string } = {},
+): Promise<InjectResponse> {
+  const headers: Record<string, string> = { Authorization: `Token ${options.token ?? 'token-a'}` };
+  if (options.contentType !== null) headers['Content-Type'] = options.contentType ?? 'application/json';
+  return bot.inject('POST', CHECK_PATH, headers, options.raw ?? JSON.stringify(body));
 }
 
-async function answerOf(t: Test, response: Response) {
+function errorOf(response: InjectResponse) {
+  return (response.body as { error: { status: number; code: string; message: string; details?: unknown } }).error;
+}
+
+function answerOf(t: Test, response: InjectResponse) {
   t.equal(response.status, 200, 'status 200');
-  t.equal(response.headers.get('cache-control'), 'private, no-store', 'never cached');
-  const body = (await response.json()) as Record<string, unknown>;
+  t.equal(response.headers['cache-control'], 'private, no-store', 'never cached');
+  const body = response.body as Record<string, unknown>;
   t.same(validateResponse(body), [], 'the body matches the response schema');
   return body;
 }
@@ -94,57 +97,59 @@ t.test('an RPC backend without a url refuses to start, naming the key', async (t
 });
 
 t.test('200 answers: valid names the account, invalid has none, suspended says why', async (t) => {
-  const { post } = await setup(t);
-  t.same(await answerOf(t, await post({ nick: 'alice', password: PASSWORD })), {
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(t, withNickserv(rpc));
+  t.same(answerOf(t, await check(bot, { nick: 'alice', password: PASSWORD })), {
     nick: 'alice',
     valid: true,
     account: 'alice',
     reason: null,
   });
-  t.same(await answerOf(t, await post({ nick: 'AliceAlt', password: PASSWORD })), {
+  t.same(answerOf(t, await check(bot, { nick: 'AliceAlt', password: PASSWORD })), {
     nick: 'AliceAlt',
     valid: true,
     account: 'alice',
     reason: null,
   });
-  t.same(await answerOf(t, await post({ nick: 'alice', password: 'wrong' })), {
+  t.same(answerOf(t, await check(bot, { nick: 'alice', password: 'wrong' })), {
     nick: 'alice',
     valid: false,
     account: null,
     reason: null,
   });
-  t.same(await answerOf(t, await post({ nick: 'nobody', password: 'x' })), {
+  t.same(answerOf(t, await check(bot, { nick: 'nobody', password: 'x' })), {
     nick: 'nobody',
     valid: false,
     account: null,
     reason: null,
   });
-  t.same(await answerOf(t, await post({ nick: 'banned', password: 'x' })), {
+  t.same(answerOf(t, await check(bot, { nick: 'banned', password: 'x' })), {
     nick: 'banned',
     valid: false,
     account: null,
     reason: 'suspended',
   });
   t.same(
-    await answerOf(t, await post({ nick: 'bob', password: PASSWORD, remember: true })),
+    answerOf(t, await check(bot, { nick: 'bob', password: PASSWORD, remember: true })),
     { nick: 'bob', valid: true, account: 'bob', reason: null },
     'unknown fields are ignored, as DRF does',
   );
 });
 
 t.test('400 invalid_body names /nick and /password and never echoes the password', async (t) => {
-  const { post, rpc } = await setup(t);
-  let response = await post({});
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(t, withNickserv(rpc));
+  let response = await check(bot, {});
   t.equal(response.status, 400);
-  let error = await errorOf(response);
+  let error = errorOf(response);
   t.equal(error.code, 'invalid_body');
   t.same(error.details, [
     { field: '/nick', message: 'is required' },
     { field: '/password', message: 'is required' },
   ]);
 
-  response = await post({ nick: 42, password: ['x'] });
-  error = await errorOf(response);
+  response = await check(bot, { nick: 42, password: ['x'] });
+  error = errorOf(response);
   t.equal(response.status, 400);
   t.same(
     (error.details as { field: string }[]).map((detail) => detail.field),
@@ -158,79 +163,86 @@ t.test('400 invalid_body names /nick and /password and never echoes the password
     { nick: 'alice', password: '' },
     { nick: 'alice', password: `${PASSWORD}\u0000alice` },
   ]) {
-    response = await post(body);
+    response = await check(bot, body);
     t.equal(response.status, 400, JSON.stringify(body.nick));
-    t.notMatch(await response.text(), PASSWORD, 'the password is not echoed');
+    t.notMatch(response.text, PASSWORD, 'the password is not echoed');
   }
 
-  response = await post(null, { raw: `{"nick": "alice", "password": "${PASSWORD}"` });
+  response = await check(bot, null, { raw: `{"nick": "alice", "password": "${PASSWORD}"` });
   t.equal(response.status, 400, 'broken JSON');
-  t.notMatch(await response.text(), PASSWORD, 'broken JSON is not echoed');
+  t.notMatch(response.text, PASSWORD, 'broken JSON is not echoed');
   t.equal(rpc.calls.length, 0, 'no bad body reached services');
 });
 
 t.test('415 without JSON, 413 over the body limit, 401 without a token', async (t) => {
-  const { post, url } = await setup(t);
-  let response = await post({ nick: 'alice', password: PASSWORD }, { contentType: 'text/plain' });
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(t, withNickserv(rpc));
+  let response = await check(bot, { nick: 'alice', password: PASSWORD }, { contentType: 'text/plain' });
   t.equal(response.status, 415);
-  t.equal((await errorOf(response)).code, 'unsupported_media_type');
-  response = await post({ nick: 'alice', password: PASSWORD }, { contentType: null });
+  t.equal(errorOf(response).code, 'unsupported_media_type');
+  response = await check(bot, { nick: 'alice', password: PASSWORD }, { contentType: null });
   t.equal(response.status, 415, 'no Content-Type at all');
-  response = await post({ nick: 'alice', password: 'x'.repeat(20_000) });
+  response = await check(bot, { nick: 'alice', password: 'x'.repeat(20_000) });
   t.equal(response.status, 413);
-  t.equal((await errorOf(response)).code, 'payload_too_large');
-  response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ nick: 'alice', password: PASSWORD }),
-  });
+  t.equal(errorOf(response).code, 'payload_too_large');
+  response = await bot.inject(
+    'POST',
+    CHECK_PATH,
+    { 'Content-Type': 'application/json' },
+    {
+      nick: 'alice',
+      password: PASSWORD,
+    },
+  );
   t.equal(response.status, 401, 'the token tier guard runs first');
 });
 
 t.test('503 when services cannot answer, and it counts as no failure', async (t) => {
-  const { post, rpc } = await setup(t, { rate_limit: { max_failures_per_nick: 1 } });
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(t, withNickserv(rpc, { rate_limit: { max_failures_per_nick: 1 } }));
   await rpc.close();
   for (let i = 0; i < 3; i++) {
-    const response = await post({ nick: 'alice', password: PASSWORD });
+    const response = await check(bot, { nick: 'alice', password: PASSWORD });
     t.equal(response.status, 503, `try ${i + 1}`);
-    const error = await errorOf(response);
+    const error = errorOf(response);
     t.equal(error.code, 'unavailable');
     t.match(error.message, /^The nickname service cannot answer: cannot reach/);
   }
 });
 
 t.test('the sixth failure for one nick is 429 for that nick only; a success clears the count', async (t) => {
-  const { post, rpc } = await setup(t);
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(t, withNickserv(rpc));
   for (let i = 1; i <= 5; i++) {
-    const body = await answerOf(t, await post({ nick: 'alice', password: `guess-${i}` }));
+    const body = answerOf(t, await check(bot, { nick: 'alice', password: `guess-${i}` }));
     t.equal(body.valid, false, `failure ${i}`);
   }
   const before = rpc.calls.length;
-  const response = await post({ nick: 'alice', password: PASSWORD });
+  const response = await check(bot, { nick: 'alice', password: PASSWORD });
   t.equal(response.status, 429, 'the sixth check is refused, even with the right password');
-  const retryAfter = Number(response.headers.get('retry-after'));
+  const retryAfter = Number(response.headers['retry-after']);
   t.ok(retryAfter > 890 && retryAfter <= 900, `Retry-After is the rest of the window (${retryAfter})`);
-  const error = await errorOf(response);
+  const error = errorOf(response);
   t.equal(error.code, 'rate_limited');
   t.match(error.message, /for nick alice; retry after \d+ seconds/);
   t.equal(rpc.calls.length, before, 'a refused check never reaches services');
   t.equal(
-    (await post({ nick: 'ALICE', password: PASSWORD }, { token: 'token-b' })).status,
+    (await check(bot, { nick: 'ALICE', password: PASSWORD }, { token: 'token-b' })).status,
     429,
     'casefolded, any token',
   );
-  t.equal((await answerOf(t, await post({ nick: 'bob', password: PASSWORD }))).valid, true, 'another nick still works');
+  t.equal(answerOf(t, await check(bot, { nick: 'bob', password: PASSWORD })).valid, true, 'another nick still works');
 
-  for (let i = 1; i <= 4; i++) await post({ nick: 'carol', password: `guess-${i}` });
-  t.equal((await answerOf(t, await post({ nick: 'carol', password: PASSWORD }))).valid, true);
+  for (let i = 1; i <= 4; i++) await check(bot, { nick: 'carol', password: `guess-${i}` });
+  t.equal(answerOf(t, await check(bot, { nick: 'carol', password: PASSWORD })).valid, true);
   for (let i = 1; i <= 5; i++) {
     t.equal(
-      (await post({ nick: 'carol', password: `again-${i}` })).status,
+      (await check(bot, { nick: 'carol', password: `again-${i}` })).status,
       200,
       `after the success, failure ${i} is checked`,
     );
   }
-  t.equal((await post({ nick: 'carol', password: PASSWORD })).status, 429);
+  t.equal((await check(bot, { nick: 'carol', password: PASSWORD })).status, 429);
 });
 
 t.test('16 right passwords at once for one nick are all valid, five at a time at services', async (t) => {
@@ -240,7 +252,7 @@ t.test('16 right passwords at once for one nick are all valid, five at a time at
   let peak = 0;
   let fiveArrived!: () => void;
   const five = new Promise<void>((resolve) => (fiveArrived = resolve));
-  const { post } = await setup(t, { max_connections: 16 }, async (call) => {
+  const rpc = await fakeAnope(t, async (call) => {
     inFlight++;
     peak = Math.max(peak, inFlight);
     if (inFlight === 5) fiveArrived();
@@ -248,7 +260,8 @@ t.test('16 right passwords at once for one nick are all valid, five at a time at
     inFlight--;
     return anopeLike(call);
   });
-  const sent = Promise.all(Array.from({ length: 16 }, () => post({ nick: 'alice', password: PASSWORD })));
+  const bot = await startHarness(t, withNickserv(rpc, { max_connections: 16 }));
+  const sent = Promise.all(Array.from({ length: 16 }, () => check(bot, { nick: 'alice', password: PASSWORD })));
   await five;
   t.equal(inFlight, 5, 'five run at once');
   // Let each go in turn; a freed place lets the next one in, never a sixth at once.
@@ -264,24 +277,24 @@ t.test('16 right passwords at once for one nick are all valid, five at a time at
     new Array(16).fill(200),
     'none refused',
   );
-  for (const response of answers) t.equal((await answerOf(t, response)).valid, true);
+  for (const response of answers) t.equal(answerOf(t, response).valid, true);
   t.equal(peak, 5, 'never more at once than the nick has failures left');
 });
 
 t.test('10 right then 10 wrong at once: the right ones valid, then the limit engages', async (t) => {
-  const { post, rpc } = await setup(t, { max_connections: 16 }, async (call) => {
+  const rpc = await fakeAnope(t, async (call) => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     return anopeLike(call);
   });
-  // The right ones reach the server first: the wrong ones are sent once it has all ten.
-  const rightReceived = requestsReceived(10);
-  const right = Array.from({ length: 10 }, () => post({ nick: 'alice', password: PASSWORD }));
-  await rightReceived;
-  const wrong = Array.from({ length: 10 }, (_, i) => post({ nick: 'alice', password: `guess-${i}` }));
+  const bot = await startHarness(t, withNickserv(rpc, { max_connections: 16 }));
+  // The right ones reach the server first: inject hands each request over as it is called, and their
+  // bodies are read in that order.
+  const right = Array.from({ length: 10 }, () => check(bot, { nick: 'alice', password: PASSWORD }));
+  const wrong = Array.from({ length: 10 }, (_, i) => check(bot, { nick: 'alice', password: `guess-${i}` }));
   const outcomes = await Promise.all(
     [...right, ...wrong].map(async (answer) => {
       const response = await answer;
-      return response.status === 200 ? ((await response.json()) as { valid: boolean }).valid : response.status;
+      return response.status === 200 ? (response.body as { valid: boolean }).valid : response.status;
     }),
   );
   t.same(outcomes.slice(0, 10), new Array(10).fill(true), 'every right password is valid');
@@ -295,27 +308,27 @@ t.test('10 right then 10 wrong at once: the right ones valid, then the limit eng
   t.ok(wrongOutcomes.filter((outcome) => outcome === false).length >= 5, 'at least five were judged');
   t.ok(wrongOutcomes.includes(429), 'the limit engaged during the burst');
   const asked = rpc.calls.length;
-  t.equal((await post({ nick: 'alice', password: PASSWORD })).status, 429, 'and holds after it');
+  t.equal((await check(bot, { nick: 'alice', password: PASSWORD })).status, 429, 'and holds after it');
   t.equal(rpc.calls.length, asked, 'a refused check never reaches services');
 });
 
 t.test('past max_queued_per_nick waiting checks of one nick, 429 with Retry-After', async (t) => {
   const held: (() => void)[] = [];
-  const { post } = await setup(
+  const rpc = await fakeAnope(t, async (call) => {
+    await new Promise<void>((resolve) => held.push(resolve));
+    return anopeLike(call);
+  });
+  const bot = await startHarness(
     t,
-    { rate_limit: { max_failures_per_nick: 1, max_queued_per_nick: 2 } },
-    async (call) => {
-      await new Promise<void>((resolve) => held.push(resolve));
-      return anopeLike(call);
-    },
+    withNickserv(rpc, { rate_limit: { max_failures_per_nick: 1, max_queued_per_nick: 2 } }),
   );
   // One runs (one failure is all the nick may risk), two wait, and the line is full for the fourth:
   // its refusal is the first answer, as nothing is let go before it.
-  const answers = [0, 1, 2, 3].map(() => post({ nick: 'alice', password: PASSWORD }));
+  const answers = [0, 1, 2, 3].map(() => check(bot, { nick: 'alice', password: PASSWORD }));
   const refused = await Promise.race(answers);
   t.equal(refused.status, 429);
-  t.equal(refused.headers.get('retry-after'), '10');
-  t.match((await errorOf(refused)).message, /are waiting for nick alice; retry after 10 seconds/);
+  t.equal(refused.headers['retry-after'], '10');
+  t.match(errorOf(refused).message, /are waiting for nick alice; retry after 10 seconds/);
   let answered = false;
   const all = Promise.all(answers).then((responses) => {
     answered = true;
@@ -329,13 +342,14 @@ t.test('past max_queued_per_nick waiting checks of one nick, 429 with Retry-Afte
 });
 
 t.test('failures per token are limited across nicks', async (t) => {
-  const { post } = await setup(t, { rate_limit: { max_failures_per_token: 3 } });
-  for (const nick of ['alice', 'bob', 'carol']) await post({ nick, password: 'wrong' }, { token: 'stuffer' });
-  const response = await post({ nick: 'dave', password: PASSWORD }, { token: 'stuffer' });
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(t, withNickserv(rpc, { rate_limit: { max_failures_per_token: 3 } }));
+  for (const nick of ['alice', 'bob', 'carol']) await check(bot, { nick, password: 'wrong' }, { token: 'stuffer' });
+  const response = await check(bot, { nick: 'dave', password: PASSWORD }, { token: 'stuffer' });
   t.equal(response.status, 429);
-  t.match((await errorOf(response)).message, /with this token/);
+  t.match(errorOf(response).message, /with this token/);
   t.equal(
-    (await post({ nick: 'dave', password: PASSWORD }, { token: 'honest' })).status,
+    (await check(bot, { nick: 'dave', password: PASSWORD }, { token: 'honest' })).status,
     200,
     'other tokens unaffected',
   );
@@ -346,7 +360,7 @@ t.test('the pool bounds concurrent checks; a full queue is 503 at once', async (
   let arrived = 0;
   let inFlight = 0;
   let peak = 0;
-  const { post } = await setup(t, { max_connections: 2, max_queued: 1 }, async (call) => {
+  const rpc = await fakeAnope(t, async (call) => {
     arrived++;
     inFlight++;
     peak = Math.max(peak, inFlight);
@@ -354,17 +368,18 @@ t.test('the pool bounds concurrent checks; a full queue is 503 at once', async (
     inFlight--;
     return anopeLike(call);
   });
+  const bot = await startHarness(t, withNickserv(rpc, { max_connections: 2, max_queued: 1 }));
   const until = async (condition: () => boolean): Promise<void> => {
     while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
   };
   const nicks = ['alice', 'bob', 'carol'];
-  const accepted = nicks.map((nick) => post({ nick, password: PASSWORD }));
+  const accepted = nicks.map((nick) => check(bot, { nick, password: PASSWORD }));
   // Two reach services, one waits in the queue: the fourth finds no room.
   await until(() => arrived === 2);
-  const refused = await post({ nick: 'dave', password: PASSWORD });
+  const refused = await check(bot, { nick: 'dave', password: PASSWORD });
   t.equal(refused.status, 503);
-  t.equal(refused.headers.get('retry-after'), '1');
-  t.match((await errorOf(refused)).message, /2 checks are running and 1 are waiting/);
+  t.equal(refused.headers['retry-after'], '1');
+  t.match(errorOf(refused).message, /2 checks are running and 1 are waiting/);
   held.shift()!();
   await until(() => arrived === 3);
   t.equal(inFlight, 2, 'the queued check took the freed slot');
@@ -389,23 +404,27 @@ t.test('sasl: while the services server is split off, 503 at once; checks runnin
     silent.close();
   });
   const port = (silent.address() as net.AddressInfo).port;
-  const { post, host } = await setup(t, {
-    backend: 'sasl',
-    host: '127.0.0.1',
-    port,
-    timeout_seconds: 30,
-    max_connections: 1,
-  });
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(
+    t,
+    withNickserv(rpc, {
+      backend: 'sasl',
+      host: '127.0.0.1',
+      port,
+      timeout_seconds: 30,
+      max_connections: 1,
+    }),
+  );
+  const { host } = bot;
   const { model } = host;
   model.upsertServer('services.test.net', { isServices: true });
 
   // One check talks to the server; the second waits for the one connection the pool allows.
   const connected = once(silent, 'connection');
-  const running = post({ nick: 'alice', password: PASSWORD });
+  const running = check(bot, { nick: 'alice', password: PASSWORD });
   await connected;
-  const bothIn = requestsReceived(1);
-  const queued = post({ nick: 'bob', password: PASSWORD });
-  await bothIn;
+  const queued = check(bot, { nick: 'bob', password: PASSWORD });
+  // Its body is read and it waits in the pool's queue.
   await new Promise((resolve) => setImmediate(resolve));
   const split = Date.now();
   model.removeServer('services.test.net');
@@ -415,20 +434,20 @@ t.test('sasl: while the services server is split off, 503 at once; checks runnin
   ] as const) {
     const response = await answer;
     t.equal(response.status, 503, `the ${which} check is unavailable`);
-    t.match((await errorOf(response)).message, /the services server services\.test\.net split from the network/);
+    t.match(errorOf(response).message, /the services server services\.test\.net split from the network/);
   }
   t.ok(Date.now() - split < 1000, 'at once, not after timeout_seconds');
   t.equal(connections, 1, 'the queued one never connected');
 
-  const next = await post({ nick: 'alice', password: PASSWORD });
+  const next = await check(bot, { nick: 'alice', password: PASSWORD });
   t.equal(next.status, 503);
-  t.match((await errorOf(next)).message, /services server services\.test\.net is split from the network/);
+  t.match(errorOf(next).message, /services server services\.test\.net is split from the network/);
   t.equal(connections, 1, 'no connection was made for it');
 
   // Services back, under another server name: checks go to the server again.
   model.upsertServer('services2.test.net', { isServices: true });
   const reconnected = once(silent, 'connection');
-  const after = post({ nick: 'alice', password: PASSWORD });
+  const after = check(bot, { nick: 'alice', password: PASSWORD });
   await reconnected;
   t.equal(connections, 2, 'linked back: checks go to the server again');
   await host.stop();
@@ -436,10 +455,12 @@ t.test('sasl: while the services server is split off, 503 at once; checks runnin
 });
 
 t.test('the password appears in no log line', async (t) => {
-  const { post, logs } = await setup(t);
-  await post({ nick: 'alice', password: PASSWORD });
-  await post({ nick: 'alice', password: `${PASSWORD}-wrong` });
-  await post({ nick: 42, password: PASSWORD });
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(t, withNickserv(rpc));
+  const { logs } = bot;
+  await check(bot, { nick: 'alice', password: PASSWORD });
+  await check(bot, { nick: 'alice', password: `${PASSWORD}-wrong` });
+  await check(bot, { nick: 42, password: PASSWORD });
   t.ok(
     logs.some((line) =>
       /credential check answered nick=alice token=token-a backend=anope-rpc valid=true account=alice/.test(line),

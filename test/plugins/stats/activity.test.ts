@@ -2,20 +2,19 @@
  * Counting chat lines and channel peaks: the collector in the real host hears the lines of the fake
  * connection, as it would a server's.
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import { isChatLine } from '../../../plugins/stats/activity.js';
 import stats from '../../../plugins/stats/index.js';
-import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
-import { startHarness } from '../../support/harness.js';
+import type { ActivitySlice } from '../../../plugins/stats/model/activity.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
 
-/** The collector, registered, in #chat and the secret #hush, and aware of #elsewhere, which it is not in. */
-async function startCollector(t: Test) {
-  const { host, irc } = await startHarness(t, {
-    registry: [stats as PluginDefinition<never>],
-    plugins: { stats: {} },
-  });
-  irc.receive(
+/** The collector alone, on a registered fake connection that hears every line. */
+const collector: HarnessOptions = { registry: [stats as PluginDefinition<never>], plugins: { stats: {} } };
+
+/** The bot joins #chat and the secret #hush, and learns of #elsewhere, which it is not in. */
+function joinChatAndHush(bot: Harness): void {
+  bot.irc.receive(
     ':DataBot!databot@bot.host JOIN #chat',
     ':hub.test.net 353 DataBot = #chat :DataBot alice bob',
     ':hub.test.net 366 DataBot #chat :End of /NAMES list.',
@@ -25,12 +24,16 @@ async function startCollector(t: Test) {
     ':hub.test.net 366 DataBot #hush :End of /NAMES list.',
     ':hub.test.net 324 DataBot #hush +nst',
   );
-  host.model.upsertChannel('#elsewhere', { users: 40 });
-  const activity = host.model.slices().find((slice) => slice instanceof ActivitySlice)!;
-  // The collector dates lines by its own clock, which the test cannot pin: the counts are read from the
-  // day they went to (the newest), never from "today" as of the read, which is another day after midnight.
-  const today = () => activity.days().at(-1)!;
-  return { irc, activity, today };
+  bot.host.model.upsertChannel('#elsewhere', { users: 40 });
+}
+
+/**
+ * The day the collector counted in last. It dates lines by its own clock, which the test cannot pin: the
+ * counts are read from the day they went to (the newest), never from "today" as of the read, which is
+ * another day after midnight.
+ */
+function newestDay(activity: ActivitySlice) {
+  return activity.days().at(-1)!;
 }
 
 t.test('chat lines: PRIVMSG, NOTICE and ACTION count; other CTCP does not', async (t) => {
@@ -39,7 +42,11 @@ t.test('chat lines: PRIVMSG, NOTICE and ACTION count; other CTCP does not', asyn
   t.ok(isChatLine('\x01ACTION\x01'));
   t.notOk(isChatLine('\x01VERSION\x01'));
   t.notOk(isChatLine('\x01ACTIONS\x01'));
-  const { irc, activity, today } = await startCollector(t);
+  const bot = await startHarness(t, collector);
+  joinChatAndHush(bot);
+  const { irc } = bot;
+  const activity = bot.slice<ActivitySlice>('activity');
+  const today = () => newestDay(activity);
   /** Every line counted today, over all nicks and channels. */
   const total = (): number =>
     activity.days().length === 0 ? 0 : activity.topNicks(today(), 1000).reduce((sum, { lines }) => sum + lines, 0);
@@ -78,7 +85,11 @@ t.test('chat lines: PRIVMSG, NOTICE and ACTION count; other CTCP does not', asyn
 });
 
 t.test('peaks follow the members of channels the bot is in', async (t) => {
-  const { irc, activity, today } = await startCollector(t);
+  const bot = await startHarness(t, collector);
+  joinChatAndHush(bot);
+  const { irc } = bot;
+  const activity = bot.slice<ActivitySlice>('activity');
+  const today = () => newestDay(activity);
   irc.receive(':carol!c@c.host JOIN #chat', ':dave!d@d.host JOIN #chat', ':dave!d@d.host PART #chat');
   t.equal(activity.channelOn(today(), '#chat')!.peakUsers, 5, 'the bot, alice, bob, carol, dave');
   t.equal(activity.channelOn(today(), '#elsewhere'), undefined, 'not for channels the bot is not in');

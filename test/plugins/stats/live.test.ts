@@ -2,23 +2,20 @@
  * Live tracking: the collector in the real host follows what the fake connection's lines say (joins,
  * modes, nicks, topics...) into the model.
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import type { Channel } from '../../../lib/model/channels.js';
 import type { NetworkModel } from '../../../lib/model/network.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
 import type { FakeTransport } from '../../support/fake-irc.js';
-import { startHarness } from '../../support/harness.js';
+import { startHarness, type HarnessOptions } from '../../support/harness.js';
 
-/** The collector on a registered fake connection, which hears every line. */
-async function startCollector(t: Test) {
-  const { host, irc } = await startHarness(t, {
-    registry: [stats as PluginDefinition<never>],
-    plugins: { stats: {} },
-    isupport: 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX',
-  });
-  return { irc, model: host.model };
-}
+/** The collector alone, on a registered fake connection that hears every line. */
+const collector: HarnessOptions = {
+  registry: [stats as PluginDefinition<never>],
+  plugins: { stats: {} },
+  isupport: 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX',
+};
 
 /** A channel's members as folded nick → prefixes. */
 function prefixesOf(model: NetworkModel, channel: Channel): Record<string, string> {
@@ -36,7 +33,8 @@ function joinAs(irc: FakeTransport, channel: string, names: string, modes = '+nt
 }
 
 t.test('joining: members with every prefix (multi-prefix, userhost-in-names), modes, creation time', async (t) => {
-  const { irc, model } = await startCollector(t);
+  const { irc, host } = await startHarness(t, collector);
+  const { model } = host;
   irc.receive(':DataBot!databot@bot.host JOIN #new * :Data Bot');
   t.equal(model.channels.get('#new')?.hidden, true, 'a channel LIST never showed is hidden until its modes are known');
   t.ok(irc.sent.includes('MODE #new'), 'the bot asks the modes of a channel it joins');
@@ -54,7 +52,8 @@ t.test('joining: members with every prefix (multi-prefix, userhost-in-names), mo
 });
 
 t.test('+s and +p hide a channel; removing them shows it again', async (t) => {
-  const { irc, model } = await startCollector(t);
+  const { irc, host } = await startHarness(t, collector);
+  const { model } = host;
   joinAs(irc, '#room', 'DataBot @op');
   t.equal(model.channels.get('#room')?.hidden, false);
   irc.receive(':op!o@h MODE #room +s');
@@ -68,7 +67,8 @@ t.test('+s and +p hide a channel; removing them shows it again', async (t) => {
 });
 
 t.test('prefixes change with MODE, including several in one line and list modes in between', async (t) => {
-  const { irc, model } = await startCollector(t);
+  const { irc, host } = await startHarness(t, collector);
+  const { model } = host;
   joinAs(irc, '#room', 'DataBot alice bob');
   irc.receive(':op!o@h MODE #room +ovb alice bob *!*@bad.host');
   t.same(prefixesOf(model, model.channels.get('#room')!), { databot: '', alice: '@', bob: '+' });
@@ -80,7 +80,8 @@ t.test('prefixes change with MODE, including several in one line and list modes 
 });
 
 t.test('join, part, kick, quit, nick change of others', async (t) => {
-  const { irc, model } = await startCollector(t);
+  const { irc, host } = await startHarness(t, collector);
+  const { model } = host;
   joinAs(irc, '#room', 'DataBot alice');
   irc.receive(':carol!c@carol.host JOIN #room carolacct :Carol C');
   t.equal(model.channels.get('#room')!.users, 3);
@@ -104,7 +105,8 @@ t.test('join, part, kick, quit, nick change of others', async (t) => {
 });
 
 t.test('topic, away, account and host changes', async (t) => {
-  const { irc, model } = await startCollector(t);
+  const { irc, host } = await startHarness(t, collector);
+  const { model } = host;
   joinAs(irc, '#room', 'DataBot alice');
   irc.receive('@time=2026-11-21T10:00:00.000Z :alice!a@h TOPIC #room :new topic');
   t.match(model.channels.get('#room'), {
@@ -127,7 +129,8 @@ t.test('topic, away, account and host changes', async (t) => {
 });
 
 t.test('when the bot leaves, the channel keeps no members', async (t) => {
-  const { irc, model } = await startCollector(t);
+  const { irc, host } = await startHarness(t, collector);
+  const { model } = host;
   joinAs(irc, '#a', 'DataBot alice');
   joinAs(irc, '#b', 'DataBot bob');
   irc.receive(':DataBot!databot@bot.host PART #a');
@@ -141,12 +144,7 @@ t.test('when the bot leaves, the channel keeps no members', async (t) => {
 });
 
 t.test("the bot is recognised under the connection's casemapping, also before the model has it", async (t) => {
-  const { host, irc } = await startHarness(t, {
-    registry: [stats as PluginDefinition<never>],
-    plugins: { stats: {} },
-    config: { irc: { nick: 'Bot[1]' } },
-    register: false,
-  });
+  const { host, irc } = await startHarness(t, { ...collector, config: { irc: { nick: 'Bot[1]' } }, register: false });
   const { model } = host;
   // Registered, with the network's casemapping; the end of the MOTD, which opens the model, is still to come.
   irc.receive(
@@ -170,7 +168,8 @@ t.test("the bot is recognised under the connection's casemapping, also before th
 });
 
 t.test('a user joining again as the model knows them changes nothing; a new host does', async (t) => {
-  const { irc, model } = await startCollector(t);
+  const { irc, host } = await startHarness(t, collector);
+  const { model } = host;
   joinAs(irc, '#a', 'DataBot');
   joinAs(irc, '#b', 'DataBot');
   const changes: string[] = [];

@@ -3,13 +3,13 @@
  * into the model and asking for them when it is an operator on InspIRCd.
  */
 import IrcFramework from 'irc-framework';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { toIrcMessage } from '../../../lib/irc/irc-framework.js';
 import type { IrcMessage } from '../../../lib/irc/port.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
 import { noticeModes, parseClientNotice } from '../../../plugins/stats/notices.js';
-import { startHarness } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
 
 /** The lines InspIRCd 3.15 sent an operator with snomasks +cCqQ on the test network (verbatim). */
 const SEEN = {
@@ -29,24 +29,25 @@ function parse(line: string): IrcMessage {
 
 /**
  * The collector as oper1 on a fake connection, `oper` (OPER with these credentials after registration) or
- * not; the test feeds the registration.
+ * not; the test feeds the registration ({@link registerOnInspircd}).
  */
-async function startCollector(t: Test, oper?: { name: string; password: string }) {
-  const { host, irc } = await startHarness(t, {
+function asOper1(oper?: { name: string; password: string }): HarnessOptions {
+  return {
     registry: [stats as PluginDefinition<never>],
     plugins: { stats: {} },
     config: { irc: { nick: 'oper1', ...(oper ? { oper } : {}) } },
     register: false,
-  });
-  /** Registration on an InspIRCd 3 server, to the end of the MOTD. */
-  const register = () =>
-    irc.receive(
-      ':hub.test.net 001 oper1 :Welcome',
-      ':hub.test.net 004 oper1 hub.test.net InspIRCd-3 iosw biklmnopstv :bklov',
-      ':hub.test.net 005 oper1 CASEMAPPING=rfc1459 :are supported by this server',
-      ':hub.test.net 376 oper1 :End of MOTD',
-    );
-  return { irc, model: host.model, register };
+  };
+}
+
+/** Registration on an InspIRCd 3 server, to the end of the MOTD. */
+function registerOnInspircd(bot: Harness): void {
+  bot.irc.receive(
+    ':hub.test.net 001 oper1 :Welcome',
+    ':hub.test.net 004 oper1 hub.test.net InspIRCd-3 iosw biklmnopstv :bklov',
+    ':hub.test.net 005 oper1 CASEMAPPING=rfc1459 :are supported by this server',
+    ':hub.test.net 376 oper1 :End of MOTD',
+  );
 }
 
 t.test('InspIRCd client notices are read; anything else is not', async (t) => {
@@ -75,8 +76,10 @@ t.test('InspIRCd client notices are read; anything else is not', async (t) => {
 });
 
 t.test('the model follows connects and exits anywhere on the network', async (t) => {
-  const { irc, model, register } = await startCollector(t);
-  register();
+  const bot = await startHarness(t, asOper1());
+  registerOnInspircd(bot);
+  const { irc } = bot;
+  const { model } = bot.host;
   irc.receive(SEEN.remoteConnect);
   t.match(model.users.get('leafuser'), {
     ident: 'tester',
@@ -95,8 +98,10 @@ t.test('the model follows connects and exits anywhere on the network', async (t)
 });
 
 t.test('with the seenicks module, nick changes anywhere on the network are followed', async (t) => {
-  const { irc, model, register } = await startCollector(t);
-  register();
+  const bot = await startHarness(t, asOper1());
+  registerOnInspircd(bot);
+  const { irc } = bot;
+  const { model } = bot.host;
   const user = model.upsertUser('farnick', { server: 'leaf.test.net' });
   const local = ':hub.test.net NOTICE oper1 :*** NICK: User farnick changed their nickname to nearnick';
   t.same(parseClientNotice(parse(local)), { kind: 'nick', from: 'farnick', to: 'nearnick' });
@@ -117,8 +122,10 @@ t.test('with the seenicks module, nick changes anywhere on the network are follo
 });
 
 t.test('a connect under a nick the model still has is a new person', async (t) => {
-  const { irc, model, register } = await startCollector(t);
-  register();
+  const bot = await startHarness(t, asOper1());
+  registerOnInspircd(bot);
+  const { irc } = bot;
+  const { model } = bot.host;
   const before = model.upsertUser('hubuser', { ident: 'old', host: 'old.host', ip: '10.0.0.1' });
   before.client = 'irssi';
   irc.receive(SEEN.connect);
@@ -131,15 +138,15 @@ t.test('a connect under a nick the model still has is a new person', async (t) =
 t.test('an operator on InspIRCd asks for client and link notices; elsewhere nothing is asked', async (t) => {
   t.equal(noticeModes('InspIRCd-3'), '+cCqQnNlL');
   t.equal(noticeModes('hybrid-8.2.43'), null, 'letters of other servers are not guessed');
-  const user = await startCollector(t);
-  user.register();
+  const user = await startHarness(t, asOper1());
+  registerOnInspircd(user);
   t.notOk(
     user.irc.sent.some((line) => line.startsWith('MODE')),
     'not an operator: nothing',
   );
 
-  const oper = await startCollector(t, { name: 'oper1', password: 'oper-password' });
-  oper.register();
+  const oper = await startHarness(t, asOper1({ name: 'oper1', password: 'oper-password' }));
+  registerOnInspircd(oper);
   t.notOk(
     oper.irc.sent.some((line) => line.startsWith('MODE')),
     'nothing asked before the OPER is answered',

@@ -1,12 +1,12 @@
 /**
  * The TOKEN commands as conversations with the real host: the tokens plugin on the fake IRC connection
- * (private messages with the account tag), its store in a private folder, and the bot's NOTICE replies.
+ * (private messages with the account tag), its store in memory, and the bot's NOTICE replies.
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { TokensSlice } from '../../../plugins/tokens/model.js';
-import { startHarness, type Harness } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
 
 /** Stands in for the api plugin: the token routes an administrator may grant. */
 const api = definePlugin({
@@ -27,25 +27,24 @@ const api = definePlugin({
 });
 
 /**
- * The tokens plugin with boss as administrator (at most `max` live tokens per account; `pacing`, the
- * config's `irc.pacing`, slows the bot's send queue), and `create`, TOKEN CREATE as a conversation.
+ * The tokens plugin with boss as administrator, at most `max` live tokens per account (`pacing`, the
+ * config's `irc.pacing`, slows the bot's send queue).
  */
-async function startBot(t: Test, options: { max?: number; pacing?: { burst: number; interval_ms: number } } = {}) {
-  const bot = await startHarness(t, {
+function withTokens(options: { max?: number; pacing?: { burst: number; interval_ms: number } } = {}): HarnessOptions {
+  return {
     registry: [api, tokensPlugin] as PluginDefinition<never>[],
     plugins: { api: {}, tokens: { max_tokens_per_account: options.max ?? 10 } },
     admins: ['boss'],
     ...(options.pacing ? { config: { irc: { pacing: options.pacing } } } : {}),
-  });
-  const tokens = bot.host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
-  /** Create a token as `account` and return its id and secret. */
-  const create = async (account: string, label = ''): Promise<{ id: number; secret: string }> => {
-    const replies = await bot.say(account, account, `TOKEN CREATE ${label}`);
-    const match = /^Token #(\d+).* created: (ntd_\S+)$/.exec(replies[0] ?? '');
-    if (!match) throw new Error(`no token in ${JSON.stringify(replies)}`);
-    return { id: Number(match[1]), secret: match[2]! };
   };
-  return { ...bot, tokens, create };
+}
+
+/** TOKEN CREATE as `account`, logged in to it: the new token's id and secret. */
+async function create(bot: Harness, account: string, label = ''): Promise<{ id: number; secret: string }> {
+  const replies = await bot.say(account, account, `TOKEN CREATE ${label}`);
+  const match = /^Token #(\d+).* created: (ntd_\S+)$/.exec(replies[0] ?? '');
+  if (!match) throw new Error(`no token in ${JSON.stringify(replies)}`);
+  return { id: Number(match[1]), secret: match[2]! };
 }
 
 /** The bot's NOTICE answers to `nick` among the lines it wrote from line `from` on. */
@@ -57,7 +56,8 @@ function sentTo(bot: Harness, nick: string, from = 0): string[] {
 }
 
 t.test('every TOKEN command has usage and help text', async (t) => {
-  const { host } = await startBot(t);
+  const bot = await startHarness(t, withTokens());
+  const { host } = bot;
   const commands = host.commands.list().filter(({ plugin }) => plugin === 'tokens');
   t.ok(commands.length >= 10, 'the whole family is registered');
   for (const { definition } of commands) {
@@ -75,7 +75,9 @@ t.test('every TOKEN command has usage and help text', async (t) => {
 });
 
 t.test('TOKEN CREATE shows the secret once and says it reaches nothing yet', async (t) => {
-  const { say, tokens, logs } = await startBot(t);
+  const bot = await startHarness(t, withTokens());
+  const { say, logs } = bot;
+  const tokens = bot.slice<TokensSlice>('tokens');
   const replies = await say('alice', 'alice', 'TOKEN CREATE my laptop');
   t.match(replies[0], /#\d+ .*ntd_/);
   t.match(replies[0], /^Token #1 "my laptop" created: ntd_[A-Za-z0-9_-]{43}$/);
@@ -90,8 +92,9 @@ t.test('TOKEN CREATE shows the secret once and says it reaches nothing yet', asy
 });
 
 t.test('labels: formatting is taken out, quotes cannot fake the rest of a listing, length in characters', async (t) => {
-  const { say, create } = await startBot(t, { max: 5 });
-  const tricky = await create('alice', 'a" #7 of boss: active; endpoints: irc.*');
+  const bot = await startHarness(t, withTokens({ max: 5 }));
+  const { say } = bot;
+  const tricky = await create(bot, 'alice', 'a" #7 of boss: active; endpoints: irc.*');
   const listed = (await say('alice', 'alice', `TOKEN INFO ${tricky.id}`)).join('\n');
   t.match(listed, /#1 "a\\" #7 of boss: active; endpoints: irc\.\*" of alice: active; endpoints: none/);
   const coloured = await say('alice', 'alice', 'TOKEN CREATE \x0304,01red\x03 \x02bold\x02 laptop');
@@ -110,7 +113,9 @@ t.test('labels: formatting is taken out, quotes cannot fake the rest of a listin
 });
 
 t.test('a secret that cannot reach its owner is revoked at once, never sent to the next holder', async (t) => {
-  const { irc, say, tokens, logs } = await startBot(t, { pacing: { burst: 1, interval_ms: 40 } });
+  const bot = await startHarness(t, withTokens({ pacing: { burst: 1, interval_ms: 40 } }));
+  const { irc, say, logs } = bot;
+  const tokens = bot.slice<TokensSlice>('tokens');
   const alive = setInterval(() => undefined, 1000);
   t.teardown(() => clearInterval(alive));
   irc.send('PING', 'busy');
@@ -141,8 +146,9 @@ t.test('a secret that cannot reach its owner is revoked at once, never sent to t
 });
 
 t.test('an answer that confirms a change waits until the store has it on disk', async (t) => {
-  const bot = await startBot(t);
-  const { say, durableWrites, tokens } = bot;
+  const bot = await startHarness(t, withTokens());
+  const { say, durableWrites } = bot;
+  const tokens = bot.slice<TokensSlice>('tokens');
   /** Send `command` with the store's write held: nothing may be answered until the write is done. */
   const heldUntilSaved = async (account: string, command: string): Promise<string[]> => {
     const write = durableWrites.hold();
@@ -179,8 +185,10 @@ t.test('an answer that confirms a change waits until the store has it on disk', 
 });
 
 t.test('when the store cannot write: no secret, the new token revoked; other answers say NOT SAVED', async (t) => {
-  const { say, durableWrites, tokens, logs, irc, create } = await startBot(t);
-  const { id } = await create('alice');
+  const bot = await startHarness(t, withTokens());
+  const { say, durableWrites, logs, irc } = bot;
+  const tokens = bot.slice<TokensSlice>('tokens');
+  const { id } = await create(bot, 'alice');
   durableWrites.fail(new Error('ENOSPC: no space left on device'));
 
   const before = irc.sent.length;
@@ -214,16 +222,18 @@ t.test('when the store cannot write: no secret, the new token revoked; other ans
 });
 
 t.test('a client not logged in is told to identify first', async (t) => {
-  const { say } = await startBot(t);
+  const bot = await startHarness(t, withTokens());
+  const { say } = bot;
   for (const command of ['TOKEN CREATE', 'TOKEN LIST', 'TOKEN INFO 1', 'TOKEN REVOKE 1', 'TOKEN GRANT 1 irc.users']) {
     t.match((await say('alice', null, command)).at(-1), /not logged in.*Identify to NickServ/, command);
   }
 });
 
 t.test('the per-account limit on live tokens', async (t) => {
-  const { say, create } = await startBot(t, { max: 2 });
-  await create('alice');
-  const second = await create('alice');
+  const bot = await startHarness(t, withTokens({ max: 2 }));
+  const { say } = bot;
+  await create(bot, 'alice');
+  const second = await create(bot, 'alice');
   t.match((await say('alice', 'alice', 'TOKEN CREATE')).at(-1), /already holds 2 active tokens, the most allowed/);
   await say('alice', 'alice', `TOKEN REVOKE ${second.id}`);
   t.match(
@@ -235,9 +245,10 @@ t.test('the per-account limit on live tokens', async (t) => {
 });
 
 t.test('LIST, INFO and REVOKE: your own tokens only', async (t) => {
-  const { say, create } = await startBot(t);
-  const mine = await create('alice', 'a');
-  const theirs = await create('bob', 'b');
+  const bot = await startHarness(t, withTokens());
+  const { say } = bot;
+  const mine = await create(bot, 'alice', 'a');
+  const theirs = await create(bot, 'bob', 'b');
   const list = await say('alice', 'alice', 'TOKEN LIST');
   t.match(list[0], /account alice has 1 token \(1 active\)/);
   t.match(list[1], new RegExp(`#${mine.id} "a" of alice: active; endpoints: none; last used never`));
@@ -266,9 +277,11 @@ t.test('LIST, INFO and REVOKE: your own tokens only', async (t) => {
 t.test(
   'more arguments than a command takes are refused with its usage; a label takes the rest of the line',
   async (t) => {
-    const { say, create, tokens } = await startBot(t);
-    const first = await create('alice');
-    const second = await create('alice');
+    const bot = await startHarness(t, withTokens());
+    const { say } = bot;
+    const tokens = bot.slice<TokensSlice>('tokens');
+    const first = await create(bot, 'alice');
+    const second = await create(bot, 'alice');
     t.same(await say('alice', 'alice', `TOKEN REVOKE ${first.id} ${second.id}`), [
       'Too many arguments. Usage: TOKEN REVOKE <id>',
     ]);
@@ -295,8 +308,10 @@ t.test(
 );
 
 t.test('administrators grant, deny, mark staff, list all and revoke any token', async (t) => {
-  const { say, create, tokens } = await startBot(t);
-  const { id } = await create('alice');
+  const bot = await startHarness(t, withTokens());
+  const { say } = bot;
+  const tokens = bot.slice<TokensSlice>('tokens');
+  const { id } = await create(bot, 'alice');
   t.match(
     (await say('boss', 'boss', `TOKEN GRANT #${id} irc.users`))[0],
     /#1 may now call irc.users; its endpoints: irc.users/,
@@ -326,7 +341,7 @@ t.test('administrators grant, deny, mark staff, list all and revoke any token', 
   t.match((await say('boss', 'boss', 'TOKEN GRANT 99 irc.users'))[0], /There is no token #99/);
   t.match((await say('boss', 'boss', `TOKEN STAFF ${id} ON`))[0], /#1 is now a staff token/);
   t.match((await say('boss', 'boss', `TOKEN STAFF ${id} maybe`))[0], /Usage: TOKEN STAFF <id> ON\|OFF/);
-  await create('bob');
+  await create(bot, 'bob');
   const all = await say('boss', 'boss', 'TOKEN LIST ALL');
   t.match(all[0], /There are 2 tokens \(2 active\)/);
   t.match(all[1], /#1 of alice: active; endpoints: irc.users, irc.oper, irc.opers; staff/);
@@ -351,8 +366,10 @@ t.test('administrators grant, deny, mark staff, list all and revoke any token', 
 });
 
 t.test('a non-admin cannot grant, and neither can a nick-spoofer', async (t) => {
-  const { say, create, tokens, logs } = await startBot(t);
-  const { id } = await create('alice');
+  const bot = await startHarness(t, withTokens());
+  const { say, logs } = bot;
+  const tokens = bot.slice<TokensSlice>('tokens');
+  const { id } = await create(bot, 'alice');
   for (const command of [
     `TOKEN GRANT ${id} irc.users`,
     `TOKEN STAFF ${id} ON`,
@@ -383,7 +400,8 @@ t.test('a non-admin cannot grant, and neither can a nick-spoofer', async (t) => 
 });
 
 t.test('TOKEN alone, an unknown subcommand, and HELP TOKEN', async (t) => {
-  const { say } = await startBot(t);
+  const bot = await startHarness(t, withTokens());
+  const { say } = bot;
   t.match((await say('alice', null, 'TOKEN'))[0], /TOKEN subcommands: CREATE, LIST/);
   t.match((await say('alice', null, 'token frob'))[0], /There is no subcommand TOKEN FROB/);
   const help = await say('alice', 'alice', 'HELP TOKEN');

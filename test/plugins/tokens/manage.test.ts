@@ -43,12 +43,13 @@ function probe(found: (service: TokensManage) => void) {
   });
 }
 
-async function start(t: Test, tokens: Record<string, unknown> = {}) {
+async function start(t: Test, tokens: Record<string, unknown> = {}, store: 'memory' | 'files' = 'memory') {
   let manage!: TokensManage;
   const bot = await startHarness(t, {
     registry: [routes, tokensPlugin, probe((service) => (manage = service))] as PluginDefinition<never>[],
     plugins: { routes: {}, tokens, probe: {} },
     admins: ['Boss'],
+    store,
   });
   return { bot, manage };
 }
@@ -290,7 +291,7 @@ t.test("a staff token's changes over HTTP answer the requests and land in the sa
 });
 
 t.test('requests and who made each change survive a restart', async (t) => {
-  const first = await start(t);
+  const first = await start(t, {}, 'files');
   const { token } = await created(first.manage, 'alice', 'kept');
   await first.manage.request(web('alice'), token.id, 'irc.users');
   await first.bot.stop();
@@ -299,7 +300,7 @@ t.test('requests and who made each change survive a restart', async (t) => {
     registry: [routes, tokensPlugin, probe((service) => (manage = service))] as PluginDefinition<never>[],
     plugins: { routes: {}, tokens: {}, probe: {} },
     admins: ['boss'],
-    storeDir: first.bot.storeDir,
+    storeDir: first.bot.storeDir!,
   });
   t.same(manage.ownedBy('alice')[0]!.requests, ['irc.users']);
   t.same(

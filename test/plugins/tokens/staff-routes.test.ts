@@ -1,19 +1,16 @@
 /**
- * The tokens plugin inside the real host (fake IRC, real HTTP): the staff routes,
- * its guards and rate limits as wired by the plugin, config defaults, and tokens
- * that survive a restart through the store.
+ * The tokens plugin inside the real host on the plugin harness (fake IRC, HTTP without a socket): the
+ * staff routes, its guards and rate limits as wired by the plugin, config defaults, and tokens that
+ * survive a restart through the store's files.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import t, { type Test } from 'tap';
-import type { Host } from '../../../lib/host.js';
+import { mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import t from 'tap';
 import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
 import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../plugins/tokens/model.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
-import { durablePathOf } from '../../../lib/store/store.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
-import { startHarness } from '../../support/harness.js';
+import type { InjectResponse } from '../../../lib/http/inject.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
 import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 /** Stands in for the api plugin: one public route and two token routes. */
@@ -49,66 +46,51 @@ const fakeApi = definePlugin({
   },
 });
 
-interface Running {
-  host: Host;
-  url: string;
-  logs: string[];
-  tokens: TokensSlice;
-  /** The store's file of durable slices, where the tokens live. */
-  tokensPath: string;
-}
-
-async function startHost(t: Test, tokensConfig: Record<string, unknown> = {}, storeDir?: string): Promise<Running> {
-  const {
-    host,
-    logs,
-    storeDir: dir,
-  } = await startHarness(t, {
+/** The tokens plugin with boss as administrator, beside the stand-in for the api plugin. */
+function withTokens(tokens: Record<string, unknown> = {}, more: Partial<HarnessOptions> = {}): HarnessOptions {
+  return {
     registry: [fakeApi, tokensPlugin] as PluginDefinition<never>[],
-    plugins: { fakeapi: {}, tokens: tokensConfig },
+    plugins: { fakeapi: {}, tokens },
     admins: ['boss'],
-    ...(storeDir ? { storeDir } : {}),
-  });
-  const tokens = host.model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
-  return { host, url: host.url!, logs, tokens, tokensPath: durablePathOf(path.join(dir, 'store.json')) };
+    ...more,
+  };
 }
 
 const admin = { account: 'boss', via: 'irc' } as const;
 
-function client(url: string, secret: string) {
-  return (method: string, path: string, body?: unknown) =>
-    fetch(url + path, {
-      method,
-      headers: {
-        Authorization: `Token ${secret}`,
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+/** Requests with `secret` as the token (an object body goes as JSON). */
+function as(bot: Harness, secret: string) {
+  return (method: string, path: string, body?: object) =>
+    bot.inject(method, path, { Authorization: `Token ${secret}` }, body);
+}
+
+/** The store's file of durable slices, where the tokens live (with `store: 'files'`). */
+function tokensFile(bot: Harness): string {
+  return bot.host.store.durablePath;
 }
 
 t.test('the plugin fills its config defaults', async (t) => {
-  const { host } = await startHost(t);
-  const config = host.http.routes();
-  t.ok(config.some(({ route }) => route.path === '/api/staff/tokens/:id/' && route.method === 'PATCH'));
-  const response = await fetch(`${host.url}/api/irc/stats/`);
-  t.equal(response.headers.get('ratelimit-limit'), '60', 'public bucket: 60 by default');
+  const bot = await startHarness(t, withTokens());
+  t.ok(bot.host.http.routes().some(({ route }) => route.path === '/api/staff/tokens/:id/' && route.method === 'PATCH'));
+  const response = await bot.inject('GET', '/api/irc/stats/');
+  t.equal(response.headers['ratelimit-limit'], '60', 'public bucket: 60 by default');
 });
 
 t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff token as actor', async (t) => {
-  const { url, tokens, logs } = await startHost(t);
+  const bot = await startHarness(t, withTokens());
+  const tokens = bot.slice<TokensSlice>('tokens');
   const staff = tokens.create('carol', 'ops', admin);
   tokens.setStaff(staff.token, true, admin);
   const user = tokens.create('alice', 'laptop', { account: 'alice', via: 'irc' });
-  const asStaff = client(url, staff.secret);
-  const asUser = client(url, user.secret);
+  const asStaff = as(bot, staff.secret);
+  const asUser = as(bot, user.secret);
 
   t.equal((await asUser('GET', '/api/staff/tokens/')).status, 403, 'a token without the staff flag');
-  t.equal((await fetch(`${url}/api/staff/tokens/`)).status, 401, 'no token at all');
+  t.equal((await bot.inject('GET', '/api/staff/tokens/')).status, 401, 'no token at all');
 
   const list = await asStaff('GET', '/api/staff/tokens/?search=ALI');
   t.equal(list.status, 200);
-  const page = (await list.json()) as { count: number; results: Record<string, unknown>[] };
+  const page = list.body as { count: number; results: Record<string, unknown>[] };
   t.equal(page.count, 1);
   t.same(page.results[0], {
     id: user.token.id,
@@ -123,13 +105,15 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
     requests: [],
     uses: {},
   });
-  const text = JSON.stringify(page);
-  t.notOk(text.includes(user.token.secretSha256) || text.includes(user.secret), 'neither secret nor hash is served');
+  t.notOk(
+    list.text.includes(user.token.secretSha256) || list.text.includes(user.secret),
+    'neither secret nor hash is served',
+  );
 
   t.equal((await asUser('GET', '/api/irc/users/')).status, 403);
   const patched = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.*'], deny: [] });
   t.equal(patched.status, 200);
-  const detail = (await patched.json()) as { endpoints: string[]; audit: { action: string; actor: unknown }[] };
+  const detail = patched.body as { endpoints: string[]; audit: { action: string; actor: unknown }[] };
   t.same(detail.endpoints, ['irc.*']);
   t.same(detail.audit.at(-1), {
     ...detail.audit.at(-1),
@@ -139,14 +123,13 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
   t.equal((await asUser('GET', '/api/irc/users/bob/')).status, 200, 'the grant takes effect at once');
 
   const denied = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}`, { deny: ['irc.user'] });
-  t.same(((await denied.json()) as { endpoints: string[] }).endpoints, ['irc.users'], 'the wildcard was expanded');
+  t.same((denied.body as { endpoints: string[] }).endpoints, ['irc.users'], 'the wildcard was expanded');
   t.equal((await asUser('GET', '/api/irc/users/bob/')).status, 403);
   t.equal((await asUser('GET', '/api/irc/users/')).status, 200);
 
   const bad = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.users', 'irc.nope'] });
   t.equal(bad.status, 400);
-  const badError = ((await bad.json()) as { error: { code: string; details: { field: string; message: string }[] } })
-    .error;
+  const badError = (bad.body as { error: { code: string; details: { field: string; message: string }[] } }).error;
   t.equal(badError.code, 'invalid_body');
   t.equal(badError.details[0]!.field, '/grant/1');
   t.match(
@@ -161,16 +144,16 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
     'a name in both lists',
   );
   const staffOn = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { staff: true });
-  t.equal(((await staffOn.json()) as { staff: boolean }).staff, true);
+  t.equal((staffOn.body as { staff: boolean }).staff, true);
   t.equal((await asUser('GET', '/api/staff/tokens/')).status, 200, 'now a staff token');
 
   t.equal((await asStaff('GET', '/api/staff/tokens/999/')).status, 404);
   const missing = await asStaff('GET', '/api/staff/tokens/nope/');
-  t.equal(((await missing.json()) as { error: { code: string } }).error.code, 'token_not_found');
+  t.equal((missing.body as { error: { code: string } }).error.code, 'token_not_found');
 
   const deleted = await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`);
   t.equal(deleted.status, 200);
-  const revoked = (await deleted.json()) as {
+  const revoked = deleted.body as {
     is_active: boolean;
     revoked_at: string | null;
     audit: { action: string }[];
@@ -181,17 +164,19 @@ t.test('staff routes: list, detail, PATCH and DELETE, audited with the staff tok
   t.equal((await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`)).status, 200, 'deleting again is harmless');
   const frozen = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.user'] });
   t.equal(frozen.status, 400);
-  t.match(((await frozen.json()) as { error: { message: string } }).error.message, /revoked.*cannot be changed/);
-  t.ok(logs.some((line) => /token changed over HTTP .*by="carol \(staff token #1\)"/.test(line)));
+  t.match((frozen.body as { error: { message: string } }).error.message, /revoked.*cannot be changed/);
+  t.ok(bot.logs.some((line) => /token changed over HTTP .*by="carol \(staff token #1\)"/.test(line)));
 });
 
 t.test('PATCH and DELETE answer once the change is on disk; when the store cannot write, 503', async (t) => {
-  const { url, tokens, tokensPath, logs } = await startHost(t);
+  const bot = await startHarness(t, withTokens({}, { store: 'files' }));
+  const tokens = bot.slice<TokensSlice>('tokens');
   const staff = tokens.create('carol', 'ops', admin);
   tokens.setStaff(staff.token, true, admin);
   const user = tokens.create('alice', 'laptop', admin);
-  const asStaff = client(url, staff.secret);
-  const asUser = client(url, user.secret);
+  const asStaff = as(bot, staff.secret);
+  const asUser = as(bot, user.secret);
+  const tokensPath = tokensFile(bot);
   /** The user's token as the durable file has it. */
   const onDisk = () =>
     (JSON.parse(readFileSync(tokensPath, 'utf8')) as { slices: { tokens: { tokens: Record<string, unknown>[] } } })
@@ -206,14 +191,14 @@ t.test('PATCH and DELETE answer once the change is on disk; when the store canno
   mkdirSync(tokensPath);
   const failed = await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`);
   t.equal(failed.status, 503);
-  const error = ((await failed.json()) as { error: { code: string; message: string } }).error;
+  const error = (failed.body as { error: { code: string; message: string } }).error;
   t.equal(error.code, 'unavailable');
   t.match(
     error.message,
     /token #2 could not be saved .*holds until the bot restarts; send the request again to save it/,
   );
   t.equal((await asUser('GET', '/api/irc/users/')).status, 401, 'the revocation holds in memory');
-  t.ok(logs.some((line) => /a token change could not be saved method=DELETE token=#2 error=/.test(line)));
+  t.ok(bot.logs.some((line) => /a token change could not be saved method=DELETE token=#2 error=/.test(line)));
 
   rmdirSync(tokensPath);
   const again = await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`);
@@ -222,16 +207,17 @@ t.test('PATCH and DELETE answer once the change is on disk; when the store canno
 });
 
 t.test('staff answers match the OpenAPI document generated from the routes', async (t) => {
-  const { host, url, tokens } = await startHost(t);
+  const bot = await startHarness(t, withTokens());
+  const tokens = bot.slice<TokensSlice>('tokens');
   const staff = tokens.create('carol', 'ops', admin);
   tokens.setStaff(staff.token, true, admin);
   const other = tokens.create('alice', '', admin);
   const lost = tokens.create('alice', 'lost', admin);
   tokens.revoke(lost.token, SECRET_NOT_DELIVERED);
-  const document = buildOpenApiDocument(host.http.routes(), { title: 'test', version: '1', description: 'test' });
+  const document = buildOpenApiDocument(bot.host.http.routes(), { title: 'test', version: '1', description: 'test' });
   const validator = new OpenApiValidator(document as unknown as Record<string, unknown>);
-  const asStaff = client(url, staff.secret);
-  const requests: [string, string, unknown?][] = [
+  const asStaff = as(bot, staff.secret);
+  const requests: [string, string, object?][] = [
     ['GET', '/api/staff/tokens/'],
     ['GET', `/api/staff/tokens/${other.token.id}/`],
     ['PATCH', `/api/staff/tokens/${other.token.id}/`, { grant: ['irc.users'], staff: true }],
@@ -243,12 +229,12 @@ t.test('staff answers match the OpenAPI document generated from the routes', asy
   for (const [method, path, body] of requests) {
     const response = await asStaff(method, path, body);
     t.same(
-      validator.check(method, path, response.status, await response.json(), response.headers),
+      validator.check(method, path, response.status, response.body, new Headers(response.headers)),
       [],
       `${method} ${path} (${response.status}), headers included`,
     );
   }
-  const revokedBySystem = (await (await asStaff('GET', `/api/staff/tokens/${lost.token.id}/`)).json()) as {
+  const revokedBySystem = (await asStaff('GET', `/api/staff/tokens/${lost.token.id}/`)).body as {
     audit: { action: string; actor: unknown }[];
   };
   t.same(revokedBySystem.audit.at(-1), {
@@ -261,8 +247,9 @@ t.test('staff answers match the OpenAPI document generated from the routes', asy
 t.test("the guards' and rate limits' error answers send only the headers the document lists", async (t) => {
   for (const enabled of [true, false]) {
     const bucket = { capacity: 12, refill_per_second: 0.001 };
-    const { host, url, tokens } = await startHost(t, { rate_limit: { enabled, public: bucket, token: bucket } });
-    const document = buildOpenApiDocument(host.http.routes(), { title: 'test', version: '1' });
+    const bot = await startHarness(t, withTokens({ rate_limit: { enabled, public: bucket, token: bucket } }));
+    const tokens = bot.slice<TokensSlice>('tokens');
+    const document = buildOpenApiDocument(bot.host.http.routes(), { title: 'test', version: '1' });
     const validator = new OpenApiValidator(document as unknown as Record<string, unknown>);
     const staff = tokens.create('carol', 'ops', admin);
     tokens.setStaff(staff.token, true, admin);
@@ -279,21 +266,19 @@ t.test("the guards' and rate limits' error answers send only the headers the doc
       const headers: Record<string, string> = {};
       if (options.authorization !== undefined) headers.Authorization = options.authorization;
       if (options.contentType !== undefined) headers['Content-Type'] = options.contentType;
-      const response = await fetch(url + path, { method, headers, body: options.body });
-      const text = await response.text();
-      const body = text === '' ? undefined : (JSON.parse(text) as unknown);
+      const response = await bot.inject(method, path, headers, options.body);
+      const body = response.text === '' ? undefined : (JSON.parse(response.text) as unknown);
       t.same(
-        validator.check(method, path, response.status, body, response.headers),
+        validator.check(method, path, response.status, body, new Headers(response.headers)),
         [],
         `${method} ${path} → ${response.status} (${when}) matches the document, headers included`,
       );
       return response;
     };
     /** The error's own headers: each one iff `expected` says so. */
-    const expectHeaders = (response: Response, where: string, expected: Record<string, boolean>) => {
-      t.equal(response.headers.get('cache-control'), 'no-store', `${where}: errors are not stored`);
-      for (const [name, sent] of Object.entries(expected))
-        t.equal(response.headers.has(name), sent, `${where}: ${name}`);
+    const expectHeaders = (response: InjectResponse, where: string, expected: Record<string, boolean>) => {
+      t.equal(response.headers['cache-control'], 'no-store', `${where}: errors are not stored`);
+      for (const [name, sent] of Object.entries(expected)) t.equal(name in response.headers, sent, `${where}: ${name}`);
     };
     const asStaff = `Token ${staff.secret}`;
     const cases: [method: string, path: string, status: number, authorization?: string][] = [
@@ -369,43 +354,42 @@ t.test("the guards' and rate limits' error answers send only the headers the doc
 });
 
 t.test('tokens, grants and the audit log survive a restart; the file holds no secret', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tokens-restart-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const first = await startHost(t, {}, dir);
-  const kept = first.tokens.create('alice', 'kept', admin);
-  first.tokens.grant(kept.token, ['irc.users'], admin);
-  const gone = first.tokens.create('alice', 'gone', admin);
-  first.tokens.revoke(gone.token, admin);
-  t.equal((await client(first.url, kept.secret)('GET', '/api/irc/users/')).status, 200);
-  await first.host.stop();
-  const file = readFileSync(first.tokensPath, 'utf8');
+  const first = await startHarness(t, withTokens({}, { store: 'files' }));
+  const firstTokens = first.slice<TokensSlice>('tokens');
+  const kept = firstTokens.create('alice', 'kept', admin);
+  firstTokens.grant(kept.token, ['irc.users'], admin);
+  const gone = firstTokens.create('alice', 'gone', admin);
+  firstTokens.revoke(gone.token, admin);
+  t.equal((await as(first, kept.secret)('GET', '/api/irc/users/')).status, 200);
+  await first.stop();
+  const file = readFileSync(tokensFile(first), 'utf8');
   t.notOk(file.includes(kept.secret) || file.includes(gone.secret), 'the store file holds no secret');
   t.ok(file.includes(kept.token.secretSha256), 'it holds the hash');
 
-  const second = await startHost(t, {}, dir);
-  const restored = second.tokens.get(kept.token.id)!;
+  const second = await startHarness(t, withTokens({}, { storeDir: first.storeDir! }));
+  const tokens = second.slice<TokensSlice>('tokens');
+  const restored = tokens.get(kept.token.id)!;
   t.same(restored.grants, ['irc.users']);
   t.equal(restored.uses['irc.users'], 1, 'the use count was written through the store');
   t.same(
-    second.tokens.audit().map((entry) => `${entry.action} #${entry.tokenId}`),
+    tokens.audit().map((entry) => `${entry.action} #${entry.tokenId}`),
     ['create #1', 'grant #1', 'create #2', 'revoke #2'],
   );
-  t.equal((await client(second.url, kept.secret)('GET', '/api/irc/users/')).status, 200, 'the kept token works');
-  t.equal((await client(second.url, kept.secret)('GET', '/api/irc/users/x/')).status, 403);
-  t.equal((await client(second.url, gone.secret)('GET', '/api/irc/users/')).status, 401, 'the revoked one does not');
-  t.equal(second.tokens.create('alice', 'new', admin).token.id, 3, 'ids are not reused');
+  t.equal((await as(second, kept.secret)('GET', '/api/irc/users/')).status, 200, 'the kept token works');
+  t.equal((await as(second, kept.secret)('GET', '/api/irc/users/x/')).status, 403);
+  t.equal((await as(second, gone.secret)('GET', '/api/irc/users/')).status, 401, 'the revoked one does not');
+  t.equal(tokens.create('alice', 'new', admin).token.id, 3, 'ids are not reused');
 });
 
 t.test('token uses are not announced per request; stopping writes them to the store', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tokens-uses-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const first = await startHost(t, {}, dir);
-  const issued = first.tokens.create('alice', 'busy', admin);
-  first.tokens.grant(issued.token, ['irc.users'], admin);
+  const first = await startHarness(t, withTokens({}, { store: 'files' }));
+  const firstTokens = first.slice<TokensSlice>('tokens');
+  const issued = firstTokens.create('alice', 'busy', admin);
+  firstTokens.grant(issued.token, ['irc.users'], admin);
   await first.host.store.flush();
   const changes: string[] = [];
   first.host.model.on('change', (change) => changes.push(`${change.slice}/${change.kind}`));
-  const asAlice = client(first.url, issued.secret);
+  const asAlice = as(first, issued.secret);
   for (let request = 0; request < 3; request++) t.equal((await asAlice('GET', '/api/irc/users/')).status, 200);
   t.equal(issued.token.uses['irc.users'], 3, 'counted in memory at once');
   t.same(
@@ -413,81 +397,89 @@ t.test('token uses are not announced per request; stopping writes them to the st
     [],
     'no change is announced per request',
   );
-  const before = readFileSync(first.tokensPath, 'utf8');
+  const tokensPath = tokensFile(first);
+  const before = readFileSync(tokensPath, 'utf8');
   t.notOk(before.includes('"irc.users":3'), 'nor written yet');
-  await first.host.stop();
-  t.ok(readFileSync(first.tokensPath, 'utf8').includes('"irc.users":3'), 'stopping writes the pending uses');
-  const second = await startHost(t, {}, dir);
-  t.equal(second.tokens.get(issued.token.id)!.uses['irc.users'], 3);
-  t.not(second.tokens.get(issued.token.id)!.lastUsedAt, null);
+  await first.stop();
+  t.ok(readFileSync(tokensPath, 'utf8').includes('"irc.users":3'), 'stopping writes the pending uses');
+  const second = await startHarness(t, withTokens({}, { storeDir: first.storeDir! }));
+  const tokens = second.slice<TokensSlice>('tokens');
+  t.equal(tokens.get(issued.token.id)!.uses['irc.users'], 3);
+  t.not(tokens.get(issued.token.id)!.lastUsedAt, null);
 });
 
 t.test('a use after the plugin stopped, while the HTTP server still answers, still reaches the store', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tokens-late-use-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const first = await startHost(t, {}, dir);
-  const issued = first.tokens.create('alice', 'late', admin);
-  first.tokens.grant(issued.token, ['irc.users'], admin);
+  const first = await startHarness(t, withTokens({}, { store: 'files' }));
+  const tokens = first.slice<TokensSlice>('tokens');
+  const issued = tokens.create('alice', 'late', admin);
+  tokens.grant(issued.token, ['irc.users'], admin);
   const changes: string[] = [];
   first.host.model.on('change', (change) => changes.push(`${change.slice}/${change.kind}`));
   // What the guard does for a request that arrives after the plugins stopped but before HTTP closes.
-  const stop = first.host.stop();
-  first.tokens.recordUse(issued.token, 'irc.users');
+  const stop = first.stop();
+  tokens.recordUse(issued.token, 'irc.users');
   await stop;
   t.ok(changes.includes('tokens/use'), 'the late use was announced');
-  t.ok(readFileSync(first.tokensPath, 'utf8').includes('"irc.users":1'), 'and written');
+  t.ok(readFileSync(tokensFile(first), 'utf8').includes('"irc.users":1'), 'and written');
 });
 
 t.test('rate limits per IP and per token, and failed authentications draw from the IP bucket', async (t) => {
-  const { url, tokens } = await startHost(t, {
-    rate_limit: { public: { capacity: 2, refill_per_second: 0.01 }, token: { capacity: 3, refill_per_second: 0.01 } },
-  });
+  const bot = await startHarness(
+    t,
+    withTokens({
+      rate_limit: { public: { capacity: 2, refill_per_second: 0.01 }, token: { capacity: 3, refill_per_second: 0.01 } },
+    }),
+  );
+  const tokens = bot.slice<TokensSlice>('tokens');
   const { token, secret } = tokens.create('alice', '', admin);
   tokens.grant(token, ['irc.users'], admin);
-  const asUser = client(url, secret);
+  const asUser = as(bot, secret);
   for (let index = 0; index < 3; index++) t.equal((await asUser('GET', '/api/irc/users/')).status, 200);
   const limited = await asUser('GET', '/api/irc/users/');
   t.equal(limited.status, 429, 'the token bucket is empty');
-  t.equal(limited.headers.get('retry-after'), '100');
-  t.equal(limited.headers.get('ratelimit-limit'), '3');
+  t.equal(limited.headers['retry-after'], '100');
+  t.equal(limited.headers['ratelimit-limit'], '3');
 
-  t.equal((await fetch(`${url}/api/irc/users/`)).status, 401, 'a failed authentication costs one');
-  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 200, 'the IP bucket had one left');
-  const throttled = await fetch(`${url}/api/irc/users/`, { headers: { Authorization: 'Token guess' } });
+  t.equal((await bot.inject('GET', '/api/irc/users/')).status, 401, 'a failed authentication costs one');
+  t.equal((await bot.inject('GET', '/api/irc/stats/')).status, 200, 'the IP bucket had one left');
+  const throttled = await bot.inject('GET', '/api/irc/users/', { Authorization: 'Token guess' });
   t.equal(throttled.status, 429, 'guessing is throttled by IP');
-  t.ok(throttled.headers.get('retry-after'));
-  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 429);
+  t.ok(throttled.headers['retry-after']);
+  t.equal((await bot.inject('GET', '/api/irc/stats/')).status, 429);
   // A revoked token is told so even then: every use of one is a 401, never a 429 to come back after.
   const gone = tokens.create('alice', 'gone', admin);
   tokens.revoke(gone.token, admin);
-  const revoked = await client(url, gone.secret)('GET', '/api/irc/users/');
+  const revoked = await as(bot, gone.secret)('GET', '/api/irc/users/');
   t.equal(revoked.status, 401, 'a revoked token with the IP bucket empty');
-  t.match(((await revoked.json()) as { error: { message: string } }).error.message, /revoked/);
-  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 429, 'and it drew from the bucket all the same');
+  t.match((revoked.body as { error: { message: string } }).error.message, /revoked/);
+  t.equal((await bot.inject('GET', '/api/irc/stats/')).status, 429, 'and it drew from the bucket all the same');
 });
 
 t.test('refusals of a live token (403) draw from its bucket too', async (t) => {
-  const { url, tokens } = await startHost(t, {
-    rate_limit: { public: { capacity: 5, refill_per_second: 0.01 }, token: { capacity: 2, refill_per_second: 0.01 } },
-  });
-  const { secret } = tokens.create('alice', '', admin);
-  const asUser = client(url, secret);
+  const bot = await startHarness(
+    t,
+    withTokens({
+      rate_limit: { public: { capacity: 5, refill_per_second: 0.01 }, token: { capacity: 2, refill_per_second: 0.01 } },
+    }),
+  );
+  const { secret } = bot.slice<TokensSlice>('tokens').create('alice', '', admin);
+  const asUser = as(bot, secret);
   const first = await asUser('GET', '/api/irc/users/');
   t.equal(first.status, 403);
-  t.equal(first.headers.get('ratelimit-remaining'), '1', 'the 403 says what is left');
+  t.equal(first.headers['ratelimit-remaining'], '1', 'the 403 says what is left');
   t.equal((await asUser('GET', '/api/irc/users/')).status, 403);
   const limited = await asUser('GET', '/api/irc/users/');
   t.equal(limited.status, 429, 'the third refusal finds the bucket empty');
-  t.equal(limited.headers.get('ratelimit-limit'), '2');
-  t.match(((await limited.json()) as { error: { message: string } }).error.message, /for token #1/);
-  t.equal((await fetch(`${url}/api/irc/stats/`)).status, 200, 'the IP bucket is not touched');
+  t.equal(limited.headers['ratelimit-limit'], '2');
+  t.match((limited.body as { error: { message: string } }).error.message, /for token #1/);
+  t.equal((await bot.inject('GET', '/api/irc/stats/')).status, 200, 'the IP bucket is not touched');
 });
 
 t.test('rate limits can be turned off', async (t) => {
-  const { url } = await startHost(t, { rate_limit: { enabled: false, public: { capacity: 1 } } });
+  const bot = await startHarness(t, withTokens({ rate_limit: { enabled: false, public: { capacity: 1 } } }));
   for (let index = 0; index < 3; index++) {
-    const response = await fetch(`${url}/api/irc/stats/`);
+    const response = await bot.inject('GET', '/api/irc/stats/');
     t.equal(response.status, 200);
-    t.notOk(response.headers.has('ratelimit-limit'));
+    t.notOk('ratelimit-limit' in response.headers);
   }
 });
