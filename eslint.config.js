@@ -64,16 +64,33 @@ export default tseslint.config(
   },
   ...plugins.map(ownFolderOnly),
   {
+    // An outside plugin has one entry into this package, the SDK: the contracts of the services it may use
+    // are there too.
     files: ['examples/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
+          paths: [
+            {
+              name: 'irc-network-data',
+              message: "An outside plugin imports only the SDK: 'irc-network-data/sdk', not the package's entry.",
+            },
+          ],
           patterns: [
+            {
+              group: ['irc-network-data/*', '!irc-network-data/sdk'],
+              message: "An outside plugin imports only the SDK: 'irc-network-data/sdk'.",
+            },
             sdkOnly,
             {
               group: ['**/plugins/**'],
               message: 'An outside plugin uses the built-in plugins through their services.',
+            },
+            {
+              group: ['**/app/**'],
+              message:
+                "An outside plugin imports only the SDK (lib/sdk.js here), not the package's entry (app/): the contracts of the built-in plugins' services are in the SDK.",
             },
           ],
         },

@@ -9,6 +9,7 @@ import type { IrcMessage, IrcPort } from './irc/port.js';
 import type { Logger } from './logger.js';
 import type { NetworkModel } from './model/network.js';
 import type { PluginMetrics } from './metrics.js';
+import type { ActivityService, HistoryService, PublicApi, RecordsService } from './service-contracts.js';
 
 export type PluginStop = () => void | Promise<void>;
 
@@ -92,7 +93,8 @@ export interface PluginStore {
  * }
  * ```
  *
- * The core declares the services that it uses itself here.
+ * The core declares here the services it uses itself, and the contracts of the built-in plugins' services
+ * that any plugin may use, an outside one included (lib/service-contracts.ts).
  */
 export interface Services {
   /**
@@ -101,6 +103,14 @@ export interface Services {
    * and staff routes answer 503 and public routes are not checked.
    */
   'http.guard': TierGuards;
+  /** Chat activity by day, channel and nick (the stats plugin). */
+  'stats.activity': ActivityService;
+  /** The network's counts over time (the stats plugin). */
+  'stats.history': HistoryService;
+  /** Each channel's record of users (the stats plugin). */
+  'stats.records': RecordsService;
+  /** The public routes' answers without HTTP (the api plugin). */
+  'api.public': PublicApi;
 }
 
 /** The name of a service some plugin declares in {@link Services}. */

@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 
-// The plugin contract and the host that runs plugins.
+// The plugin contract, the shared services' contracts, and the host that runs plugins.
 export {
   definePlugin,
   type PluginContext,
@@ -21,6 +21,20 @@ export {
   type Services,
   type ServiceName,
 } from './plugin.js';
+export type {
+  ActivityDay,
+  ActivityService,
+  ChannelActivity,
+  ChannelLines,
+  ChannelRecord,
+  HistoryPoint,
+  HistoryService,
+  NickActivity,
+  NickLines,
+  PublicApi,
+  PublicReadOptions,
+  RecordsService,
+} from './service-contracts.js';
 export { Host, HostError, resolvePlugins, type HostOptions } from './host.js';
 export type { FromJsonSchema, TypedJsonSchema } from './schema-types.js';
 export { loadPluginModules } from './plugin-modules.js';

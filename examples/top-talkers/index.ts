@@ -1,8 +1,8 @@
 /**
- * An outside plugin, as someone writing one in their own repository would: it imports the SDK
- * (`irc-network-data/sdk` there; `../../lib/sdk.js` here) and the type of the stats plugin's service it
- * uses from the package's entry (`irc-network-data`; `../../app/index.js` here), never the stats plugin's
- * files. test/lib/plugin-modules.test.ts compiles it against the built package, as its own repository would.
+ * An outside plugin, as someone writing one in their own repository would: it imports the SDK and nothing
+ * else of this package (`irc-network-data/sdk` there; `../../lib/sdk.js` here), the type of the stats
+ * plugin's service it uses included (`ActivityService`), never the stats plugin's files.
+ * test/lib/plugin-modules.test.ts compiles it against the built package, as its own repository would.
  *
  * It adds `GET /network/data/top-talkers/` (public) and the IRC command `TOPTALKERS`: today's most active
  * nicks, counting only the lines said in channels that are not hidden. Load it from the config:
@@ -11,8 +11,13 @@
  * { "plugin_modules": ["./dist/examples/top-talkers/index.js"], "plugins": { "stats": {}, "top-talkers": {} } }
  * ```
  */
-import { definePlugin, unavailable, type FromJsonSchema, type NetworkModel } from '../../lib/sdk.js';
-import type { ActivityService } from '../../app/index.js';
+import {
+  definePlugin,
+  unavailable,
+  type ActivityService,
+  type FromJsonSchema,
+  type NetworkModel,
+} from '../../lib/sdk.js';
 
 const configSchema = {
   type: 'object',

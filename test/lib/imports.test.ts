@@ -82,16 +82,13 @@ t.test('lib/ never imports plugins/: the entry points that wire the built-in plu
 t.test('a plugin imports the core only through lib/sdk.ts, and no other plugin', async (t) => {
   const pluginsDir = path.join(root, 'plugins');
   const sdk = path.join(root, 'lib', 'sdk.ts');
-  const appEntry = path.join(root, 'app', 'index.ts');
-  // The example of an outside plugin: the SDK, and the package's entry for the built-in plugins' service types.
+  // The example of an outside plugin: the SDK, which holds the built-in plugins' service contracts too.
   const outside = [...importGraph(sources(path.join(root, 'examples')))].flatMap(([file, targets]) =>
     targets
-      .filter(
-        (target) => target !== sdk && target !== appEntry && !path.relative(path.dirname(file), target).match(/^[^.]/),
-      )
+      .filter((target) => target !== sdk && !path.relative(path.dirname(file), target).match(/^[^.]/))
       .map((target) => `${path.relative(root, file)} → ${path.relative(root, target)}`),
   );
-  t.same(outside, [], 'examples/ import only lib/sdk.ts, app/index.ts and their own files');
+  t.same(outside, [], 'examples/ import only lib/sdk.ts and their own files');
   const arrows = [...importGraph(sources(pluginsDir))].flatMap(([file, targets]) => {
     const own = path.relative(pluginsDir, file).split(path.sep)[0]!;
     return targets
@@ -118,6 +115,25 @@ t.test('the lint rule refuses a plugin that imports another lib/ file or another
   t.match(sibling, /^no-restricted-imports: .*may not import another plugin's files/);
   const [outside] = await lint('examples/top-talkers/example.ts', "export { Host } from '../../lib/host.js';\n");
   t.match(outside, /^no-restricted-imports: /);
+  const [entry] = await lint(
+    'examples/top-talkers/example.ts',
+    "export { builtinPlugins } from '../../app/index.js';\n",
+  );
+  t.match(
+    entry,
+    /^no-restricted-imports: .*imports only the SDK/,
+    "an outside plugin does not import the package's entry",
+  );
+  const [packageEntry] = await lint(
+    'examples/top-talkers/example.ts',
+    "export type { Host } from 'irc-network-data';\n",
+  );
+  t.match(packageEntry, /^no-restricted-imports: .*imports only the SDK/, 'nor by its name');
+  t.same(
+    await lint('examples/top-talkers/example.ts', "export type { ActivityService } from 'irc-network-data/sdk';\n"),
+    [],
+    'the SDK it may',
+  );
   const [dynamic] = await lint('plugins/api/example.ts', "export const host = await import('../../lib/host.js');\n");
   t.match(dynamic, /^no-restricted-syntax: .*imports statically/, 'a dynamic import() is refused too');
   const [program] = await lint(

@@ -1,21 +1,15 @@
 /** The shape of a day of activity: the counting (activity.ts) and the store's encoding (activity-codec.ts) share it. */
+import type { ActivityDay, ChannelActivity } from '../../../lib/sdk.js';
 import type { NickRecords, SpeakerCounts } from './nick-counts.js';
 
-/** One channel on one day. */
-export interface ChannelDay {
+/** One channel on one day: what the service `stats.activity` shows of it (the SDK's `ChannelActivity`), and its id. */
+export interface ChannelDay extends ChannelActivity {
   /** Its place among the day's channels, in the order they were first counted; speakers are counted by it. */
   id: number;
-  name: string;
-  lines: number;
-  /** Whether the channel was hidden when its last line (or member count) was seen. */
-  hidden: boolean;
-  /** The most members the bot saw in it at once that day. */
-  peakUsers: number;
-  /** Today only: lines per hour of the day; null on earlier days. */
-  hourly: Uint32Array | null;
 }
 
-export interface DayActivity {
+/** One day: what the service `stats.activity` shows of it (the SDK's `ActivityDay`), and its counts. */
+export interface DayActivity extends ActivityDay {
   /** `YYYY-MM-DD` in the slice's time zone. */
   date: string;
   lines: number;

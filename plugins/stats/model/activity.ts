@@ -7,7 +7,14 @@
  * Each line is recorded with whether its channel was hidden (secret, private)
  * at the time, so public views can leave those lines out.
  */
-import { detached, firstInOrder, type ModelSlice, type Persistence } from '../../../lib/sdk.js';
+import {
+  detached,
+  firstInOrder,
+  type ChannelLines,
+  type ModelSlice,
+  type NickLines,
+  type Persistence,
+} from '../../../lib/sdk.js';
 import { ActivityCodec, activitySnapshot, type StoredActivity } from './activity-codec.js';
 import type { ChannelDay, DayActivity } from './activity-day.js';
 import { NickCounts, NickTotalsBuilder, SpeakerCounts, type NickDay } from './nick-counts.js';
@@ -26,16 +33,6 @@ interface CountedDay extends DayActivity {
   speakers: SpeakerCounts;
   /** The day's channels by id. */
   channelList: ChannelDay[];
-}
-
-export interface NickCount {
-  nick: string;
-  lines: number;
-}
-
-export interface ChannelCount {
-  name: string;
-  lines: number;
 }
 
 /** Which channels a view may count; public views leave hidden ones out. */
@@ -163,7 +160,7 @@ export class ActivitySlice implements ModelSlice {
   }
 
   /** The top `limit` nicks of a day; with `include`, counting only lines in the channels it accepts. */
-  topNicks(day: DayActivity, limit: number, include?: ChannelFilter): NickCount[] {
+  topNicks(day: DayActivity, limit: number, include?: ChannelFilter): NickLines[] {
     const { nicks } = day;
     let totals: Iterable<[number, number]>;
     if (include) {
@@ -185,7 +182,7 @@ export class ActivitySlice implements ModelSlice {
   }
 
   /** The top `limit` channels of a day among those `include` accepts. */
-  topChannels(day: DayActivity, limit: number, include: ChannelFilter = () => true): ChannelCount[] {
+  topChannels(day: DayActivity, limit: number, include: ChannelFilter = () => true): ChannelLines[] {
     const counted = [...day.channels]
       .filter(([, channel]) => channel.lines > 0 && include(channel))
       .map(([key, channel]): [string, number] => [key, channel.lines]);
@@ -196,7 +193,7 @@ export class ActivitySlice implements ModelSlice {
   }
 
   /** The top `limit` speakers of one channel on a day. */
-  topSpeakers(day: DayActivity, channel: string, limit: number): NickCount[] {
+  topSpeakers(day: DayActivity, channel: string, limit: number): NickLines[] {
     const speakers = this.speakerLines(day, channel);
     return leaders(speakers, limit, (index) => day.nicks.keyAt(index)).map(([index, lines]) => ({
       nick: day.nicks.nickAt(index),

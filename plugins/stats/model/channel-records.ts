@@ -9,16 +9,10 @@
  * until {@link ChannelRecordsSlice.forget} drops the records of channels that have been gone, and unbeaten,
  * for the retention.
  */
-import { detached, type ModelSlice, type Persistence } from '../../../lib/sdk.js';
+import { detached, type ChannelRecord, type ModelSlice, type Persistence } from '../../../lib/sdk.js';
 
-export interface ChannelRecord {
-  /** The channel's name as it was last seen. */
-  name: string;
-  /** The most users seen at once. */
-  users: number;
-  /** When the channel first had that many, in ms since the epoch. */
-  at: number;
-}
+/** The shape of a record is the contract of the service `stats.records` (the SDK's). */
+export type { ChannelRecord };
 
 /** The slice's file format: each record as `[name, users, at_ms]`, and the day records were last thinned out. */
 interface StoredRecords {

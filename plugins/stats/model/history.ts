@@ -9,20 +9,13 @@
  * thinning out loses no peak. A number the network did not report is null and
  * does not count; a bucket where it is null throughout keeps null.
  */
-import type { ModelSlice, Persistence } from '../../../lib/sdk.js';
+import type { HistoryPoint, ModelSlice, Persistence } from '../../../lib/sdk.js';
 
 export const HOUR_MS = 60 * 60 * 1000;
 export const DAY_MS = 24 * HOUR_MS;
 
-export interface HistoryPoint {
-  /** Milliseconds since the epoch (UTC). */
-  time: number;
-  users: number | null;
-  channels: number | null;
-  operators: number | null;
-  servers: number | null;
-  maxUsers: number | null;
-}
+/** The shape of a point is the contract of the service `stats.history` (the SDK's). */
+export type { HistoryPoint };
 
 /** The numbers of a point, in the order the store file keeps them after the time. */
 const FIELDS = ['users', 'channels', 'operators', 'servers', 'maxUsers'] as const;

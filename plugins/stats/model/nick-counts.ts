@@ -14,21 +14,12 @@
  * {@link NickDay} records (made when read), and both give their records by index for the
  * store's writer, which reads them without making objects.
  */
-import { detached } from '../../../lib/sdk.js';
+import { detached, type NickActivity } from '../../../lib/sdk.js';
 
 const HOURS = 24;
 
-/** One nick on one day. */
-export interface NickDay {
-  nick: string;
-  lines: number;
-  /** Of those, lines in channels that were hidden at the time. */
-  hiddenLines: number;
-  /** Today only: lines per hour; null on earlier days. */
-  hourly: Uint32Array | null;
-  /** Today only, and only once the nick said something in a hidden channel: hidden lines per hour. */
-  hiddenHourly: Uint32Array | null;
-}
+/** One nick on one day: the contract of the service `stats.activity` (the SDK's `NickActivity`). */
+export type NickDay = NickActivity;
 
 /** A day's nicks as the store's writer reads them: by index `0 <= index < size`, without objects. */
 export interface NickRecords extends ReadonlyMap<string, NickDay> {
