@@ -100,8 +100,10 @@ export default definePlugin<StatsConfig>({
       const due = Math.max(COUNTS_REFRESH_MIN_MS, model.channels.size * COUNTS_REFRESH_MS_PER_CHANNEL);
       if (!ready || !model.ready || tasks.has('sync') || tasks.has('counts') || Date.now() - listedAt < due) return;
       void tasks.run('counts', async () => {
+        // From when it was asked (set at its end, a LIST due every second came every two).
+        const asked = Date.now();
         await refreshCounts(context, syncState);
-        listedAt = Date.now();
+        listedAt = asked;
       });
     };
     // After a split or a link: the servers and counts at once, then a sync that starts after it (for new users).
@@ -239,7 +241,8 @@ export default definePlugin<StatsConfig>({
         if (commandsMissing) void serviceCommands();
       });
     });
-    timers.every(1000, counts);
+    // Checked four times a second, so that a LIST due every second is asked within a quarter of one.
+    timers.every(250, counts);
     if (config.whois_per_second > 0) timers.every(1000 / config.whois_per_second, () => void whois.tick());
     timers.every(config.latency_seconds * 1000, () => void latency());
     // A bot that gets no link notices learns that a split services server is back by asking.
