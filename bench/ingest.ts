@@ -182,7 +182,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
       logger,
       model,
       irc: ircFor(definition.name),
-      http: { route: () => undefined, setGuard: () => undefined, addHook: () => undefined, routes: () => [] },
+      http: { route: () => undefined, addHook: () => undefined, routes: () => [] },
       commands: {
         register: () => undefined,
         addAdminCheck: () => undefined,

@@ -416,11 +416,6 @@ export class Host {
       irc: pluginIrc,
       http: {
         route: (route: RouteDefinition) => http.route(name, route),
-        setGuard: () => {
-          throw new Error(
-            `http.setGuard is gone: declare "provides: ['http.guard']" and provide the tiers' guards as that service`,
-          );
-        },
         addHook: (hook) => http.addHook(hook),
         routes: () => http.routes(),
       },

@@ -4,7 +4,7 @@
  * return a stop function. The host checks the data at boot and enforces it.
  */
 import type { AdminCheck, CommandDefinition, CommandSender } from './commands.js';
-import type { ApiRequest, JsonSchema, RouteDefinition, Tier, TierGuard, TierGuards } from './http/types.js';
+import type { ApiRequest, JsonSchema, RouteDefinition, TierGuards } from './http/types.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
 import type { Logger } from './logger.js';
 import type { NetworkModel } from './model/network.js';
@@ -43,13 +43,6 @@ export interface HostInfo {
 
 export interface PluginHttp {
   route(route: RouteDefinition): void;
-  /**
-   * @deprecated Gone: the tiers' guards are the service `http.guard` ({@link Services}), which one plugin
-   * provides (`provides: ['http.guard']`, then `services.provide('http.guard', { token, staff, public })`),
-   * so that two cannot overwrite each other and the guards go when their plugin stops. Optional, so that
-   * calling it does not compile; a plugin that calls it anyway fails its start with that advice.
-   */
-  setGuard?(tier: Tier, guard: TierGuard): void;
   addHook(
     hook: (
       request: ApiRequest,

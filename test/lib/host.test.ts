@@ -428,19 +428,12 @@ t.test('the tiers are guarded by the plugin that provides http.guard, while it r
   t.equal((await inject('/api/open/', 'Token bad')).status, 200);
 });
 
-t.test('two plugins guarding the tiers is a boot error naming both; setGuard says what to do', async (t) => {
+t.test('two plugins guarding the tiers is a boot error naming both', async (t) => {
   const guard = (name: string): AnyPlugin => ({
     ...plugin(name, [], ({ services }) => services.provide('http.guard', { token: () => undefined })),
     provides: ['http.guard'],
   });
   t.throws(() => resolvePlugins([guard('tokens'), guard('rival')], { tokens: {}, rival: {} }), {
     message: /The plugins "tokens" and "rival" both provide the service "http\.guard"/,
-  });
-
-  const old = plugin('old', [], ({ http }) => http.setGuard?.('token', () => undefined));
-  const { host, cleanup } = setup([old], { old: {} });
-  t.teardown(cleanup);
-  await t.rejects(host.start(), {
-    message: /plugin "old" failed to start: http\.setGuard is gone: declare "provides: \['http\.guard'\]"/,
   });
 });
