@@ -96,28 +96,49 @@ async function checkModes(context: SyncContext, state: ListState, name: string):
   }
 }
 
-/**
- * LIST: every channel the network lists, with its user count and topic. Returns the channels
- * whose modes the bot must still ask (an operator on a network that hides modes in LIST):
- * never-asked ones first, then the oldest answers.
- */
-export async function syncList(context: SyncContext, state: ListState): Promise<string[]> {
-  const { irc, model, config } = context;
-  const lines: IrcMessage[] = [];
-  const queries = listQueries(model.stats.channels, config.list_chunk_above, irc.state.isupport.get('ELIST'));
-  for (const send of queries) {
-    lines.push(
-      ...(await irc.request({
-        send,
-        reply: (line) => line.command === '322',
-        end: (line) => line.command === '323',
-        timeoutMs: 120000,
-      })),
-    );
+/** Channels a band round missed that are asked again by name, at most; more are taken as gone. */
+const MAX_LIST_BY_NAME = 2000;
+
+/** Channel names per `LIST a,b,c` line: well inside a line's 512 bytes. */
+const LIST_BY_NAME_CHARS = 400;
+
+/** `names` in groups whose comma-joined length fits one LIST line. */
+export function namesInLines(names: readonly string[]): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let length = 0;
+  for (const name of names) {
+    if (group.length > 0 && length + 1 + name.length > LIST_BY_NAME_CHARS) {
+      groups.push(group);
+      group = [];
+      length = 0;
+    }
+    length += (group.length > 0 ? 1 : 0) + name.length;
+    group.push(name);
   }
-  const showsModes = listShowsModes(lines);
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/** One LIST request and its lines. */
+function listOnce({ irc }: SyncContext, send: string[]): Promise<IrcMessage[]> {
+  return irc.request({
+    send,
+    reply: (line) => line.command === '322',
+    end: (line) => line.command === '323',
+    timeoutMs: 120000,
+  });
+}
+
+/** The channels of LIST `lines` into the model, and their folded names into `listed`. */
+async function takeListLines(
+  context: SyncContext,
+  state: ListState,
+  lines: readonly IrcMessage[],
+  listed: Set<string>,
+): Promise<void> {
+  const { irc, model } = context;
   const asOperator = irc.state.isOperator;
-  const listed = new Set<string>();
   const slice = new TimeSlice();
   for (const line of lines) {
     // Tens of thousands of channels are taken a slice of time at a time, with the event loop free in between.
@@ -155,12 +176,37 @@ export async function syncList(context: SyncContext, state: ListState): Promise<
       });
     }
   }
-  for (const channel of [...model.channels.all()]) {
-    const key = model.fold(channel.name);
-    if (listed.has(key) || channel.joined) continue;
-    model.removeChannel(channel.name);
-    state.modeChecks.delete(key);
+}
+
+/**
+ * LIST: every channel the network lists, with its user count and topic. Returns the channels
+ * whose modes the bot must still ask (an operator on a network that hides modes in LIST):
+ * never-asked ones first, then the oldest answers.
+ */
+export async function syncList(context: SyncContext, state: ListState): Promise<string[]> {
+  const { irc, model, config } = context;
+  const lines: IrcMessage[] = [];
+  const queries = listQueries(model.stats.channels, config.list_chunk_above, irc.state.isupport.get('ELIST'));
+  for (const send of queries) lines.push(...(await listOnce(context, send)));
+  const showsModes = listShowsModes(lines);
+  const listed = new Set<string>();
+  await takeListLines(context, state, lines, listed);
+  let unlisted = [...model.channels.all()].filter(
+    (channel) => !channel.joined && !listed.has(model.fold(channel.name)),
+  );
+  // Bands are answered one after another: a channel whose count crossed into a band already answered (a
+  // part, a quit) is in none of them, though it still exists. Those the round missed are asked by name.
+  if (queries.length > 1 && unlisted.length > 0 && unlisted.length <= MAX_LIST_BY_NAME) {
+    for (const names of namesInLines(unlisted.map((channel) => channel.name))) {
+      await takeListLines(context, state, await listOnce(context, ['LIST', names.join(',')]), listed);
+    }
+    unlisted = unlisted.filter((channel) => !listed.has(model.fold(channel.name)));
   }
+  for (const channel of unlisted) {
+    model.removeChannel(channel.name);
+    state.modeChecks.delete(model.fold(channel.name));
+  }
+  const asOperator = irc.state.isOperator;
   if (showsModes || !asOperator) return [];
   const unchecked: string[] = [];
   const rechecks: { name: string; at: number }[] = [];

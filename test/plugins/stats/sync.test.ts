@@ -3,7 +3,7 @@ import type { IrcMessage } from '../../../lib/irc/port.js';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { channelLimit, createJoinState, noteJoinRefusal, planJoins } from '../../../plugins/stats/joins.js';
-import { listQueries, parseListEntry } from '../../../plugins/stats/list.js';
+import { listQueries, namesInLines, parseListEntry } from '../../../plugins/stats/list.js';
 import { track } from '../../../plugins/stats/live.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
 import { parseLinksEntry, parseMapLine } from '../../../plugins/stats/servers.js';
@@ -659,6 +659,31 @@ t.test('LIST in bands of user counts on a big network', async (t) => {
   await fullSync(context, createSyncState());
   t.same(irc.sentMatching(/^LIST/).length, 6);
   t.same([...model.channels.all()].map((channel) => channel.name).sort(), ['#one', '#two']);
+});
+
+t.test('a channel a band round missed is asked by name: kept if it is there, gone if not', async (t) => {
+  const { irc, model, context } = setup({ config: { list_chunk_above: 2 } });
+  const end = ':hub.test.net 323 DataBot :End of channel list.';
+  // Known from before: #shrank went from 3 users to 2 after the 2-user band was answered, so no band lists
+  // it; #emptied is gone from the network.
+  model.upsertChannel('#shrank', { users: 3, hidden: false });
+  model.upsertChannel('#emptied', { users: 1, hidden: false });
+  irc.answer(/^LIST <2$/, [':hub.test.net 322 DataBot #one 1 :[+nt] ', end]);
+  for (const query of ['>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49']) irc.answer(new RegExp(`^LIST ${query}$`), [end]);
+  irc.answer(/^LIST #[^ ]+$/, [':hub.test.net 322 DataBot #shrank 2 :[+nt] still here', end]);
+  await fullSync(context, createSyncState());
+  t.same(irc.sentMatching(/^LIST #/), ['LIST #shrank,#emptied'], 'the missed ones, by name, in one line');
+  t.match(model.channels.get('#shrank'), { users: 2, topic: 'still here' }, 'kept, with what LIST says now');
+  t.notOk(model.channels.get('#emptied'), 'a channel LIST by name does not show is gone');
+  t.ok(model.channels.get('#one'));
+  const names = Array.from({ length: 60 }, (_, index) => `#channel-${String(index).padStart(3, '0')}`);
+  const lines = namesInLines(names);
+  t.equal(lines.length, 2, '30 names of 12 characters to a line');
+  t.ok(
+    lines.every((group) => group.join(',').length <= 400),
+    'no line longer than 400 characters',
+  );
+  t.same(lines.flat(), names, 'every name once, in order');
 });
 
 t.test('which channels to join and leave', async (t) => {
