@@ -22,7 +22,7 @@ export class PiecewiseJson {
  * Characters of text gathered before a piece is handed on. Small enough that producing one
  * piece is well under a millisecond; big enough that the per-piece overhead does not matter.
  */
-const PIECE_CHARS = 32 * 1024;
+const PIECE_CHARS = 8 * 1024;
 
 /**
  * The JSON text of `value`, exactly as `JSON.stringify(value)` writes it (toJSON, left-out

@@ -81,8 +81,11 @@ function idLimit(channels: readonly ChannelDay[]): number {
   return limit;
 }
 
-/** Bytes of text per piece: a few hundred records, a fraction of a millisecond of work. */
-const PIECE_BYTES = 64 * 1024;
+/**
+ * Bytes of text per piece: a hundred records or so, a fraction of a millisecond of work once V8 has optimised
+ * the encoder. The first write after a start runs before that, when a 64 KB piece took 5–20 ms.
+ */
+const PIECE_BYTES = 16 * 1024;
 
 /** A past day's text, and what the day looked like when it was made. */
 interface KeptDay {

@@ -534,7 +534,7 @@ function pairSlot(nick: number, channelId: number, mask: number): number {
 }
 
 /** Table slots one {@link SpeakerGrouping.step} goes through: well under a millisecond. */
-const GROUPING_SLOTS = 64 * 1024;
+const GROUPING_SLOTS = 16 * 1024;
 
 /**
  * The pairs of a {@link SpeakerCounts} at one moment, grouped by channel in steps, so a big
