@@ -56,6 +56,11 @@ export class UsersSlice implements ModelSlice {
     return this.byNick.values();
   }
 
+  /** Each user with their folded nick: a pass over every user that needs the key need not fold every nick. */
+  entries(): IterableIterator<[key: string, user: User]> {
+    return this.byNick.entries();
+  }
+
   /**
    * @internal changed through NetworkModel, which emits the change. A user the slice does not have yet
    * (the caller looked): no fields known, first seen now.

@@ -110,12 +110,13 @@ export async function syncLusers({ irc, model, urgent }: SyncContext): Promise<v
 export function removeUnseenUsers(
   model: NetworkModel,
   seen: ReadonlySet<string>,
-  covers: (nick: string) => boolean = () => true,
+  covers: (key: string) => boolean = () => true,
 ): number {
   let removed = 0;
-  for (const user of [...model.users.all()]) {
-    if (user.channels.size > 0 || seen.has(model.fold(user.nick)) || !covers(user.nick)) continue;
-    model.removeUser(user.nick);
+  // By their keys: folding 50,000 nicks again held the event loop 15–25 ms.
+  for (const [key, user] of [...model.users.entries()]) {
+    if (user.channels.size > 0 || seen.has(key) || !covers(key)) continue;
+    model.removeUser(user.nick, key);
     removed++;
   }
   return removed;
@@ -128,12 +129,11 @@ export function removeUnseenUsers(
 export function applyOperators(
   model: NetworkModel,
   operators: ReadonlySet<string>,
-  covers: (nick: string) => boolean = () => true,
+  covers: (key: string) => boolean = () => true,
 ): void {
-  for (const user of model.users.all()) {
-    const isOperator = operators.has(model.fold(user.nick));
-    if (user.isOperator !== isOperator && (isOperator || covers(user.nick)))
-      model.upsertUser(user.nick, { isOperator });
+  for (const [key, user] of model.users.entries()) {
+    const isOperator = operators.has(key);
+    if (user.isOperator !== isOperator && (isOperator || covers(key))) model.upsertUser(user.nick, { isOperator }, key);
   }
 }
 

@@ -151,12 +151,12 @@ export interface WhoMaskSet {
 }
 
 /** The masks of a round for the model as it is now; one pass over the users. */
-export function whoMaskSet(model: NetworkModel, chunkAbove: number, count?: (user: User) => boolean): WhoMaskSet {
+export function whoMaskSet(model: NetworkModel, chunkAbove: number): WhoMaskSet {
   const counts = new Map<string, number>();
   let total = 0;
-  for (const user of model.users.all()) {
-    if (count && !count(user)) continue;
-    const initial = model.fold(user.nick.charAt(0));
+  // A casemapping folds character by character: the key's first character is the folded initial.
+  for (const [key] of model.users.entries()) {
+    const initial = key.charAt(0);
     counts.set(initial, (counts.get(initial) ?? 0) + 1);
     total++;
   }
@@ -178,8 +178,8 @@ export interface WhoSlice {
   next: number;
   /** Whether this slice ends the cycle: nicks no mask lists (InspIRCd's UIDs after a collision) are judged with it. */
   endsCycle: boolean;
-  /** Whether a user's nick is one this slice lists, or one it judges at the end of the cycle. */
-  covers: (nick: string) => boolean;
+  /** Whether a user (by folded nick) is one this slice lists, or one it judges at the end of the cycle. */
+  covers: (key: string) => boolean;
 }
 
 /**
@@ -208,8 +208,8 @@ export function planWhoSlice(
     masks,
     next: endsCycle ? 0 : end,
     endsCycle,
-    covers: (nick) => {
-      const initial = model.fold(nick.charAt(0));
+    covers: (key) => {
+      const initial = key.charAt(0);
       return asked.has(initial) || (endsCycle && !listed.has(initial));
     },
   };
@@ -382,7 +382,7 @@ export async function syncRealHosts(context: SyncContext, state: RealHostState):
   if (state.refused || !seesRealHosts(irc.state)) return;
   // The folded first characters of the nicks still without a real host; a mask asks for its own.
   const missing = new Set<string>();
-  for (const user of model.users.all()) if (user.realHost === null) missing.add(model.fold(user.nick.charAt(0)));
+  for (const [key, user] of model.users.entries()) if (user.realHost === null) missing.add(key.charAt(0));
   if (missing.size === 0) return;
   const set = whoMaskSet(model, config.who_chunk_above);
   const wanted = set.masks.filter((mask) => mask === '*' || missing.has(model.fold(mask.charAt(0))));
