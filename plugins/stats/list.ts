@@ -6,6 +6,7 @@
  */
 import { TimeSlice, type IrcMessage } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
+import { inTurn } from './in-turn.js';
 
 /**
  * Whether `name` is a server-local channel (`&`, RFC 2811): it exists on one server only, so it is not
@@ -68,14 +69,6 @@ export function listQueries(networkChannels: number | null, chunkAbove: number, 
   const big = networkChannels === null || networkChannels > chunkAbove;
   if (big && elist?.toUpperCase().includes('U')) return LIST_BANDS.map((band) => ['LIST', band]);
   return [['LIST']];
-}
-
-async function runLimited<T>(items: readonly T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) await task(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** MODE #channel: the live handler applies the 324 reply; this records the check, or forgets a gone channel. */
@@ -231,5 +224,5 @@ export async function checkChannelModes(
   budget: number,
 ): Promise<void> {
   const chosen = names.slice(0, budget).filter((name) => !context.model.channels.get(name)?.joined);
-  await runLimited(chosen, MODE_QUERIES_IN_FLIGHT, (name) => checkModes(context, state, name));
+  await inTurn(chosen, { limit: MODE_QUERIES_IN_FLIGHT }, (name) => checkModes(context, state, name));
 }

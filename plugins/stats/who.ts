@@ -5,6 +5,7 @@
  */
 import type { IrcMessage, NetworkModel, User } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
+import { inTurn } from './in-turn.js';
 
 /** Nicks start with a letter or one of `[]\`_^{|}` (RFC 2812); one WHO per first character. */
 export const NICK_INITIALS = [...'abcdefghijklmnopqrstuvwxyz', '[', ']', '\\', '`', '_', '^', '{', '|', '}'];
@@ -216,51 +217,6 @@ export function planWhoSlice(
 }
 
 /**
- * Ask `ask(mask)` for every mask, a few at once ({@link WHO_MASKS_IN_FLIGHT}, {@link WHO_ROWS_IN_FLIGHT} expected
- * rows), in order; rejects with the first failure.
- */
-async function askInTurn(
-  masks: readonly string[],
-  rowsOf: (mask: string) => number,
-  maxMasks: number,
-  ask: (mask: string) => Promise<unknown>,
-): Promise<void> {
-  let index = 0;
-  let inFlight = 0;
-  let rows = 0;
-  await new Promise<void>((resolve, reject) => {
-    let failed = false;
-    const next = (): void => {
-      if (failed) return;
-      if (index >= masks.length && inFlight === 0) {
-        resolve();
-        return;
-      }
-      while (index < masks.length && inFlight < maxMasks) {
-        const mask = masks[index]!;
-        const expected = rowsOf(mask);
-        if (inFlight > 0 && rows + expected > WHO_ROWS_IN_FLIGHT) return;
-        index++;
-        inFlight++;
-        rows += expected;
-        ask(mask).then(
-          () => {
-            inFlight--;
-            rows -= expected;
-            next();
-          },
-          (error: unknown) => {
-            failed = true;
-            reject(error instanceof Error ? error : new Error(String(error)));
-          },
-        );
-      }
-    };
-    next();
-  });
-}
-
-/**
  * WHO for the masks of `slice`, a few at once; the model takes each user as it comes. `result` may be shared
  * with whoever else sees users during the round (an operator's connect notices).
  */
@@ -273,7 +229,8 @@ export async function syncWho(
   const whox = irc.state.isupport.has('WHOX');
   const plan = slice ?? whoMaskSet(model, config.who_chunk_above);
   // Plain WHO rows carry no token to tell whose they are: one mask at a time there.
-  await askInTurn(plan.masks, plan.rows, whox ? WHO_MASKS_IN_FLIGHT : 1, (mask) =>
+  const limits = { limit: whox ? WHO_MASKS_IN_FLIGHT : 1, weight: plan.rows, maxWeight: WHO_ROWS_IN_FLIGHT };
+  await inTurn(plan.masks, limits, (mask) =>
     // With WHOX, `n` makes the mask match nicks only; plain WHO matches more, and duplicates are harmless.
     whoOnce(context, mask, whox ? (mask === '*' ? '' : 'n') : null, result, whoxToken(mask)),
   );
@@ -371,20 +328,24 @@ export function createRealHostState(): RealHostState {
 /**
  * The hosts behind cloaks and vhosts, where the bot can see them ({@link seesRealHosts}): the WHO masks again
  * with flag `x`, asking only for IP, host and nick. A user's real host never changes while they are online,
- * so only the masks of users still without one are asked, and at most {@link WHO_SLICE_ROWS} expected rows of
+ * so only the masks of users still without one are asked (`set`: the sync's masks, counted before its WHO
+ * round, which is close enough for a budget), and at most {@link WHO_SLICE_ROWS} expected rows of
  * them per sync, from where the last sync stopped (on a big network the first sync alone would otherwise ask
  * for every user again). Only users the model has take one (someone who connected since is asked at a later
  * sync). The sync asks after the model is complete: a detail only the token tier shows need not hold up the
  * first answer.
  */
-export async function syncRealHosts(context: SyncContext, state: RealHostState): Promise<void> {
-  const { irc, model, config } = context;
+export async function syncRealHosts(
+  context: SyncContext,
+  state: RealHostState,
+  set: WhoMaskSet = whoMaskSet(context.model, context.config.who_chunk_above),
+): Promise<void> {
+  const { irc, model } = context;
   if (state.refused || !seesRealHosts(irc.state)) return;
   // The folded first characters of the nicks still without a real host; a mask asks for its own.
   const missing = new Set<string>();
   for (const [key, user] of model.users.entries()) if (user.realHost === null) missing.add(key.charAt(0));
   if (missing.size === 0) return;
-  const set = whoMaskSet(model, config.who_chunk_above);
   const wanted = set.masks.filter((mask) => mask === '*' || missing.has(model.fold(mask.charAt(0))));
   // `next` is a place in all the masks (which of them are wanted changes from one sync to the next).
   const start = Math.max(
@@ -396,7 +357,8 @@ export async function syncRealHosts(context: SyncContext, state: RealHostState):
   state.next = slice.endsCycle || last === undefined ? 0 : set.masks.indexOf(last) + 1;
   const proof: RealHostProof = { proven: false, held: [] };
   try {
-    await askInTurn(slice.masks, set.rows, WHO_MASKS_IN_FLIGHT, (mask) => realHostsOf(context, mask, proof));
+    const limits = { limit: WHO_MASKS_IN_FLIGHT, weight: set.rows, maxWeight: WHO_ROWS_IN_FLIGHT };
+    await inTurn(slice.masks, limits, (mask) => realHostsOf(context, mask, proof));
   } catch (error) {
     if (!(error instanceof HiddenHostsError)) throw error;
     state.refused = true;
