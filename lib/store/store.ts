@@ -15,11 +15,11 @@
  * marked the store dirty again, so the next write has the change.
  */
 
+import { channel } from 'node:diagnostics_channel';
 import { mkdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { errorMessage, type Logger } from '../logger.js';
-import { channel } from 'node:diagnostics_channel';
 import { AtomicJsonFile, UnusableFileError, isJsonObject } from './atomic-json-file.js';
 import { HoldMeter } from './hold-meter.js';
 import { PiecewiseJson, type JsonPiece } from './json-pieces.js';

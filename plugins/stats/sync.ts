@@ -203,7 +203,7 @@ export async function fullSync(
   const askedFirst = new Set(fresh.slice(0, NEW_CHANNEL_MODE_CHECKS));
   await checkChannelModes(context, state.list, [...askedFirst], NEW_CHANNEL_MODE_CHECKS);
   joinChannels(context, state.joins);
-  await syncRealHosts(context, state.realHosts);
+  await syncRealHosts(context, state.realHosts, masks);
   // The pacer sends about one line per refresh second at the default pace: spend at most that many.
   const rest = modesToAsk.filter((name) => !askedFirst.has(name));
   await checkChannelModes(context, state.list, rest, Math.max(10, config.refresh_seconds));
