@@ -14,6 +14,23 @@ import { LineSlicer } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, type TransportOptions } from './transport.js';
 
+/**
+ * What the library is not handed on a connection of its own, once the bot has the line: replies it would only
+ * gather in caches until their end (WHO, LIST, NAMES, LINKS: on a big network tens of thousands of rows, kept
+ * long enough to be promoted to the old heap and collected there) and traffic it would only turn into events
+ * nobody here listens to, restarting its ping-timeout timer for each. Registration, CAP, SASL, PING/PONG, NICK
+ * and errors still reach it. An attached client gets everything: its owner may listen to the library's events.
+ */
+const BOT_ONLY = new Set([
+  ...['352', '354', '315', '321', '322', '323', '353', '366', '364', '365', '332', '333', '324', '329'],
+  ...['PRIVMSG', 'NOTICE', 'TAGMSG', 'JOIN', 'PART', 'QUIT', 'KICK', 'AWAY', 'ACCOUNT', 'CHGHOST', 'TOPIC'],
+]);
+
+/** Whether the library's own handlers get a line after the bot (see {@link BOT_ONLY}); exported for tests. */
+export function libraryHandles(command: string): boolean {
+  return !BOT_ONLY.has(command);
+}
+
 export function toIrcMessage(parsed: ParsedMessage): IrcMessage {
   const time = parsed.tags.time ? new Date(parsed.tags.time) : new Date();
   return {
@@ -91,9 +108,9 @@ export class IrcFrameworkTransport extends BaseTransport {
     let markClosed: () => void = () => undefined;
     this.closed = new Promise((resolve) => (markClosed = resolve));
     client.use((_client, raw) => {
-      raw.use((_command, message, _line, source, next) => {
+      raw.use((command, message, _line, source, next) => {
         if (source === this.client) this.handleMessage(toIrcMessage(message));
-        next();
+        if (libraryHandles(command)) next();
       });
     });
     client.on('socket connected', () => this.handleConnected());
