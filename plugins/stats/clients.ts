@@ -150,7 +150,12 @@ function shownAddressOf(user: User): string | null {
 export class VersionAsker {
   /** Users to ask, in the order they came; those before `next` are done with. */
   private queue: User[] = [];
-  private queued = new WeakSet<User>();
+  /**
+   * The users in `queue` from `next` on. A plain set: the queue holds them anyway, and a weak one of 50,000
+   * users (the first sync of a big network queues everybody) cost the garbage collector up to 20 ms of pause
+   * per full collection for its ephemerons.
+   */
+  private queued = new Set<User>();
   private next = 0;
   /** Every question of the last `retryMs`, oldest first; those before `nextAsked` are done with. */
   private asked: Question[] = [];
@@ -247,7 +252,7 @@ export class VersionAsker {
   /** A new connection: nobody has been asked on it. */
   reset(): void {
     this.queue = [];
-    this.queued = new WeakSet();
+    this.queued = new Set();
     this.next = 0;
     this.asked = [];
     this.nextAsked = 0;
