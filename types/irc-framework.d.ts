@@ -77,6 +77,8 @@ declare module 'irc-framework/src/transports/net.js' {
 
   class NetTransport extends EventEmitter {
     constructor(options: unknown);
+    /** The options the client connected with (ClientOptions, and any key the subclass reads). */
+    options: Record<string, unknown>;
     socket: Socket | null;
     /** Called with each chunk read; emits `line` for each whole line. */
     onSocketData(data: Buffer): void;

@@ -10,6 +10,7 @@ import IrcFramework from 'irc-framework';
 import type { ParsedMessage } from 'irc-framework';
 import NetTransport from 'irc-framework/src/transports/net.js';
 import type { Logger } from '../logger.js';
+import { parseLine } from './line-parser.js';
 import { LineSlicer } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, type TransportOptions } from './transport.js';
@@ -25,6 +26,9 @@ const BOT_ONLY = new Set([
   ...['352', '354', '315', '321', '322', '323', '353', '366', '364', '365', '332', '333', '324', '329'],
   ...['PRIVMSG', 'NOTICE', 'TAGMSG', 'JOIN', 'PART', 'QUIT', 'KICK', 'AWAY', 'ACCOUNT', 'CHGHOST', 'TOPIC'],
 ]);
+
+/** The connect option SlicedNetTransport finds the bot's own line handler under. */
+const BOT_LINES = 'bot_lines';
 
 /** Whether the library's own handlers get a line after the bot (see {@link BOT_ONLY}); exported for tests. */
 export function libraryHandles(command: string): boolean {
@@ -54,8 +58,15 @@ export class SlicedNetTransport extends NetTransport {
   override onSocketData(data: Buffer): void {
     const socket = this.socket;
     if (!socket) return;
-    this.slicer ??= new LineSlicer((line) => this.emit('line', line), socket);
+    this.slicer ??= new LineSlicer((line) => this.deliver(line), socket);
     this.slicer.push(data);
+  }
+
+  /** A line to the bot straight away when it is one the library is not handed ({@link BOT_ONLY}), else to the library. */
+  private deliver(line: string): void {
+    const take = this.options[BOT_LINES] as ((line: string) => boolean) | undefined;
+    if (take?.(line)) return;
+    this.emit('line', line);
   }
 
   override onSocketClose(): void {
@@ -132,12 +143,23 @@ export class IrcFrameworkTransport extends BaseTransport {
       // The host's bot policy answers CTCP VERSION (and PING), paced and limited per client; the library would
       // answer every VERSION at once, past the send queue.
       version: null,
+      // Read by SlicedNetTransport (the library hands the transport its options): lines the library is not
+      // handed skip its parser and middleware too.
+      ...{ [BOT_LINES]: (line: string) => this.takeBotLine(line) },
       auto_reconnect: false,
       enable_chghost: true,
       ping_interval: 30,
       ping_timeout: 120,
       transport: SlicedNetTransport,
     });
+  }
+
+  /** Handles `line` here when the library is not handed its kind ({@link BOT_ONLY}); whether it did. */
+  private takeBotLine(line: string): boolean {
+    const message = parseLine(line);
+    if (!message || libraryHandles(message.command)) return false;
+    this.handleMessage(message);
+    return true;
   }
 
   protected writeLine(line: string): void {

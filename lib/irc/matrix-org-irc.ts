@@ -17,11 +17,10 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import IrcFramework from 'irc-framework';
 import { Client, type IrcConnection, type Message } from 'matrix-org-irc';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
-import { toIrcMessage } from './irc-framework.js';
+import { parseLine } from './line-parser.js';
 import { LineSlicer, LineSplitter } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, type TransportOptions } from './transport.js';
@@ -250,7 +249,8 @@ export class MatrixIrcTransport extends BaseTransport {
 
   private receiveLine(line: string): void {
     this.lastReceived = Date.now();
-    const message = toIrcMessage(IrcFramework.ircLineParser(line));
+    const message = parseLine(line);
+    if (!message) return;
     if (!this.adopted) this.negotiate(message);
     this.handleMessage(message);
   }

@@ -31,6 +31,12 @@ t.test('the bot gets WHO, LIST and chat lines; the library caches none of them a
   const libraryEvents: string[] = [];
   for (const name of ['channel list', 'channel list end', 'wholist', 'privmsg', 'join', 'quit'])
     client.on(name, () => libraryEvents.push(name));
+  // Every line the library parses is announced as `raw` first.
+  const parsedByLibrary: string[] = [];
+  client.on('raw', (event) => {
+    const { line, from_server: fromServer } = event as { line: string; from_server: boolean };
+    if (fromServer) parsedByLibrary.push(line);
+  });
 
   const connection = await server.connection(0);
   const rows = Array.from({ length: 60 }, (_, index) => `:irc.test 322 DataBot #c${index} 3 :[+nt] topic ${index}`);
@@ -53,4 +59,5 @@ t.test('the bot gets WHO, LIST and chat lines; the library caches none of them a
       `the bot got ${command}`,
     );
   t.same(libraryEvents, [], 'the library gathered and announced none of them');
+  t.same(parsedByLibrary, ['PING :still-there'], 'nor even parsed them: only the PING went to the library');
 });
