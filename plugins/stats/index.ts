@@ -25,17 +25,8 @@ import { statsConfigSchema, type StatsConfig } from './schema.js';
 import { fetchServiceCommands, withUnansweredKept } from './service-help.js';
 import { requestNotices, trackClientNotice } from './notices.js';
 import { TopologyWatch } from './splits.js';
-import { createSyncState, fullSync, refreshCounts, type SyncContext } from './sync.js';
+import { countsDue, createSyncState, fullSync, refreshCounts, refreshNewChannels, type SyncContext } from './sync.js';
 import { TaskQueue } from './task-queue.js';
-
-/**
- * Between full syncs, LUSERS and LIST are asked again once the last LIST is this many ms per channel old,
- * and no sooner than {@link COUNTS_REFRESH_MIN_MS}: channels form and empty all the time on a busy network,
- * and no notice tells of it. A LIST costs the server and the bot in proportion to the channels (10,000: about
- * 600 KB, a few ms of work), so a big network is asked less often; it also has more channels to drift by.
- */
-const COUNTS_REFRESH_MS_PER_CHANNEL = 1;
-const COUNTS_REFRESH_MIN_MS = 1_000;
 
 /** While a services server is split off, LINKS is asked this often to see it come back. */
 const SERVICES_RELINK_CHECK_MS = 5000;
@@ -96,15 +87,27 @@ export default definePlugin<StatsConfig>({
     };
     // Between two syncs, not beside one (a sync asks the same); a sync's own LIST counts as the last one.
     let listedAt = 0;
+    let newListedAt = 0;
     const counts = (): void => {
-      const due = Math.max(COUNTS_REFRESH_MIN_MS, model.channels.size * COUNTS_REFRESH_MS_PER_CHANNEL);
-      if (!ready || !model.ready || tasks.has('sync') || tasks.has('counts') || Date.now() - listedAt < due) return;
-      void tasks.run('counts', async () => {
-        // From when it was asked (set at its end, a LIST due every second came every two).
-        const asked = Date.now();
-        await refreshCounts(context, syncState);
-        listedAt = asked;
-      });
+      if (!ready || !model.ready || tasks.has('sync') || tasks.has('counts')) return;
+      const now = Date.now();
+      const elist = irc.state.isupport.get('ELIST');
+      const due = countsDue({ now, listedAt, newListedAt, channels: model.channels.size, elist });
+      if (due === 'list') {
+        void tasks.run('counts', async () => {
+          // From when it was asked (set at its end, a LIST due every second came every two).
+          const asked = Date.now();
+          await refreshCounts(context, syncState);
+          listedAt = asked;
+          newListedAt = asked;
+        });
+      } else if (due === 'new') {
+        void tasks.run('counts', async () => {
+          const asked = Date.now();
+          await refreshNewChannels(context, syncState);
+          newListedAt = asked;
+        });
+      }
     };
     // After a split or a link: the servers and counts at once, then a sync that starts after it (for new users).
     const topology = new TopologyWatch(context, () => {
@@ -199,6 +202,7 @@ export default definePlugin<StatsConfig>({
     onModelChange((change) => {
       if (change.slice === 'network' && change.kind === 'synced') {
         listedAt = Date.now();
+        newListedAt = listedAt;
         versions.syncCompleted();
       }
       if (!change.name) return;

@@ -213,6 +213,32 @@ export async function syncList(context: SyncContext, state: ListState): Promise<
   return [...unchecked, ...rechecks.map((recheck) => recheck.name)];
 }
 
+/** The LIST of the channels formed in the last minute (ELIST `C`: creation time, in minutes). */
+export const NEW_CHANNELS_QUERY = ['LIST', 'C<1'];
+
+/** Whether the server can list the channels formed lately on their own (ELIST with `C`, as InspIRCd's). */
+export function listsNewChannels(elist: string | undefined): boolean {
+  return elist?.toUpperCase().includes('C') ?? false;
+}
+
+/**
+ * The channels formed in the last minute ({@link NEW_CHANNELS_QUERY}), into the model: between two whole
+ * LISTs of a big network (every 10 s at 10,000 channels), the channels users form elsewhere are found within
+ * a second. Nothing is removed: only a whole LIST shows what is gone. Returns the channels whose modes the bot
+ * must still ask, as {@link syncList} does.
+ */
+export async function syncNewChannels(context: SyncContext, state: ListState): Promise<string[]> {
+  const { irc, model } = context;
+  const lines = await listOnce(context, NEW_CHANNELS_QUERY);
+  await takeListLines(context, state, lines, new Set());
+  if (listShowsModes(lines) || !irc.state.isOperator) return [];
+  return lines.flatMap((line) => {
+    const entry = line.command === '322' ? parseListEntry(line) : null;
+    if (!entry || isLocalChannel(entry.name) || state.modeChecks.has(model.fold(entry.name))) return [];
+    return model.channels.get(entry.name)?.joined === false ? [entry.name] : [];
+  });
+}
+
 /**
  * Ask the modes of up to `budget` channels (MODE #channel). Until its first answer a channel
  * stays hidden, so a slow start only keeps channels off the public lists, never the reverse.

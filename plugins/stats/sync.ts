@@ -8,7 +8,14 @@
 import type { IrcMessage, NetworkModel } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 import { createJoinState, joinChannels, type JoinState } from './joins.js';
-import { checkChannelModes, createListState, syncList, type ListState } from './list.js';
+import {
+  checkChannelModes,
+  createListState,
+  listsNewChannels,
+  syncList,
+  syncNewChannels,
+  type ListState,
+} from './list.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
 import {
   createRealHostState,
@@ -217,6 +224,49 @@ function describeMasks(asked: readonly string[], of: number): string {
 
 /** Modes asked per count refresh for channels formed since the last LIST. */
 const NEW_CHANNEL_MODE_CHECKS = 100;
+
+/**
+ * Between full syncs, LUSERS and LIST are asked again once the last LIST is this many ms per channel old,
+ * and no sooner than {@link COUNTS_REFRESH_MIN_MS}: channels form and empty all the time on a busy network,
+ * and no notice tells of it. A LIST costs the server and the bot in proportion to the channels (10,000: about
+ * 600 KB, a few ms of work), so a big network is asked less often; it also has more channels to drift by.
+ */
+export const COUNTS_REFRESH_MS_PER_CHANNEL = 1;
+export const COUNTS_REFRESH_MIN_MS = 1_000;
+
+/**
+ * What the counts refresh asks now: LUSERS and the whole LIST (`list`) when the last is old enough; else, on a
+ * network big enough that the whole LIST comes less than every {@link COUNTS_REFRESH_MIN_MS} and a server
+ * that lists channels by creation time, the channels formed in the last minute (`new`) once that long has
+ * passed since the last LIST of either kind; else nothing.
+ */
+export function countsDue(at: {
+  now: number;
+  /** When the last whole LIST was asked. */
+  listedAt: number;
+  /** When the last LIST of either kind was asked. */
+  newListedAt: number;
+  channels: number;
+  elist: string | undefined;
+}): 'list' | 'new' | null {
+  const wholeEvery = Math.max(COUNTS_REFRESH_MIN_MS, at.channels * COUNTS_REFRESH_MS_PER_CHANNEL);
+  if (at.now - at.listedAt >= wholeEvery) return 'list';
+  if (
+    wholeEvery > COUNTS_REFRESH_MIN_MS &&
+    listsNewChannels(at.elist) &&
+    at.now - at.newListedAt >= COUNTS_REFRESH_MIN_MS
+  )
+    return 'new';
+  return null;
+}
+
+/** Between two whole LISTs: the channels formed in the last minute, and the modes of those still unknown. */
+export async function refreshNewChannels(context: SyncContext, state: SyncState): Promise<void> {
+  const started = Date.now();
+  const fresh = await syncNewChannels(context, state.list);
+  await checkChannelModes(context, state.list, fresh, NEW_CHANNEL_MODE_CHECKS);
+  context.logger.debug('new channels listed', { channels: context.model.channels.size, ms: Date.now() - started });
+}
 
 /**
  * The network's counts and its channels (LUSERS and LIST) between two full syncs: channels are formed and

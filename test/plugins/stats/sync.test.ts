@@ -8,10 +8,13 @@ import { track } from '../../../plugins/stats/live.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
 import { parseLinksEntry, parseMapLine } from '../../../plugins/stats/servers.js';
 import {
+  COUNTS_REFRESH_MIN_MS,
+  countsDue,
   createSyncState,
   fullSync,
   parseLusers,
   refreshCounts,
+  refreshNewChannels,
   type SyncContext,
 } from '../../../plugins/stats/sync.js';
 import { parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
@@ -770,6 +773,35 @@ t.test('between syncs, LUSERS and LIST alone refresh the counts and the channels
   t.match(model.channels.get('#new'), { users: 1, hidden: false });
   t.notOk(model.channels.get('#tricky'), 'a channel no longer listed is gone');
   t.equal(model.users.size, usersBefore, 'the users are left to the syncs and notices');
+});
+
+t.test('between whole LISTs of a big network, the channels formed in the last minute, every second', async (t) => {
+  const at = (now: number, channels: number, elist: string | undefined, newListedAt = 0) =>
+    countsDue({ now, listedAt: 0, newListedAt, channels, elist });
+  t.equal(at(999, 500, 'CMNTU'), null, 'a small network: the whole LIST every second, nothing between');
+  t.equal(at(1000, 500, 'CMNTU'), 'list');
+  t.equal(at(COUNTS_REFRESH_MIN_MS, 10_000, 'CMNTU'), 'new', '10,000 channels: the new ones after a second');
+  t.equal(at(1500, 10_000, 'CMNTU', 1000), null, 'and not again within the second');
+  t.equal(at(2000, 10_000, 'CMNTU', 1000), 'new');
+  t.equal(at(10_000, 10_000, 'CMNTU', 9500), 'list', 'the whole LIST when it is due, 1 ms per channel');
+  t.equal(at(5000, 10_000, 'MNTU'), null, 'a server that cannot list channels by age is not asked');
+  t.equal(at(5000, 10_000, undefined), null);
+
+  const { irc, model, context } = setup();
+  await fullSync(context, createSyncState());
+  t.ok(model.channels.get('#tricky'), 'known from the sync');
+  const before = model.channels.size;
+  irc.answer(/^LIST C<1$/, [
+    ':hub.test.net 321 DataBot Channel :Users Name',
+    ':hub.test.net 322 DataBot #formed 2 :[+nt] just formed',
+    ':hub.test.net 323 DataBot :End of channel list.',
+  ]);
+  irc.sent.length = 0;
+  await refreshNewChannels(context, createSyncState());
+  t.same(irc.sent, ['LIST C<1'], 'one LIST of the new channels, nothing else');
+  t.match(model.channels.get('#formed'), { users: 2, topic: 'just formed', hidden: false });
+  t.ok(model.channels.get('#tricky'), 'a channel it does not list stays: only a whole LIST shows what is gone');
+  t.equal(model.channels.size, before + 1);
 });
 
 t.test('a user the round sees in a notice is not taken for gone at its end', async (t) => {
