@@ -25,7 +25,15 @@ import { statsConfigSchema, type StatsConfig } from './schema.js';
 import { fetchServiceCommands, withUnansweredKept } from './service-help.js';
 import { requestNotices, trackClientNotice } from './notices.js';
 import { TopologyWatch } from './splits.js';
-import { countsDue, createSyncState, fullSync, refreshCounts, refreshNewChannels, type SyncContext } from './sync.js';
+import {
+  createSyncState,
+  fullSync,
+  newChannelsDue,
+  refreshCounts,
+  refreshNewChannels,
+  wholeListDue,
+  type SyncContext,
+} from './sync.js';
 import { TaskQueue } from './task-queue.js';
 
 /** While a services server is split off, LINKS is asked this often to see it come back. */
@@ -63,6 +71,7 @@ export default definePlugin<StatsConfig>({
     // skew a latency probe: it takes turns of its own, so that a slow one (tens of seconds on a loaded network)
     // never holds up the counts and syncs.
     const serviceTasks = new TaskQueue(logger, () => !irc.state.connected);
+    const newListTasks = new TaskQueue(logger, () => !irc.state.connected);
     // Bookkeeping of one connection: what the bot asked and learnt about the network's answers.
     let syncState = createSyncState();
     let probeChoice: ProbeChoice = new Map();
@@ -89,11 +98,10 @@ export default definePlugin<StatsConfig>({
     let listedAt = 0;
     let newListedAt = 0;
     const counts = (): void => {
-      if (!ready || !model.ready || tasks.has('sync') || tasks.has('counts')) return;
+      if (!ready || !model.ready) return;
       const now = Date.now();
-      const elist = irc.state.isupport.get('ELIST');
-      const due = countsDue({ now, listedAt, newListedAt, channels: model.channels.size, elist });
-      if (due === 'list') {
+      const channels = model.channels.size;
+      if (!tasks.has('sync') && !tasks.has('counts') && wholeListDue({ now, listedAt, channels })) {
         void tasks.run('counts', async () => {
           // From when it was asked (set at its end, a LIST due every second came every two).
           const asked = Date.now();
@@ -101,13 +109,18 @@ export default definePlugin<StatsConfig>({
           listedAt = asked;
           newListedAt = asked;
         });
-      } else if (due === 'new') {
-        void tasks.run('counts', async () => {
-          const asked = Date.now();
-          await refreshNewChannels(context, syncState);
-          newListedAt = asked;
-        });
+        return;
       }
+      // The new channels in a lane of their own, so they are asked during a long sync too (a refresh's WHO
+      // slice takes 20 s at 50,000 users), but not beside a whole LIST.
+      const elist = irc.state.isupport.get('ELIST');
+      if (tasks.has('counts') || newListTasks.has('new') || !newChannelsDue({ now, newListedAt, channels, elist }))
+        return;
+      void newListTasks.run('new', async () => {
+        const asked = Date.now();
+        await refreshNewChannels(context, syncState);
+        newListedAt = asked;
+      });
     };
     // After a split or a link: the servers and counts at once, then a sync that starts after it (for new users).
     const topology = new TopologyWatch(context, () => {

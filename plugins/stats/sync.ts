@@ -234,30 +234,32 @@ const NEW_CHANNEL_MODE_CHECKS = 100;
 export const COUNTS_REFRESH_MS_PER_CHANNEL = 1;
 export const COUNTS_REFRESH_MIN_MS = 1_000;
 
+/** Whether the whole LIST (and LUSERS) is due: 1 ms per channel since the last, and at least a second. */
+export function wholeListDue(at: { now: number; listedAt: number; channels: number }): boolean {
+  return at.now - at.listedAt >= wholeListEvery(at.channels);
+}
+
+function wholeListEvery(channels: number): number {
+  return Math.max(COUNTS_REFRESH_MIN_MS, channels * COUNTS_REFRESH_MS_PER_CHANNEL);
+}
+
 /**
- * What the counts refresh asks now: LUSERS and the whole LIST (`list`) when the last is old enough; else, on a
- * network big enough that the whole LIST comes less than every {@link COUNTS_REFRESH_MIN_MS} and a server
- * that lists channels by creation time, the channels formed in the last minute (`new`) once that long has
- * passed since the last LIST of either kind; else nothing.
+ * Whether the LIST of the channels formed in the last minute is due: on a network big enough that the whole
+ * LIST comes less than every {@link COUNTS_REFRESH_MIN_MS}, and a server that lists channels by creation
+ * time, once that long has passed since the last LIST of either kind.
  */
-export function countsDue(at: {
+export function newChannelsDue(at: {
   now: number;
-  /** When the last whole LIST was asked. */
-  listedAt: number;
   /** When the last LIST of either kind was asked. */
   newListedAt: number;
   channels: number;
   elist: string | undefined;
-}): 'list' | 'new' | null {
-  const wholeEvery = Math.max(COUNTS_REFRESH_MIN_MS, at.channels * COUNTS_REFRESH_MS_PER_CHANNEL);
-  if (at.now - at.listedAt >= wholeEvery) return 'list';
-  if (
-    wholeEvery > COUNTS_REFRESH_MIN_MS &&
+}): boolean {
+  return (
+    wholeListEvery(at.channels) > COUNTS_REFRESH_MIN_MS &&
     listsNewChannels(at.elist) &&
     at.now - at.newListedAt >= COUNTS_REFRESH_MIN_MS
-  )
-    return 'new';
-  return null;
+  );
 }
 
 /** Between two whole LISTs: the channels formed in the last minute, and the modes of those still unknown. */

@@ -9,13 +9,14 @@ import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/sche
 import { parseLinksEntry, parseMapLine } from '../../../plugins/stats/servers.js';
 import {
   COUNTS_REFRESH_MIN_MS,
-  countsDue,
   createSyncState,
   fullSync,
+  newChannelsDue,
   parseLusers,
   refreshCounts,
   refreshNewChannels,
   type SyncContext,
+  wholeListDue,
 } from '../../../plugins/stats/sync.js';
 import { parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
@@ -776,16 +777,18 @@ t.test('between syncs, LUSERS and LIST alone refresh the counts and the channels
 });
 
 t.test('between whole LISTs of a big network, the channels formed in the last minute, every second', async (t) => {
-  const at = (now: number, channels: number, elist: string | undefined, newListedAt = 0) =>
-    countsDue({ now, listedAt: 0, newListedAt, channels, elist });
-  t.equal(at(999, 500, 'CMNTU'), null, 'a small network: the whole LIST every second, nothing between');
-  t.equal(at(1000, 500, 'CMNTU'), 'list');
-  t.equal(at(COUNTS_REFRESH_MIN_MS, 10_000, 'CMNTU'), 'new', '10,000 channels: the new ones after a second');
-  t.equal(at(1500, 10_000, 'CMNTU', 1000), null, 'and not again within the second');
-  t.equal(at(2000, 10_000, 'CMNTU', 1000), 'new');
-  t.equal(at(10_000, 10_000, 'CMNTU', 9500), 'list', 'the whole LIST when it is due, 1 ms per channel');
-  t.equal(at(5000, 10_000, 'MNTU'), null, 'a server that cannot list channels by age is not asked');
-  t.equal(at(5000, 10_000, undefined), null);
+  t.notOk(wholeListDue({ now: 999, listedAt: 0, channels: 500 }), 'a small network: the whole LIST every second');
+  t.ok(wholeListDue({ now: 1000, listedAt: 0, channels: 500 }));
+  t.notOk(wholeListDue({ now: 9999, listedAt: 0, channels: 10_000 }), '10,000 channels: 1 ms per channel');
+  t.ok(wholeListDue({ now: 10_000, listedAt: 0, channels: 10_000 }));
+  const fresh = (now: number, channels: number, elist: string | undefined, newListedAt = 0) =>
+    newChannelsDue({ now, newListedAt, channels, elist });
+  t.notOk(fresh(5000, 500, 'CMNTU'), 'not on a small network, whose whole LIST comes every second');
+  t.ok(fresh(COUNTS_REFRESH_MIN_MS, 10_000, 'CMNTU'), '10,000 channels: the new ones after a second');
+  t.notOk(fresh(1500, 10_000, 'CMNTU', 1000), 'and not again within the second');
+  t.ok(fresh(2000, 10_000, 'CMNTU', 1000));
+  t.notOk(fresh(5000, 10_000, 'MNTU'), 'a server that cannot list channels by age is not asked');
+  t.notOk(fresh(5000, 10_000, undefined));
 
   const { irc, model, context } = setup();
   await fullSync(context, createSyncState());
