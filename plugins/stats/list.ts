@@ -224,7 +224,7 @@ export function listsNewChannels(elist: string | undefined): boolean {
 /**
  * The channels formed in the last minute ({@link NEW_CHANNELS_QUERY}), into the model: between two whole
  * LISTs of a big network (every 10 s at 10,000 channels), the channels users form elsewhere are found within
- * a second. Nothing is removed: only a whole LIST shows what is gone. Returns the channels whose modes the bot
+ * a few seconds. Nothing is removed: only a whole LIST shows what is gone. Returns the channels whose modes the bot
  * must still ask, as {@link syncList} does.
  */
 export async function syncNewChannels(context: SyncContext, state: ListState): Promise<string[]> {

@@ -234,6 +234,13 @@ const NEW_CHANNEL_MODE_CHECKS = 100;
 export const COUNTS_REFRESH_MS_PER_CHANNEL = 1;
 export const COUNTS_REFRESH_MIN_MS = 1_000;
 
+/**
+ * How often the channels formed in the last minute are asked between two whole LISTs. ELIST counts in minutes,
+ * so each new channel is listed again at every ask of its first minute: every 2 s rather than every second
+ * halves that cost (at 50,000 users under churn a few hundred rows each time) for channels found 1 s later.
+ */
+export const NEW_CHANNELS_EVERY_MS = 2_000;
+
 /** Whether the whole LIST (and LUSERS) is due: 1 ms per channel since the last, and at least a second. */
 export function wholeListDue(at: { now: number; listedAt: number; channels: number }): boolean {
   return at.now - at.listedAt >= wholeListEvery(at.channels);
@@ -245,7 +252,7 @@ function wholeListEvery(channels: number): number {
 
 /**
  * Whether the LIST of the channels formed in the last minute is due: on a network big enough that the whole
- * LIST comes less than every {@link COUNTS_REFRESH_MIN_MS}, and a server that lists channels by creation
+ * LIST comes less often than {@link NEW_CHANNELS_EVERY_MS}, and a server that lists channels by creation
  * time, once that long has passed since the last LIST of either kind.
  */
 export function newChannelsDue(at: {
@@ -256,9 +263,9 @@ export function newChannelsDue(at: {
   elist: string | undefined;
 }): boolean {
   return (
-    wholeListEvery(at.channels) > COUNTS_REFRESH_MIN_MS &&
+    wholeListEvery(at.channels) > NEW_CHANNELS_EVERY_MS &&
     listsNewChannels(at.elist) &&
-    at.now - at.newListedAt >= COUNTS_REFRESH_MIN_MS
+    at.now - at.newListedAt >= NEW_CHANNELS_EVERY_MS
   );
 }
 
