@@ -1,8 +1,9 @@
 /**
  * The irc-framework adapter: the library opens the socket and does CAP
- * negotiation and SASL PLAIN; everything it receives is handed over raw through
- * its raw middleware (which sees every line, including WHOX replies whose token
- * irc-framework does not know and would otherwise drop). Reconnecting is ours,
+ * negotiation and SASL PLAIN; every line it reads comes to the bot first, parsed
+ * by the bot's own parser (lib/irc/line-parser.ts), and the library is handed only
+ * the lines it needs (an attached client's lines come through the library's raw
+ * middleware, which sees every line). Reconnecting is ours,
  * not the library's, so the backoff is the same on every transport. The library's
  * own CTCP VERSION answer is off: the host's bot policy answers CTCP alike on both.
  */
@@ -30,8 +31,8 @@ const BOT_ONLY = new Set([
 /** The connect option SlicedNetTransport finds the bot's own line handler under. */
 const BOT_LINES = 'bot_lines';
 
-/** Whether the library's own handlers get a line after the bot (see {@link BOT_ONLY}); exported for tests. */
-export function libraryHandles(command: string): boolean {
+/** Whether the library's own handlers get a line after the bot (see {@link BOT_ONLY}). */
+function libraryHandles(command: string): boolean {
   return !BOT_ONLY.has(command);
 }
 
@@ -62,7 +63,7 @@ export class SlicedNetTransport extends NetTransport {
     this.slicer.push(data);
   }
 
-  /** A line to the bot straight away when it is one the library is not handed ({@link BOT_ONLY}), else to the library. */
+  /** A line to the bot first; to the library too unless the bot spares it ({@link BOT_ONLY}). */
   private deliver(line: string): void {
     const take = this.options[BOT_LINES] as ((line: string) => boolean) | undefined;
     if (take?.(line)) return;
@@ -118,12 +119,6 @@ export class IrcFrameworkTransport extends BaseTransport {
     this.client = client;
     let markClosed: () => void = () => undefined;
     this.closed = new Promise((resolve) => (markClosed = resolve));
-    client.use((_client, raw) => {
-      raw.use((command, message, _line, source, next) => {
-        if (source === this.client) this.handleMessage(toIrcMessage(message));
-        if (libraryHandles(command)) next();
-      });
-    });
     client.on('socket connected', () => this.handleConnected());
     client.on('socket error', (error) => this.logger.warn('socket error', { error: error.message }));
     client.on('socket close', (error) => {
@@ -143,9 +138,9 @@ export class IrcFrameworkTransport extends BaseTransport {
       // The host's bot policy answers CTCP VERSION (and PING), paced and limited per client; the library would
       // answer every VERSION at once, past the send queue.
       version: null,
-      // Read by SlicedNetTransport (the library hands the transport its options): lines the library is not
-      // handed skip its parser and middleware too.
-      ...{ [BOT_LINES]: (line: string) => this.takeBotLine(line) },
+      // Read by SlicedNetTransport (the library hands the transport its options): every line comes to the bot
+      // first, parsed once by its own parser; a client replaced since (a reconnect) is not listened to.
+      ...{ [BOT_LINES]: (line: string) => client === this.client && this.takeLine(line) },
       auto_reconnect: false,
       enable_chghost: true,
       ping_interval: 30,
@@ -154,12 +149,12 @@ export class IrcFrameworkTransport extends BaseTransport {
     });
   }
 
-  /** Handles `line` here when the library is not handed its kind ({@link BOT_ONLY}); whether it did. */
-  private takeBotLine(line: string): boolean {
+  /** Hands `line` to the bot; whether the library is spared it ({@link BOT_ONLY}). */
+  private takeLine(line: string): boolean {
     const message = parseLine(line);
-    if (!message || libraryHandles(message.command)) return false;
+    if (!message) return false;
     this.handleMessage(message);
-    return true;
+    return !libraryHandles(message.command);
   }
 
   protected writeLine(line: string): void {
