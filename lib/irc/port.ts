@@ -89,6 +89,12 @@ export interface IrcRequest {
   onSent?: () => void;
   /** Goes before other requests, as an answer to a person does ({@link LineOptions.urgent}): a lookup a command waits for. */
   urgent?: boolean;
+  /**
+   * Never in flight beside another serial request of the same command. For a command whose reply lines do
+   * not say which request they answer (LIST, LUSERS, LINKS, STATS): two such requests out at once would each
+   * take both replies' lines, and the first reply's end would end both.
+   */
+  serial?: boolean;
 }
 
 export interface IrcPort {

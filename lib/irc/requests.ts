@@ -114,10 +114,13 @@ export class RequestLane {
     }
   }
 
-  /** Send waiting requests while fewer than {@link REQUESTS_IN_FLIGHT} are unanswered. */
+  /**
+   * Send waiting requests while fewer than {@link REQUESTS_IN_FLIGHT} are unanswered, in order, passing over a
+   * serial request whose command is already out (it keeps its place until that reply ends).
+   */
   private sendWaiting(): void {
     while (this.pending.length < REQUESTS_IN_FLIGHT && this.open()) {
-      const pending = this.waiting.urgent.shift() ?? this.waiting.other.shift();
+      const pending = this.takeSendable(this.waiting.urgent) ?? this.takeSendable(this.waiting.other);
       if (!pending) return;
       const { request } = pending;
       const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -132,6 +135,20 @@ export class RequestLane {
     }
   }
 
+  /** The first of `queue` that may go out now, taken off it. */
+  private takeSendable(queue: PendingRequest[]): PendingRequest | undefined {
+    const index = queue.findIndex((waiting) => !waiting.request.serial || !this.serialOut(waiting.request));
+    return index < 0 ? undefined : queue.splice(index, 1)[0];
+  }
+
+  /** Whether a serial request of `request`'s command is out: sent and unanswered, or refused and sent again later. */
+  private serialOut(request: IrcRequest): boolean {
+    const command = request.send[0]?.toUpperCase();
+    const same = (other: PendingRequest): boolean =>
+      other.request.serial === true && other.request.send[0]?.toUpperCase() === command;
+    return this.pending.some(same) || [...this.refused].some(same);
+  }
+
   /**
    * An RPL_TRYAGAIN for a command the bot has a request of out: the oldest such request takes it (the
    * server answers in order). It is sent again after a wait that doubles each time, and rejected once
@@ -142,12 +159,14 @@ export class RequestLane {
     const pending = command ? this.pending.find((sent) => sent.request.send[0]?.toUpperCase() === command) : undefined;
     if (!pending) return false;
     // Out of the unanswered requests at once: the empty RPL_ENDOFWHO ircd-hybrid sends after refusing a WHO
-    // does not end it, and its turn goes to the next request.
-    this.remove(pending);
+    // does not end it, and its turn goes to the next request (not to a serial one of its command).
+    clearTimeout(pending.timer);
+    this.pending.splice(this.pending.indexOf(pending), 1);
     pending.collected = [];
     const { firstWaitMs, times } = this.tryAgain;
     if (pending.refused >= times) {
       const waited = firstWaitMs * (2 ** times - 1);
+      this.sendWaiting();
       pending.reject(
         new Error(
           `the server rate-limits ${pending.request.send[0]} (RPL_TRYAGAIN, 263) and refused it ${times + 1} times ` +
@@ -159,6 +178,7 @@ export class RequestLane {
     const waitMs = firstWaitMs * 2 ** pending.refused;
     pending.refused++;
     this.refused.add(pending);
+    this.sendWaiting();
     pending.timer = setTimeout(() => {
       if (!this.refused.delete(pending)) return;
       // Back to the head of its queue: it was sent before the requests still waiting.

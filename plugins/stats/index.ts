@@ -71,7 +71,9 @@ export default definePlugin<StatsConfig>({
     // skew a latency probe: it takes turns of its own, so that a slow one (tens of seconds on a loaded network)
     // never holds up the counts and syncs.
     const serviceTasks = new TaskQueue(logger, () => !irc.state.connected);
-    const newListTasks = new TaskQueue(logger, () => !irc.state.connected);
+    // The LISTs between syncs take turns of their own, so that they go on during a long sync too (a refresh's
+    // WHO slice takes 20 s at 50,000 users): channels form and empty all the time.
+    const listTasks = new TaskQueue(logger, () => !irc.state.connected);
     // Bookkeeping of one connection: what the bot asked and learnt about the network's answers.
     let syncState = createSyncState();
     let probeChoice: ProbeChoice = new Map();
@@ -94,33 +96,20 @@ export default definePlugin<StatsConfig>({
       wholeAsked = true;
       return tasks.runFresh('sync', syncTask);
     };
-    // Between two syncs, not beside one (a sync asks the same); a sync's own LIST counts as the last one.
-    let listedAt = 0;
-    let newListedAt = 0;
+    // Beside a sync too (the requests' lane sends one LIST at a time); a sync's own LIST counts as the last one.
     const counts = (): void => {
-      if (!ready || !model.ready) return;
+      if (!ready || !model.ready || listTasks.has('counts') || listTasks.has('new')) return;
       const now = Date.now();
       const channels = model.channels.size;
-      if (!tasks.has('sync') && !tasks.has('counts') && wholeListDue({ now, listedAt, channels })) {
-        void tasks.run('counts', async () => {
-          // From when it was asked (set at its end, a LIST due every second came every two).
-          const asked = Date.now();
-          await refreshCounts(context, syncState);
-          listedAt = asked;
-          newListedAt = asked;
-        });
+      const { listedAt, newListedAt } = syncState.list;
+      if (wholeListDue({ now, listedAt, channels })) {
+        void listTasks.run('counts', () => refreshCounts(context, syncState));
         return;
       }
-      // The new channels in a lane of their own, so they are asked during a long sync too (a refresh's WHO
-      // slice takes 20 s at 50,000 users), but not beside a whole LIST.
+      // Between two whole LISTs of a big network, the channels formed in the last minute.
       const elist = irc.state.isupport.get('ELIST');
-      if (tasks.has('counts') || newListTasks.has('new') || !newChannelsDue({ now, newListedAt, channels, elist }))
-        return;
-      void newListTasks.run('new', async () => {
-        const asked = Date.now();
-        await refreshNewChannels(context, syncState);
-        newListedAt = asked;
-      });
+      if (!newChannelsDue({ now, newListedAt, channels, elist })) return;
+      void listTasks.run('new', () => refreshNewChannels(context, syncState));
     };
     // After a split or a link: the servers and counts at once, then a sync that starts after it (for new users).
     const topology = new TopologyWatch(context, () => {
@@ -129,7 +118,10 @@ export default definePlugin<StatsConfig>({
     const latency = (): Promise<void> =>
       ready && model.ready
         ? tasks.run('latency', () =>
-            measureLatency(context, probeChoice, Math.min(MAX_PROBE_TIMEOUT_MS, config.latency_seconds * 1000)),
+            // In the LISTs' turn too: a probe's answer queued behind a LIST's would measure the LIST.
+            listTasks.run('latency', () =>
+              measureLatency(context, probeChoice, Math.min(MAX_PROBE_TIMEOUT_MS, config.latency_seconds * 1000)),
+            ),
           )
         : Promise.resolve();
     const serviceCommands = (): Promise<void> =>
@@ -213,11 +205,7 @@ export default definePlugin<StatsConfig>({
       noteWhoisAccount(message, model);
     });
     onModelChange((change) => {
-      if (change.slice === 'network' && change.kind === 'synced') {
-        listedAt = Date.now();
-        newListedAt = listedAt;
-        versions.syncCompleted();
-      }
+      if (change.slice === 'network' && change.kind === 'synced') versions.syncCompleted();
       if (!change.name) return;
       if (change.slice === 'users' && change.kind === 'upsert') {
         // One lookup for both.

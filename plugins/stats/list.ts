@@ -22,13 +22,24 @@ export const LIST_BANDS = ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'];
 /** MODE queries in flight at once: enough to hide the round trip, few enough for the send queue. */
 const MODE_QUERIES_IN_FLIGHT = 4;
 
-/** Collector bookkeeping across syncs: when the bot last asked each channel's modes (folded name → ms). */
+/** Collector bookkeeping across syncs. */
 export interface ListState {
+  /** When the bot last asked each channel's modes (folded name → ms). */
   modeChecks: Map<string, number>;
+  /**
+   * The whole LIST taken last, or under way. A sync's LIST and the one between syncs may be due together: the
+   * second waits for the first, so that what the older answer has not listed is not taken as gone after the newer
+   * answer has added it.
+   */
+  wholeList: Promise<unknown>;
+  /** When the last whole LIST was asked (ms; 0 before the first). */
+  listedAt: number;
+  /** When the last LIST of either kind, whole or of the new channels, was asked (ms; 0 before the first). */
+  newListedAt: number;
 }
 
 export function createListState(): ListState {
-  return { modeChecks: new Map() };
+  return { modeChecks: new Map(), wholeList: Promise.resolve(), listedAt: 0, newListedAt: 0 };
 }
 
 /** One RPL_LIST entry. */
@@ -117,6 +128,7 @@ export function namesInLines(names: readonly string[]): string[][] {
 function listOnce({ irc }: SyncContext, send: string[]): Promise<IrcMessage[]> {
   return irc.request({
     send,
+    serial: true,
     reply: (line) => line.command === '322',
     end: (line) => line.command === '323',
     timeoutMs: 120000,
@@ -176,8 +188,16 @@ async function takeListLines(
  * whose modes the bot must still ask (an operator on a network that hides modes in LIST):
  * never-asked ones first, then the oldest answers.
  */
-export async function syncList(context: SyncContext, state: ListState): Promise<string[]> {
+export function syncList(context: SyncContext, state: ListState): Promise<string[]> {
+  const taken = state.wholeList.then(() => takeWholeList(context, state));
+  state.wholeList = taken.catch(() => undefined);
+  return taken;
+}
+
+async function takeWholeList(context: SyncContext, state: ListState): Promise<string[]> {
   const { irc, model, config } = context;
+  state.listedAt = Date.now();
+  state.newListedAt = state.listedAt;
   const lines: IrcMessage[] = [];
   const queries = listQueries(model.stats.channels, config.list_chunk_above, irc.state.isupport.get('ELIST'));
   for (const send of queries) lines.push(...(await listOnce(context, send)));
@@ -229,6 +249,7 @@ export function listsNewChannels(elist: string | undefined): boolean {
  */
 export async function syncNewChannels(context: SyncContext, state: ListState): Promise<string[]> {
   const { irc, model } = context;
+  state.newListedAt = Date.now();
   const lines = await listOnce(context, NEW_CHANNELS_QUERY);
   await takeListLines(context, state, lines, new Set());
   if (listShowsModes(lines) || !irc.state.isOperator) return [];

@@ -37,6 +37,7 @@ export async function syncLinks({ irc, model, config, urgent }: SyncContext): Pr
   const lines = await irc.request({
     urgent,
     send: ['LINKS'],
+    serial: true,
     reply: (line) => line.command === '364',
     end: (line) => line.command === '365',
   });
@@ -67,6 +68,7 @@ export async function syncServerUsers({ irc, model, urgent }: SyncContext): Prom
   const lines = await irc.request({
     urgent,
     send: ['MAP'],
+    serial: true,
     reply: (line) => line.command === '015' || line.command === '006',
     end: (line) => ['017', '007', '481', '421'].includes(line.command),
   });

@@ -103,6 +103,7 @@ export async function syncLusers({ irc, model, urgent }: SyncContext): Promise<v
   const lines = await irc.request({
     urgent,
     send: ['LUSERS'],
+    serial: true,
     reply: isNumeric('251', '252', '253', '254', '255', '265', '266'),
     end: isNumeric('266'),
   });

@@ -451,6 +451,7 @@ export function parseStatsOperator(text: string): { nick: string; ident: string;
 export async function syncOperators({ irc, model }: SyncContext): Promise<Set<string> | null> {
   const lines = await irc.request({
     send: ['STATS', 'P'],
+    serial: true,
     reply: (line) => line.command === '249',
     end: (line) => ['219', '481', '421'].includes(line.command),
     timeoutMs: 30000,

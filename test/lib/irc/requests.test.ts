@@ -203,3 +203,61 @@ t.test('the transport routes 263 to its requests: the default wait is 2 s, then 
     ['364', '365'],
   );
 });
+
+/** LIST as the stats plugin asks it: its rows and its end name no request. */
+const list = (mask: string, serial: boolean): IrcRequest => ({
+  send: mask ? ['LIST', mask] : ['LIST'],
+  serial,
+  reply: (message) => message.command === '322',
+  end: (message) => message.command === '323',
+});
+
+const listReply = (...channels: string[]) => [
+  ':hub.test.net 321 DataBot Channel :Users Name',
+  ...channels.map((channel) => `:hub.test.net 322 DataBot ${channel} 3 :topic`),
+  ':hub.test.net 323 DataBot :End of channel list.',
+];
+
+const channelsOf = (lines: readonly { command: string; params: string[] }[]) =>
+  lines.filter((line) => line.command === '322').map((line) => line.params[1]);
+
+t.test('two serial LISTs: the second goes out when the first has ended, and each gets its own rows', async (t) => {
+  const { requests, sent, receive } = lane();
+  const fresh = requests.add(list('C<1', true));
+  const whole = requests.add(list('', true));
+  const other = requests.add(links('*'));
+  t.same(sent, ['LIST C<1', 'LINKS *'], 'the second LIST waits; a request of another command passes it');
+  receive(...listReply('#new'));
+  t.same(sent, ['LIST C<1', 'LINKS *', 'LIST'], 'sent once the first reply ended');
+  receive(...listReply('#new', '#old', '#older'));
+  receive(':hub.test.net 365 DataBot * :End of /LINKS list.');
+  t.same(channelsOf(await fresh), ['#new']);
+  t.same(channelsOf(await whole), ['#new', '#old', '#older'], 'the whole LIST, not the first reply');
+  t.equal((await other).length, 1);
+});
+
+t.test('without serial, two LISTs out at once take each other’s rows (why LIST is serial)', async (t) => {
+  const { requests, sent, receive } = lane();
+  const fresh = requests.add(list('C<1', false));
+  const whole = requests.add(list('', false));
+  t.same(sent, ['LIST C<1', 'LIST']);
+  receive(...listReply('#new'));
+  t.same(channelsOf(await whole), ['#new'], 'the whole LIST ended on the first reply: the rest would be taken as gone');
+  t.same(channelsOf(await fresh), ['#new']);
+});
+
+t.test('a serial request refused with 263 keeps the next of its command waiting until it is answered', async (t) => {
+  const { requests, sent, receive } = lane({ firstWaitMs: 30, times: 3 });
+  const first = requests.add(list('', true));
+  const second = requests.add(list('>10', true));
+  receive(tryAgain('LIST'));
+  await wait(10);
+  t.same(sent, ['LIST'], 'the second does not take the refused one’s turn');
+  await sentCount(sent, 2);
+  t.same(sent, ['LIST', 'LIST'], 'the refused one again');
+  receive(...listReply('#a'));
+  t.same(sent, ['LIST', 'LIST', 'LIST >10']);
+  receive(...listReply('#b'));
+  t.same(channelsOf(await first), ['#a']);
+  t.same(channelsOf(await second), ['#b']);
+});

@@ -807,6 +807,42 @@ t.test('between whole LISTs of a big network, the channels formed in the last mi
   t.equal(model.channels.size, before + 1);
 });
 
+t.test(
+  'a whole LIST beside a sync waits for the other: one LIST out at a time, and the newer answer stands',
+  async (t) => {
+    const { irc, model, context } = setup();
+    const state = createSyncState();
+    await fullSync(context, state);
+    let written = 0;
+    let ended = 0;
+    let mostOut = 0;
+    irc.on('message', (line) => {
+      if (line.command === '323') ended++;
+    });
+    const row = (name: string) => `:hub.test.net 322 DataBot ${name} 2 :[+nt] topic`;
+    irc.answer(/^LIST$/, () => {
+      written++;
+      mostOut = Math.max(mostOut, written - ended);
+      return [
+        ':hub.test.net 321 DataBot Channel :Users Name',
+        // The first answer big enough to be taken over several slices of time, during which the second arrives.
+        ...(written === 1
+          ? [row('#tricky'), row('#public'), ...Array.from({ length: 30_000 }, (_, index) => row(`#many${index}`))]
+          : [row('#public'), row('#new')]),
+        ':hub.test.net 323 DataBot :End of channel list.',
+      ];
+    });
+    // The sync's own LIST and the one between syncs, due at the same time.
+    await Promise.all([fullSync(context, state), refreshCounts(context, state)]);
+    t.equal(written, 2, 'two whole LISTs');
+    t.equal(mostOut, 1, 'never two out at once (their rows and ends name no request)');
+    t.ok(model.channels.get('#new'), 'the later answer’s new channel stays');
+    t.notOk(model.channels.get('#tricky'), 'gone from the later answer');
+    t.notOk(model.channels.get('#many0'));
+    t.ok(state.list.listedAt > 0 && state.list.newListedAt >= state.list.listedAt, 'when it was last asked');
+  },
+);
+
 t.test('a user the round sees in a notice is not taken for gone at its end', async (t) => {
   const { irc, model, context } = setup();
   const state = createSyncState();
