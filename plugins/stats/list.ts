@@ -66,15 +66,6 @@ export function parseListEntry(message: IrcMessage): ListEntry | null {
   };
 }
 
-/**
- * The server shows modes in LIST when every entry starts with them. One topic that happens to
- * start with `[+` cannot fool this unless it is the only channel, and then it errs towards hidden.
- */
-export function listShowsModes(lines: readonly IrcMessage[]): boolean {
-  const texts = lines.filter((line) => line.command === '322' && line.params[1] !== '*');
-  return texts.length > 0 && texts.every((line) => MODES_PREFIX.test(line.params[3] ?? ''));
-}
-
 /** The LIST requests of one sync: all at once, or by user-count bands on a big network that allows it. */
 export function listQueries(networkChannels: number | null, chunkAbove: number, elist: string | undefined): string[][] {
   const big = networkChannels === null || networkChannels > chunkAbove;
@@ -124,42 +115,50 @@ export function namesInLines(names: readonly string[]): string[][] {
   return groups;
 }
 
-/** One LIST request and its lines. */
-function listOnce({ irc }: SyncContext, send: string[]): Promise<IrcMessage[]> {
-  return irc.request({
-    send,
-    serial: true,
-    reply: (line) => line.command === '322',
-    end: (line) => line.command === '323',
-    timeoutMs: 120000,
-  });
-}
+/**
+ * The rows of one or more LIST replies, taken into the model as they arrive: a LIST of 10,000 channels is never
+ * held whole (its lines would outlive young-generation collections and be promoted, every 10 s).
+ */
+class ListTaker {
+  /** Folded names of the channels listed. */
+  readonly listed = new Set<string>();
+  /** Channels listed whose modes LIST does not show, the bot is not in, and it never asked (not `&` ones). */
+  readonly unchecked: string[] = [];
+  private rows = 0;
+  private rowsWithModes = 0;
+  private readonly asOperator: boolean;
 
-/** The channels of LIST `lines` into the model, and their folded names into `listed`. */
-async function takeListLines(
-  context: SyncContext,
-  state: ListState,
-  lines: readonly IrcMessage[],
-  listed: Set<string>,
-): Promise<void> {
-  const { irc, model } = context;
-  const asOperator = irc.state.isOperator;
-  const slice = new TimeSlice();
-  for (const line of lines) {
-    // Tens of thousands of channels are taken a slice of time at a time, with the event loop free in between.
-    if (slice.spent()) await slice.pause();
-    if (line.command !== '322') continue;
+  constructor(
+    private readonly context: SyncContext,
+    private readonly state: ListState,
+  ) {
+    this.asOperator = context.irc.state.isOperator;
+  }
+
+  /**
+   * The server shows modes in LIST when every row starts with them. One topic that happens to start with `[+`
+   * cannot fool this unless it is the only channel, and then it errs towards hidden.
+   */
+  get showsModes(): boolean {
+    return this.rows > 0 && this.rowsWithModes === this.rows;
+  }
+
+  /** One RPL_LIST row. */
+  take(line: IrcMessage): void {
     const entry = parseListEntry(line);
-    if (!entry) continue;
+    if (!entry) return;
+    this.rows++;
+    if (entry.modes !== null) this.rowsWithModes++;
+    const { model } = this.context;
     const key = model.fold(entry.name);
-    if (listed.has(key)) continue;
-    listed.add(key);
+    if (this.listed.has(key)) return;
+    this.listed.add(key);
     const channel = model.channels.get(entry.name);
     const joined = channel?.joined ?? false;
     if (isLocalChannel(entry.name)) {
       // A server-local channel (`&SERVER` on ngircd) is one server's, not the network's: never public.
       model.upsertChannel(entry.name, { topic: entry.topic, users: entry.users, hidden: true });
-      continue;
+      return;
     }
     // Where the bot is a member, the live picture (NAMES, MODE, TOPIC) is exact; LIST only fills in the rest.
     if (joined) {
@@ -173,13 +172,26 @@ async function takeListLines(
       });
     } else {
       // Without modes, LIST to a non-operator shows public channels only; an operator sees every channel.
-      const checked = state.modeChecks.has(key);
+      const checked = this.state.modeChecks.has(key);
       model.upsertChannel(entry.name, {
         topic: entry.topic,
         users: entry.users,
-        hidden: asOperator ? (checked && channel ? channel.hidden : true) : false,
+        hidden: this.asOperator ? (checked && channel ? channel.hidden : true) : false,
       });
+      if (!checked) this.unchecked.push(entry.name);
     }
+  }
+
+  /** One LIST request, its rows taken as they come. */
+  list(send: string[]): Promise<unknown> {
+    return this.context.irc.request({
+      send,
+      serial: true,
+      reply: (line) => line.command === '322',
+      onReply: (line) => this.take(line),
+      end: (line) => line.command === '323',
+      timeoutMs: 120000,
+    });
   }
 }
 
@@ -198,29 +210,34 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   const { irc, model, config } = context;
   state.listedAt = Date.now();
   state.newListedAt = state.listedAt;
-  const lines: IrcMessage[] = [];
+  const taker = new ListTaker(context, state);
   const queries = listQueries(model.stats.channels, config.list_chunk_above, irc.state.isupport.get('ELIST'));
-  for (const send of queries) lines.push(...(await listOnce(context, send)));
-  const showsModes = listShowsModes(lines);
-  const listed = new Set<string>();
-  await takeListLines(context, state, lines, listed);
-  let unlisted = [...model.channels.all()].filter(
-    (channel) => !channel.joined && !listed.has(model.fold(channel.name)),
-  );
+  for (const send of queries) await taker.list(send);
+  const { listed } = taker;
+  // The channels as the answer ended (one formed while this is sliced was not in it, yet not gone).
+  const known = [...model.channels.all()];
+  const slice = new TimeSlice();
+  let unlisted: typeof known = [];
+  for (const channel of known) {
+    if (slice.spent()) await slice.pause();
+    if (!channel.joined && !listed.has(model.fold(channel.name))) unlisted.push(channel);
+  }
   // Bands are answered one after another: a channel whose count crossed into a band already answered (a
   // part, a quit) is in none of them, though it still exists. Those the round missed are asked by name.
   if (queries.length > 1 && unlisted.length > 0 && unlisted.length <= MAX_LIST_BY_NAME) {
     for (const names of namesInLines(unlisted.map((channel) => channel.name))) {
-      await takeListLines(context, state, await listOnce(context, ['LIST', names.join(',')]), listed);
+      await taker.list(['LIST', names.join(',')]);
     }
     unlisted = unlisted.filter((channel) => !listed.has(model.fold(channel.name)));
   }
   for (const channel of unlisted) {
+    // Formed again since it was found missing (a JOIN the bot saw): not gone.
+    if (model.channels.get(channel.name) !== channel || channel.joined) continue;
     model.removeChannel(channel.name);
     state.modeChecks.delete(model.fold(channel.name));
   }
   const asOperator = irc.state.isOperator;
-  if (showsModes || !asOperator) return [];
+  if (taker.showsModes || !asOperator) return [];
   const unchecked: string[] = [];
   const rechecks: { name: string; at: number }[] = [];
   for (const channel of model.channels.all()) {
@@ -248,16 +265,10 @@ export function listsNewChannels(elist: string | undefined): boolean {
  * must still ask, as {@link syncList} does.
  */
 export async function syncNewChannels(context: SyncContext, state: ListState): Promise<string[]> {
-  const { irc, model } = context;
   state.newListedAt = Date.now();
-  const lines = await listOnce(context, NEW_CHANNELS_QUERY);
-  await takeListLines(context, state, lines, new Set());
-  if (listShowsModes(lines) || !irc.state.isOperator) return [];
-  return lines.flatMap((line) => {
-    const entry = line.command === '322' ? parseListEntry(line) : null;
-    if (!entry || isLocalChannel(entry.name) || state.modeChecks.has(model.fold(entry.name))) return [];
-    return model.channels.get(entry.name)?.joined === false ? [entry.name] : [];
-  });
+  const taker = new ListTaker(context, state);
+  await taker.list(NEW_CHANNELS_QUERY);
+  return taker.showsModes || !context.irc.state.isOperator ? [] : taker.unchecked;
 }
 
 /**
