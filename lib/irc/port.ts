@@ -71,6 +71,11 @@ export type Unsubscribe = () => void;
 export interface IrcRequest {
   /** The line to send, as command and parameters. */
   send: string[];
+  /**
+   * More lines of the same command sent right after {@link send}, as one request whose replies come back to
+   * back (`LIST` by name, a few hundred channels in several lines): `end` must tell the last reply's end.
+   */
+  more?: string[][];
   /** Lines that belong to the reply and are collected (or handed to {@link onReply}). */
   reply: (message: IrcMessage) => boolean;
   /**

@@ -131,6 +131,7 @@ export class RequestLane {
       }, timeoutMs);
       this.pending.push(pending);
       this.write(formatLine(request.send[0]!, request.send.slice(1)));
+      for (const line of request.more ?? []) this.write(formatLine(line[0]!, line.slice(1)));
       request.onSent?.();
     }
   }

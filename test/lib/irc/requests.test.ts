@@ -261,3 +261,22 @@ t.test('a serial request refused with 263 keeps the next of its command waiting 
   t.same(channelsOf(await first), ['#a']);
   t.same(channelsOf(await second), ['#b']);
 });
+
+t.test('a request with more lines writes them all at once and ends where its end says', async (t) => {
+  const { requests, sent, receive } = lane();
+  let ended = 0;
+  const answer = requests.add({
+    ...list('#a', true),
+    more: [
+      ['LIST', '#b'],
+      ['LIST', '#c'],
+    ],
+    end: (message) => message.command === '323' && ++ended === 3,
+  });
+  t.same(sent, ['LIST #a', 'LIST #b', 'LIST #c']);
+  receive(...listReply('#a'), ...listReply('#b'));
+  const before = await Promise.race([answer.then(() => 'ended'), wait(10).then(() => 'waiting')]);
+  t.equal(before, 'waiting', 'not ended by the first two ends');
+  receive(...listReply('#c'));
+  t.same(channelsOf(await answer), ['#a', '#b', '#c']);
+});

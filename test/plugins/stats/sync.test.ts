@@ -3,7 +3,7 @@ import type { IrcMessage } from '../../../lib/irc/port.js';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { channelLimit, createJoinState, noteJoinRefusal, planJoins } from '../../../plugins/stats/joins.js';
-import { listQueries, namesInLines, parseListEntry } from '../../../plugins/stats/list.js';
+import { LIST_BY_NAME_LINES_AT_ONCE, listQueries, namesInLines, parseListEntry } from '../../../plugins/stats/list.js';
 import { track } from '../../../plugins/stats/live.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
 import { parseLinksEntry, parseMapLine } from '../../../plugins/stats/servers.js';
@@ -805,6 +805,38 @@ t.test('between whole LISTs of a big network, the channels formed in the last mi
   t.match(model.channels.get('#formed'), { users: 2, topic: 'just formed', hidden: false });
   t.ok(model.channels.get('#tricky'), 'a channel it does not list stays: only a whole LIST shows what is gone');
   t.equal(model.channels.size, before + 1);
+});
+
+t.test('many channels a band round missed are asked by name a few lines at a time, not one by one', async (t) => {
+  const { irc, model, context } = setup({ config: { list_chunk_above: 2 } });
+  const end = ':hub.test.net 323 DataBot :End of channel list.';
+  const missed = Array.from({ length: 250 }, (_, index) => `#missed-${String(index).padStart(3, '0')}`);
+  for (const name of missed) model.upsertChannel(name, { users: 3, hidden: false });
+  for (const query of ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'])
+    irc.answer(new RegExp(`^LIST ${query}$`), [end]);
+  let written = 0;
+  let ended = 0;
+  let mostOut = 0;
+  irc.on('message', (line) => {
+    if (line.command === '323') ended++;
+  });
+  // The even ones are still there.
+  let endedBefore: number | undefined;
+  irc.answer(/^LIST (#[^ ]+)$/, (match) => {
+    // The bands' ends came before.
+    endedBefore ??= ended;
+    written++;
+    mostOut = Math.max(mostOut, written - (ended - endedBefore));
+    const here = match[1]!.split(',').filter((name) => Number(name.slice(-3)) % 2 === 0);
+    return [...here.map((name) => `:hub.test.net 322 DataBot ${name} 2 :[+nt] here`), end];
+  });
+  await fullSync(context, createSyncState());
+  const lines = irc.sentMatching(/^LIST #/);
+  t.equal(lines.length, namesInLines(missed).length, 'every missed channel asked once');
+  t.ok(lines.length > LIST_BY_NAME_LINES_AT_ONCE, `${lines.length} lines`);
+  t.equal(mostOut, LIST_BY_NAME_LINES_AT_ONCE, 'a few lines out at once');
+  t.equal(missed.filter((name) => model.channels.get(name)).length, 125, 'those still there kept');
+  t.notOk(model.channels.get('#missed-001'), 'the others gone');
 });
 
 t.test(
