@@ -36,12 +36,18 @@ subscribe(STORE_WRITE_CHANNEL, (message) => {
   const report = message as WriteReport;
   if (storeWrites.length < 100_000) storeWrites.push([report.blockedAt, report.blockedSeconds * 1000]);
 });
+// SCALE_PROBE_HOLDS_MS=50 also writes each hold of 50 ms or more to the bot's log, with when it ended: to match
+// it by hand with the bot's debug lines or a --trace-gc line.
+const logHoldsMs = Number(process.env.SCALE_PROBE_HOLDS_MS ?? 0) || Infinity;
 let lastTick = performance.now();
 setInterval(() => {
   const now = performance.now();
   const late = now - lastTick - TICK_MS;
   lastTick = now;
   if (late >= 20 && holds.length < 100_000) holds.push([Date.now(), late]);
+  if (late >= logHoldsMs) {
+    process.stderr.write(`${new Date().toISOString()} probe: loop held ${late.toFixed(0)} ms (${now.toFixed(0)} ms)\n`);
+  }
 }, TICK_MS).unref();
 
 process.on('message', (request: ProbeRequest) => {
