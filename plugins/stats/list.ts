@@ -120,7 +120,7 @@ export function namesInLines(names: readonly string[]): string[][] {
 
 /**
  * The rows of one or more LIST replies, taken into the model as they arrive: a LIST of 10,000 channels is never
- * held whole (its lines would outlive young-generation collections and be promoted, every 10 s).
+ * held whole (its lines would outlive young-generation collections and be promoted, every 5 s).
  */
 class ListTaker {
   /** Folded names of the channels listed. */
@@ -268,7 +268,7 @@ export function listsNewChannels(elist: string | undefined): boolean {
 
 /**
  * The channels formed in the last minute ({@link NEW_CHANNELS_QUERY}), into the model: between two whole
- * LISTs of a big network (every 10 s at 10,000 channels), the channels users form elsewhere are found within
+ * LISTs of a big network (every 5 s at 10,000 channels), the channels users form elsewhere are found within
  * a few seconds. Nothing is removed: only a whole LIST shows what is gone. Returns the channels whose modes the bot
  * must still ask, as {@link syncList} does.
  */

@@ -777,10 +777,11 @@ t.test('between syncs, LUSERS and LIST alone refresh the counts and the channels
 });
 
 t.test('between whole LISTs of a big network, the channels formed in the last minute, every 2 s', async (t) => {
-  t.notOk(wholeListDue({ now: 999, listedAt: 0, channels: 500 }), 'a small network: the whole LIST every second');
-  t.ok(wholeListDue({ now: 1000, listedAt: 0, channels: 500 }));
-  t.notOk(wholeListDue({ now: 9999, listedAt: 0, channels: 10_000 }), '10,000 channels: 1 ms per channel');
-  t.ok(wholeListDue({ now: 10_000, listedAt: 0, channels: 10_000 }));
+  t.notOk(wholeListDue({ now: 499, listedAt: 0, channels: 500 }), 'a small network: the whole LIST every half second');
+  t.ok(wholeListDue({ now: 500, listedAt: 0, channels: 500 }));
+  t.ok(wholeListDue({ now: 500, listedAt: 0, channels: 1000 }), '1,000 channels: every half second too');
+  t.notOk(wholeListDue({ now: 4999, listedAt: 0, channels: 10_000 }), '10,000 channels: 0.5 ms per channel');
+  t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000 }));
   const fresh = (now: number, channels: number, elist: string | undefined, newListedAt = 0) =>
     newChannelsDue({ now, newListedAt, channels, elist });
   t.notOk(fresh(5000, 2000, 'CMNTU'), 'not on a network whose whole LIST comes as often');
