@@ -260,7 +260,7 @@ function setupText(results: ScaleResult[], churnSeconds: number, rates: ChurnRat
     `(dist/app/main.js run with ${BOT_NODE_ENV_WORDS.join(' ')} and ${BOT_NODE_FLAGS.join(' ')}, as its bin and npm start run it; stats, api and ` +
     'tokens with defaults, rate limits off; an oper of type DataBot on the hub) on a ' +
     `store holding 24 h of activity and 30 days of history. ${churnSeconds} s of churn: ${churn}; the chat goes to ` +
-    "the 200 biggest channels (the bot's). Truth: an operator on the hub (LUSERS, NAMES, WHOIS, STATS L). " +
+    "the 200 biggest channels (the bot's). Truth: an operator on the hub (LUSERS, NAMES, WHOIS, STATS L), LUSERS asked as the API is read. " +
     'CPU from /proc over the first half of the churn; HTTP by a load generator sending evenly spaced requests at a fixed rate from another process ' +
     'in the third and fourth quarter; the event loop by a 404 probe at 50 req/s and a loop-delay histogram in the bot. ' +
     `The IRC servers, services and crowd run at nice ${networkNiceness()} (they stand for other machines), the bot, ` +
