@@ -73,7 +73,9 @@ export interface IrcRequest {
   send: string[];
   /**
    * More lines of the same command sent right after {@link send}, as one request whose replies come back to
-   * back (`LIST` by name, a few hundred channels in several lines): `end` must tell the last reply's end.
+   * back (`LIST` by name, a few hundred channels in several lines): `end` must tell the last reply's end, and
+   * count from nothing again each time the lines are written ({@link onSent}: a request the server refused
+   * with 263 is written again).
    */
   more?: string[][];
   /** Lines that belong to the reply and are collected (or handed to {@link onReply}). */
@@ -97,7 +99,8 @@ export interface IrcRequest {
   /**
    * Never in flight beside another serial request of the same command. For a command whose reply lines do
    * not say which request they answer (LIST, LUSERS, LINKS, STATS): two such requests out at once would each
-   * take both replies' lines, and the first reply's end would end both.
+   * take both replies' lines, and the first reply's end would end both. One that timed out keeps its turn
+   * until its late end comes (or as long again), taking its lines unused.
    */
   serial?: boolean;
 }

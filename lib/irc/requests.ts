@@ -1,13 +1,14 @@
 /**
  * Requests and their replies: a line sent, and the lines that answer it collected (or handed on as they
  * come) up to the one that ends the reply. Requests take turns, a few unanswered at a time, answers to
- * people first.
+ * people first; a serial request waits while one of its command is out.
  */
 import { formatLine } from './text.js';
 import type { IrcMessage, IrcRequest } from './port.js';
 
 /**
- * Requests whose reply is awaited go out, in order (answers to people first), as soon as fewer than this
+ * Requests whose reply is awaited go out, in order (answers to people first; a serial request passed over
+ * while one of its command is out), as soon as fewer than this
  * many are unanswered, outside the paced queue: a few lines that each wait for their reply cannot flood
  * a server (its receive queue holds them; a server that throttles commands only delays them), while pacing
  * them cost a big network's sync tens of seconds (one WHO per line slot). Eight let a sync ask several WHO
@@ -126,7 +127,8 @@ export class RequestLane {
       const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
       // The clock runs from the moment the line is written: a request waiting its turn is not timed out.
       pending.timer = setTimeout(() => {
-        this.remove(pending);
+        if (request.serial) this.drainLate(pending, timeoutMs);
+        else this.remove(pending);
         pending.reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.push(pending);
@@ -134,6 +136,17 @@ export class RequestLane {
       for (const line of request.more ?? []) this.write(formatLine(line[0]!, line.slice(1)));
       request.onSent?.();
     }
+  }
+
+  /**
+   * A serial request timed out, but its reply may still come: until its end arrives (or as long again), it
+   * keeps its command's turn and takes its lines, unused, so that the next request of its command does not
+   * take them for its own.
+   */
+  private drainLate(pending: PendingRequest, timeoutMs: number): void {
+    const { onReply: _unused, ...request } = pending.request;
+    pending.request = { ...request, reply: () => false };
+    pending.timer = setTimeout(() => this.remove(pending), timeoutMs);
   }
 
   /** The first of `queue` that may go out now, taken off it. */

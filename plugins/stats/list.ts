@@ -191,6 +191,8 @@ class ListTaker {
     return this.context.irc.request({
       send: queries[0]!,
       more: queries.slice(1),
+      // Written again after a 263: its ends are counted again.
+      onSent: () => (ended = 0),
       serial: true,
       reply: (line) => line.command === '322',
       onReply: (line) => this.take(line),
@@ -239,6 +241,7 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
     unlisted = unlisted.filter((channel) => !listed.has(model.fold(channel.name)));
   }
   for (const channel of unlisted) {
+    if (slice.spent()) await slice.pause();
     // Formed again since it was found missing (a JOIN the bot saw): not gone.
     if (model.channels.get(channel.name) !== channel || channel.joined) continue;
     model.removeChannel(channel.name);

@@ -1,5 +1,6 @@
 /**
- * The collector's network tasks (sync, latency, service HELP) run one at a time:
+ * The collector's network tasks run one at a time in each queue (the plugin has
+ * three: syncs and latency; the LISTs between syncs; the services' HELP):
  * a latency probe queued behind a megabyte of WHO replies would measure the
  * queue, not the network. Asking for a task that is already waiting or running
  * joins it instead of running it twice; {@link TaskQueue.runFresh} asks for one

@@ -280,3 +280,47 @@ t.test('a request with more lines writes them all at once and ends where its end
   receive(...listReply('#c'));
   t.same(channelsOf(await answer), ['#a', '#b', '#c']);
 });
+
+t.test('a serial request that timed out keeps its turn until its late end, and its lines go to nobody', async (t) => {
+  const { requests, sent, receive } = lane();
+  const late = requests.add({ ...list('', true), timeoutMs: 30 });
+  const next = requests.add(list('C<1', true));
+  await t.rejects(late, { message: /no complete reply to LIST within 30 ms/ });
+  t.same(sent, ['LIST'], 'the next LIST waits for the late reply');
+  receive(...listReply('#old', '#older'));
+  t.same(sent, ['LIST', 'LIST C<1'], 'sent once the late reply ended');
+  receive(...listReply('#new'));
+  t.same(channelsOf(await next), ['#new'], 'only its own rows');
+});
+
+t.test('a serial request whose late reply never comes frees its turn after as long again', async (t) => {
+  const { requests, sent } = lane();
+  const late = requests.add({ ...list('', true), timeoutMs: 20 });
+  const next = requests.add({ ...list('C<1', true), timeoutMs: 5000 });
+  await t.rejects(late);
+  t.same(sent, ['LIST']);
+  await sentCount(sent, 2);
+  t.same(sent, ['LIST', 'LIST C<1']);
+  requests.rejectAll('done');
+  await t.rejects(next);
+});
+
+t.test('a request with more lines refused by 263 counts its ends again when written again', async (t) => {
+  const { requests, sent, receive } = lane({ firstWaitMs: 10, times: 3 });
+  let ended = 0;
+  const answer = requests.add({
+    ...list('#a', true),
+    more: [['LIST', '#b']],
+    onSent: () => (ended = 0),
+    end: (message) => message.command === '323' && ++ended === 2,
+  });
+  // The first line answered, the second refused.
+  receive(...listReply('#a'), tryAgain('LIST'));
+  await sentCount(sent, 4);
+  t.same(sent, ['LIST #a', 'LIST #b', 'LIST #a', 'LIST #b'], 'both lines again');
+  receive(...listReply('#a'));
+  const early = await Promise.race([answer.then(() => 'ended'), wait(10).then(() => 'waiting')]);
+  t.equal(early, 'waiting', 'not ended by the first end of the new try');
+  receive(...listReply('#b'));
+  t.same(channelsOf(await answer), ['#a', '#b']);
+});

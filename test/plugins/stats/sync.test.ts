@@ -858,10 +858,10 @@ t.test(
       mostOut = Math.max(mostOut, written - ended);
       return [
         ':hub.test.net 321 DataBot Channel :Users Name',
-        // The first answer big enough to be judged over several slices of time, during which the second
+        // The first answer big enough to be judged over several slices of time (100,000 rows: tens of ms on any machine), during which the second
         // arrives; #public emptied before the first and formed again before the second.
         ...(written === 1
-          ? [row('#tricky'), ...Array.from({ length: 30_000 }, (_, index) => row(`#many${index}`))]
+          ? [row('#tricky'), ...Array.from({ length: 100_000 }, (_, index) => row(`#many${index}`))]
           : [row('#public'), row('#new')]),
         ':hub.test.net 323 DataBot :End of channel list.',
       ];
