@@ -31,11 +31,6 @@ const BOT_ONLY = new Set([
 /** The connect option SlicedNetTransport finds the bot's own line handler under. */
 const BOT_LINES = 'bot_lines';
 
-/** Whether the library's own handlers get a line after the bot (see {@link BOT_ONLY}). */
-function libraryHandles(command: string): boolean {
-  return !BOT_ONLY.has(command);
-}
-
 export function toIrcMessage(parsed: ParsedMessage): IrcMessage {
   const time = parsed.tags.time ? new Date(parsed.tags.time) : new Date();
   return {
@@ -154,7 +149,7 @@ export class IrcFrameworkTransport extends BaseTransport {
     const message = parseLine(line);
     if (!message) return false;
     this.handleMessage(message);
-    return !libraryHandles(message.command);
+    return BOT_ONLY.has(message.command);
   }
 
   protected writeLine(line: string): void {

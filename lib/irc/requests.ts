@@ -160,7 +160,9 @@ export class RequestLane {
     const command = request.send[0]?.toUpperCase();
     const same = (other: PendingRequest): boolean =>
       other.request.serial === true && other.request.send[0]?.toUpperCase() === command;
-    return this.pending.some(same) || [...this.refused].some(same);
+    if (this.pending.some(same)) return true;
+    for (const other of this.refused) if (same(other)) return true;
+    return false;
   }
 
   /**

@@ -238,8 +238,8 @@ const NEW_CHANNEL_MODE_CHECKS = 100;
  * the bench's churn, a LIST every second left it 0.8–0.9 % from LUSERS at times, every half second within
  * 0.5 %.
  */
-export const COUNTS_REFRESH_MS_PER_CHANNEL = 0.5;
-export const COUNTS_REFRESH_MIN_MS = 500;
+const COUNTS_REFRESH_MS_PER_CHANNEL = 0.5;
+const COUNTS_REFRESH_MIN_MS = 500;
 
 /**
  * How often the channels formed in the last minute are asked between two whole LISTs. ELIST counts in minutes,
