@@ -21,7 +21,7 @@ import { Client, type IrcConnection, type Message } from 'matrix-org-irc';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
 import { parseLine } from './line-parser.js';
-import { LineSlicer, LineSplitter } from './line-slicer.js';
+import { LineReader, LineSlicer } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, type TransportOptions } from './transport.js';
 
@@ -304,9 +304,10 @@ export class MatrixIrcTransport extends BaseTransport {
     const client = this.client!;
     this.detach?.();
     const connection = client.conn!;
-    const splitter = new LineSplitter();
+    const reader = new LineReader();
     const onData = (chunk: Buffer | string): void => {
-      for (const line of splitter.push(chunk)) this.receiveLine(line);
+      reader.push(chunk);
+      for (let line = reader.next(); line !== null; line = reader.next()) this.receiveLine(line);
     };
     const onClose = (): void => this.handleDisconnected('connection closed');
     connection.on('data', onData);

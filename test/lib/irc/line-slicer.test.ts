@@ -1,5 +1,5 @@
 import t from 'tap';
-import { LineSlicer } from '../../../lib/irc/line-slicer.js';
+import { LineReader, LineSlicer } from '../../../lib/irc/line-slicer.js';
 
 /** Real time passing, so that a timer comes due while lines are handled. */
 function busy(ms: number): void {
@@ -23,7 +23,7 @@ t.test('lines that take little time are all handed over at once, whole, in order
   slicer.push(Buffer.from([0xa9, 0x0a]));
   t.same(lines.at(-1), ':a 003 me :é', 'a character split across reads is kept whole');
   t.same(events, [], 'the socket was never paused');
-  t.equal(slicer.waiting, 0);
+  t.equal(slicer.waiting, false);
 });
 
 t.test('a burst is handled a slice at a time, with the event loop free in between', async (t) => {
@@ -47,7 +47,7 @@ t.test('a burst is handled a slice at a time, with the event loop free in betwee
   const firstSlice = handled.length;
   t.equal(firstSlice, 4, 'the first slice handled 4 lines of 1 ms (4 ms allowed)');
   t.same(events, ['pause'], 'the socket is paused while lines wait');
-  t.equal(slicer.waiting, 40 - firstSlice);
+  t.equal(slicer.waiting, true, 'the rest waits');
 
   // A timer due now (as an HTTP request would be) runs before the burst is done.
   let handledWhenTimerRan = -1;
@@ -102,4 +102,32 @@ t.test('clear drops what waits and passes the close on', async (t) => {
   slicer.push(Buffer.from('D\r\n'));
   await new Promise((resolve) => setTimeout(resolve, 20));
   t.same(handled, ['A'], 'nothing more is handed over');
+});
+
+t.test('the reader ends lines at CR LF, LF or CR, across reads, and skips empty ones', async (t) => {
+  const reader = new LineReader();
+  const all = (): string[] => {
+    const lines: string[] = [];
+    for (let line = reader.next(); line !== null; line = reader.next()) lines.push(line);
+    return lines;
+  };
+  t.same(all(), [], 'nothing read');
+  reader.push(Buffer.from('one\r'));
+  t.same(all(), ['one'], 'a CR ends a line');
+  reader.push(Buffer.from('\ntwo\nthr'));
+  t.same(all(), ['two'], 'the LF of a CR LF split across reads ends no empty line; a partial line waits');
+  reader.push('ee\r\n\r\n');
+  t.same(all(), ['three'], 'a line across reads (the second a string); an empty line is skipped');
+  // é is C3 A9; € is E2 82 AC: split inside both.
+  reader.push(Buffer.from([0x61, 0xc3]));
+  reader.push(Buffer.from([0xa9, 0x20, 0xe2]));
+  reader.push(Buffer.from([0x82]));
+  t.same(all(), [], 'still no end of line');
+  reader.push(Buffer.from([0xac, 0x0d, 0x0a, 0x62]));
+  t.same(all(), ['aé €'], 'characters split across three reads are decoded whole');
+  reader.push(Buffer.from([0xff, 0x0a]));
+  t.same(all(), ['b\ufffd'], 'a byte that is not UTF-8 becomes the replacement character');
+  reader.clear();
+  reader.push(Buffer.from('x\n'));
+  t.same(all(), ['x'], 'a cleared reader forgets the partial line');
 });

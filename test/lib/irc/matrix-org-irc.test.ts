@@ -10,7 +10,6 @@ import { parseConfig } from '../../../lib/config.js';
 import { installBotPolicy } from '../../../lib/irc/bot-policy.js';
 import { createTransport } from '../../../lib/irc/create-transport.js';
 import { IrcFrameworkTransport, toIrcMessage } from '../../../lib/irc/irc-framework.js';
-import { LineSplitter } from '../../../lib/irc/line-slicer.js';
 import { MatrixIrcTransport, type Keepalive } from '../../../lib/irc/matrix-org-irc.js';
 import type { IrcEventName, IrcMessage, IrcTransport } from '../../../lib/irc/port.js';
 import type { TransportOptions } from '../../../lib/irc/transport.js';
@@ -296,15 +295,6 @@ t.test('TLS: tls_verify decides whether an untrusted certificate is accepted', a
   while (refusals() < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
   t.ok(refusals() >= 2, 'the certificate is refused, and again after a reconnect');
   t.equal(strict.connections.length, 0, 'no connection gets past the handshake');
-});
-
-t.test('LineSplitter keeps partial lines and multibyte characters across chunks', async (t) => {
-  const splitter = new LineSplitter();
-  const bytes = Buffer.from(':a PRIVMSG #c :h\u00e9llo\r\n:b PING :x\r\n:c NOTICE');
-  const cut = bytes.indexOf(0xa9); // inside "é"
-  t.same(splitter.push(bytes.subarray(0, cut)), []);
-  t.same(splitter.push(bytes.subarray(cut)), [':a PRIVMSG #c :h\u00e9llo', ':b PING :x']);
-  t.same(splitter.push(' x :y\n'), [':c NOTICE x :y'], 'text chunks too');
 });
 
 t.test('createTransport picks the adapter named by irc.client', async (t) => {
