@@ -4,7 +4,7 @@
  * (+s) nor private (+p); until then it is hidden, so the API never shows a channel
  * the bot only sees because it is an operator. Server-local `&` channels are always hidden.
  */
-import { TimeSlice, type IrcMessage } from '../../lib/sdk.js';
+import { TimeSlice, type Channel, type IrcMessage } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 import { inTurn } from './in-turn.js';
 
@@ -36,10 +36,25 @@ export interface ListState {
   listedAt: number;
   /** When the last LIST of either kind, whole or of the new channels, was asked (ms; 0 before the first). */
   newListedAt: number;
+  /**
+   * Which LIST last listed each channel (folded name → the LIST's number, counted up by {@link ListState.lists}).
+   * Kept from one LIST to the next rather than a set per LIST: a set of 10,000 names built every 5 s outlived
+   * the young generation and was promoted, a seventh of what the bot promoted under churn at 50,000 users.
+   */
+  listedBy: Map<string, number>;
+  /** LISTs taken so far, of either kind. */
+  lists: number;
 }
 
 export function createListState(): ListState {
-  return { modeChecks: new Map(), wholeList: Promise.resolve(), listedAt: 0, newListedAt: 0 };
+  return {
+    modeChecks: new Map(),
+    wholeList: Promise.resolve(),
+    listedAt: 0,
+    newListedAt: 0,
+    listedBy: new Map(),
+    lists: 0,
+  };
 }
 
 /** One RPL_LIST entry. */
@@ -123,8 +138,8 @@ export function namesInLines(names: readonly string[]): string[][] {
  * held whole (its lines would outlive young-generation collections and be promoted, every 5 s).
  */
 class ListTaker {
-  /** Folded names of the channels listed. */
-  readonly listed = new Set<string>();
+  /** This LIST's number: a channel it or a later LIST listed has at least this in {@link ListState.listedBy}. */
+  readonly number: number;
   /** Channels listed whose modes LIST does not show, the bot is not in, and it never asked (not `&` ones). */
   readonly unchecked: string[] = [];
   private rows = 0;
@@ -136,6 +151,12 @@ class ListTaker {
     private readonly state: ListState,
   ) {
     this.asOperator = context.irc.state.isOperator;
+    this.number = ++state.lists;
+  }
+
+  /** Whether this LIST, or one asked after it, listed `channel`. */
+  listed(channel: Channel): boolean {
+    return (this.state.listedBy.get(this.context.model.fold(channel.name)) ?? 0) >= this.number;
   }
 
   /**
@@ -154,8 +175,8 @@ class ListTaker {
     if (entry.modes !== null) this.rowsWithModes++;
     const { model } = this.context;
     const key = model.fold(entry.name);
-    if (this.listed.has(key)) return;
-    this.listed.add(key);
+    if (this.state.listedBy.get(key) === this.number) return;
+    this.state.listedBy.set(key, this.number);
     const channel = model.channels.get(entry.name);
     const joined = channel?.joined ?? false;
     if (isLocalChannel(entry.name)) {
@@ -220,14 +241,13 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   const taker = new ListTaker(context, state);
   const queries = listQueries(model.stats.channels, config.list_chunk_above, irc.state.isupport.get('ELIST'));
   for (const send of queries) await taker.list(send);
-  const { listed } = taker;
   // The channels as the answer ended (one formed while this is sliced was not in it, yet not gone).
   const known = [...model.channels.all()];
   const slice = new TimeSlice();
   let unlisted: typeof known = [];
   for (const channel of known) {
     if (slice.spent()) await slice.pause();
-    if (!channel.joined && !listed.has(model.fold(channel.name))) unlisted.push(channel);
+    if (!channel.joined && !taker.listed(channel)) unlisted.push(channel);
   }
   // Bands are answered one after another: a channel whose count crossed into a band already answered (a
   // part, a quit) is in none of them, though it still exists. Those the round missed are asked by name.
@@ -238,15 +258,17 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
     for (let index = 0; index < lines.length; index += LIST_BY_NAME_LINES_AT_ONCE) {
       await taker.list(...lines.slice(index, index + LIST_BY_NAME_LINES_AT_ONCE));
     }
-    unlisted = unlisted.filter((channel) => !listed.has(model.fold(channel.name)));
+    unlisted = unlisted.filter((channel) => !taker.listed(channel));
   }
   for (const channel of unlisted) {
     if (slice.spent()) await slice.pause();
-    // Formed again since it was found missing (a JOIN the bot saw): not gone.
-    if (model.channels.get(channel.name) !== channel || channel.joined) continue;
+    // Formed again since it was found missing (a JOIN the bot saw, or the new channels' LIST): not gone.
+    if (model.channels.get(channel.name) !== channel || channel.joined || taker.listed(channel)) continue;
     model.removeChannel(channel.name);
     state.modeChecks.delete(model.fold(channel.name));
   }
+  // What no LIST since this one's start listed is gone, or known otherwise (the bot sits in it).
+  for (const [key, number] of state.listedBy) if (number < taker.number) state.listedBy.delete(key);
   const asOperator = irc.state.isOperator;
   if (taker.showsModes || !asOperator) return [];
   const unchecked: string[] = [];
