@@ -133,14 +133,25 @@ export function userRoutes(
         requireReady(model);
         const body = pages.get(request.search, () =>
           // Filtered and ordered on the model's users: only the page is turned into JSON.
-          paginate(request, [...model.users.all()], {
-            orderingFields: ORDERING,
-            defaultOrdering: 'nick',
-            orderingValue,
-            present: userJson,
-            searchFold,
-            searchField: (user) => [user.nick, user.host ?? '', user.realHost ?? '', user.ip ?? '', user.account ?? ''],
-          }),
+          // The users as they are, not copied (see ListItems).
+          paginate(
+            request,
+            { size: model.users.size, [Symbol.iterator]: () => model.users.all() },
+            {
+              orderingFields: ORDERING,
+              defaultOrdering: 'nick',
+              orderingValue,
+              present: userJson,
+              searchFold,
+              searchField: (user) => [
+                user.nick,
+                user.host ?? '',
+                user.realHost ?? '',
+                user.ip ?? '',
+                user.account ?? '',
+              ],
+            },
+          ),
         );
         return { body };
       },

@@ -306,3 +306,23 @@ t.test('an early page of a long list is the same page a full sort gives', async 
     }
   }
 });
+
+t.test('a collection that knows its size is paged as its array would be, without being copied first', async (t) => {
+  const items = channels(300);
+  items[7]!.aliases = ['#lobby'];
+  const byName = new Map(items.map((item) => [item.name, item]));
+  let walks = 0;
+  const collection = {
+    size: byName.size,
+    [Symbol.iterator]: () => {
+      walks++;
+      return byName.values();
+    },
+  };
+  for (const query of ['', 'limit=10&offset=20', 'ordering=-users&limit=5', 'limit=50&offset=250', 'search=LOBBY']) {
+    walks = 0;
+    const page = paginate(request(query), collection, options);
+    t.same(page, paginate(request(query), items, options), `?${query}`);
+    t.equal(walks, 1, `?${query}: walked once`);
+  }
+});
