@@ -8,6 +8,8 @@
  * bot is stopped as by Ctrl-C.
  */
 import { subscribe } from 'node:diagnostics_channel';
+import fs from 'node:fs';
+import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { STORE_WRITE_CHANNEL, type WriteReport } from '../../lib/store/store.js';
 
@@ -50,6 +52,30 @@ setInterval(() => {
   }
 }, TICK_MS).unref();
 
+// SCALE_HEAP_SAMPLE=file samples what the bot allocates from one reset of the loop figures to the next (the churn)
+// and writes it to that file (a .heapprofile for Chrome's DevTools): only what outlived its young-generation
+// collections, that is what was promoted to the old generation, dead or alive.
+const heapSampleFile = process.env.SCALE_HEAP_SAMPLE;
+let heapSession: Session | null = null;
+function toggleHeapSample(): void {
+  if (!heapSampleFile) return;
+  if (heapSession === null) {
+    heapSession = new Session();
+    heapSession.connect();
+    heapSession.post('HeapProfiler.startSampling', {
+      samplingInterval: 16_384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: false,
+    });
+    return;
+  }
+  const session = heapSession;
+  session.post('HeapProfiler.stopSampling', (error, result) => {
+    if (!error) fs.writeFileSync(heapSampleFile, JSON.stringify(result.profile));
+    session.disconnect();
+  });
+}
+
 process.on('message', (request: ProbeRequest) => {
   if (request.kind === 'memory') {
     const collect = (globalThis as { gc?: () => void }).gc;
@@ -75,6 +101,7 @@ process.on('message', (request: ProbeRequest) => {
       storeWrites,
     };
     if (request.reset) {
+      toggleHeapSample();
       delay.reset();
       holds = [];
       storeWrites = [];

@@ -88,6 +88,10 @@ function probe(
   });
 }
 
+// SCALE_SLOW_REQUESTS_MS=20 writes each request of a run that took 20 ms or more to the bench's output, with when
+// it was sent: to match it with the bot's holds (SCALE_PROBE_HOLDS_MS) and --trace-gc lines.
+const logSlowMs = Number(process.env.SCALE_SLOW_REQUESTS_MS ?? 0) || Infinity;
+
 /** The value at `fraction` (0–1) of sorted `values`. */
 function percentile(sorted: readonly number[], fraction: number): number {
   if (sorted.length === 0) return 0;
@@ -122,7 +126,12 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
           if ((response.statusCode ?? 0) < 200 || (response.statusCode ?? 0) > 299) non2xx++;
           response.resume();
           response.on('end', () => {
-            latencies.push(performance.now() - sentAt);
+            const took = performance.now() - sentAt;
+            latencies.push(took);
+            if (took >= logSlowMs) {
+              const at = new Date(Date.now() - took).toISOString();
+              process.stderr.write(`${at} load: ${run.path} took ${took.toFixed(1)} ms\n`);
+            }
             finish();
           });
         })
