@@ -878,6 +878,42 @@ t.test(
   },
 );
 
+t.test('a channel the new channels’ LIST lists between the bands of a whole LIST is not taken for gone', async (t) => {
+  // Not an operator: no MODE asked of channels a LIST showed without modes.
+  const { irc, model, context } = setup({ operator: false, config: { list_chunk_above: 2 } });
+  const state = createSyncState();
+  const end = ':hub.test.net 323 DataBot :End of channel list.';
+  model.upsertChannel('#late', { users: 3, hidden: false });
+  model.upsertChannel('#gone', { users: 3, hidden: false });
+  irc.answer(/^LUSERS$/, lusers);
+  let newChannels: Promise<void> | undefined;
+  // #late moved from one band to another while the bands were answered: in none of them.
+  irc.answer(/^LIST <2$/, () => {
+    // Due now: queued behind this band, before the next one.
+    newChannels ??= refreshNewChannels(context, state);
+    return [end];
+  });
+  for (const query of ['>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49']) irc.answer(new RegExp(`^LIST ${query}$`), [end]);
+  irc.answer(/^LIST C<1$/, [':hub.test.net 322 DataBot #late 4 :[+nt] moved', end]);
+  // Asked by name, neither is there any more by then (a LIST a moment later would show #late again).
+  irc.answer(/^LIST #/, [end]);
+  irc.sent.length = 0;
+  await refreshCounts(context, state);
+  await newChannels;
+  t.ok(
+    irc.sent.indexOf('LIST C<1') > irc.sent.indexOf('LIST <2') &&
+      irc.sent.indexOf('LIST C<1') < irc.sent.indexOf('LIST >1,<3'),
+    'the new channels were listed between two bands',
+  );
+  t.match(model.channels.get('#late'), { users: 4 }, 'a channel a later LIST listed stays');
+  t.notOk(
+    irc.sent.some((line) => line.startsWith('LIST #') && line.includes('#late')),
+    'and is not asked by name',
+  );
+  t.notOk(model.channels.get('#gone'), 'one no LIST listed is gone');
+  t.same([...state.list.listedBy.keys()], ['#late'], 'only what a LIST since listed is remembered');
+});
+
 t.test('a user the round sees in a notice is not taken for gone at its end', async (t) => {
   const { irc, model, context } = setup();
   const state = createSyncState();
