@@ -256,7 +256,7 @@ function setupText(results: ScaleResult[], churnSeconds: number, rates: ChurnRat
   return (
     `${sizes.join(', then ')}, each on a fresh loopback network (InspIRCd hub + one leaf per 12,500 users, Atheme; ` +
     'docs/scaling-network.md), a crowd of raw connections in worker processes (channel sizes by a power law: ' +
-    'the biggest 3,000 per 50,000 users, a tail of 1–3; 10 % +i, 5 % away), and the bot as its own process ' +
+    'the biggest 3,000 per 50,000 users and at most 3,000, a tail of 1–3; 10 % +i, 5 % away), and the bot as its own process ' +
     `(dist/app/main.js run with ${BOT_NODE_ENV_WORDS.join(' ')} and ${BOT_NODE_FLAGS.join(' ')}, as its bin and npm start run it; stats, api and ` +
     'tokens with defaults, rate limits off; an oper of type DataBot on the hub) on a ' +
     `store holding 24 h of activity and 30 days of history. ${churnSeconds} s of churn: ${churn}; the chat goes to ` +

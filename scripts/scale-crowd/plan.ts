@@ -5,7 +5,7 @@
  *
  * Channel sizes follow a power law by rank: the channel of rank r (1 = biggest) plans
  * max(1, round(biggest / r^0.9)) members, so at 50,000 users the biggest three plan 3,000, 1,608
- * and 1,113 members and the tail is channels of 1–3. Members are drawn at random, each user in at
+ * and 1,113 members and the tail is channels of 1–3 (at 100,000 users the same: the biggest is 3,000 at most). Members are drawn at random, each user in at
  * most `maxChannelsPerUser` channels; users in no channel at all are common, as on real networks.
  */
 
@@ -13,7 +13,10 @@
 export interface ScalePlanOptions {
   users: number;
   channels: number;
-  /** Planned members of the biggest channel; default 3,000 per 50,000 users (at least 2). */
+  /**
+   * Planned members of the biggest channel; default 3,000 per 50,000 users (at least 2), and at most 3,000: the
+   * biggest networks' biggest channels hold 2,000–3,000 users, not more with the network's size.
+   */
   biggest?: number;
   /** How fast channel sizes fall with rank; default 0.9. */
   exponent?: number;
@@ -127,7 +130,7 @@ export function planScaleCrowd(options: ScalePlanOptions): ScalePlan {
   if (!Number.isInteger(channels) || channels < 1 || channels > users) {
     throw new Error(`scale crowd: channels must be an integer from 1 to users (${users}), got ${channels}`);
   }
-  const biggest = Math.min(users, options.biggest ?? Math.max(2, Math.round((3000 * users) / 50000)));
+  const biggest = Math.min(users, options.biggest ?? Math.min(3000, Math.max(2, Math.round((3000 * users) / 50000))));
   const exponent = options.exponent ?? 0.9;
   const maxChannels = options.maxChannelsPerUser ?? 20;
   const random = seededRandom(options.seed ?? 1);
