@@ -511,7 +511,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     };
     await check();
     let cpuChurn = NaN;
-    const halfway = delay((seconds * 1000) / 2).then(() => {
+    // From the churn's start: the first check can take most of the churn on a slow network (70 s at 100,000 users),
+    // and a half counted from its end left nothing of the churn for the second half.
+    const halfway = delay(churnStarted + (seconds * 1000) / 2 - Date.now()).then(() => {
       cpuChurn = botCpu.percent();
       botCpu.restart();
     });
