@@ -15,6 +15,7 @@ import {
   parseLusers,
   refreshCounts,
   refreshNewChannels,
+  removeUnseenUsers,
   type SyncContext,
   wholeListDue,
 } from '../../../plugins/stats/sync.js';
@@ -930,4 +931,25 @@ t.test('a user the round sees in a notice is not taken for gone at its end', asy
   t.ok(model.users.get('latecomer'), 'the newcomer stays');
   t.notOk(model.users.get('ghost'), 'a user neither WHO nor a notice showed goes');
   t.equal(state.whoRound, null, 'the round is over');
+});
+
+t.test('the pass that forgets unseen users leaves alone those who came while it ran', async (t) => {
+  let now = Date.parse('2026-11-28T00:00:00Z');
+  const model = new NetworkModel(() => new Date(now));
+  for (let index = 0; index < 60_000; index++) model.upsertUser(`gone${index}`, {});
+  model.upsertUser('seen', {});
+  now += 1000;
+  let done = false;
+  const pass = removeUnseenUsers(model, new Set([model.fold('seen')])).then((removed) => {
+    done = true;
+    return removed;
+  });
+  // The pass pauses between slices of time: someone connects meanwhile (a notice the round did not see).
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(done, 'the pass was still running');
+  now += 5;
+  model.upsertUser('latecomer', {});
+  t.equal(await pass, 60_000, 'every user the round did not see is forgotten');
+  t.ok(model.users.get('seen'));
+  t.ok(model.users.get('latecomer'), 'one first seen after the pass began stays');
 });
