@@ -40,16 +40,37 @@ subscribe(STORE_WRITE_CHANNEL, (message) => {
 });
 // SCALE_PROBE_HOLDS_MS=50 also writes each hold of 50 ms or more to the bot's log, with when it ended: to match
 // it by hand with the bot's debug lines or a --trace-gc line.
+// With it, each such hold also says how much of it the main thread spent running and how much waiting for a CPU
+// (the thread's schedstat): a hold the thread spent waiting is the machine's load, not the bot's work.
 const logHoldsMs = Number(process.env.SCALE_PROBE_HOLDS_MS ?? 0) || Infinity;
+/** The main thread's CPU and run-queue time so far, in ms; null where Linux's schedstat is not there. */
+function threadTimes(): [running: number, waiting: number] | null {
+  try {
+    const [running = '', waiting = ''] = fs.readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ');
+    return [Number(running) / 1e6, Number(waiting) / 1e6];
+  } catch {
+    return null;
+  }
+}
 let lastTick = performance.now();
+let lastTimes = logHoldsMs < Infinity ? threadTimes() : null;
 setInterval(() => {
   const now = performance.now();
   const late = now - lastTick - TICK_MS;
   lastTick = now;
   if (late >= 20 && holds.length < 100_000) holds.push([Date.now(), late]);
+  if (logHoldsMs === Infinity) return;
+  const times = threadTimes();
   if (late >= logHoldsMs) {
-    process.stderr.write(`${new Date().toISOString()} probe: loop held ${late.toFixed(0)} ms (${now.toFixed(0)} ms)\n`);
+    const split =
+      times && lastTimes
+        ? `, ${(times[0] - lastTimes[0]).toFixed(0)} ms running, ${(times[1] - lastTimes[1]).toFixed(0)} ms waiting for a CPU`
+        : '';
+    process.stderr.write(
+      `${new Date().toISOString()} probe: loop held ${late.toFixed(0)} ms (${now.toFixed(0)} ms)${split}\n`,
+    );
   }
+  lastTimes = times;
 }, TICK_MS).unref();
 
 // SCALE_HEAP_SAMPLE=file samples what the bot allocates from one reset of the loop figures to the next (the churn)

@@ -154,6 +154,17 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** Who NAMES has that the model has not, and the other way round (a few of each). */
+function memberDifference(truth: string[], model: string[]): string {
+  const folded = new Set(truth.map((nick) => casefold(nick)));
+  const modelSet = new Set(model);
+  const onlyTruth = [...folded].filter((nick) => !modelSet.has(nick)).slice(0, 3);
+  const onlyModel = model.filter((nick) => !folded.has(nick)).slice(0, 3);
+  return onlyTruth.length + onlyModel.length > 0
+    ? `; only in NAMES: ${onlyTruth.join(' ') || 'none'}, only in the model: ${onlyModel.join(' ') || 'none'}`
+    : '';
+}
+
 function sameMembers(truth: string[], model: string[]): boolean {
   if (truth.length !== model.length) return false;
   const folded = new Set(truth.map((nick) => casefold(nick)));
@@ -188,7 +199,8 @@ async function compareChannels(
       }
       last =
         `${name}: NAMES ${truth.length}, model ` +
-        (model ? `${model.users}${what === 'members' ? ` (${model.members.length} members)` : ''}` : 'none');
+        (model ? `${model.users}${what === 'members' ? ` (${model.members.length} members)` : ''}` : 'none') +
+        (model && what === 'members' ? memberDifference(truth, model.members) : '');
       if (attempt < rereads) await delay(250);
     }
     if (last) mismatches.push(last);
