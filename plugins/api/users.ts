@@ -93,6 +93,11 @@ export function userJson(user: User): FromJsonSchema<typeof userSchema> {
 
 const ORDERING = ['nick', 'account', 'server', 'host', 'ip', 'connected_at'];
 
+/** What `?search=` looks in. */
+function searchField(user: User): string[] {
+  return [user.nick, user.host ?? '', user.realHost ?? '', user.ip ?? '', user.account ?? ''];
+}
+
 /** The value `?ordering=` sorts a user by, as its JSON field shows it. */
 function orderingValue(user: User, field: string): unknown {
   switch (field) {
@@ -143,13 +148,7 @@ export function userRoutes(
               orderingValue,
               present: userJson,
               searchFold,
-              searchField: (user) => [
-                user.nick,
-                user.host ?? '',
-                user.realHost ?? '',
-                user.ip ?? '',
-                user.account ?? '',
-              ],
+              searchField,
             },
           ),
         );

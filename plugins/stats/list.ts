@@ -244,7 +244,7 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   // The channels as the answer ended (one formed while this is sliced was not in it, yet not gone).
   const known = [...model.channels.all()];
   const slice = new TimeSlice();
-  let unlisted: typeof known = [];
+  const unlisted: typeof known = [];
   for (const channel of known) {
     if (slice.spent()) await slice.pause();
     if (!channel.joined && !taker.listed(channel)) unlisted.push(channel);
@@ -258,11 +258,10 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
     for (let index = 0; index < lines.length; index += LIST_BY_NAME_LINES_AT_ONCE) {
       await taker.list(...lines.slice(index, index + LIST_BY_NAME_LINES_AT_ONCE));
     }
-    unlisted = unlisted.filter((channel) => !taker.listed(channel));
   }
   for (const channel of unlisted) {
     if (slice.spent()) await slice.pause();
-    // Formed again since it was found missing (a JOIN the bot saw, or the new channels' LIST): not gone.
+    // Listed by name, or formed again since it was found missing (a JOIN the bot saw, the new channels' LIST).
     if (model.channels.get(channel.name) !== channel || channel.joined || taker.listed(channel)) continue;
     model.removeChannel(channel.name);
     state.modeChecks.delete(model.fold(channel.name));

@@ -122,10 +122,9 @@ export async function removeUnseenUsers(
 ): Promise<number> {
   let removed = 0;
   // By their keys: folding 50,000 nicks again held the event loop 15–25 ms. In slices of time: the whole pass
-  // held it 30–90 ms at 50,000 users. A user seen meanwhile (a notice) joins `seen`; one gone meanwhile is skipped.
-  // The map's own iterator, across the pauses: it skips users removed meanwhile and visits those added, who are
-  // left alone (first seen after the pass began: the round could not have seen them). A copy of its 50,000
-  // entries outlived the young generation and was promoted at every refresh.
+  // held it 30–90 ms at 50,000 users. A user seen meanwhile (a notice) joins `seen`. The map's own iterator walks
+  // across the pauses (a copy of its 50,000 entries was promoted at every refresh): it skips users removed
+  // meanwhile and visits those added, who are left alone (first seen after the pass began).
   const began = model.now().toISOString();
   const slice = new TimeSlice();
   for (const [key, user] of model.users.entries()) {

@@ -5,8 +5,9 @@
  *
  * Channel sizes follow a power law by rank: the channel of rank r (1 = biggest) plans
  * max(1, round(biggest / r^0.9)) members, so at 50,000 users the biggest three plan 3,000, 1,608
- * and 1,113 members and the tail is channels of 1–3 (at 100,000 users the same: the biggest is 3,000 at most). Members are drawn at random, each user in at
- * most `maxChannelsPerUser` channels; users in no channel at all are common, as on real networks.
+ * and 1,113 members and the tail is channels of 1–3 (at 100,000 users the same: the biggest is 3,000 at
+ * most). Members are drawn at random, each user in at most `maxChannelsPerUser` channels; users in no
+ * channel at all are common, as on real networks.
  */
 
 /** Options of {@link planScaleCrowd}. */
