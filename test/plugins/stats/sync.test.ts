@@ -778,9 +778,14 @@ t.test('between syncs, LUSERS and LIST alone refresh the counts and the channels
 });
 
 t.test('between whole LISTs of a big network, the channels formed in the last minute, every 2 s', async (t) => {
-  t.notOk(wholeListDue({ now: 499, listedAt: 0, channels: 500 }), 'a small network: the whole LIST every half second');
-  t.ok(wholeListDue({ now: 500, listedAt: 0, channels: 500 }));
-  t.ok(wholeListDue({ now: 500, listedAt: 0, channels: 1000 }), '1,000 channels: every half second too');
+  t.notOk(wholeListDue({ now: 249, listedAt: 0, channels: 500 }), 'a small network: the whole LIST every 250 ms');
+  t.ok(wholeListDue({ now: 250, listedAt: 0, channels: 500 }));
+  t.notOk(wholeListDue({ now: 249, listedAt: 0, channels: 1000 }), '1,000 channels: 0.25 ms per channel');
+  t.ok(wholeListDue({ now: 250, listedAt: 0, channels: 1000 }));
+  t.notOk(wholeListDue({ now: 1999, listedAt: 0, channels: 4000 }), 'from 2,000 channels on, 0.5 ms per channel');
+  t.ok(wholeListDue({ now: 2000, listedAt: 0, channels: 4000 }));
+  t.notOk(wholeListDue({ now: 999, listedAt: 0, channels: 2000 }));
+  t.ok(wholeListDue({ now: 1000, listedAt: 0, channels: 2000 }));
   t.notOk(wholeListDue({ now: 4999, listedAt: 0, channels: 10_000 }), '10,000 channels: 0.5 ms per channel');
   t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000 }));
   const fresh = (now: number, channels: number, elist: string | undefined, newListedAt = 0) =>
