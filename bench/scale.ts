@@ -136,6 +136,17 @@ export function figuresOf(result: ScaleResult): Figure[] {
     '≤ 0.5 %',
     allMeasured && worstChannels <= 0.5,
   );
+  // What the checks above are measured against: on a small network under this churn the truth moves by a
+  // sizeable share within a second (a reconnect empties a one-member channel and forms it again).
+  const moved = (key: 'users' | 'channels'): string => {
+    const worst = Math.max(0, ...result.checks.map((check) => check.truthMoved[key]));
+    const of = key === 'users' ? result.truth.users : result.truth.channels;
+    return `${key} by up to ${formatCount(worst)} (${((worst / Math.max(1, of)) * 100).toFixed(2)} %)`;
+  };
+  add(
+    'LUSERS itself within 1 s during churn (5 answers 0.25 s apart per check)',
+    `${moved('users')}, ${moved('channels')}`,
+  );
   const compared = result.checks.reduce((sum, check) => sum + check.channelsCompared, 0);
   const equal = result.checks.reduce((sum, check) => sum + check.channelsEqual, 0);
   const firstMismatch = result.checks.flatMap((check) => check.mismatches)[0];

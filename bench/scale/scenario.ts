@@ -63,6 +63,25 @@ export interface TruthCheck {
   channelsEqual: number;
   channelsCompared: number;
   mismatches: string[];
+  /** How far LUSERS itself moved over {@link TRUTH_MOVE_SAMPLES} answers a quarter second apart, after the check. */
+  truthMoved: { users: number; channels: number };
+}
+
+/** LUSERS answers a quarter second apart per check, to measure how much the truth itself moves within a second. */
+const TRUTH_MOVE_SAMPLES = 5;
+
+/** The range (largest less smallest) of users and channels over a few LUSERS a quarter second apart. */
+async function truthMovement(oracle: Oracle): Promise<{ users: number; channels: number }> {
+  const users: number[] = [];
+  const channels: number[] = [];
+  for (let sample = 0; sample < TRUTH_MOVE_SAMPLES; sample++) {
+    if (sample > 0) await delay(250);
+    const lusers = await oracle.lusers();
+    users.push(lusers.users);
+    channels.push(lusers.channels);
+  }
+  const range = (values: number[]): number => Math.max(...values) - Math.min(...values);
+  return { users: range(users), channels: range(channels) };
 }
 
 export interface ScaleResult {
@@ -508,6 +527,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       const joined = await oracle!.channelsOf(BOT_NICK);
       const sample = pick(joined, options.sampleChannels, random);
       const compared = await compareChannels(oracle!, api, sample, 'members', 2);
+      const truthMoved = await truthMovement(oracle!);
       checks.push({
         atSeconds,
         truth: truthNow,
@@ -515,10 +535,12 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
         channelsEqual: compared.equal,
         channelsCompared: sample.length,
         mismatches: compared.mismatches,
+        truthMoved,
       });
       log(
         `scale: t=${atSeconds.toFixed(0)} s: ${describeCounts(truthNow, model)}; ` +
-          `${compared.equal} of ${sample.length} of the bot's ${joined.length} channels equal NAMES`,
+          `${compared.equal} of ${sample.length} of the bot's ${joined.length} channels equal NAMES; ` +
+          `LUSERS itself moved by ${truthMoved.users} users, ${truthMoved.channels} channels within 1 s`,
       );
     };
     await check();
