@@ -143,9 +143,10 @@ export function figuresOf(result: ScaleResult): Figure[] {
     const of = key === 'users' ? result.truth.users : result.truth.channels;
     return `${key} by up to ${formatCount(worst)} (${((worst / Math.max(1, of)) * 100).toFixed(2)} %)`;
   };
+  const span = Math.max(0, ...result.checks.map((check) => check.truthMoved.ms)) / 1000;
   add(
-    'LUSERS itself within 1 s during churn (5 answers 0.25 s apart per check)',
-    `${moved('users')}, ${moved('channels')}`,
+    'LUSERS itself during churn: 5 answers asked 0.25 s apart per check',
+    `${moved('users')}, ${moved('channels')}; first to last answer at most ${span.toFixed(1)} s`,
   );
   const compared = result.checks.reduce((sum, check) => sum + check.channelsCompared, 0);
   const equal = result.checks.reduce((sum, check) => sum + check.channelsEqual, 0);

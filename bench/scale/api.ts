@@ -67,6 +67,19 @@ export class BotApi {
     }
   }
 
+  /** Every visible channel's name in the model (folded), page by page. */
+  async channelNames(): Promise<string[]> {
+    const names: string[] = [];
+    for (let offset = 0; ; offset += 1000) {
+      const page = await this.get<Page & { results: { name: string }[] }>(
+        `/api/irc/channels/?limit=1000&offset=${offset}`,
+      );
+      if (!page.body) throw new Error(`/api/irc/channels/ answered ${page.status}`);
+      names.push(...page.body.results.map((channel) => casefold(channel.name)));
+      if (page.body.results.length < 1000) return names;
+    }
+  }
+
   /** How many history points the bot keeps, and the oldest one's time. */
   async history(): Promise<{ count: number; oldest: string | null }> {
     const answer = await this.get<Page & { results: { time: string }[] }>('/network/data/history/?limit=1');

@@ -66,6 +66,10 @@ export interface Truth extends Lusers {
   allUsers: number;
 }
 
+// SCALE_SLOW_TRUTH_MS=1000 writes each question to the hub that took 1 s or more to the bench's output, with when
+// it was sent (docs/scaling-network.md).
+const logSlowTruthMs = Number(process.env.SCALE_SLOW_TRUTH_MS ?? 0) || Infinity;
+
 export class Oracle {
   private queue: Promise<unknown> = Promise.resolve();
   /** The server's last ERROR line, which says why it closed the connection. */
@@ -141,12 +145,19 @@ export class Oracle {
   private ask(line: string, ends: string[], timeoutMs = 180_000): Promise<IrcMessage[]> {
     const next = this.queue.then(async () => {
       const client = await this.connection();
+      const sentAt = performance.now();
       try {
         return await client.request(line, ends, timeoutMs);
       } catch (error) {
         // Lost while asking: asked again on a new connection.
         if (!client.closed) throw error;
         return (await this.connection()).request(line, ends, timeoutMs);
+      } finally {
+        const took = performance.now() - sentAt;
+        if (took >= logSlowTruthMs) {
+          const at = new Date(Date.now() - took).toISOString();
+          process.stderr.write(`${at} truth: ${line} took ${took.toFixed(0)} ms\n`);
+        }
       }
     });
     this.queue = next.catch(() => undefined);
@@ -184,10 +195,14 @@ export class Oracle {
     return namesOf(await this.ask(`NAMES ${channel}`, ['366']));
   }
 
-  /** How many channels LIST shows (an operator sees secret ones too). */
-  async listCount(): Promise<number> {
+  /** Every channel LIST shows (an operator sees secret ones too), with its user count. */
+  async listed(): Promise<Map<string, number>> {
     const replies = await this.ask('LIST', ['323'], 120_000);
-    return replies.filter((message) => message.command === '322').length;
+    const channels = new Map<string, number>();
+    for (const message of replies) {
+      if (message.command === '322') channels.set(message.params[1] ?? '', Number(message.params[2]));
+    }
+    return channels;
   }
 
   /** The channels a user is in, from WHOIS (an operator sees all of them). */

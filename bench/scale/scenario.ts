@@ -64,24 +64,29 @@ export interface TruthCheck {
   channelsCompared: number;
   mismatches: string[];
   /** How far LUSERS itself moved over {@link TRUTH_MOVE_SAMPLES} answers a quarter second apart, after the check. */
-  truthMoved: { users: number; channels: number };
+  truthMoved: { users: number; channels: number; ms: number };
 }
 
-/** LUSERS answers a quarter second apart per check, to measure how much the truth itself moves within a second. */
+/** LUSERS answers a quarter second apart per check, to measure how much the truth itself moves within about a second. */
 const TRUTH_MOVE_SAMPLES = 5;
 
-/** The range (largest less smallest) of users and channels over a few LUSERS a quarter second apart. */
-async function truthMovement(oracle: Oracle): Promise<{ users: number; channels: number }> {
+/**
+ * The range (largest less smallest) of users and channels over a few LUSERS a quarter second apart, and the ms
+ * from the first answer to the last (a busy hub answers slowly, so the span can be seconds).
+ */
+async function truthMovement(oracle: Oracle): Promise<{ users: number; channels: number; ms: number }> {
   const users: number[] = [];
   const channels: number[] = [];
+  let first = 0;
   for (let sample = 0; sample < TRUTH_MOVE_SAMPLES; sample++) {
     if (sample > 0) await delay(250);
     const lusers = await oracle.lusers();
+    if (sample === 0) first = performance.now();
     users.push(lusers.users);
     channels.push(lusers.channels);
   }
   const range = (values: number[]): number => Math.max(...values) - Math.min(...values);
-  return { users: range(users), channels: range(channels) };
+  return { users: range(users), channels: range(channels), ms: performance.now() - first };
 }
 
 export interface ScaleResult {
@@ -171,6 +176,20 @@ const SERVICES_SERVER = 'services.test.net';
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The channels LIST shows that the model's list has not, and the other way round (a few of each, with LIST's counts). */
+async function channelsApart(oracle: Oracle, api: BotApi): Promise<string> {
+  const [listed, names] = await Promise.all([oracle.listed(), api.channelNames()]);
+  const truth = new Map([...listed].map(([name, users]) => [casefold(name), users]));
+  const model = new Set(names);
+  const onlyTruth = [...truth].filter(([name]) => !model.has(name));
+  const onlyModel = names.filter((name) => !truth.has(name));
+  const few = (entries: string[]): string => entries.slice(0, 6).join(' ') + (entries.length > 6 ? ' ...' : '');
+  return (
+    `; a moment later LIST had ${listed.size}, the model ${names.length}: only in LIST ${onlyTruth.length} ` +
+    `(${few(onlyTruth.map(([name, users]) => `${name}:${users}`))}), only in the model ${onlyModel.length} (${few(onlyModel)})`
+  );
 }
 
 /** Who NAMES has that the model has not, and the other way round (a few of each). */
@@ -514,6 +533,16 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
         await delay(250);
       }
     })();
+    // The counts on a connection of their own, on time: the NAMES of a check ask the hub for a while (at
+    // 100,000 users under churn the hub took 2–10 s per answer, so one check's NAMES took over a minute), and on
+    // one connection they held up the next check's counts until after the churn.
+    const counter = await Oracle.connect({
+      host: network.host,
+      port: network.hub.clientPort,
+      nick: 'TruthCount',
+      operName: network.operName,
+      operPass: network.operPass,
+    });
     const churnStarted = Date.now();
     log(`scale: churn for ${seconds} s`);
     const churning = crowd.churn(seconds, options.churnRates);
@@ -523,11 +552,23 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       // At the same moment: read one after the other (LUSERS, then WHO of the services' server, then the
       // API), the model was read up to a second after the hub counted, and at 5,000 users that second of
       // churn alone was up to 0.6 % of the users or channels.
-      const [truthNow, model] = await Promise.all([oracle!.truth(SERVICES_SERVER), api.counts()]);
-      const joined = await oracle!.channelsOf(BOT_NICK);
-      const sample = pick(joined, options.sampleChannels, random);
-      const compared = await compareChannels(oracle!, api, sample, 'members', 2);
-      const truthMoved = await truthMovement(oracle!);
+      const counted = Promise.all([counter.truth(SERVICES_SERVER), api.counts()]).then(async ([truth, model]) => ({
+        truth,
+        model,
+        moved: await truthMovement(counter),
+        // Channels off by more than the target: which ones, as LIST and the API show them a moment later.
+        apart:
+          model && Math.abs(model.channels - truth.channels) > truth.channels * 0.005
+            ? await channelsApart(counter, api)
+            : '',
+      }));
+      const namesCompared = (async () => {
+        const joined = await oracle!.channelsOf(BOT_NICK);
+        const sample = pick(joined, options.sampleChannels, random);
+        return { joined, sample, compared: await compareChannels(oracle!, api, sample, 'members', 2) };
+      })();
+      const { truth: truthNow, model, moved: truthMoved, apart } = await counted;
+      const { joined, sample, compared } = await namesCompared;
       checks.push({
         atSeconds,
         truth: truthNow,
@@ -539,22 +580,28 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       });
       log(
         `scale: t=${atSeconds.toFixed(0)} s: ${describeCounts(truthNow, model)}; ` +
-          `${compared.equal} of ${sample.length} of the bot's ${joined.length} channels equal NAMES; ` +
-          `LUSERS itself moved by ${truthMoved.users} users, ${truthMoved.channels} channels within 1 s`,
+          `${compared.equal} of ${sample.length} of the bot's ${joined.length} channels equal NAMES ` +
+          `(${((Date.now() - churnStarted) / 1000 - atSeconds).toFixed(0)} s); LUSERS itself moved by ` +
+          `${truthMoved.users} users, ${truthMoved.channels} channels over ${(truthMoved.ms / 1000).toFixed(1)} s` +
+          apart,
       );
     };
-    await check();
+    const firstCheck = check();
     let cpuChurn = NaN;
-    // From the churn's start: the first check can take most of the churn on a slow network (70 s at 100,000 users),
-    // and a half counted from its end left nothing of the churn for the second half.
+    // From the churn's start: a check's NAMES can take most of the churn on a slow network (over a minute at
+    // 100,000 users), and a half counted from its end left nothing of the churn for the second half.
     const halfway = delay(churnStarted + (seconds * 1000) / 2 - Date.now()).then(() => {
       cpuChurn = botCpu.percent();
       botCpu.restart();
     });
+    // Each check's counts on time; their NAMES queue behind the last check's on the truth's connection.
+    const pendingChecks = [firstCheck];
     for (let at = options.checkSeconds; at < seconds; at += options.checkSeconds) {
       await delay(churnStarted + at * 1000 - Date.now());
-      await check();
+      pendingChecks.push(check());
     }
+    await Promise.all(pendingChecks);
+    checks.sort((a, b) => a.atSeconds - b.atSeconds);
     const churned = await churning;
     await halfway;
     const cpuChurnWithHttp = botCpu.percent();
@@ -608,6 +655,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     watching = false;
     const watchFailure = await sendqWatch;
     await watcher.close();
+    await counter.close();
     if (watchFailure) throw watchFailure;
     const loadResult = await load.stop();
     writes.stop();
