@@ -20,6 +20,7 @@ import { noteWhoisAccount, WhoisFiller } from './whois-fill.js';
 import { historyRetention, recordHistoryPoint } from './history.js';
 import { noteJoinRefusal } from './joins.js';
 import { measureLatency, type ProbeChoice } from './latency.js';
+import { FormedChannels } from './list.js';
 import { track } from './live.js';
 import { statsConfigSchema, type StatsConfig } from './schema.js';
 import { fetchServiceCommands, withUnansweredKept } from './service-help.js';
@@ -77,6 +78,8 @@ export default definePlugin<StatsConfig>({
     // Bookkeeping of one connection: what the bot asked and learnt about the network's answers.
     let syncState = createSyncState();
     let probeChoice: ProbeChoice = new Map();
+    // Channels the server's notices say were formed, into the model before the next LIST (list.ts).
+    const formed = new FormedChannels(context, () => syncState.list);
     // Set once registration, OPER and bot mode are done: a sync before that would run as a non-operator.
     let ready = false;
     // Until the services have answered once, they are asked after every sync.
@@ -194,7 +197,8 @@ export default definePlugin<StatsConfig>({
       if (ready) {
         topology.consider(message);
         const notice = message.command === 'NOTICE' ? trackClientNotice(message, model) : null;
-        if (notice && notice.kind !== 'exit')
+        if (notice?.kind === 'channel') formed.note(notice.name);
+        else if (notice && notice.kind !== 'exit')
           syncState.whoRound?.add(model.fold(notice.kind === 'nick' ? notice.to : notice.nick));
       }
       track(message, live);
@@ -238,6 +242,7 @@ export default definePlugin<StatsConfig>({
     });
     irc.on('disconnected', () => {
       ready = false;
+      formed.clear();
       versions.reset();
       whois.reset();
     });

@@ -11,7 +11,7 @@ import stats from '../../../plugins/stats/index.js';
 import { noticeModes, parseClientNotice } from '../../../plugins/stats/notices.js';
 import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
 
-/** The lines InspIRCd 3.15 sent an operator with snomasks +cCqQ on the test network (verbatim). */
+/** The lines InspIRCd 3.15 sent an operator with snomasks +cCqQjJ on the test network (verbatim). */
 const SEEN = {
   connect:
     ':hub.test.net NOTICE oper1 :*** CONNECT: Client connecting on port 16667 (class main): hubuser!tester@127.0.0.1 (127.0.0.1) [Hub User Name]',
@@ -20,6 +20,10 @@ const SEEN = {
   quit: ':hub.test.net NOTICE oper1 :*** QUIT: Client exiting: hubuser2!tester@127.0.0.1 (127.0.0.1) [Quit: bye now]',
   remoteQuit:
     ':hub.test.net NOTICE oper1 :*** REMOTEQUIT: Client exiting on server leaf.test.net: leafuser2!tester@127.0.0.1 (127.0.0.1) [Quit: leaving]',
+  // Snomasks +jJ, with the chancreate module loaded.
+  channel: ':hub.test.net NOTICE watcher :*** CHANCREATE: Channel #formedonhub created by hubu!hubu@127.0.0.1',
+  remoteChannel:
+    ':hub.test.net NOTICE watcher :*** REMOTECHANCREATE: From leaf.test.net: Channel #formedonleaf created by leafu!leafu@127.0.0.1',
 };
 
 /** A server line as the connection hands it on. */
@@ -49,6 +53,16 @@ function registerOnInspircd(bot: Harness): void {
     ':hub.test.net 376 oper1 :End of MOTD',
   );
 }
+
+t.test('InspIRCd notices of a channel formed, on this server or another, are read', async (t) => {
+  t.same(parseClientNotice(parse(SEEN.channel)), { kind: 'channel', name: '#formedonhub' });
+  t.same(parseClientNotice(parse(SEEN.remoteChannel)), { kind: 'channel', name: '#formedonleaf' });
+  t.equal(
+    parseClientNotice(parse(':mallory!m@evil NOTICE oper1 :*** CHANCREATE: Channel #fake created by x!y@z')),
+    null,
+    'not from a server',
+  );
+});
 
 t.test('InspIRCd client notices are read; anything else is not', async (t) => {
   t.same(parseClientNotice(parse(SEEN.connect)), {
@@ -136,7 +150,7 @@ t.test('a connect under a nick the model still has is a new person', async (t) =
 });
 
 t.test('an operator on InspIRCd asks for client and link notices; elsewhere nothing is asked', async (t) => {
-  t.equal(noticeModes('InspIRCd-3'), '+cCqQnNlL');
+  t.equal(noticeModes('InspIRCd-3'), '+cCqQnNlLjJ');
   t.equal(noticeModes('hybrid-8.2.43'), null, 'letters of other servers are not guessed');
   const user = await startHarness(t, asOper1());
   registerOnInspircd(user);
@@ -153,5 +167,5 @@ t.test('an operator on InspIRCd asks for client and link notices; elsewhere noth
   );
   oper.irc.receive(':hub.test.net 381 oper1 :You are now a NetAdmin');
   await new Promise((resolve) => setImmediate(resolve));
-  t.ok(oper.irc.sent.includes('MODE oper1 +s +cCqQnNlL'));
+  t.ok(oper.irc.sent.includes('MODE oper1 +s +cCqQnNlLjJ'));
 });

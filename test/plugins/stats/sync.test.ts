@@ -3,7 +3,13 @@ import type { IrcMessage } from '../../../lib/irc/port.js';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { channelLimit, createJoinState, noteJoinRefusal, planJoins } from '../../../plugins/stats/joins.js';
-import { LIST_BY_NAME_LINES_AT_ONCE, listQueries, namesInLines, parseListEntry } from '../../../plugins/stats/list.js';
+import {
+  FormedChannels,
+  LIST_BY_NAME_LINES_AT_ONCE,
+  listQueries,
+  namesInLines,
+  parseListEntry,
+} from '../../../plugins/stats/list.js';
 import { track } from '../../../plugins/stats/live.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
 import { parseLinksEntry, parseMapLine } from '../../../plugins/stats/servers.js';
@@ -567,6 +573,57 @@ t.test('as a non-operator: no IP asked, LIST is taken as it is, operators from S
   );
   t.equal(model.users.get('bob')!.ip, null);
   t.same(irc.sentMatching(/^MODE #/), []);
+});
+
+/** Turns of the event loop enough for a few scripted answers. */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+t.test('a channel a notice says was formed: in the model at once, public once its modes are known', async (t) => {
+  const { irc, model, context } = setup();
+  const state = createSyncState();
+  await fullSync(context, state);
+  const formed = new FormedChannels(context, () => state.list);
+  irc
+    .answer(/^MODE #fresh$/, [':hub.test.net 324 DataBot #fresh +nt'])
+    .answer(/^MODE #hush$/, [':hub.test.net 324 DataBot #hush +nst'])
+    .answer(/^MODE #brief$/, [':hub.test.net 403 DataBot #brief :No such channel']);
+  irc.sent.length = 0;
+  formed.note('#fresh');
+  formed.note('#hush');
+  formed.note('#brief');
+  t.match(model.channels.get('#fresh'), { users: 1, hidden: true }, 'at once, hidden until its modes are known');
+  t.same(irc.sentMatching(/^MODE #/), ['MODE #fresh', 'MODE #hush'], 'two asked at a time');
+  await settle();
+  t.same(irc.sentMatching(/^MODE #/), ['MODE #fresh', 'MODE #hush', 'MODE #brief'], 'then the next');
+  t.match(model.channels.get('#fresh'), { hidden: false, modes: '+nt' });
+  t.match(model.channels.get('#hush'), { hidden: true, modes: '+nst' }, 'a secret one stays hidden');
+  t.notOk(model.channels.get('#brief'), 'one gone before its answer is forgotten');
+
+  irc.sent.length = 0;
+  formed.note('#public');
+  formed.note('&local');
+  await settle();
+  t.same(irc.sentMatching(/^MODE/), [], 'a channel already known, or a server-local one, is not asked');
+  t.match(model.channels.get('#public'), { users: 3, hidden: false }, 'and is left as it was');
+  t.notOk(model.channels.get('&local'));
+
+  // Formed while a LIST is under way and after the server answered it: the LIST's pass must keep it.
+  irc.answer(/^LIST$/, (): string[] => {
+    formed.note('#during');
+    return [':hub.test.net 322 DataBot #public 3 :[+nt] hello', ':hub.test.net 323 DataBot :End of channel list.'];
+  });
+  irc.answer(/^MODE #during$/, []);
+  await refreshCounts(context, state);
+  t.ok(model.channels.get('#during'), 'not taken as gone by a LIST asked before it formed');
+  t.notOk(model.channels.get('#fresh'), 'while one that LIST no longer lists is');
+  irc.answer(/^LIST$/, [
+    ':hub.test.net 322 DataBot #public 3 :[+nt] hello',
+    ':hub.test.net 323 DataBot :End of channel list.',
+  ]);
+  await refreshCounts(context, state);
+  t.notOk(model.channels.get('#during'), 'the next LIST judges it');
 });
 
 t.test('an operator on a network that hides modes in LIST asks MODE, and hides until answered', async (t) => {
