@@ -68,51 +68,27 @@ const MAX_QUERIES = 1000;
 /** How long an answer may be reused after the model changed, and the clock that tells (tests pin it). */
 export interface ReuseOptions {
   /**
-   * Milliseconds an answer is reused after a change, at most: answers are rebuilt at most once per this long
-   * while the network keeps changing, so they may be that far behind it. Answers that are quick to build are
-   * rebuilt sooner ({@link REUSE_PER_BUILD_MS}). 0: rebuilt after every change.
+   * Milliseconds an answer is reused after a change: answers are rebuilt at most once per this long
+   * while the network keeps changing, so they may be that far behind it. 0: rebuilt after every change.
    */
   reuseMs: number;
   now?: () => number;
-  /** The clock that times a build, in ms (tests make builds look slow or quick); `performance.now` by default. */
-  buildClock?: () => number;
 }
 
 /**
- * Ms an answer is reused for each ms its generation's answers took to build, up to `reuseMs`: rebuilding after
- * changes then takes at most about 2 % of the time, and a small network's answers stay fresh. At 1,000 channels
- * the channel list's first page took about 0.3 ms, so it was reused 15 ms rather than a second. Behind the
- * network by a second, the channel count was off by up to 0.6 % at 5,000 users under the bench's churn; the
- * network's own count moves by up to 1 % within a second there.
- */
-const REUSE_PER_BUILD_MS = 50;
-
-/**
- * When the answers built since `since` must go: a change came, and they are old enough: `reuseMs`, or less for
- * answers quick to build ({@link REUSE_PER_BUILD_MS}). On a network where something changes every millisecond
- * (50,000 users coming and going), rebuilding a sorted page of 10,000 channels on every request would take the
- * server's whole time; with a bound the cost is one rebuild per query per `reuseMs`, whatever the request rate.
+ * When the answers built since `since` must go: a change came, and they are `reuseMs` old. On a
+ * network where something changes every millisecond (50,000 users coming and going), rebuilding a
+ * sorted page of 10,000 channels on every request would take the server's whole time; with a
+ * bound the cost is one rebuild per query per `reuseMs`, whatever the request rate.
  */
 class Generation {
   private since: number;
   private changed = false;
-  /** Milliseconds spent building this generation's answers. */
-  private buildMs = 0;
   private readonly now: () => number;
-  private readonly buildClock: () => number;
 
   constructor(private readonly options: ReuseOptions) {
     this.now = options.now ?? Date.now;
-    this.buildClock = options.buildClock ?? (() => performance.now());
     this.since = this.now();
-  }
-
-  /** `build()`'s answer, serialised; its time counts towards how long this generation's answers are reused. */
-  build(build: () => unknown): SerializedJson {
-    const started = this.buildClock();
-    const answer = new SerializedJson(build());
-    this.buildMs += this.buildClock() - started;
-    return answer;
   }
 
   /** The model changed: the answers go now (reuseMs 0) or once they are old enough; true when now. */
@@ -124,9 +100,7 @@ class Generation {
 
   /** Whether the answers must go before this request (a change came and they are old enough); starts a new generation if so. */
   expired(): boolean {
-    if (!this.changed) return false;
-    const reuseMs = Math.min(this.options.reuseMs, this.buildMs * REUSE_PER_BUILD_MS);
-    if (this.now() - this.since < reuseMs) return false;
+    if (!this.changed || this.now() - this.since < this.options.reuseMs) return false;
     this.renew();
     return true;
   }
@@ -134,7 +108,6 @@ class Generation {
   /** The answers went: the next ones are built from now. */
   renew(): void {
     this.changed = false;
-    this.buildMs = 0;
     this.since = this.now();
   }
 }
@@ -177,7 +150,7 @@ export class ListCache<T> {
     const key = sorted.toString();
     let page = this.pages.get(key);
     if (page === undefined) {
-      page = this.generation.build(build);
+      page = new SerializedJson(build());
       if (this.pages.size >= MAX_QUERIES) this.clear();
       this.pages.set(key, page);
     }
@@ -215,11 +188,8 @@ export class ChangeCache {
   /** The cached answer, or `build()`'s, serialised once and kept until the next change. */
   get(build: () => unknown): SerializedJson {
     if (this.generation.expired()) this.answer = undefined;
-    if (this.answer === undefined) {
-      this.generation.renew();
-      this.answer = this.generation.build(build);
-    }
-    return this.answer;
+    if (this.answer === undefined) this.generation.renew();
+    return (this.answer ??= new SerializedJson(build()));
   }
 }
 
