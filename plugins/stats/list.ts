@@ -99,8 +99,10 @@ async function checkModes(context: SyncContext, state: ListState, name: string):
     timeoutMs: 30000,
   });
   const answer = lines.at(-1)?.command;
-  if (answer === '324') state.modeChecks.set(model.fold(name), Date.now());
-  else if (answer === '403' || answer === '401') {
+  // A channel a LIST took as gone meanwhile is not recorded: the map would keep every name ever answered.
+  if (answer === '324') {
+    if (model.channels.get(name)) state.modeChecks.set(model.fold(name), Date.now());
+  } else if (answer === '403' || answer === '401') {
     state.modeChecks.delete(model.fold(name));
     if (!model.channels.get(name)?.joined) model.removeChannel(name);
   }
@@ -116,21 +118,31 @@ const FORMED_QUERIES_IN_FLIGHT = 4;
 const FORMED_WAITING = 1000;
 
 /**
+ * A channel a first answer showed public is asked again this long after: modes often come just after a channel
+ * forms (the services' mode lock, a client's modes on join), after the first answer.
+ */
+export const FORMED_RECHECK_MS = 2000;
+
+/**
  * Channels formed, as the server's notices say (InspIRCd's chancreate module, snomasks j and J: notices.ts): into
  * the model at once rather than at the next LIST, hidden until their modes are known, which are asked at once
- * (four at a time). No notice tells of a channel that empties: LIST still finds those. At 5,000 users under the
- * bench's churn the network's channel count rose by about 1 % at once, once a second (its reconnecting users
- * came back together), and sank until the next rise; a model as old as its last LIST (250 ms) was up to 1 %
- * short just after one.
+ * (four at a time) and, for a channel that answered public, once more {@link FORMED_RECHECK_MS} later. No
+ * notice tells of a channel that empties: LIST still finds those. At 5,000 users under the bench's churn the
+ * network's channel count rose by about 1 % at once, once a second, and sank until the next rise; a model as
+ * old as its last LIST (250 ms) was up to 1 % short just after one.
  */
 export class FormedChannels {
-  private readonly waiting: string[] = [];
+  private readonly waiting: { name: string; again: boolean }[] = [];
   private inFlight = 0;
+  /** Channels to ask again, in the order they are due. */
+  private readonly rechecks: { name: string; at: number }[] = [];
+  private recheckTimer: NodeJS.Timeout | undefined;
 
   /** `state` gives the connection's LIST bookkeeping (it is made anew at each connection). */
   constructor(
     private readonly context: SyncContext,
     private readonly state: () => ListState,
+    private readonly recheckMs = FORMED_RECHECK_MS,
   ) {}
 
   /** The server said `name` was formed. */
@@ -139,35 +151,62 @@ export class FormedChannels {
     if (isLocalChannel(name)) return;
     const key = model.fold(name);
     const state = this.state();
-    // As if the latest LIST had listed it: one asked before the channel formed must not take it as gone.
-    state.listedBy.set(key, state.lists);
-    if (model.channels.byKey(key)) return;
-    model.upsertChannel(name, { users: 1, hidden: true }, key);
+    // Between the latest LIST's number and the next: the LIST under way (asked before the channel formed) does
+    // not take it as gone, yet still takes its row; the next LIST judges it.
+    state.listedBy.set(key, state.lists + 0.5);
+    const known = model.channels.byKey(key);
+    if (known?.joined) return;
+    // A channel the model still has is the one that emptied before: nothing of it holds for the new one.
+    model.upsertChannel(name, { users: 1, hidden: true, modes: '', topic: '' }, key);
     state.modeChecks.delete(key);
-    if (this.waiting.length < FORMED_WAITING) this.waiting.push(name);
+    if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, again: false });
     this.next();
   }
 
   /** Forget what waits (the connection is gone). */
   clear(): void {
     this.waiting.length = 0;
+    this.rechecks.length = 0;
+    clearTimeout(this.recheckTimer);
+    this.recheckTimer = undefined;
   }
 
   private next(): void {
     const { model } = this.context;
     while (this.inFlight < FORMED_QUERIES_IN_FLIGHT && this.waiting.length > 0) {
-      const name = this.waiting.shift()!;
+      const { name, again } = this.waiting.shift()!;
       const channel = model.channels.get(name);
-      // Gone, joined, or its modes known since (a LIST that shows them, an earlier answer).
-      if (!channel || channel.joined || !channel.hidden || channel.modes !== '') continue;
+      if (!channel || channel.joined) continue;
+      // Known since (a LIST that shows modes, an earlier answer), unless this is the second ask.
+      if (!again && (!channel.hidden || channel.modes !== '')) continue;
       this.inFlight++;
       void checkModes(this.context, this.state(), name)
+        .then(() => {
+          if (!again && model.channels.get(name)?.hidden === false) this.recheckLater(name);
+        })
         .catch(() => undefined)
         .finally(() => {
           this.inFlight--;
           this.next();
         });
     }
+  }
+
+  private recheckLater(name: string): void {
+    this.rechecks.push({ name, at: Date.now() + this.recheckMs });
+    this.recheckTimer ??= setTimeout(() => this.recheckDue(), this.recheckMs).unref();
+  }
+
+  private recheckDue(): void {
+    this.recheckTimer = undefined;
+    const now = Date.now();
+    while (this.rechecks.length > 0 && this.rechecks[0]!.at <= now) {
+      const { name } = this.rechecks.shift()!;
+      if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, again: true });
+    }
+    const first = this.rechecks[0];
+    if (first) this.recheckTimer = setTimeout(() => this.recheckDue(), first.at - now).unref();
+    this.next();
   }
 }
 

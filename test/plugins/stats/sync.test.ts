@@ -584,7 +584,8 @@ t.test('a channel a notice says was formed: in the model at once, public once it
   const { irc, model, context } = setup();
   const state = createSyncState();
   await fullSync(context, state);
-  const formed = new FormedChannels(context, () => state.list);
+  const formed = new FormedChannels(context, () => state.list, 50);
+  t.teardown(() => formed.clear());
   irc
     .answer(/^MODE #fresh$/, [':hub.test.net 324 DataBot #fresh +nt'])
     .answer(/^MODE #hush$/, [':hub.test.net 324 DataBot #hush +nst'])
@@ -601,29 +602,55 @@ t.test('a channel a notice says was formed: in the model at once, public once it
   t.match(model.channels.get('#hush'), { hidden: true, modes: '+nst' }, 'a secret one stays hidden');
   t.notOk(model.channels.get('#brief'), 'one gone before its answer is forgotten');
 
+  // The services' mode lock made #fresh secret just after its first answer: it is asked again.
+  irc.answer(/^MODE #fresh$/, [':hub.test.net 324 DataBot #fresh +nst']);
   irc.sent.length = 0;
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  await settle();
+  t.same(
+    irc.sentMatching(/^MODE #/).sort(),
+    ['MODE #fresh', 'MODE #more', 'MODE #most'],
+    'the public ones are asked once more, a while later',
+  );
+  t.match(model.channels.get('#fresh'), { hidden: true, modes: '+nst' }, 'and a secret one is hidden');
+  irc.sent.length = 0;
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  t.same(irc.sentMatching(/^MODE #/), [], 'only once');
+
+  // Formed again after it emptied, before a LIST found it gone: nothing of the old one holds.
+  irc.answer(/^MODE #public$/, [':hub.test.net 324 DataBot #public +nt']);
   formed.note('#public');
+  t.match(model.channels.get('#public'), { users: 1, hidden: true, topic: '' }, 'the old one formed again');
   formed.note('&local');
   await settle();
-  t.same(irc.sentMatching(/^MODE/), [], 'a channel already known, or a server-local one, is not asked');
-  t.match(model.channels.get('#public'), { users: 3, hidden: false }, 'and is left as it was');
+  t.same(irc.sentMatching(/^MODE/), ['MODE #public'], 'a server-local channel is not asked');
+  t.match(model.channels.get('#public'), { hidden: false, modes: '+nt' });
   t.notOk(model.channels.get('&local'));
 
-  // Formed while a LIST is under way and after the server answered it: the LIST's pass must keep it.
+  // Formed while a LIST is under way and after the server answered it: the LIST's pass must keep it, and a row
+  // of a LIST the server answered after the channel formed is still taken.
   irc.answer(/^LIST$/, (): string[] => {
     formed.note('#during');
-    return [':hub.test.net 322 DataBot #public 3 :[+nt] hello', ':hub.test.net 323 DataBot :End of channel list.'];
+    formed.note('#listed');
+    return [
+      ':hub.test.net 322 DataBot #public 3 :[+nt] hello',
+      ':hub.test.net 322 DataBot #listed 5 :[+nt] topic',
+      ':hub.test.net 323 DataBot :End of channel list.',
+    ];
   });
-  irc.answer(/^MODE #during$/, []);
+  irc.answer(/^MODE #during$/, [':hub.test.net 324 DataBot #during +nt']);
+  irc.answer(/^MODE #listed$/, [':hub.test.net 324 DataBot #listed +nt']);
   await refreshCounts(context, state);
   t.ok(model.channels.get('#during'), 'not taken as gone by a LIST asked before it formed');
-  t.notOk(model.channels.get('#fresh'), 'while one that LIST no longer lists is');
+  t.match(model.channels.get('#listed'), { users: 5, topic: 'topic' }, "the LIST's row is taken");
+  t.notOk(model.channels.get('#hush'), 'while one that LIST no longer lists is gone');
   irc.answer(/^LIST$/, [
     ':hub.test.net 322 DataBot #public 3 :[+nt] hello',
     ':hub.test.net 323 DataBot :End of channel list.',
   ]);
   await refreshCounts(context, state);
   t.notOk(model.channels.get('#during'), 'the next LIST judges it');
+  await settle();
 });
 
 t.test('an operator on a network that hides modes in LIST asks MODE, and hides until answered', async (t) => {
