@@ -536,13 +536,17 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     // The counts on a connection of their own, on time: the NAMES of a check ask the hub for a while (at
     // 100,000 users under churn the hub took 2–10 s per answer, so one check's NAMES took over a minute), and on
     // one connection they held up the next check's counts until after the churn.
-    const counter = await Oracle.connect({
-      host: network.host,
-      port: network.hub.clientPort,
-      nick: 'TruthCount',
-      operName: network.operName,
-      operPass: network.operPass,
-    });
+    const truthConnection = (nick: string): Promise<Oracle> =>
+      Oracle.connect({
+        host: network.host,
+        port: network.hub.clientPort,
+        nick,
+        operName: network.operName,
+        operPass: network.operPass,
+      });
+    const counter = await truthConnection('TruthCount');
+    // How far LUSERS moves, and which channels differ, on a third: five LUSERS took 56 s at 100,000 users.
+    const mover = await truthConnection('TruthMove');
     const churnStarted = Date.now();
     log(`scale: churn for ${seconds} s`);
     const churning = crowd.churn(seconds, options.churnRates);
@@ -555,11 +559,11 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       const counted = Promise.all([counter.truth(SERVICES_SERVER), api.counts()]).then(async ([truth, model]) => ({
         truth,
         model,
-        moved: await truthMovement(counter),
+        moved: await truthMovement(mover),
         // Channels off by more than the target: which ones, as LIST and the API show them a moment later.
         apart:
           model && Math.abs(model.channels - truth.channels) > truth.channels * 0.005
-            ? await channelsApart(counter, api)
+            ? await channelsApart(mover, api)
             : '',
       }));
       const namesCompared = (async () => {
@@ -567,8 +571,10 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
         const sample = pick(joined, options.sampleChannels, random);
         return { joined, sample, compared: await compareChannels(oracle!, api, sample, 'members', 2) };
       })();
-      const { truth: truthNow, model, moved: truthMoved, apart } = await counted;
-      const { joined, sample, compared } = await namesCompared;
+      const [{ truth: truthNow, model, moved: truthMoved, apart }, { joined, sample, compared }] = await Promise.all([
+        counted,
+        namesCompared,
+      ]);
       checks.push({
         atSeconds,
         truth: truthNow,
@@ -586,7 +592,13 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
           apart,
       );
     };
-    const firstCheck = check();
+    // Awaited after the churn: a failure is handled meanwhile (an unhandled one would end the run without its cleanup).
+    const startCheck = (): Promise<void> => {
+      const checked = check();
+      checked.catch(() => undefined);
+      return checked;
+    };
+    const firstCheck = startCheck();
     let cpuChurn = NaN;
     // From the churn's start: a check's NAMES can take most of the churn on a slow network (over a minute at
     // 100,000 users), and a half counted from its end left nothing of the churn for the second half.
@@ -598,16 +610,17 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     const pendingChecks = [firstCheck];
     for (let at = options.checkSeconds; at < seconds; at += options.checkSeconds) {
       await delay(churnStarted + at * 1000 - Date.now());
-      pendingChecks.push(check());
+      pendingChecks.push(startCheck());
     }
-    await Promise.all(pendingChecks);
-    checks.sort((a, b) => a.atSeconds - b.atSeconds);
     const churned = await churning;
     await halfway;
+    // Read as the churn ends, not once the checks' NAMES are done (at 100,000 users a minute later).
     const cpuChurnWithHttp = botCpu.percent();
     const runQueueChurn = botWait.percent();
     const churnServers = serverCpu.map(({ key, pid, meter }) => ({ key, pid, percent: meter.percent() }));
     const crowdPercent = crowdCpu.reduce((sum, meter) => sum + meter.percent(), 0);
+    await Promise.all(pendingChecks);
+    checks.sort((a, b) => a.atSeconds - b.atSeconds);
     await check();
     log(
       `scale: churn done: ${Object.entries(churned)
@@ -656,6 +669,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     const watchFailure = await sendqWatch;
     await watcher.close();
     await counter.close();
+    await mover.close();
     if (watchFailure) throw watchFailure;
     const loadResult = await load.stop();
     writes.stop();
