@@ -242,7 +242,8 @@ const NEW_CHANNEL_MODE_CHECKS = 100;
  * one interval are already a large share, so the ms per channel shrink with the count (1,000 channels: 0.25).
  * What the model misses is about the channels formed (and emptied) in one interval: at 1,000 channels under
  * the bench's churn, a LIST every second left it 0.8–0.9 % from LUSERS at times, every half second 0.3–0.8 %,
- * every quarter second 0.3 %.
+ * every quarter second 0.1–0.3 % in runs checked every 30 s (up to 1.1 % in runs checked every 5 s, before the
+ * channels formed came from notices: notices.ts).
  */
 const COUNTS_REFRESH_MS_PER_CHANNEL = 0.5;
 const COUNTS_REFRESH_FULL_RATE_CHANNELS = 2_000;
