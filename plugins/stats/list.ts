@@ -118,15 +118,20 @@ const FORMED_QUERIES_IN_FLIGHT = 4;
 const FORMED_WAITING = 1000;
 
 /**
- * A channel a first answer showed public is asked again this long after: modes often come just after a channel
- * forms (the services' mode lock, a client's modes on join), after the first answer.
+ * A channel formed is first asked this long after its notice: its creator's modes (`+s` right after the JOIN) or
+ * the services' mode lock come just after it forms, and an answer before them would show a secret channel on the
+ * public lists (the collector's integration test did). A LIST that shows modes may say sooner.
  */
+export const FORMED_SETTLE_MS = 1000;
+
+/** A channel the first answer showed public is asked again this long after it. */
 export const FORMED_RECHECK_MS = 2000;
 
 /**
  * Channels formed, as the server's notices say (InspIRCd's chancreate module, snomasks j and J: notices.ts): into
- * the model at once rather than at the next LIST, hidden until their modes are known, which are asked at once
- * (four at a time) and, for a channel that answered public, once more {@link FORMED_RECHECK_MS} later. No
+ * the model at once rather than at the next LIST, hidden until their modes are known, which are asked
+ * {@link FORMED_SETTLE_MS} after the notice (four at a time) and, for a channel that answered public, once more
+ * {@link FORMED_RECHECK_MS} later. No
  * notice tells of a channel that empties: LIST still finds those. At 5,000 users under the bench's churn the
  * network's channel count rose by about 1 % at once, once a second, and sank until the next rise; a model as
  * old as its last LIST (250 ms) was up to 1 % short just after one.
@@ -134,15 +139,18 @@ export const FORMED_RECHECK_MS = 2000;
 export class FormedChannels {
   private readonly waiting: { name: string; again: boolean }[] = [];
   private inFlight = 0;
-  /** Channels to ask again, in the order they are due. */
-  private readonly rechecks: { name: string; at: number }[] = [];
+  /** Channels to ask later, in the order they are due (the waits are the same for all of a kind). */
+  private readonly later: { name: string; at: number; again: boolean }[] = [];
   private recheckTimer: NodeJS.Timeout | undefined;
 
-  /** `state` gives the connection's LIST bookkeeping (it is made anew at each connection). */
+  /** `state` gives the connection's LIST bookkeeping (it is made anew at each connection); tests shorten the waits. */
   constructor(
     private readonly context: SyncContext,
     private readonly state: () => ListState,
-    private readonly recheckMs = FORMED_RECHECK_MS,
+    private readonly waits: { settleMs: number; recheckMs: number } = {
+      settleMs: FORMED_SETTLE_MS,
+      recheckMs: FORMED_RECHECK_MS,
+    },
   ) {}
 
   /** The server said `name` was formed. */
@@ -159,14 +167,13 @@ export class FormedChannels {
     // A channel the model still has is the one that emptied before: nothing of it holds for the new one.
     model.upsertChannel(name, { users: 1, hidden: true, modes: '', topic: '' }, key);
     state.modeChecks.delete(key);
-    if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, again: false });
-    this.next();
+    this.askLater(name, this.waits.settleMs, false);
   }
 
   /** Forget what waits (the connection is gone). */
   clear(): void {
     this.waiting.length = 0;
-    this.rechecks.length = 0;
+    this.later.length = 0;
     clearTimeout(this.recheckTimer);
     this.recheckTimer = undefined;
   }
@@ -182,7 +189,7 @@ export class FormedChannels {
       this.inFlight++;
       void checkModes(this.context, this.state(), name)
         .then(() => {
-          if (!again && model.channels.get(name)?.hidden === false) this.recheckLater(name);
+          if (!again && model.channels.get(name)?.hidden === false) this.askLater(name, this.waits.recheckMs, true);
         })
         .catch(() => undefined)
         .finally(() => {
@@ -192,20 +199,27 @@ export class FormedChannels {
     }
   }
 
-  private recheckLater(name: string): void {
-    this.rechecks.push({ name, at: Date.now() + this.recheckMs });
-    this.recheckTimer ??= setTimeout(() => this.recheckDue(), this.recheckMs).unref();
+  private askLater(name: string, ms: number, again: boolean): void {
+    const at = Date.now() + ms;
+    // Kept in order of `at`: the waits of a kind are equal, so only a settle after a recheck goes before others.
+    let index = this.later.length;
+    while (index > 0 && this.later[index - 1]!.at > at) index--;
+    this.later.splice(index, 0, { name, at, again });
+    if (index === 0) {
+      clearTimeout(this.recheckTimer);
+      this.recheckTimer = setTimeout(() => this.due(), ms).unref();
+    }
   }
 
-  private recheckDue(): void {
+  private due(): void {
     this.recheckTimer = undefined;
     const now = Date.now();
-    while (this.rechecks.length > 0 && this.rechecks[0]!.at <= now) {
-      const { name } = this.rechecks.shift()!;
-      if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, again: true });
+    while (this.later.length > 0 && this.later[0]!.at <= now) {
+      const { name, again } = this.later.shift()!;
+      if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, again });
     }
-    const first = this.rechecks[0];
-    if (first) this.recheckTimer = setTimeout(() => this.recheckDue(), first.at - now).unref();
+    const first = this.later[0];
+    if (first) this.recheckTimer = setTimeout(() => this.due(), first.at - now).unref();
     this.next();
   }
 }
