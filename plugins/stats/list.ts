@@ -131,17 +131,19 @@ export const FORMED_RECHECK_MS = 2000;
  * Channels formed, as the server's notices say (InspIRCd's chancreate module, snomasks j and J: notices.ts): into
  * the model at once rather than at the next LIST, hidden until their modes are known, which are asked
  * {@link FORMED_SETTLE_MS} after the notice (four at a time) and, for a channel that answered public, once more
- * {@link FORMED_RECHECK_MS} later. No
- * notice tells of a channel that empties: LIST still finds those. At 5,000 users under the bench's churn the
- * network's channel count rose by about 1 % at once, once a second, and sank until the next rise; a model as
- * old as its last LIST (250 ms) was up to 1 % short just after one.
+ * {@link FORMED_RECHECK_MS} later. No notice tells of a channel that empties: LIST still finds those. At 5,000
+ * users under the bench's churn the network's channel count rose by about 1 % at once, once a second, and sank
+ * until the next rise; a model as old as its last LIST (250 ms) was up to 1 % short just after one.
  */
 export class FormedChannels {
   private readonly waiting: { name: string; again: boolean }[] = [];
   private inFlight = 0;
-  /** Channels to ask later, in the order they are due (the waits are the same for all of a kind). */
+  /**
+   * Channels to ask later, in the order they are due, under one timer for the first (the host's `timers.after`
+   * keeps each timer's cleanup until the plugin stops: one per channel formed would grow without end).
+   */
   private readonly later: { name: string; at: number; again: boolean }[] = [];
-  private recheckTimer: NodeJS.Timeout | undefined;
+  private laterTimer: NodeJS.Timeout | undefined;
 
   /** `state` gives the connection's LIST bookkeeping (it is made anew at each connection); tests shorten the waits. */
   constructor(
@@ -174,8 +176,8 @@ export class FormedChannels {
   clear(): void {
     this.waiting.length = 0;
     this.later.length = 0;
-    clearTimeout(this.recheckTimer);
-    this.recheckTimer = undefined;
+    clearTimeout(this.laterTimer);
+    this.laterTimer = undefined;
   }
 
   private next(): void {
@@ -206,20 +208,20 @@ export class FormedChannels {
     while (index > 0 && this.later[index - 1]!.at > at) index--;
     this.later.splice(index, 0, { name, at, again });
     if (index === 0) {
-      clearTimeout(this.recheckTimer);
-      this.recheckTimer = setTimeout(() => this.due(), ms).unref();
+      clearTimeout(this.laterTimer);
+      this.laterTimer = setTimeout(() => this.due(), ms).unref();
     }
   }
 
   private due(): void {
-    this.recheckTimer = undefined;
+    this.laterTimer = undefined;
     const now = Date.now();
     while (this.later.length > 0 && this.later[0]!.at <= now) {
       const { name, again } = this.later.shift()!;
       if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, again });
     }
     const first = this.later[0];
-    if (first) this.recheckTimer = setTimeout(() => this.due(), first.at - now).unref();
+    if (first) this.laterTimer = setTimeout(() => this.due(), first.at - now).unref();
     this.next();
   }
 }
