@@ -44,6 +44,19 @@ function arrivalValue(arrival: Arrival, from: 'connect' | 'spawn'): string {
   return ms === null ? `not within ${arrival.timeoutSeconds} s (${arrival.last})` : seconds(ms);
 }
 
+/**
+ * What a hold of `totalMs` was made of: the garbage collector's pauses, the main thread's wait for a CPU (at most;
+ * null where unknown) and the rest, the bot's own work.
+ */
+function splitOf(totalMs: number, gcMs: number, waitingMs: number | null): string {
+  const own = Math.max(0, totalMs - gcMs - (waitingMs ?? 0));
+  return (
+    `GC ${gcMs.toFixed(1)} ms, ` +
+    (waitingMs === null ? 'waiting for a CPU unknown, ' : `waiting for a CPU ≤ ${waitingMs.toFixed(1)} ms, `) +
+    `the bot's own work ≥ ${own.toFixed(1)} ms`
+  );
+}
+
 function percentOff(model: number, truth: number): number {
   return truth === 0 ? 0 : (100 * Math.abs(model - truth)) / truth;
 }
@@ -181,7 +194,9 @@ export function figuresOf(result: ScaleResult): Figure[] {
     flush.storeBlockedMaxMs === null
       ? 'no write'
       : `${flush.storeBlockedMaxMs.toFixed(1)} ms over ${flush.storeWrites} writes (the store's own measure: its ` +
-          'longest stretch of work between two awaits)',
+          'longest stretch of work between two awaits; of it ' +
+          splitOf(flush.storeBlockedMaxMs, flush.storeBlockedGcMs, flush.storeBlockedWaitingMs) +
+          ')',
     '≤ 20 ms',
     flush.storeBlockedMaxMs !== null && flush.storeBlockedMaxMs <= 20,
   );
@@ -197,11 +212,24 @@ export function figuresOf(result: ScaleResult): Figure[] {
       `; elsewhere ${held(flush.loopMaxOutside)} (probe ${flush.probeMaxOutside.toFixed(0)} ms); ` +
       `loop delay p99 ${flush.loopP99Ms.toFixed(0)} ms`,
   );
+  const holds = flush.loadHolds;
+  add(
+    'event loop held 20 ms or more during the HTTP load (what makes its p99)',
+    holds.count === 0
+      ? 'never'
+      : `${holds.count} times, longest ${holds.longestMs.toFixed(0)} ms, ${holds.totalMs.toFixed(0)} ms in all; of it ` +
+          splitOf(holds.totalMs, holds.gcMs, holds.waitingMs),
+  );
   for (const run of result.http) {
     const failed = run.errors + run.non2xx;
     add(
       `HTTP p99 ${run.path} at ${run.rate} req/s during churn`,
-      `${run.p99} ms (p50 ${run.p50} ms, max ${run.max} ms, ${formatCount(run.requests)} requests${failed ? `, ${failed} failed` : ''})`,
+      `${run.p99} ms (p50 ${run.p50} ms, max ${run.max} ms, ${formatCount(run.requests)} requests${failed ? `, ${failed} failed` : ''})` +
+        (run.slow.length === 0
+          ? ''
+          : `; of the ${run.slow.length} answers of 20 ms or more, ${run.slowCauses.bot} came during a hold of the ` +
+            `bot's loop of 10 ms or more, ${run.slowCauses.self} during one of the load generator's own, ` +
+            `${run.slowCauses.neither} during neither`),
       '≤ 20 ms',
       run.p99 <= 20 && failed === 0,
     );

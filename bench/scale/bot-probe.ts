@@ -1,16 +1,17 @@
 /**
  * Loaded into the bot's process with `node --import` by the scale bench (the bot itself is
  * unchanged): answers the bench over the fork IPC channel with the event loop's delay (a
- * perf_hooks histogram, 10 ms resolution), when the loop was held for 20 ms or more (so the bench can
+ * perf_hooks histogram, 10 ms resolution), when the loop was held for 10 ms or more (so the bench can
  * tell which holds fell in a store write), each store write's own longest hold (the store's diagnostics
- * channel), and the heap (after a full GC, when the process runs with
- * --expose-gc). It costs two timers every 10 ms and nothing per line. When the bench goes away, the
+ * channel), how much of each of those the garbage collector and the wait for a CPU took, and the heap (after a
+ * full GC, when the process runs with --expose-gc). It costs two timers and a read of the thread's schedstat
+ * every 10 ms, an entry per GC, and nothing per line. When the bench goes away, the
  * bot is stopped as by Ctrl-C.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import fs from 'node:fs';
 import { Session } from 'node:inspector';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { STORE_WRITE_CHANNEL, type WriteReport } from '../../lib/store/store.js';
 
 export type ProbeRequest = { kind: 'memory'; collect: boolean } | { kind: 'loop'; reset: boolean };
@@ -22,15 +23,25 @@ export type ProbeAnswer =
       maxMs: number;
       p99Ms: number;
       meanMs: number;
-      /** Holds of 20 ms or more since the last reset: when each ended (epoch ms) and how long it was. */
-      holds: [endedAt: number, ms: number][];
-      /** The store's writes since the last reset: when each one's longest stretch began (epoch ms) and its length. */
-      storeWrites: [at: number, blockedMs: number][];
+      /**
+       * Holds of 10 ms or more since the last reset: when each ended (epoch ms), how long it was, how much of it
+       * the garbage collector paused the thread, and how long the main thread waited for a CPU in it (null where
+       * Linux's schedstat is not there).
+       */
+      holds: [endedAt: number, ms: number, gcMs: number, waitingMs: number | null][];
+      /**
+       * The store's writes since the last reset: when each one's longest stretch began (epoch ms), its length, the
+       * garbage collector's pauses in it, and at most how long the main thread waited for a CPU in it (the wait of the
+       * loop turns that held the stretch: they may hold more than the stretch; null without schedstat).
+       */
+      storeWrites: [at: number, blockedMs: number, gcMs: number, waitingMs: number | null][];
     };
 
 const TICK_MS = 10;
 const delay = monitorEventLoopDelay({ resolution: TICK_MS });
 delay.enable();
+/** The epoch milliseconds of performance.now()'s clock (the clock of the store's reports and of GC entries). */
+const epochNow = (): number => performance.timeOrigin + performance.now();
 let holds: [number, number][] = [];
 let storeWrites: [number, number][] = [];
 // The store publishes each write's longest hold of the loop (lib/store/store.ts).
@@ -38,6 +49,33 @@ subscribe(STORE_WRITE_CHANNEL, (message) => {
   const report = message as WriteReport;
   if (storeWrites.length < 100_000) storeWrites.push([report.blockedAt, report.blockedSeconds * 1000]);
 });
+// Each pause of the garbage collector (start in epoch ms, length) and each 10 ms tick (its span in epoch ms and
+// the main thread's wait for a CPU in it), so that a hold can be split into GC, waiting and the bot's own work.
+let pauses: [number, number][] = [];
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    if (pauses.length < 200_000) pauses.push([performance.timeOrigin + entry.startTime, entry.duration]);
+  }
+});
+gcObserver.observe({ entryTypes: ['gc'] });
+let ticks: [from: number, to: number, waitingMs: number][] = [];
+let lastTick = performance.now();
+let lastTimes = threadTimes();
+
+/** Milliseconds of [from, to] that the garbage collector paused the thread. */
+function gcWithin(from: number, to: number): number {
+  let ms = 0;
+  for (const [start, length] of pauses) ms += Math.max(0, Math.min(to, start + length) - Math.max(from, start));
+  return ms;
+}
+
+/** The main thread's wait for a CPU in the ticks that overlap [from, to], at most to − from; null without schedstat. */
+function waitingWithin(from: number, to: number): number | null {
+  if (lastTimes === null) return null;
+  let ms = 0;
+  for (const [start, end, waiting] of ticks) if (end > from && start < to) ms += waiting;
+  return Math.min(ms, to - from);
+}
 // SCALE_PROBE_HOLDS_MS=50 also writes each hold of 50 ms or more to the bot's log, with when it ended: to match
 // it by hand with the bot's debug lines or a --trace-gc line.
 // With it, each such hold also says how much of it the main thread spent running and how much waiting for a CPU
@@ -52,15 +90,19 @@ function threadTimes(): [running: number, waiting: number] | null {
     return null;
   }
 }
-let lastTick = performance.now();
-let lastTimes = logHoldsMs < Infinity ? threadTimes() : null;
 setInterval(() => {
   const now = performance.now();
   const late = now - lastTick - TICK_MS;
-  lastTick = now;
-  if (late >= 20 && holds.length < 100_000) holds.push([Date.now(), late]);
-  if (logHoldsMs === Infinity) return;
   const times = threadTimes();
+  if (times && lastTimes && ticks.length < 200_000) {
+    ticks.push([performance.timeOrigin + lastTick, performance.timeOrigin + now, times[1] - lastTimes[1]]);
+  }
+  lastTick = now;
+  if (late >= 10 && holds.length < 100_000) holds.push([epochNow(), late]);
+  if (logHoldsMs === Infinity) {
+    lastTimes = times;
+    return;
+  }
   if (late >= logHoldsMs) {
     const split =
       times && lastTimes
@@ -118,14 +160,21 @@ process.on('message', (request: ProbeRequest) => {
       maxMs: delay.max / 1e6,
       p99Ms: delay.percentile(99) / 1e6,
       meanMs: delay.mean / 1e6,
-      holds,
-      storeWrites,
+      holds: holds.map(([endedAt, ms]) => [
+        endedAt,
+        ms,
+        gcWithin(endedAt - ms, endedAt),
+        waitingWithin(endedAt - ms, endedAt),
+      ]),
+      storeWrites: storeWrites.map(([at, ms]) => [at, ms, gcWithin(at, at + ms), waitingWithin(at, at + ms)]),
     };
     if (request.reset) {
       toggleHeapSample();
       delay.reset();
       holds = [];
       storeWrites = [];
+      pauses = [];
+      ticks = [];
     }
     process.send?.(answer);
   }

@@ -35,7 +35,18 @@ export interface LoadRunResult {
   max: number;
   errors: number;
   non2xx: number;
+  /**
+   * The answers that took {@link SLOW_MS} or more (at most 1,000): when each was sent (epoch ms), how long it took,
+   * and whether this process's own event loop was held {@link SELF_HOLD_MS} or more meanwhile (then part of the
+   * time was the load generator's, not the bot's).
+   */
+  slow: { sentAt: number; ms: number; selfHeld: boolean }[];
 }
+
+/** An answer this slow is the target's miss (the issue's p99 ≤ 20 ms). */
+export const SLOW_MS = 20;
+/** A hold of this process's own event loop this long can make an answer look that much slower. */
+export const SELF_HOLD_MS = 10;
 
 export interface LoadResult {
   /** The probe: when each request was sent (epoch ms) and how long its answer took (ms). */
@@ -88,6 +99,22 @@ function probe(
   });
 }
 
+// This process's own event loop: when it was held SELF_HOLD_MS or more (from, to; epoch ms), by a 10 ms timer firing
+// late. A held load generator reads answers late, and the time shows in their latency.
+const selfHolds: [from: number, to: number][] = [];
+let lastSelfTick = Date.now();
+setInterval(() => {
+  const now = Date.now();
+  const late = now - lastSelfTick - 10;
+  lastSelfTick = now;
+  if (late >= SELF_HOLD_MS && selfHolds.length < 100_000) selfHolds.push([now - late, now]);
+}, 10).unref();
+
+/** Whether this process was held while an answer sent at `sentAt` was on its way for `ms`. */
+function selfHeldDuring(sentAt: number, ms: number): boolean {
+  return selfHolds.some(([from, to]) => to >= sentAt && from <= sentAt + ms);
+}
+
 // SCALE_SLOW_REQUESTS_MS=20 writes each request of a run that took 20 ms or more to the bench's output, with when
 // it was sent: to match it with the bot's holds (SCALE_PROBE_HOLDS_MS) and --trace-gc lines.
 const logSlowMs = Number(process.env.SCALE_SLOW_REQUESTS_MS ?? 0) || Infinity;
@@ -112,6 +139,7 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
   const latencies: number[] = [];
   let errors = 0;
   let non2xx = 0;
+  const slow: [sentAt: number, ms: number][] = [];
   await new Promise<void>((resolve) => {
     const started = performance.now();
     let sent = 0;
@@ -123,11 +151,16 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
       const sentAt = performance.now();
       http
         .get(`${url}${run.path}`, { agent }, (response) => {
-          if ((response.statusCode ?? 0) < 200 || (response.statusCode ?? 0) > 299) non2xx++;
+          const status = response.statusCode ?? 0;
+          if (status < 200 || status > 299) {
+            non2xx++;
+            process.stderr.write(`${new Date(Date.now()).toISOString()} load: ${run.path} answered ${status}\n`);
+          }
           response.resume();
           response.on('end', () => {
             const took = performance.now() - sentAt;
             latencies.push(took);
+            if (took >= SLOW_MS && slow.length < 1000) slow.push([Date.now() - took, took]);
             if (took >= logSlowMs) {
               const at = new Date(Date.now() - took).toISOString();
               process.stderr.write(`${at} load: ${run.path} took ${took.toFixed(1)} ms\n`);
@@ -135,8 +168,14 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
             finish();
           });
         })
-        .on('error', () => {
+        .on('error', (error: NodeJS.ErrnoException) => {
           errors++;
+          // Always written: a failed request fails the figure, and its reason says whose it was.
+          const took = performance.now() - sentAt;
+          const at = new Date(Date.now() - took).toISOString();
+          process.stderr.write(
+            `${at} load: ${run.path} failed after ${took.toFixed(1)} ms: ${error.code ?? error.message}\n`,
+          );
           finish();
         });
     };
@@ -161,6 +200,7 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
     max: Math.round((latencies.at(-1) ?? 0) * 10) / 10,
     errors,
     non2xx,
+    slow: slow.map(([sentAt, ms]) => ({ sentAt, ms, selfHeld: selfHeldDuring(sentAt, ms) })),
   };
 }
 

@@ -114,6 +114,9 @@ export interface ScaleResult {
   flush: {
     /** The store's own figure: the longest any write's stretch of work held the loop (null: no write). */
     storeBlockedMaxMs: number | null;
+    /** Of that stretch: the garbage collector's pauses, and at most how long the bot waited for a CPU (null: unknown). */
+    storeBlockedGcMs: number;
+    storeBlockedWaitingMs: number | null;
     /** Writes the store reported. */
     storeWrites: number;
     writes: number;
@@ -130,9 +133,15 @@ export interface ScaleResult {
     probeMaxOutside: number;
     loopMaxMs: number;
     loopP99Ms: number;
+    /** The loop's holds of 20 ms or more during the HTTP load: how many, their sum, and what of it was GC and waiting. */
+    loadHolds: { count: number; longestMs: number; totalMs: number; gcMs: number; waitingMs: number | null };
   };
   probeFailures: number;
-  http: LoadRunResult[];
+  /**
+   * Each HTTP run, and what its answers of 20 ms or more came with: a hold of the bot's event loop of 10 ms or more,
+   * else a hold of the load generator's own loop, else neither of these.
+   */
+  http: (LoadRunResult & { slowCauses: { bot: number; self: number; neither: number } })[];
   sendqPeak: number;
   /** Connections of the truth to the hub that the hub closed (each opened again), with its reasons. */
   truthLosses: string[];
@@ -173,6 +182,24 @@ const PROBE_PATH = '/scale-bench-probe';
 const PROBE_RATE = 50;
 const BOT_NICK = 'DataBot';
 const SERVICES_SERVER = 'services.test.net';
+
+/**
+ * What each slow answer of `run` came with: a hold of the bot's event loop (from the probe's `holds`, each ending at
+ * its epoch ms) while it was on its way, else a hold of the load generator's own loop, else neither.
+ */
+function slowCauses(
+  run: LoadRunResult,
+  holds: readonly (readonly [endedAt: number, ms: number, ...unknown[]])[],
+): { bot: number; self: number; neither: number } {
+  const causes = { bot: 0, self: 0, neither: 0 };
+  for (const answer of run.slow) {
+    const end = answer.sentAt + answer.ms;
+    if (holds.some(([endedAt, ms]) => endedAt >= answer.sentAt && endedAt - ms <= end)) causes.bot++;
+    else if (answer.selfHeld) causes.self++;
+    else causes.neither++;
+  }
+  return causes;
+}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -685,8 +712,15 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       loadRuns.some(
         (run) => at >= loadStarted + run.startMs && at <= loadStarted + run.startMs + run.seconds * 1000 + 500,
       );
+    const longestWrite = loop.storeWrites.reduce<(typeof loop.storeWrites)[number] | undefined>(
+      (longest, write) => (longest === undefined || write[1] > longest[1] ? write : longest),
+      undefined,
+    );
+    const loadHolds = loop.holds.filter(([endedAt, ms]) => ms >= 20 && loaded(endedAt - ms));
     const flush = {
-      storeBlockedMaxMs: loop.storeWrites.length ? Math.max(...loop.storeWrites.map(([, ms]) => ms)) : null,
+      storeBlockedMaxMs: longestWrite ? longestWrite[1] : null,
+      storeBlockedGcMs: longestWrite ? longestWrite[2] : 0,
+      storeBlockedWaitingMs: longestWrite ? longestWrite[3] : null,
       storeWrites: loop.storeWrites.length,
       writes: writes.windows.length,
       quietWrites: writes.windows.filter(([from]) => !loaded(from)).length,
@@ -697,6 +731,15 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       probeMaxOutside: 0,
       loopMaxMs: loop.maxMs,
       loopP99Ms: loop.p99Ms,
+      loadHolds: {
+        count: loadHolds.length,
+        longestMs: Math.max(0, ...loadHolds.map(([, ms]) => ms)),
+        totalMs: loadHolds.reduce((sum, [, ms]) => sum + ms, 0),
+        gcMs: loadHolds.reduce((sum, [, , gc]) => sum + gc, 0),
+        waitingMs: loadHolds.some(([, , , waiting]) => waiting === null)
+          ? null
+          : loadHolds.reduce((sum, [, , , waiting]) => sum + (waiting ?? 0), 0),
+      },
     };
     for (const [endedAt, ms] of loop.holds) {
       const from = endedAt - ms;
@@ -791,7 +834,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       disconnects,
       flush,
       probeFailures: loadResult.probeFailures,
-      http: loadResult.runs,
+      http: loadResult.runs.map((run) => ({ ...run, slowCauses: slowCauses(run, loop.holds) })),
       sendqPeak,
       truthLosses: [...oracle.losses, ...watcher.losses],
       restart,
