@@ -44,6 +44,11 @@ export interface ListState {
   listedBy: Map<string, number>;
   /** LISTs taken so far, of either kind. */
   lists: number;
+  /**
+   * Channels a notice said were formed whose first MODE query is still to come ({@link FormedChannels}, after its
+   * wait for the creator's and the services' modes): a LIST in between does not ask them sooner.
+   */
+  formedWaiting: Set<string>;
 }
 
 export function createListState(): ListState {
@@ -54,6 +59,7 @@ export function createListState(): ListState {
     newListedAt: 0,
     listedBy: new Map(),
     lists: 0,
+    formedWaiting: new Set(),
   };
 }
 
@@ -169,6 +175,7 @@ export class FormedChannels {
     // A channel the model still has is the one that emptied before: nothing of it holds for the new one.
     model.upsertChannel(name, { users: 1, hidden: true, modes: '', topic: '' }, key);
     state.modeChecks.delete(key);
+    state.formedWaiting.add(key);
     this.askLater(name, this.waits.settleMs, false);
   }
 
@@ -184,6 +191,8 @@ export class FormedChannels {
     const { model } = this.context;
     while (this.inFlight < FORMED_QUERIES_IN_FLIGHT && this.waiting.length > 0) {
       const { name, again } = this.waiting.shift()!;
+      // Its wait is over: from now on a LIST may ask it too.
+      if (!again) this.state().formedWaiting.delete(model.fold(name));
       const channel = model.channels.get(name);
       if (!channel || channel.joined) continue;
       // Known since (a LIST that shows modes, an earlier answer), unless this is the second ask.
@@ -219,6 +228,8 @@ export class FormedChannels {
     while (this.later.length > 0 && this.later[0]!.at <= now) {
       const { name, again } = this.later.shift()!;
       if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, again });
+      // Too many: the next LIST asks it, as without the notices.
+      else if (!again) this.state().formedWaiting.delete(this.context.model.fold(name));
     }
     const first = this.later[0];
     if (first) this.laterTimer = setTimeout(() => this.due(), first.at - now).unref();
@@ -322,7 +333,8 @@ class ListTaker {
         users: entry.users,
         hidden: this.asOperator ? (checked && channel ? channel.hidden : true) : false,
       });
-      if (!checked) this.unchecked.push(entry.name);
+      // A channel formed a moment ago is asked once its wait is over (FormedChannels), not at once.
+      if (!checked && !this.state.formedWaiting.has(key)) this.unchecked.push(entry.name);
     }
   }
 
@@ -394,7 +406,9 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   const rechecks: { name: string; at: number }[] = [];
   for (const channel of model.channels.all()) {
     if (channel.joined || isLocalChannel(channel.name)) continue;
-    const at = state.modeChecks.get(model.fold(channel.name));
+    const key = model.fold(channel.name);
+    if (state.formedWaiting.has(key)) continue;
+    const at = state.modeChecks.get(key);
     if (at === undefined) unchecked.push(channel.name);
     else rechecks.push({ name: channel.name, at });
   }

@@ -664,6 +664,37 @@ t.test('a channel a notice says was formed: in the model at once, public once it
   await settle();
 });
 
+t.test("a LIST during a formed channel's wait does not ask its modes sooner", async (t) => {
+  const { irc, model, context } = setup();
+  irc.answer(/^LIST$/, [':hub.test.net 322 DataBot #open 3 :hello', ':hub.test.net 323 DataBot :End of channel list.']);
+  irc.answer(/^MODE #open$/, [':hub.test.net 324 DataBot #open +nt']);
+  const state = createSyncState();
+  await fullSync(context, state);
+  const formed = new FormedChannels(context, () => state.list, { settleMs: 150, recheckMs: 10_000 });
+  t.teardown(() => formed.clear());
+  formed.note('#new');
+  // Listed (without modes, as InspIRCd lists them to an operator) by the LISTs between syncs and by a sync.
+  irc.answer(/^LIST$/, [
+    ':hub.test.net 322 DataBot #open 3 :hello',
+    ':hub.test.net 322 DataBot #new 1 :',
+    ':hub.test.net 323 DataBot :End of channel list.',
+  ]);
+  irc.answer(/^MODE #new$/, [':hub.test.net 324 DataBot #new +nt']);
+  irc.sent.length = 0;
+  await refreshCounts(context, state);
+  await fullSync(context, state);
+  t.same(irc.sentMatching(/^MODE #new/), [], 'not asked before its wait is over');
+  t.match(model.channels.get('#new'), { users: 1, hidden: true }, 'listed, and hidden');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await settle();
+  t.same(irc.sentMatching(/^MODE #new/), ['MODE #new'], 'asked once it is over');
+  t.match(model.channels.get('#new'), { hidden: false, modes: '+nt' });
+  t.equal(state.list.formedWaiting.size, 0, 'nothing kept once it was asked');
+  irc.sent.length = 0;
+  await refreshCounts(context, state);
+  t.same(irc.sentMatching(/^MODE #new/), [], 'a later LIST takes it as known');
+});
+
 t.test('an operator on a network that hides modes in LIST asks MODE, and hides until answered', async (t) => {
   const { irc, model, context } = setup();
   irc
