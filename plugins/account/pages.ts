@@ -186,6 +186,8 @@ export interface SettingsData {
   maxTokens: number;
   maxLabelLength: number;
   message: { text: string; problem: boolean } | null;
+  /** The create form's one-time id: the same form sent twice (a reload) makes one token. */
+  formId: string;
 }
 
 /** The signed-in account's page: its API tokens, a form to create one, the endpoints there are. */
@@ -233,6 +235,7 @@ export function settingsPage(visit: Visit, data: SettingsData): Rendered {
     ) +
     `<h2>Create a token</h2>` +
     `<form class="stack" method="post" action="${ACCOUNT_PATH}tokens/">${csrfField(visit)}` +
+    `<input type="hidden" name="form" value="${text(data.formId)}">` +
     `<label for="label">Label: what it is for (up to ${data.maxLabelLength} characters)</label>` +
     `<input id="label" name="label" maxlength="${data.maxLabelLength}" autocomplete="off">` +
     `<button type="submit">Create a token</button></form>` +

@@ -1,7 +1,7 @@
 /**
  * The account pages' routes: GET pages, and POST forms that answer `303 See Other` back to a page (which
  * then shows what happened once), except the token creation, whose answer is the page with the new
- * token's value. Each POST passes the cross-site checks of csrf.ts first; each signed-in page reads its
+ * token's value (its form carries a one-time id, so a reload of that page makes no second token). Each POST passes the cross-site checks of csrf.ts first; each signed-in page reads its
  * session from the cookie. Every answer carries the {@link securityHeaders} (`Cache-Control: no-store`, ...).
  *
  * The cookie (`network_session`, `Path=/network/`, `HttpOnly`, `SameSite=Lax`, `Secure` over HTTPS) holds
@@ -38,7 +38,7 @@ import {
   type Visit,
 } from './pages.js';
 import type { AccountConfig } from './schema.js';
-import { SESSION_ID, type Session, type SessionsSlice } from './sessions.js';
+import { FORM_ID, rememberSentForm, SESSION_ID, type Session, type SessionsSlice } from './sessions.js';
 
 export const COOKIE = 'network_session';
 /** The account pages and the admin panel are both below it. */
@@ -334,6 +334,7 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
           maxTokens: tokens.maxTokensPerAccount,
           maxLabelLength: tokens.maxLabelLength,
           message: takeNotice(session),
+          formId: randomBytes(16).toString('base64url'),
         }),
       );
     }),
@@ -365,7 +366,39 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
       'account.create_token',
       'Create an API token',
       signedIn(async (session, fields, request, cookie) => {
-        const made = await tokens.create({ account: session.account, address: request.ip }, fields.get('label') ?? '');
+        // A form without its id (a page from before it had one) still works, without the guard against a reload.
+        const formId = fields.get('form') ?? '';
+        const guarded = FORM_ID.test(formId);
+        // Sent before (or still being made, after a double click): no second token. One that made none may try again.
+        // Looked up and claimed below with no await in between, so that two at once cannot both pass.
+        let madeBefore: number | null = null;
+        for (let pending = guarded ? session.sentForms.get(formId) : undefined; pending !== undefined;) {
+          madeBefore = await pending;
+          if (madeBefore !== null) break;
+          // It made none: this one tries, unless another sent meanwhile tries already.
+          const latest = session.sentForms.get(formId);
+          pending = latest === pending ? undefined : latest;
+        }
+        if (madeBefore !== null) {
+          session.notice = {
+            text:
+              `This form was sent already, and made token #${madeBefore}: no second token was made. Its value was ` +
+              `shown once, on the page that answered the form; if you did not copy it, revoke #${madeBefore} and ` +
+              'make another.',
+            problem: true,
+          };
+          return seeOther(ACCOUNT_PATH);
+        }
+        let settle: (id: number | null) => void = () => undefined;
+        if (guarded) rememberSentForm(session, formId, new Promise((resolve) => (settle = resolve)));
+        let made: Awaited<ReturnType<Tokens['create']>>;
+        try {
+          made = await tokens.create({ account: session.account, address: request.ip }, fields.get('label') ?? '');
+        } catch (error) {
+          settle(null);
+          throw error;
+        }
+        settle(made.done ? made.token.id : null);
         if (!made.done) {
           session.notice = { text: made.message, problem: true };
           return seeOther(ACCOUNT_PATH);

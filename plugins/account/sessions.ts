@@ -27,6 +27,29 @@ export interface Session {
    * only.
    */
   notice: { text: string; problem: boolean } | null;
+  /**
+   * The token forms this session sent, by the form's one-time id, each with the id of the token it made (null
+   * when it made none; pending while it is being made), the latest {@link MAX_SENT_FORMS}; kept in memory
+   * only. A form sent again (a reload of the page that showed the new token, a double click) makes no second
+   * token.
+   */
+  readonly sentForms: Map<string, Promise<number | null>>;
+}
+
+/** How many sent token forms a session remembers. */
+export const MAX_SENT_FORMS = 20;
+
+/** A token form's one-time id: 22 base64url characters (16 random bytes). */
+export const FORM_ID = /^[A-Za-z0-9_-]{22}$/;
+
+/** Remember that the form `formId` makes the token `made` resolves to, forgetting the oldest beyond {@link MAX_SENT_FORMS}. */
+export function rememberSentForm(session: Session, formId: string, made: Promise<number | null>): void {
+  session.sentForms.delete(formId);
+  session.sentForms.set(formId, made);
+  for (const oldest of session.sentForms.keys()) {
+    if (session.sentForms.size <= MAX_SENT_FORMS) break;
+    session.sentForms.delete(oldest);
+  }
 }
 
 export interface SessionsOptions {
@@ -72,7 +95,14 @@ export class SessionsSlice implements ModelSlice {
   start(account: string): { id: string; session: Session } {
     const id = this.random(32).toString('base64url');
     const now = this.options.now();
-    const session: Session = { idSha256: hashSessionId(id), account, createdAt: now, lastSeenAt: now, notice: null };
+    const session: Session = {
+      idSha256: hashSessionId(id),
+      account,
+      createdAt: now,
+      lastSeenAt: now,
+      notice: null,
+      sentForms: new Map(),
+    };
     this.byHash.set(session.idSha256, session);
     const mine = this.ownedBy(account).sort((a, b) => a.createdAt - b.createdAt);
     for (const old of mine.slice(0, Math.max(0, mine.length - this.options.maxPerAccount))) {
@@ -166,6 +196,7 @@ export class SessionsSlice implements ModelSlice {
         createdAt,
         lastSeenAt,
         notice: null,
+        sentForms: new Map(),
       });
     }
   }

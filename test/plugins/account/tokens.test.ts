@@ -19,9 +19,16 @@ function secretOf(page: Visit): string {
   return secret;
 }
 
+/** The create form's one-time id on the account page. */
+function formIdOf(page: Visit): string {
+  const id = /<input type="hidden" name="form" value="([A-Za-z0-9_-]{22})">/.exec(page.text)?.[1];
+  if (!id) throw new Error(`no form id on the page: ${textOf(page.text).slice(0, 300)}`);
+  return id;
+}
+
 async function createToken(browser: Browser, label: string): Promise<{ id: number; secret: string; page: Visit }> {
-  await browser.get('/network/account/');
-  const page = await browser.post('/network/account/tokens/', { label });
+  const form = formIdOf(await browser.get('/network/account/'));
+  const page = await browser.post('/network/account/tokens/', { label, form });
   const id = Number(/Token #(\d+)/.exec(textOf(page.text))?.[1]);
   return { id, secret: secretOf(page), page };
 }
@@ -267,6 +274,54 @@ t.test('refusals of the rules come back as a notice on the page', async (t) => {
   await alice.post('/network/account/tokens/', { label: 'x'.repeat(65) });
   t.match(textOf((await alice.get('/network/account/')).text), /A label has at most 64 characters; this one has 65\./);
   t.match((await bot.say('bob', 'bob', 'TOKEN LIST')).join('\n'), /#1 "bobs" of bob: active/);
+});
+
+t.test('the create form sent again makes no second token: a reload, a double click', async (t) => {
+  const { bot, browser } = await startSite(t);
+  const alice = browser();
+  await alice.signIn('alice');
+  const settings = await alice.get('/network/account/');
+  const form = formIdOf(settings);
+  t.not(formIdOf(await alice.get('/network/account/')), form, 'each page has a form id of its own');
+
+  const first = await alice.post('/network/account/tokens/', { label: 'ci', form });
+  t.equal(first.status, 200);
+  t.match(textOf(first.text), /Token #1 “ci” is created\./);
+  const reload = await alice.post('/network/account/tokens/', { label: 'ci', form });
+  t.equal(reload.status, 303, 'a reload of the answer goes back to the account page');
+  t.equal(reload.headers.location, '/network/account/');
+  t.notMatch(reload.text, /ntd_/, 'no value on it');
+  const after = textOf((await alice.get('/network/account/')).text);
+  t.match(after, /This form was sent already, and made token #1: no second token was made\./);
+  t.match(after, /if you did not copy it, revoke #1 and make another\./);
+  t.notMatch(after, /#2/, 'one token');
+  t.match((await bot.say('alice', 'alice', 'TOKEN LIST')).join('\n'), /#1 "ci" of alice: active/);
+
+  // A double click: the two posts arrive together, and one token is made.
+  const twice = formIdOf(await alice.get('/network/account/'));
+  const answers = await Promise.all([
+    alice.post('/network/account/tokens/', { label: 'twice', form: twice }),
+    alice.post('/network/account/tokens/', { label: 'twice', form: twice }),
+  ]);
+  t.same(answers.map((answer) => answer.status).sort(), [200, 303], 'one made it, the other was sent back');
+  const listed = (await bot.say('alice', 'alice', 'TOKEN LIST')).join('\n');
+  t.match(listed, /#2 "twice" of alice: active/);
+  t.notMatch(listed, /#3/, 'no third token');
+
+  // A form that made no token may be sent again; one from another page makes its own.
+  const refused = formIdOf(await alice.get('/network/account/'));
+  await alice.post('/network/account/tokens/', { label: 'x'.repeat(65), form: refused });
+  t.match(textOf((await alice.get('/network/account/')).text), /A label has at most 64 characters/);
+  t.equal((await alice.post('/network/account/tokens/', { label: 'fixed', form: refused })).status, 200);
+  const other = formIdOf(await alice.get('/network/account/'));
+  t.equal((await alice.post('/network/account/tokens/', { label: 'other', form: other })).status, 200);
+  // A form without an id (a page from before it had one) still makes its token, each time it is sent.
+  t.equal((await alice.post('/network/account/tokens/', { label: 'old page' })).status, 200);
+  t.equal((await alice.post('/network/account/tokens/', { label: 'old page' })).status, 200);
+  t.match(
+    (await bot.say('alice', 'alice', 'TOKEN LIST')).join('\n'),
+    /#3 "fixed" of alice[^]*#4 "other" of alice[^]*#5 "old page" of alice[^]*#6 "old page" of alice/,
+  );
 });
 
 t.test(
