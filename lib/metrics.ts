@@ -46,6 +46,29 @@ export interface RequestFacts {
   seconds: number;
 }
 
+/**
+ * A gauge without labels that `collect` left reset is left out of the exposition, as a labelled one with no
+ * values is: prom-client would show it as 0 (e.g. `irc_users 0` before the first sync, not known yet).
+ */
+function omitWhenReset(gauge: Gauge): void {
+  let unset = false;
+  const reset = gauge.reset.bind(gauge);
+  const set = gauge.set.bind(gauge);
+  const get = gauge.get.bind(gauge);
+  gauge.reset = () => {
+    unset = true;
+    reset();
+  };
+  gauge.set = ((...args: [number]) => {
+    unset = false;
+    set(...args);
+  }) as Gauge['set'];
+  gauge.get = async () => {
+    const metric = await get();
+    return unset ? { ...metric, values: [] } : metric;
+  };
+}
+
 export class HostMetrics {
   readonly registry = new Registry();
   private defaultsCollected = false;
@@ -162,7 +185,7 @@ export class HostMetrics {
       },
       gauge: ({ name, help, labelNames, collect }) => {
         claim(name);
-        return new Gauge({
+        const gauge = new Gauge({
           name,
           help,
           labelNames: labelNames ?? [],
@@ -175,6 +198,8 @@ export class HostMetrics {
               }
             : {}),
         });
+        if (collect && (labelNames ?? []).length === 0) omitWhenReset(gauge);
+        return gauge;
       },
       histogram: ({ name, help, labelNames, buckets }) => {
         claim(name);

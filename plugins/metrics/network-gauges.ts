@@ -35,6 +35,26 @@ export function registerNetworkGauges(metrics: PluginMetrics, model: NetworkMode
   stat('irc_bot_last_sync_timestamp_seconds', 'When the last full sync finished (Unix time).', () =>
     model.stats.syncedAt === null ? null : Date.parse(model.stats.syncedAt) / 1000,
   );
+  stat(
+    'irc_bot_model_users',
+    "Users in the bot's model now: every user it knows of, as WHO found them and the server's lines since keep them.",
+    () => (model.stats.syncedAt === null ? null : model.users.size),
+  );
+  metrics.gauge<'visibility'>({
+    name: 'irc_bot_model_channels',
+    help:
+      "Channels in the bot's model now: public (on the public lists) and hidden (secret, private, server-local, " +
+      'or formed a moment ago and their modes not known yet). Their sum follows irc_channels.',
+    labelNames: ['visibility'],
+    collect(gauge) {
+      gauge.reset();
+      if (model.stats.syncedAt === null) return;
+      let hidden = 0;
+      for (const channel of model.channels.all()) if (channel.hidden) hidden++;
+      gauge.set({ visibility: 'public' }, model.channels.size - hidden);
+      gauge.set({ visibility: 'hidden' }, hidden);
+    },
+  });
 
   // Per server; a server seen since the start that is no longer linked stays, as down.
   const seen = new Map<string, string>();

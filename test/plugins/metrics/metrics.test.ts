@@ -153,6 +153,15 @@ t.test('/metrics: allowed addresses and approved tokens only; the network, the b
   model.updateStats({ users: 4210, channels: 733, operators: 7, servers: 2, maxUsers: 5002 });
   model.servers.upsert('hub.example.net', { users: 3000, latencyMs: 12 });
   model.servers.upsert('leaf.example.net', { users: 1210, latencyMs: 40 });
+  let families = await scrape(bot);
+  t.equal(value(families, 'irc_bot_model_users'), undefined, 'no model before the first sync');
+  t.equal(value(families, 'irc_bot_model_channels', { visibility: 'public' }), undefined);
+  t.equal(value(families, 'irc_bot_sync_duration_seconds'), undefined, 'a number not known yet is left out, not 0');
+  t.equal(value(families, 'irc_users'), 4210, 'one known is there');
+  for (const nick of ['ann', 'bob', 'cy']) model.upsertUser(nick);
+  model.upsertChannel('#open', { hidden: false, users: 2 });
+  model.upsertChannel('#hush', { hidden: true, users: 1 });
+  model.upsertChannel('#new', { hidden: true, users: 1 });
   model.markSynced(true, 2500);
   await get(bot, '/api/hello/', '192.0.2.9');
 
@@ -163,8 +172,11 @@ t.test('/metrics: allowed addresses and approved tokens only; the network, the b
   const answer = await get(bot, '/metrics', '127.0.0.1');
   t.equal(answer.status, 200);
   t.match(answer.headers['content-type'], /^text\/plain; version=0\.0\.4/);
-  let families = await scrape(bot);
+  families = await scrape(bot);
   t.equal(value(families, 'irc_connected'), 1);
+  t.equal(value(families, 'irc_bot_model_users'), 3, "the model's own counts");
+  t.equal(value(families, 'irc_bot_model_channels', { visibility: 'public' }), 1);
+  t.equal(value(families, 'irc_bot_model_channels', { visibility: 'hidden' }), 2);
   t.equal(value(families, 'irc_users'), 4210);
   t.equal(value(families, 'irc_channels'), 733);
   t.equal(value(families, 'irc_operators'), 7);
