@@ -1,14 +1,21 @@
 /**
  * What the bot's model says, through its HTTP API (docs/http-api.md): its own counts of users
  * (`/api/irc/users/`, token), channels (`/api/irc/channels/`, public: secret and private ones and
- * those whose modes are not known yet are left out) and servers, and a channel's members.
+ * those whose modes are not known yet are left out; and all it holds, from its metrics) and servers, and a
+ * channel's members.
  */
 import { casefold } from '../../lib/irc/casemapping.js';
 
 export interface ModelCounts {
   users: number;
+  /** The public channel list's count. */
   channels: number;
   servers: number;
+  /**
+   * Every channel the model holds, hidden ones too (secret, private, or formed a moment ago and its modes not
+   * known yet), as its metrics say (`irc_bot_model_channels`); null where they cannot be read.
+   */
+  channelsHeld: number | null;
 }
 
 interface Page {
@@ -32,16 +39,28 @@ export class BotApi {
   /** The model's counts; null while the bot is not connected or not synced (503), or not listening yet. */
   async counts(): Promise<ModelCounts | null> {
     try {
-      const [users, channels, servers] = await Promise.all([
+      const [users, channels, servers, channelsHeld] = await Promise.all([
         this.get<Page>('/api/irc/users/?limit=1', true),
         this.get<Page>('/api/irc/channels/?limit=1'),
         this.get<Page>('/api/irc/servers/?limit=1'),
+        this.channelsHeld(),
       ]);
       if (!users.body || !channels.body || !servers.body) return null;
-      return { users: users.body.count, channels: channels.body.count, servers: servers.body.count };
+      return { users: users.body.count, channels: channels.body.count, servers: servers.body.count, channelsHeld };
     } catch {
       return null;
     }
+  }
+
+  /** Every channel the model holds, from the metrics plugin's `irc_bot_model_channels`; null without it. */
+  private async channelsHeld(): Promise<number | null> {
+    const response = await fetch(`${this.url}/metrics`);
+    if (!response.ok) return null;
+    let held: number | null = null;
+    for (const match of (await response.text()).matchAll(/^irc_bot_model_channels\{[^}]*\} (\d+)$/gm)) {
+      held = (held ?? 0) + Number(match[1]);
+    }
+    return held;
   }
 
   /** A channel's member count and members (folded nicks) as the model has them; null if unknown. */

@@ -48,6 +48,8 @@ export function writeBotConfig(configPath: string, options: BotConfigOptions): v
       stats: options.refreshSeconds === undefined ? {} : { refresh_seconds: options.refreshSeconds },
       api: {},
       tokens: { rate_limit: { enabled: false } },
+      // As an operator would run it: the model's own counts come from its metrics.
+      metrics: { allow: ['127.0.0.1'] },
     },
   };
   fs.writeFileSync(configPath, JSON.stringify(config, null, 2));

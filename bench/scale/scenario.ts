@@ -286,7 +286,11 @@ function countsEqual(truth: Truth, model: ModelCounts | null): boolean {
 function describeCounts(truth: Truth, model: ModelCounts | null): string {
   if (!model) return 'no model yet (503)';
   return (
-    `users ${model.users}/${truth.allUsers}, channels ${model.channels}/${truth.channels}, ` +
+    `users ${model.users}/${truth.allUsers}, channels ${model.channels}/${truth.channels}` +
+    (model.channelsHeld !== null && model.channelsHeld !== model.channels
+      ? ` (${model.channelsHeld} held, hidden ones too)`
+      : '') +
+    ', ' +
     `servers ${model.servers}/${truth.servers} (model/truth)`
   );
 }

@@ -34,6 +34,12 @@ t.test('scale: network, crowd, churn, bot, truth and HTTP load run end to end', 
   t.match(figure('heap after GC, after cold sync / after churn'), /^[\d,.]+ MB \/ [\d,.]+ MB; [\d.]+ KB per user$/);
   t.match(figure('bot CPU during churn (with HTTP load)'), /^[\d.]+ % of a core \([\d.]+ %\)$/);
   t.match(figure('model users vs LUSERS during churn'), /^worst [\d.]+ % over \d+ checks/);
+  t.match(
+    figure('model channels vs LUSERS during churn (all it holds, from its metrics)'),
+    /^worst [\d.]+ % over \d+ checks \(\d+\/\d+/,
+    "the model's count read from its metrics",
+  );
+  t.match(figure('public channel list vs LUSERS during churn'), /^worst [\d.]+ % over \d+ checks \(\d+\/\d+/);
   t.match(figure("bot's channels vs NAMES during churn"), /^\d+ of [1-9]\d* equal/, 'channels were compared');
   t.match(figure('refreshes completed (`[stats] synced`)'), /^[1-9]\d* of \d+ due/, 'the bot synced');
   t.match(
