@@ -228,7 +228,7 @@ export function figuresOf(result: ScaleResult): Figure[] {
     'event loop held 20 ms or more during the HTTP load (what makes its p99)',
     holds.count === 0
       ? 'never'
-      : `${holds.count} times, longest ${holds.longestMs.toFixed(0)} ms, ${holds.totalMs.toFixed(0)} ms in all; of it ` +
+      : `${holds.count === 1 ? 'once' : `${holds.count} times`}, longest ${holds.longestMs.toFixed(0)} ms, ${holds.totalMs.toFixed(0)} ms in all; of it ` +
           splitOf(holds.totalMs, holds.gcMs, holds.waitingMs),
   );
   for (const run of result.http) {
