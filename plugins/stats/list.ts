@@ -46,9 +46,10 @@ export interface ListState {
   lists: number;
   /**
    * Channels a notice said were formed whose first MODE query is still to come ({@link FormedChannels}, after its
-   * wait for the creator's and the services' modes): a LIST in between does not ask them sooner.
+   * wait for the creator's and the services' modes), with when the latest wait ends (ms): nothing asks them
+   * sooner, and a LIST that shows modes does not make them public meanwhile.
    */
-  formedWaiting: Set<string>;
+  formedWaiting: Map<string, number>;
 }
 
 export function createListState(): ListState {
@@ -59,7 +60,7 @@ export function createListState(): ListState {
     newListedAt: 0,
     listedBy: new Map(),
     lists: 0,
-    formedWaiting: new Set(),
+    formedWaiting: new Map(),
   };
 }
 
@@ -126,7 +127,8 @@ const FORMED_WAITING = 1000;
 /**
  * A channel formed is first asked this long after its notice: its creator's modes (`+s` right after the JOIN) or
  * the services' mode lock come just after it forms, and an answer before them would show a secret channel on the
- * public lists (the collector's integration test did). A LIST that shows modes may say sooner.
+ * public lists (the collector's integration test did). Nothing asks it sooner, and a LIST that shows modes
+ * meanwhile does not make it public.
  */
 export const FORMED_SETTLE_MS = 1000;
 
@@ -142,7 +144,7 @@ export const FORMED_RECHECK_MS = 2000;
  * until the next rise; a model as old as its last LIST (250 ms) was up to 1 % short just after one.
  */
 export class FormedChannels {
-  private readonly waiting: { name: string; again: boolean }[] = [];
+  private readonly waiting: { name: string; at: number; again: boolean }[] = [];
   private inFlight = 0;
   /**
    * Channels to ask later, in the order they are due, under one timer for the first (the host's `timers.after`
@@ -175,8 +177,7 @@ export class FormedChannels {
     // A channel the model still has is the one that emptied before: nothing of it holds for the new one.
     model.upsertChannel(name, { users: 1, hidden: true, modes: '', topic: '' }, key);
     state.modeChecks.delete(key);
-    state.formedWaiting.add(key);
-    this.askLater(name, this.waits.settleMs, false);
+    state.formedWaiting.set(key, this.askLater(name, this.waits.settleMs, false));
   }
 
   /** Forget what waits (the connection is gone). */
@@ -190,13 +191,10 @@ export class FormedChannels {
   private next(): void {
     const { model } = this.context;
     while (this.inFlight < FORMED_QUERIES_IN_FLIGHT && this.waiting.length > 0) {
-      const { name, again } = this.waiting.shift()!;
-      // Its wait is over: from now on a LIST may ask it too.
-      if (!again) this.state().formedWaiting.delete(model.fold(name));
+      const { name, at, again } = this.waiting.shift()!;
+      if (!again && !this.waitOver(model.fold(name), at)) continue;
       const channel = model.channels.get(name);
       if (!channel || channel.joined) continue;
-      // Known since (a LIST that shows modes, an earlier answer), unless this is the second ask.
-      if (!again && (!channel.hidden || channel.modes !== '')) continue;
       this.inFlight++;
       void checkModes(this.context, this.state(), name)
         .then(() => {
@@ -210,7 +208,20 @@ export class FormedChannels {
     }
   }
 
-  private askLater(name: string, ms: number, again: boolean): void {
+  /**
+   * Whether the wait that ends `at` is the channel `key`'s latest: then it is no longer waiting, and a LIST may
+   * ask it too. False when it formed again meanwhile: the later notice's entry asks it once its own wait is over.
+   */
+  private waitOver(key: string, at: number): boolean {
+    const waiting = this.state().formedWaiting;
+    const until = waiting.get(key);
+    if (until !== undefined && until > at) return false;
+    waiting.delete(key);
+    return true;
+  }
+
+  /** Ask `name` in `ms`; returns when. */
+  private askLater(name: string, ms: number, again: boolean): number {
     const at = Date.now() + ms;
     // Kept in order of `at`: the waits of a kind are equal, so only a settle after a recheck goes before others.
     let index = this.later.length;
@@ -220,16 +231,17 @@ export class FormedChannels {
       clearTimeout(this.laterTimer);
       this.laterTimer = setTimeout(() => this.due(), ms).unref();
     }
+    return at;
   }
 
   private due(): void {
     this.laterTimer = undefined;
     const now = Date.now();
     while (this.later.length > 0 && this.later[0]!.at <= now) {
-      const { name, again } = this.later.shift()!;
-      if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, again });
+      const { name, at, again } = this.later.shift()!;
+      if (this.waiting.length < FORMED_WAITING) this.waiting.push({ name, at, again });
       // Too many: the next LIST asks it, as without the notices.
-      else if (!again) this.state().formedWaiting.delete(this.context.model.fold(name));
+      else if (!again) this.waitOver(this.context.model.fold(name), at);
     }
     const first = this.later[0];
     if (first) this.laterTimer = setTimeout(() => this.due(), first.at - now).unref();
@@ -323,7 +335,8 @@ class ListTaker {
         topic: entry.topic,
         users: entry.users,
         modes: entry.modes ? `+${entry.modes}` : '',
-        hidden: /[sp]/.test(entry.modes),
+        // Formed a moment ago: its creator's modes may not have come yet; its own MODE query says.
+        hidden: /[sp]/.test(entry.modes) || this.state.formedWaiting.has(key),
       });
     } else {
       // Without modes, LIST to a non-operator shows public channels only; an operator sees every channel.
@@ -448,5 +461,8 @@ export async function checkChannelModes(
   budget: number,
 ): Promise<void> {
   const chosen = names.slice(0, budget).filter((name) => !context.model.channels.get(name)?.joined);
-  await inTurn(chosen, { limit: MODE_QUERIES_IN_FLIGHT }, (name) => checkModes(context, state, name));
+  await inTurn(chosen, { limit: MODE_QUERIES_IN_FLIGHT }, async (name) => {
+    // Formed again since the names were chosen: its own query comes once its wait is over.
+    if (!state.formedWaiting.has(context.model.fold(name))) await checkModes(context, state, name);
+  });
 }

@@ -4,6 +4,7 @@ import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
 import { channelLimit, createJoinState, noteJoinRefusal, planJoins } from '../../../plugins/stats/joins.js';
 import {
+  checkChannelModes,
   FormedChannels,
   LIST_BY_NAME_LINES_AT_ONCE,
   listQueries,
@@ -693,6 +694,47 @@ t.test("a LIST during a formed channel's wait does not ask its modes sooner", as
   irc.sent.length = 0;
   await refreshCounts(context, state);
   t.same(irc.sentMatching(/^MODE #new/), [], 'a later LIST takes it as known');
+});
+
+t.test("nothing asks a formed channel's modes before its latest wait is over", async (t) => {
+  const { irc, model, context } = setup();
+  const state = createSyncState();
+  await fullSync(context, state);
+  const formed = new FormedChannels(context, () => state.list, { settleMs: 150, recheckMs: 10_000 });
+  t.teardown(() => formed.clear());
+  const pause = async (ms: number): Promise<void> => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    await settle();
+  };
+  irc.answer(/^MODE (#again|#shown|#chosen)$/, (match): string[] => [`:hub.test.net 324 DataBot ${match[1]} +nt`]);
+  irc.sent.length = 0;
+  // Chosen to be asked (a sync's list), then formed again before its turn came.
+  model.upsertChannel('#chosen', { users: 2, hidden: false });
+  formed.note('#chosen');
+  await checkChannelModes(context, state.list, ['#chosen'], 10);
+  t.same(irc.sentMatching(/^MODE #chosen/), [], 'a list chosen before its notice does not ask it');
+
+  // A LIST that shows modes lists it during its wait: its row is taken, it stays hidden, and it is still asked.
+  formed.note('#shown');
+  irc.answer(/^LIST$/, [
+    ':hub.test.net 322 DataBot #shown 1 :[+nt] ',
+    ':hub.test.net 322 DataBot #chosen 1 :[+nt] ',
+    ':hub.test.net 323 DataBot :End of channel list.',
+  ]);
+  await refreshCounts(context, state);
+  t.match(model.channels.get('#shown'), { modes: '+nt', hidden: true }, 'hidden until its own query');
+
+  // Formed, emptied and formed again within the wait: asked once the second wait is over, not at the first's end.
+  formed.note('#again');
+  await pause(100);
+  formed.note('#again');
+  await pause(80);
+  t.same(irc.sentMatching(/^MODE #again/), [], 'not at the end of the first wait');
+  t.same(irc.sentMatching(/^MODE #(shown|chosen)/).sort(), ['MODE #chosen', 'MODE #shown'], 'the others at theirs');
+  t.match(model.channels.get('#shown'), { hidden: false, modes: '+nt' });
+  await pause(100);
+  t.same(irc.sentMatching(/^MODE #again/), ['MODE #again'], 'at the end of the second');
+  t.equal(state.list.formedWaiting.size, 0, 'nothing kept once each was asked');
 });
 
 t.test('an operator on a network that hides modes in LIST asks MODE, and hides until answered', async (t) => {
