@@ -62,18 +62,31 @@ const COPY_SCRIPT =
   "catch{f.select();s.textContent='Select the token and copy it.';}});})();";
 
 /**
+ * A form marked `data-once` is sent once per page shown: a double click sends it once (the server also makes one
+ * token per form, but the browser would show the second answer, and the new token's value would be lost). Shown
+ * again from the browser's history, the page may send it again.
+ */
+const ONCE_SCRIPT =
+  "(()=>{const f=document.querySelector('form[data-once]');if(!f)return;" +
+  "f.addEventListener('submit',e=>{if(f.dataset.sent){e.preventDefault();return;}f.dataset.sent='1';});" +
+  "addEventListener('pageshow',()=>{delete f.dataset.sent;});})();";
+
+const scriptHash = (script: string): string =>
+  `'sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}'`;
+
+/**
  * The headers of every account page: never stored by a browser or a proxy, no framing (a click on an
- * admin button cannot be borrowed by another site), forms only to the bot, scripts only the copy button's
- * and the site's own (`siteScripts`: the frame's, by their hashes), nothing fetched from elsewhere, no
+ * admin button cannot be borrowed by another site), forms only to the bot, scripts only the copy button's,
+ * the send-once one's and the site's own (`siteScripts`: the frame's, by their hashes), nothing fetched from elsewhere, no
  * address in a Referer to another site.
  */
 export function securityHeaders(siteScripts: readonly string[]): Readonly<Record<string, string>> {
-  const copy = `'sha256-${createHash('sha256').update(COPY_SCRIPT, 'utf8').digest('base64')}'`;
+  const own = [scriptHash(COPY_SCRIPT), scriptHash(ONCE_SCRIPT)];
   return {
     'Cache-Control': 'no-store',
     'Content-Security-Policy':
       "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; " +
-      `script-src ${[copy, ...siteScripts].join(' ')}; ` +
+      `script-src ${[...own, ...siteScripts].join(' ')}; ` +
       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     'X-Frame-Options': 'DENY',
     'Referrer-Policy': 'same-origin',
@@ -234,12 +247,13 @@ export function settingsPage(visit: Visit, data: SettingsData): Rendered {
       rows,
     ) +
     `<h2>Create a token</h2>` +
-    `<form class="stack" method="post" action="${ACCOUNT_PATH}tokens/">${csrfField(visit)}` +
+    `<form class="stack" method="post" action="${ACCOUNT_PATH}tokens/" data-once>${csrfField(visit)}` +
     `<input type="hidden" name="form" value="${text(data.formId)}">` +
     `<label for="label">Label: what it is for (up to ${data.maxLabelLength} characters)</label>` +
     `<input id="label" name="label" maxlength="${data.maxLabelLength}" autocomplete="off">` +
     `<button type="submit">Create a token</button></form>` +
     `<p class="muted">Its value is shown once, on the next page; copy it there.</p>` +
+    `<script>${ONCE_SCRIPT}</script>` +
     `<h2>Token endpoints</h2>` +
     layout.table(
       'What each endpoint exposes',

@@ -267,6 +267,29 @@ t.test('a signed-in account that is not an administrator gets 403 from the admin
   t.same(await axeViolations(page), [], 'the refusal: nothing serious or critical');
 });
 
+t.test('a double click on "Create a token" sends the form once: one token, its value on the page', async (t) => {
+  const { page } = user;
+  await page.goto(`${bot.url}/network/account/`);
+  await page.$eval('#label', (field) => ((field as unknown as { value: string }).value = 'double click'));
+  const posts: string[] = [];
+  const onRequest = (request: { method(): string; url(): string }): void => {
+    if (request.method() === 'POST') posts.push(new URL(request.url()).pathname);
+  };
+  page.on('request', onRequest);
+  const [created] = await Promise.all([
+    page.waitForNavigation({ waitUntil: 'load' }),
+    page.click('form[action="/network/account/tokens/"] button[type="submit"]', { count: 2 }),
+  ]);
+  page.off('request', onRequest);
+  t.same(posts, ['/network/account/tokens/'], 'one POST');
+  t.equal(created?.status(), 200);
+  t.equal(await heading(page), 'Token created', 'the answer shows the value');
+  t.match(await page.$eval('#token-secret', (field) => (field as unknown as { value: string }).value), /^ntd_/);
+  await page.goto(`${bot.url}/network/account/`);
+  const rows = await page.$eval('tbody', (element) => element.textContent ?? '');
+  t.equal(rows.split('“double click”').length - 1, 1, 'one token made');
+});
+
 t.test('sessions survive a restart of the bot', async (t) => {
   await bot.stop();
   await launch();
