@@ -225,7 +225,7 @@ export function figuresOf(result: ScaleResult): Figure[] {
   );
   const holds = flush.loadHolds;
   add(
-    'event loop held 20 ms or more during the HTTP load (what makes its p99)',
+    'event loop held 20 ms or more during the HTTP load (what can make its p99)',
     holds.count === 0
       ? 'never'
       : `${holds.count === 1 ? 'once' : `${holds.count} times`}, longest ${holds.longestMs.toFixed(0)} ms, ${holds.totalMs.toFixed(0)} ms in all; of it ` +
@@ -238,7 +238,8 @@ export function figuresOf(result: ScaleResult): Figure[] {
       `${run.p99} ms (p50 ${run.p50} ms, max ${run.max} ms, ${formatCount(run.requests)} requests${failed ? `, ${failed} failed` : ''})` +
         (run.slow.length === 0
           ? ''
-          : `; of the ${run.slow.length} answers of 20 ms or more, ${run.slowCauses.bot} came during a hold of the ` +
+          : `; of the ${run.slow.length === run.slowCount ? '' : 'first '}${run.slow.length} answers of 20 ms or ` +
+            `more${run.slow.length === run.slowCount ? '' : ` (of ${run.slowCount})`}, ${run.slowCauses.bot} came during a hold of the ` +
             `bot's loop of 10 ms or more, ${run.slowCauses.self} during one of the load generator's own, ` +
             `${run.slowCauses.neither} during neither`),
       '≤ 20 ms',

@@ -54,8 +54,8 @@ export class BotApi {
 
   /** Every channel the model holds, from the metrics plugin's `irc_bot_model_channels`; null without it. */
   private async channelsHeld(): Promise<number | null> {
-    const response = await fetch(`${this.url}/metrics`);
-    if (!response.ok) return null;
+    const response = await fetch(`${this.url}/metrics`).catch(() => null);
+    if (!response?.ok) return null;
     let held: number | null = null;
     for (const match of (await response.text()).matchAll(/^irc_bot_model_channels\{[^}]*\} (\d+)$/gm)) {
       held = (held ?? 0) + Number(match[1]);

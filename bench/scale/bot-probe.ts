@@ -40,9 +40,7 @@ export type ProbeAnswer =
 const TICK_MS = 10;
 const delay = monitorEventLoopDelay({ resolution: TICK_MS });
 delay.enable();
-/** The epoch milliseconds of performance.now()'s clock (the clock of the store's reports and of GC entries). */
-const epochNow = (): number => performance.timeOrigin + performance.now();
-let holds: [number, number][] = [];
+let holds: [endedAt: number, ms: number, waitingMs: number | null][] = [];
 let storeWrites: [number, number][] = [];
 // The store publishes each write's longest hold of the loop (lib/store/store.ts).
 subscribe(STORE_WRITE_CHANNEL, (message) => {
@@ -94,11 +92,15 @@ setInterval(() => {
   const now = performance.now();
   const late = now - lastTick - TICK_MS;
   const times = threadTimes();
-  if (times && lastTimes && ticks.length < 200_000) {
-    ticks.push([performance.timeOrigin + lastTick, performance.timeOrigin + now, times[1] - lastTimes[1]]);
+  const waited = times && lastTimes ? times[1] - lastTimes[1] : null;
+  if (waited !== null && ticks.length < 200_000) {
+    ticks.push([performance.timeOrigin + lastTick, performance.timeOrigin + now, waited]);
   }
   lastTick = now;
-  if (late >= 10 && holds.length < 100_000) holds.push([epochNow(), late]);
+  // A hold is this tick's lateness; the main thread's wait for a CPU in it is this tick's (at most the hold).
+  if (late >= 10 && holds.length < 100_000) {
+    holds.push([performance.timeOrigin + now, late, waited === null ? null : Math.min(waited, late)]);
+  }
   if (logHoldsMs === Infinity) {
     lastTimes = times;
     return;
@@ -160,12 +162,7 @@ process.on('message', (request: ProbeRequest) => {
       maxMs: delay.max / 1e6,
       p99Ms: delay.percentile(99) / 1e6,
       meanMs: delay.mean / 1e6,
-      holds: holds.map(([endedAt, ms]) => [
-        endedAt,
-        ms,
-        gcWithin(endedAt - ms, endedAt),
-        waitingWithin(endedAt - ms, endedAt),
-      ]),
+      holds: holds.map(([endedAt, ms, waiting]) => [endedAt, ms, gcWithin(endedAt - ms, endedAt), waiting]),
       storeWrites: storeWrites.map(([at, ms]) => [at, ms, gcWithin(at, at + ms), waitingWithin(at, at + ms)]),
     };
     if (request.reset) {

@@ -35,10 +35,12 @@ export interface LoadRunResult {
   max: number;
   errors: number;
   non2xx: number;
+  /** How many answers took {@link SLOW_MS} or more. */
+  slowCount: number;
   /**
-   * The answers that took {@link SLOW_MS} or more (at most 1,000): when each was sent (epoch ms), how long it took,
-   * and whether this process's own event loop was held {@link SELF_HOLD_MS} or more meanwhile (then part of the
-   * time was the load generator's, not the bot's).
+   * The first 1,000 of them: when each was sent (epoch ms), how long it took, and whether this process's own
+   * event loop was held {@link SELF_HOLD_MS} or more meanwhile (then part of the time was the load generator's,
+   * not the bot's).
    */
   slow: { sentAt: number; ms: number; selfHeld: boolean }[];
 }
@@ -140,6 +142,12 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
   let errors = 0;
   let non2xx = 0;
   const slow: [sentAt: number, ms: number][] = [];
+  let slowCount = 0;
+  // Each failure's reason is written, the first few of a run: a refused connection would otherwise write 200 a second.
+  let failuresWritten = 0;
+  const writeFailure = (text: string): void => {
+    if (++failuresWritten <= 20) process.stderr.write(`${new Date().toISOString()} load: ${run.path} ${text}\n`);
+  };
   await new Promise<void>((resolve) => {
     const started = performance.now();
     let sent = 0;
@@ -154,13 +162,13 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
           const status = response.statusCode ?? 0;
           if (status < 200 || status > 299) {
             non2xx++;
-            process.stderr.write(`${new Date(Date.now()).toISOString()} load: ${run.path} answered ${status}\n`);
+            writeFailure(`answered ${status}`);
           }
           response.resume();
           response.on('end', () => {
             const took = performance.now() - sentAt;
             latencies.push(took);
-            if (took >= SLOW_MS && slow.length < 1000) slow.push([Date.now() - took, took]);
+            if (took >= SLOW_MS && ++slowCount <= 1000) slow.push([Date.now() - took, took]);
             if (took >= logSlowMs) {
               const at = new Date(Date.now() - took).toISOString();
               process.stderr.write(`${at} load: ${run.path} took ${took.toFixed(1)} ms\n`);
@@ -170,12 +178,8 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
         })
         .on('error', (error: NodeJS.ErrnoException) => {
           errors++;
-          // Always written: a failed request fails the figure, and its reason says whose it was.
-          const took = performance.now() - sentAt;
-          const at = new Date(Date.now() - took).toISOString();
-          process.stderr.write(
-            `${at} load: ${run.path} failed after ${took.toFixed(1)} ms: ${error.code ?? error.message}\n`,
-          );
+          // Written (the first few): a failed request fails the figure, and its reason says whose it was.
+          writeFailure(`failed after ${(performance.now() - sentAt).toFixed(1)} ms: ${error.code ?? error.message}`);
           finish();
         });
     };
@@ -200,6 +204,7 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
     max: Math.round((latencies.at(-1) ?? 0) * 10) / 10,
     errors,
     non2xx,
+    slowCount,
     slow: slow.map(([sentAt, ms]) => ({ sentAt, ms, selfHeld: selfHeldDuring(sentAt, ms) })),
   };
 }

@@ -194,7 +194,8 @@ function slowCauses(
   const causes = { bot: 0, self: 0, neither: 0 };
   for (const answer of run.slow) {
     const end = answer.sentAt + answer.ms;
-    if (holds.some(([endedAt, ms]) => endedAt >= answer.sentAt && endedAt - ms <= end)) causes.bot++;
+    // A hold is a 10 ms tick's lateness: the loop may have been held since the tick before it.
+    if (holds.some(([endedAt, ms]) => endedAt >= answer.sentAt && endedAt - ms - 10 <= end)) causes.bot++;
     else if (answer.selfHeld) causes.self++;
     else causes.neither++;
   }
