@@ -116,10 +116,14 @@ async function checkModes(context: SyncContext, state: ListState, name: string):
 }
 
 /**
- * MODE queries in flight at once for channels a notice said were formed (beside a sync's own): at 5,000 users
- * under churn, with two, a burst of channels formed at one tick waited up to 0.7 s behind answers of 0.2–0.4 s.
+ * MODE queries in flight at once for channels a notice said were formed (beside a sync's own): as many as the
+ * bot's requests may have unanswered at once (lib/irc/requests.ts, 8), so that they take their share of those
+ * beside a refresh's WHO masks. The hub under churn answers in 0.2–0.4 s at 5,000 users and in up to seconds at
+ * 100,000, while about ten channels form a second: with four, the queue grew through the churn (at 50,000 users
+ * 100 channels formed were still unasked after 60 s, at 100,000 users 290), and with two a burst formed at one
+ * tick waited up to 0.7 s.
  */
-const FORMED_QUERIES_IN_FLIGHT = 4;
+export const FORMED_QUERIES_IN_FLIGHT = 8;
 
 /** Channels formed whose modes wait to be asked, at most; more wait for the next LIST, as without the notices. */
 const FORMED_WAITING = 1000;
