@@ -238,7 +238,8 @@ export function figuresOf(result: ScaleResult): Figure[] {
       `${run.p99} ms (p50 ${run.p50} ms, max ${run.max} ms, ${formatCount(run.requests)} requests${failed ? `, ${failed} failed` : ''})` +
         (run.slow.length === 0
           ? ''
-          : `; of the ${run.slow.length === run.slowCount ? '' : 'first '}${run.slow.length} answers of 20 ms or ` +
+          : `; of the ${run.slow.length === run.slowCount ? '' : 'first '}${run.slow.length} ` +
+            `${run.slow.length === 1 ? 'answer' : 'answers'} of 20 ms or ` +
             `more${run.slow.length === run.slowCount ? '' : ` (of ${run.slowCount})`}, ${run.slowCauses.bot} came during a hold of the ` +
             `bot's loop of 10 ms or more, ${run.slowCauses.self} during one of the load generator's own, ` +
             `${run.slowCauses.neither} during neither`),
