@@ -117,11 +117,12 @@ async function checkModes(context: SyncContext, state: ListState, name: string):
 
 /**
  * MODE queries in flight at once for channels a notice said were formed (beside a sync's own): as many as the
- * bot's requests may have unanswered at once (lib/irc/requests.ts, 8), so that they take their share of those
- * beside a refresh's WHO masks. The hub under churn answers in 0.2–0.4 s at 5,000 users and in up to seconds at
- * 100,000, while about ten channels form a second: with four, the queue grew through the churn (at 50,000 users
- * 100 channels formed were still unasked after 60 s, at 100,000 users 290), and with two a burst formed at one
- * tick waited up to 0.7 s.
+ * bot's requests may have unanswered at once (lib/irc/requests.ts, 8). The lane sends in order, so a refresh's
+ * WHO masks take turns with them. The hub under churn answers in 0.2–0.4 s at 5,000 users and in up to seconds
+ * at 100,000, while about ten channels form a second (and each public one is asked twice): with four, the queue
+ * grew through the churn (at 50,000 users 102 channels formed were still unasked after 60 s, at 100,000 users
+ * 290); with eight, 61 at 50,000 users in one run, so it still grows when answers take 0.4 s or more. With
+ * two, a burst formed at one tick waited up to 0.7 s.
  */
 export const FORMED_QUERIES_IN_FLIGHT = 8;
 
@@ -142,7 +143,7 @@ export const FORMED_RECHECK_MS = 2000;
 /**
  * Channels formed, as the server's notices say (InspIRCd's chancreate module, snomasks j and J: notices.ts): into
  * the model at once rather than at the next LIST, hidden until their modes are known, which are asked
- * {@link FORMED_SETTLE_MS} after the notice (four at a time) and, for a channel that answered public, once more
+ * {@link FORMED_SETTLE_MS} after the notice ({@link FORMED_QUERIES_IN_FLIGHT} at a time) and, for a channel that answered public, once more
  * {@link FORMED_RECHECK_MS} later. No notice tells of a channel that empties: LIST still finds those. At 5,000
  * users under the bench's churn the network's channel count rose by about 1 % at once, once a second, and sank
  * until the next rise; a model as old as its last LIST (250 ms) was up to 1 % short just after one.
@@ -157,11 +158,14 @@ export class FormedChannels {
   private readonly later: { name: string; at: number; again: boolean }[] = [];
   private laterTimer: NodeJS.Timeout | undefined;
 
-  /** `state` gives the connection's LIST bookkeeping (it is made anew at each connection); tests shorten the waits. */
+  /**
+   * `state` gives the connection's LIST bookkeeping (it is made anew at each connection); tests shorten the waits
+   * and may set fewer queries in flight than the request lane allows, to see the limit.
+   */
   constructor(
     private readonly context: SyncContext,
     private readonly state: () => ListState,
-    private readonly waits: { settleMs: number; recheckMs: number } = {
+    private readonly waits: { settleMs: number; recheckMs: number; inFlight?: number } = {
       settleMs: FORMED_SETTLE_MS,
       recheckMs: FORMED_RECHECK_MS,
     },
@@ -194,7 +198,7 @@ export class FormedChannels {
 
   private next(): void {
     const { model } = this.context;
-    while (this.inFlight < FORMED_QUERIES_IN_FLIGHT && this.waiting.length > 0) {
+    while (this.inFlight < (this.waits.inFlight ?? FORMED_QUERIES_IN_FLIGHT) && this.waiting.length > 0) {
       const { name, at, again } = this.waiting.shift()!;
       if (!again && !this.waitOver(model.fold(name), at)) continue;
       const channel = model.channels.get(name);
