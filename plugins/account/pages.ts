@@ -77,8 +77,8 @@ const scriptHash = (script: string): string =>
 /**
  * The headers of every account page: never stored by a browser or a proxy, no framing (a click on an
  * admin button cannot be borrowed by another site), forms only to the bot, scripts only the copy button's,
- * the send-once one's and the site's own (`siteScripts`: the frame's, by their hashes), nothing fetched from elsewhere, no
- * address in a Referer to another site.
+ * the send-once one's and the site's own (`siteScripts`: the frame's, by their hashes), nothing fetched from
+ * elsewhere, no address in a Referer to another site.
  */
 export function securityHeaders(siteScripts: readonly string[]): Readonly<Record<string, string>> {
   const own = [scriptHash(COPY_SCRIPT), scriptHash(ONCE_SCRIPT)];

@@ -2,7 +2,8 @@
  * The account pages' routes: GET pages, and POST forms that answer `303 See Other` back to a page (which
  * then shows what happened once), except the token creation, whose answer is the page with the new
  * token's value (its form carries a one-time id, so a reload of that page makes no second token). Each POST
- * passes the cross-site checks of csrf.ts first; each signed-in page reads its session from the cookie. Every answer carries the {@link securityHeaders} (`Cache-Control: no-store`, ...).
+ * passes the cross-site checks of csrf.ts first; each signed-in page reads its session from the cookie. Every
+ * answer carries the {@link securityHeaders} (`Cache-Control: no-store`, ...).
  *
  * The cookie (`network_session`, `Path=/network/`, `HttpOnly`, `SameSite=Lax`, `Secure` over HTTPS) holds
  * a session id once signed in, and before that a random value of the sign-in form, whose CSRF token is made

@@ -42,7 +42,10 @@ export const MAX_SENT_FORMS = 20;
 /** A token form's one-time id: 22 base64url characters (16 random bytes). */
 export const FORM_ID = /^[A-Za-z0-9_-]{22}$/;
 
-/** Remember that the form `formId` makes the token `made` resolves to, forgetting the oldest beyond {@link MAX_SENT_FORMS}. */
+/**
+ * Remember that the form `formId` makes the token `made` resolves to, forgetting the oldest beyond
+ * {@link MAX_SENT_FORMS}.
+ */
 export function rememberSentForm(session: Session, formId: string, made: Promise<number | null>): void {
   session.sentForms.delete(formId);
   session.sentForms.set(formId, made);

@@ -98,6 +98,8 @@ export function listQueries(networkChannels: number | null, chunkAbove: number, 
 /** MODE #channel: the live handler applies the 324 reply; this records the check, or forgets a gone channel. */
 async function checkModes(context: SyncContext, state: ListState, name: string): Promise<void> {
   const { irc, model } = context;
+  // Formed a moment ago: its own query comes once its wait is over (FormedChannels), whoever chose it before.
+  if (state.formedWaiting.has(model.fold(name))) return;
   const same = (line: IrcMessage): boolean => irc.casefold(line.params[1] ?? '') === irc.casefold(name);
   const lines = await irc.request({
     send: ['MODE', name],
@@ -143,8 +145,8 @@ export const FORMED_RECHECK_MS = 2000;
 /**
  * Channels formed, as the server's notices say (InspIRCd's chancreate module, snomasks j and J: notices.ts): into
  * the model at once rather than at the next LIST, hidden until their modes are known, which are asked
- * {@link FORMED_SETTLE_MS} after the notice ({@link FORMED_QUERIES_IN_FLIGHT} at a time) and, for a channel that answered public, once more
- * {@link FORMED_RECHECK_MS} later. No notice tells of a channel that empties: LIST still finds those. At 5,000
+ * {@link FORMED_SETTLE_MS} after the notice ({@link FORMED_QUERIES_IN_FLIGHT} at a time) and, for a channel that
+ * answered public, once more {@link FORMED_RECHECK_MS} later. No notice tells of a channel that empties: LIST still finds those. At 5,000
  * users under the bench's churn the network's channel count rose by about 1 % at once, once a second, and sank
  * until the next rise; a model as old as its last LIST (250 ms) was up to 1 % short just after one.
  */
@@ -354,8 +356,7 @@ class ListTaker {
         users: entry.users,
         hidden: this.asOperator ? (checked && channel ? channel.hidden : true) : false,
       });
-      // A channel formed a moment ago is asked once its wait is over (FormedChannels), not at once.
-      if (!checked && !this.state.formedWaiting.has(key)) this.unchecked.push(entry.name);
+      if (!checked) this.unchecked.push(entry.name);
     }
   }
 
@@ -427,9 +428,7 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   const rechecks: { name: string; at: number }[] = [];
   for (const channel of model.channels.all()) {
     if (channel.joined || isLocalChannel(channel.name)) continue;
-    const key = model.fold(channel.name);
-    if (state.formedWaiting.has(key)) continue;
-    const at = state.modeChecks.get(key);
+    const at = state.modeChecks.get(model.fold(channel.name));
     if (at === undefined) unchecked.push(channel.name);
     else rechecks.push({ name: channel.name, at });
   }
@@ -469,8 +468,5 @@ export async function checkChannelModes(
   budget: number,
 ): Promise<void> {
   const chosen = names.slice(0, budget).filter((name) => !context.model.channels.get(name)?.joined);
-  await inTurn(chosen, { limit: MODE_QUERIES_IN_FLIGHT }, async (name) => {
-    // Formed again since the names were chosen: its own query comes once its wait is over.
-    if (!state.formedWaiting.has(context.model.fold(name))) await checkModes(context, state, name);
-  });
+  await inTurn(chosen, { limit: MODE_QUERIES_IN_FLIGHT }, (name) => checkModes(context, state, name));
 }
