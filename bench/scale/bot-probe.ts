@@ -92,7 +92,9 @@ setInterval(() => {
   const now = performance.now();
   const late = now - lastTick - TICK_MS;
   const times = threadTimes();
-  const waited = times && lastTimes ? times[1] - lastTimes[1] : null;
+  const before = lastTimes;
+  lastTimes = times;
+  const waited = times && before ? times[1] - before[1] : null;
   if (waited !== null && ticks.length < 200_000) {
     ticks.push([performance.timeOrigin + lastTick, performance.timeOrigin + now, waited]);
   }
@@ -101,20 +103,15 @@ setInterval(() => {
   if (late >= 10 && holds.length < 100_000) {
     holds.push([performance.timeOrigin + now, late, waited === null ? null : Math.min(waited, late)]);
   }
-  if (logHoldsMs === Infinity) {
-    lastTimes = times;
-    return;
-  }
   if (late >= logHoldsMs) {
     const split =
-      times && lastTimes
-        ? `, ${(times[0] - lastTimes[0]).toFixed(0)} ms running, ${(times[1] - lastTimes[1]).toFixed(0)} ms waiting for a CPU`
+      times && before
+        ? `, ${(times[0] - before[0]).toFixed(0)} ms running, ${(waited ?? 0).toFixed(0)} ms waiting for a CPU`
         : '';
     process.stderr.write(
       `${new Date().toISOString()} probe: loop held ${late.toFixed(0)} ms (${now.toFixed(0)} ms)${split}\n`,
     );
   }
-  lastTimes = times;
 }, TICK_MS).unref();
 
 // SCALE_HEAP_SAMPLE=file samples what the bot allocates from one reset of the loop figures to the next (the churn)
