@@ -12,7 +12,7 @@ import { errorMessage } from '../logger.js';
 import { casefold } from './casemapping.js';
 import { Pacer, type LineOptions } from './pacer.js';
 import { Reconnector } from './reconnect.js';
-import { RequestLane } from './requests.js';
+import { RequestLane, TRY_AGAIN, type TryAgainOptions } from './requests.js';
 import { SessionState } from './session.js';
 import { formatLine, splitText } from './text.js';
 import type { IrcEventName, IrcEvents, IrcMessage, IrcRequest, IrcTransport, Unsubscribe } from './port.js';
@@ -31,6 +31,8 @@ export interface TransportOptions {
   reconnect: { minMs: number; maxMs: number };
   /** Give up on a connection that has not registered after this long (default 30 s). */
   registrationTimeoutMs?: number;
+  /** How a request the server refused with RPL_TRYAGAIN (263) is sent again (default {@link TRY_AGAIN}). */
+  tryAgain?: TryAgainOptions;
 }
 
 /**
@@ -70,6 +72,7 @@ export abstract class BaseTransport implements IrcTransport {
     this.requests = new RequestLane(
       (line) => this.writeLine(line),
       () => this.state.connected,
+      options.tryAgain ?? TRY_AGAIN,
     );
     this.reconnector = new Reconnector(options.reconnect, logger);
     logger.addSecret(options.sasl?.password);

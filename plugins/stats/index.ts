@@ -43,6 +43,17 @@ const SERVICES_RELINK_CHECK_MS = 5000;
 /** The longest a latency probe waits for its answer. */
 const MAX_PROBE_TIMEOUT_MS = 5000;
 
+/** A failed sync is first tried again this long after it failed, then twice as long each time. */
+export const SYNC_RETRY_FIRST_MS = 5000;
+
+/**
+ * How long after its `failures`-th failure in a row a sync is tried again: 5 s, 10 s, 20 s… and never later
+ * than the next refresh would come anyway.
+ */
+export function syncRetryDelayMs(failures: number, refreshMs: number): number {
+  return Math.min(refreshMs, SYNC_RETRY_FIRST_MS * 2 ** Math.min(20, Math.max(0, failures - 1)));
+}
+
 /**
  * The time now, as one Date per millisecond: every line asks for it, and a Date of its own for each
  * was a third of what the collector allocated per line. The Date is shared, so nobody may change it.
@@ -88,12 +99,33 @@ export default definePlugin<StatsConfig>({
     // A sync asks every WHO mask when the first of a connection, after a link or split, or asked for by SYNC;
     // else the next slice of them (who.ts, WHO_SLICE_ROWS).
     let wholeAsked = false;
+    // A sync that failed while connected (a reply that never came, a refusal) is tried again before the next
+    // refresh: until the first one completes the API answers 503, and a refresh may be minutes away.
+    const retry = { failures: 0, due: false };
     const syncTask = async (): Promise<void> => {
       const whole = wholeAsked || syncState.syncs === 0;
       wholeAsked = false;
-      await fullSync(context, syncState, whole);
+      try {
+        await fullSync(context, syncState, whole);
+        retry.failures = 0;
+      } catch (error) {
+        if (whole) wholeAsked = true;
+        if (ready && irc.state.connected) retrySync();
+        throw error;
+      }
     };
     const sync = (): Promise<void> => (ready ? tasks.run('sync', syncTask) : Promise.resolve());
+    const retrySync = (): void => {
+      retry.failures++;
+      if (retry.due) return;
+      retry.due = true;
+      const ms = syncRetryDelayMs(retry.failures, config.refresh_seconds * 1000);
+      logger.info('sync to be retried', { in_ms: ms, failures: retry.failures });
+      timers.after(ms, () => {
+        retry.due = false;
+        void sync();
+      });
+    };
     const wholeSync = (): Promise<void> => {
       if (!ready) return Promise.resolve();
       wholeAsked = true;
@@ -230,6 +262,7 @@ export default definePlugin<StatsConfig>({
     });
     irc.on('ready', () => {
       ready = true;
+      retry.failures = 0;
       requestNotices(irc);
       versions.reset();
       whois.reset();

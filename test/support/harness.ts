@@ -26,6 +26,7 @@ import { builtinPlugins } from '../../app/builtin-plugins.js';
 import type { HostConfig } from '../../lib/config.js';
 import { Host } from '../../lib/host.js';
 import { transportOptions } from '../../lib/irc/create-transport.js';
+import type { TransportOptions } from '../../lib/irc/transport.js';
 import type { InjectResponse } from '../../lib/http/inject.js';
 import { createLogger } from '../../lib/logger.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
@@ -64,6 +65,8 @@ export interface HarnessOptions {
   isupport?: string;
   /** The model's clock (timestamps such as `synced_at`), pinned so that answers can be compared whole. */
   clock?: () => Date;
+  /** The fake connection, made from the options the harness chose (default a {@link FakeTransport}). */
+  transport?: (options: Partial<TransportOptions>) => FakeTransport;
 }
 
 /**
@@ -126,7 +129,7 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
   });
   const logs: string[] = [];
   const connection = transportOptions(config);
-  const irc = new FakeTransport({
+  const irc = (options.transport ?? ((transport) => new FakeTransport(transport)))({
     ...connection,
     pacing: ircConfig.pacing ? connection.pacing : fakeOptions.pacing,
     reconnect: fakeOptions.reconnect,
