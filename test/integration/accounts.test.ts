@@ -225,7 +225,13 @@ t.test('an administrator, in a second browser context, approves the endpoint: 20
   await shoot(page, 'admin', t);
   await submit(page, `form[action="/network/admin/tokens/${token.id}/grant/"]:has(input[value="irc.users"]) button`);
   t.match(await notice(page), `Token #${token.id} may now call irc.users.`);
-  await eventually(() => bot.host.model.ready, 'the bot’s first sync', 30000);
+  await eventually(
+    () => bot.host.model.ready,
+    () =>
+      `the bot’s first sync; its log said:\n` +
+      bot.logs.filter((line) => /\b(INFO|WARN|ERROR)\s+\[(stats|irc)\]/.test(line)).join('\n'),
+    30000,
+  );
   t.equal(await callApi(token.secret), 200, 'approved: the endpoint answers');
 
   await page.goto(`${bot.url}/network/admin/audit/`);

@@ -134,15 +134,20 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
   return bot;
 }
 
-/** Poll `check` until it returns true (for state that changes without an event we can hook). */
+/**
+ * Poll `check` until it returns true (for state that changes without an event we can hook). `what` names it in
+ * the timeout's error; a function is asked only then (e.g. to quote the bot's log).
+ */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
-  what: string,
+  what: string | (() => string),
   timeoutMs = 10000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
