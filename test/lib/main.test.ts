@@ -71,6 +71,12 @@ t.test('the bin and npm start run node with the bot’s V8 flags and environment
     JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
   ).scripts;
   t.equal(scripts.start, `${BOT_NODE_ENV_WORDS.join(' ')} node ${BOT_NODE_FLAGS.join(' ')} dist/app/main.js`);
+  // The shipped systemd unit and the operations guide's template unit pass the same.
+  const unit = readFileSync(path.join(root, 'deploy/systemd/irc-network-data.service'), 'utf8');
+  t.match(unit, new RegExp(`^ExecStart=/usr/bin/node ${BOT_NODE_FLAGS.join(' ')} /`, 'm'), 'the unit: the flags');
+  for (const word of BOT_NODE_ENV_WORDS) t.match(unit, new RegExp(`^Environment=.*\\b${word}\\b`, 'm'), word);
+  const guide = readFileSync(path.join(root, 'docs/operations.md'), 'utf8');
+  t.match(guide, new RegExp(`^ExecStart=/usr/bin/node ${BOT_NODE_FLAGS.join(' ')} /`, 'm'), 'the template unit');
   // Run through the shebang itself: `env -S` hands the flags to node, which accepts them.
   chmodSync(main, 0o755);
   const probe = spawnSync(main, [], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' }, timeout: 20000 });
