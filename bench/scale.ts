@@ -235,7 +235,8 @@ export function figuresOf(result: ScaleResult): Figure[] {
     const failed = run.errors + run.non2xx;
     add(
       `HTTP p99 ${run.path} at ${run.rate} req/s during churn`,
-      `${run.p99} ms (p50 ${run.p50} ms, max ${run.max} ms, ${formatCount(run.requests)} requests${failed ? `, ${failed} failed` : ''})` +
+      `${run.p99} ms (p50 ${run.p50} ms, max ${run.max} ms, ${formatCount(run.requests)} requests${failed ? `, ${failed} failed` : ''}` +
+        `${run.resent ? `, ${run.resent} sent again after a kept-alive connection was reset, as browsers do` : ''})` +
         (run.slow.length === 0
           ? ''
           : `; of the ${run.slow.length === run.slowCount ? '' : 'first '}${run.slow.length} ` +

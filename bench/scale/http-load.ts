@@ -35,6 +35,12 @@ export interface LoadRunResult {
   max: number;
   errors: number;
   non2xx: number;
+  /**
+   * Requests sent again once because the kept-alive connection they went out on was reset before any answer: an
+   * HTTP client may retry an idempotent request then (RFC 9112, 9.3.1), and browsers and proxies do. Their time
+   * counts from the first send.
+   */
+  resent: number;
   /** How many answers took {@link SLOW_MS} or more. */
   slowCount: number;
   /**
@@ -141,6 +147,7 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
   const latencies: number[] = [];
   let errors = 0;
   let non2xx = 0;
+  let resent = 0;
   const slow: [sentAt: number, ms: number][] = [];
   let slowCount = 0;
   // Each failure's reason is written, the first few of a run: a refused connection would otherwise write 200 a second.
@@ -155,33 +162,40 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
     const finish = (): void => {
       if (++done === total) resolve();
     };
-    const send = (): void => {
-      const sentAt = performance.now();
-      http
-        .get(`${url}${run.path}`, { agent }, (response) => {
-          const status = response.statusCode ?? 0;
-          if (status < 200 || status > 299) {
-            non2xx++;
-            writeFailure(`answered ${status}`);
+    const send = (sentAt = performance.now(), again = false): void => {
+      const request = http.get(`${url}${run.path}`, { agent }, (response) => {
+        const status = response.statusCode ?? 0;
+        if (status < 200 || status > 299) {
+          non2xx++;
+          writeFailure(`answered ${status}`);
+        }
+        response.resume();
+        response.on('end', () => {
+          const took = performance.now() - sentAt;
+          latencies.push(took);
+          if (took >= SLOW_MS && ++slowCount <= 1000) slow.push([Date.now() - took, took]);
+          if (took >= logSlowMs) {
+            const at = new Date(Date.now() - took).toISOString();
+            process.stderr.write(`${at} load: ${run.path} took ${took.toFixed(1)} ms\n`);
           }
-          response.resume();
-          response.on('end', () => {
-            const took = performance.now() - sentAt;
-            latencies.push(took);
-            if (took >= SLOW_MS && ++slowCount <= 1000) slow.push([Date.now() - took, took]);
-            if (took >= logSlowMs) {
-              const at = new Date(Date.now() - took).toISOString();
-              process.stderr.write(`${at} load: ${run.path} took ${took.toFixed(1)} ms\n`);
-            }
-            finish();
-          });
-        })
-        .on('error', (error: NodeJS.ErrnoException) => {
-          errors++;
-          // Written (the first few): a failed request fails the figure, and its reason says whose it was.
-          writeFailure(`failed after ${(performance.now() - sentAt).toFixed(1)} ms: ${error.code ?? error.message}`);
           finish();
         });
+      });
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        const reason = error.code ?? error.message;
+        if (!again && request.reusedSocket && error.code === 'ECONNRESET') {
+          resent++;
+          writeFailure(
+            `reset after ${(performance.now() - sentAt).toFixed(1)} ms on a kept-alive connection: sent again`,
+          );
+          send(sentAt, true);
+          return;
+        }
+        errors++;
+        // Written (the first few): a failed request fails the figure, and its reason says whose it was.
+        writeFailure(`failed after ${(performance.now() - sentAt).toFixed(1)} ms: ${reason}`);
+        finish();
+      });
     };
     const sendDue = (): void => {
       const due = Math.min(total, Math.floor((performance.now() - started) / gapMs) + 1);
@@ -204,6 +218,7 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
     max: Math.round((latencies.at(-1) ?? 0) * 10) / 10,
     errors,
     non2xx,
+    resent,
     slowCount,
     slow: slow.map(([sentAt, ms]) => ({ sentAt, ms, selfHeld: selfHeldDuring(sentAt, ms) })),
   };
