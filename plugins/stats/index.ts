@@ -47,8 +47,8 @@ const MAX_PROBE_TIMEOUT_MS = 5000;
 export const SYNC_RETRY_FIRST_MS = 5000;
 
 /**
- * How long after its `failures`-th failure in a row a sync is tried again: 5 s, 10 s, 20 s… and never later
- * than the next refresh would come anyway.
+ * How long after its `failures`-th failure in a row a sync is tried again: 5 s, 10 s, 20 s…, at most the
+ * refresh interval (a wait that long is left to the refresh).
  */
 export function syncRetryDelayMs(failures: number, refreshMs: number): number {
   return Math.min(refreshMs, SYNC_RETRY_FIRST_MS * 2 ** Math.min(20, Math.max(0, failures - 1)));
@@ -99,31 +99,51 @@ export default definePlugin<StatsConfig>({
     // A sync asks every WHO mask when the first of a connection, after a link or split, or asked for by SYNC;
     // else the next slice of them (who.ts, WHO_SLICE_ROWS).
     let wholeAsked = false;
-    // A sync that failed while connected (a reply that never came, a refusal) is tried again before the next
-    // refresh: until the first one completes the API answers 503, and a refresh may be minutes away.
-    const retry = { failures: 0, due: false };
+    // A sync that failed before the model was marked synced, while connected (a reply that never came, a
+    // refusal), is tried again before the next refresh: until the first one completes the API answers 503, and a
+    // refresh may be minutes away. A retry belongs to its connection (`connection` counts them).
+    const retry = { failures: 0, pending: false, connection: 0 };
     const syncTask = async (): Promise<void> => {
       const whole = wholeAsked || syncState.syncs === 0;
       wholeAsked = false;
+      const state = syncState;
+      const completed = state.syncs;
       try {
-        await fullSync(context, syncState, whole);
+        await fullSync(context, state, whole);
         retry.failures = 0;
       } catch (error) {
-        if (whole) wholeAsked = true;
-        if (ready && irc.state.connected) retrySync();
+        // Marked synced already, a step after it failed (a channel's modes, the real hosts): the next refresh asks
+        // again, and a whole sync now would cost the server for nothing.
+        if (state.syncs > completed) retry.failures = 0;
+        else if (state === syncState && ready && irc.state.connected) {
+          if (whole) wholeAsked = true;
+          retrySync();
+        }
         throw error;
       }
     };
     const sync = (): Promise<void> => (ready ? tasks.run('sync', syncTask) : Promise.resolve());
+    // After a connection's first sync, and after a sync tried again: the latency at once, and the services' commands
+    // until they answer.
+    const firstSync = (): Promise<void> =>
+      sync().then(() => {
+        void latency();
+        if (commandsMissing) void serviceCommands();
+      });
     const retrySync = (): void => {
       retry.failures++;
-      if (retry.due) return;
-      retry.due = true;
-      const ms = syncRetryDelayMs(retry.failures, config.refresh_seconds * 1000);
+      const refreshMs = config.refresh_seconds * 1000;
+      const ms = syncRetryDelayMs(retry.failures, refreshMs);
+      // The refresh comes as soon: it is the next try.
+      if (retry.pending || ms >= refreshMs) return;
+      retry.pending = true;
+      const connection = retry.connection;
       logger.info('sync to be retried', { in_ms: ms, failures: retry.failures });
       timers.after(ms, () => {
-        retry.due = false;
-        void sync();
+        if (connection !== retry.connection) return;
+        retry.pending = false;
+        // A refresh or SYNC completed meanwhile.
+        if (retry.failures > 0) void firstSync();
       });
     };
     const wholeSync = (): Promise<void> => {
@@ -260,21 +280,24 @@ export default definePlugin<StatsConfig>({
         if (channel.joined) activity.notePeak(channel.name, channel.users, channel.hidden, at);
       }
     });
+    const newConnection = (): void => {
+      retry.connection++;
+      retry.failures = 0;
+      retry.pending = false;
+    };
     irc.on('ready', () => {
       ready = true;
-      retry.failures = 0;
+      newConnection();
       requestNotices(irc);
       versions.reset();
       whois.reset();
       syncState = createSyncState();
       probeChoice = new Map();
-      void sync().then(() => {
-        void latency();
-        if (commandsMissing) void serviceCommands();
-      });
+      void firstSync();
     });
     irc.on('disconnected', () => {
       ready = false;
+      newConnection();
       formed.clear();
       versions.reset();
       whois.reset();
