@@ -1,8 +1,8 @@
 /**
  * The V8 flags the bot runs with: the bin's shebang (app/main.ts), `npm start`, the demo and the
  * benchmarks. A small young generation (2 MB semi-spaces instead of 16 MB), and an old generation that may
- * grow 30 % past what the last full collection kept before the next one starts (V8 otherwise picks up to four
- * times that, from how fast it collects), keep a bot on a network of 50,000 users at about 150 MB resident instead of 220 MB
+ * grow 30 % past what the last full collection kept before the next one starts (V8 otherwise picks a factor of
+ * up to four, from how fast it collects), keep a bot on a network of 50,000 users at about 150 MB resident instead of 220 MB
  * (docs/scaling.md). `--optimize-for-size`, used before for the same end, starts every full collection in
  * V8's memory-reducing mode: at 100,000 users under churn it collected every few seconds, compacting all pages, and
  * its pauses made most of the event loop's long holds (docs/performance.md).
