@@ -254,7 +254,11 @@ export default definePlugin<StatsConfig>({
           syncState.whoRound?.add(model.fold(notice.kind === 'nick' ? notice.to : notice.nick));
       }
       track(message, live);
-      noteJoinRefusal(message, syncState.joins, fold);
+      const refused = noteJoinRefusal(message, syncState.joins, fold);
+      // Once per channel and 30 min at most: why the bot is not in a channel it would sit in.
+      if (refused !== null) {
+        logger.info('join refused', { channel: refused, reply: message.command, text: message.params.at(-1) ?? '' });
+      }
       countLine(message, counting, now());
       versions.handleReply(message);
       noteWhoisHost(message, model);

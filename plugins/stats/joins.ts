@@ -28,18 +28,22 @@ export function createJoinState(): JoinState {
   return { refusedUntil: new Map(), fullUntil: 0 };
 }
 
-/** Remember a refused JOIN, so the sync after it does not ask again (and again). */
+/**
+ * Remember a refused JOIN, so the sync after it does not ask again (and again). Returns the channel refused,
+ * or null when `message` is no refusal.
+ */
 export function noteJoinRefusal(
   message: IrcMessage,
   state: JoinState,
   fold: (name: string) => string,
   now = Date.now(),
-): void {
-  if (!REFUSALS.has(message.command)) return;
+): string | null {
+  if (!REFUSALS.has(message.command)) return null;
   const channel = message.params[1];
-  if (!channel) return;
+  if (!channel) return null;
   if (message.command === '405') state.fullUntil = now + REFUSAL_BACKOFF_MS;
   state.refusedUntil.set(fold(channel), now + REFUSAL_BACKOFF_MS);
+  return channel;
 }
 
 /** Users in a channel other than the bot (LIST and NAMES count the bot too). */
@@ -47,9 +51,16 @@ function othersIn(channel: Channel): number {
   return channel.joined ? channel.users - 1 : channel.users;
 }
 
-/** The most channels the server lets a user be in (ISUPPORT CHANLIMIT=#:100), if it says. */
+/**
+ * The most channels the server lets a user be in, if it says: ISUPPORT `CHANLIMIT=#:100` (the lowest of its
+ * prefixes), or the older `MAXCHANNELS=20` of servers that predate it (ircu and its kin).
+ */
 export function channelLimit(isupport: ReadonlyMap<string, string>): number | null {
-  const limits = (isupport.get('CHANLIMIT') ?? '').split(',').map((entry) => Number(entry.split(':')[1]));
+  const chanlimit = isupport.get('CHANLIMIT');
+  const limits =
+    chanlimit === undefined
+      ? [Number(isupport.get('MAXCHANNELS'))]
+      : chanlimit.split(',').map((entry) => Number(entry.split(':')[1]));
   const known = limits.filter((limit) => Number.isInteger(limit) && limit > 0);
   return known.length > 0 ? Math.min(...known) : null;
 }

@@ -143,3 +143,15 @@ t.test('a history point only while connected and synced', async (t) => {
   t.ok(recordHistoryPoint(model, history, now));
   t.same(history.query(), [{ time: now.getTime(), users: 12, channels: 3, operators: null, servers: 2, maxUsers: 15 }]);
 });
+
+t.test('a refused JOIN is logged once, with the server’s reply', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'netstats-plugin-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const bot = await hostWith(t, dir, { version_requests_per_second: 0 });
+  bot.irc.receive(':hub.test.net 474 DataBot #closed :Cannot join channel (you are banned)');
+  bot.irc.receive(':hub.test.net 366 DataBot #open :End of /NAMES list.');
+  t.same(
+    bot.logs.filter((line) => /\[stats\] join refused/.test(line)).map((line) => line.replace(/^\S+ /, '')),
+    ['INFO  [stats] join refused channel=#closed reply=474 text="Cannot join channel (you are banned)"'],
+  );
+});

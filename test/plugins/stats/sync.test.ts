@@ -900,12 +900,17 @@ t.test('joins skip channels that refused the bot, invite-only and keyed ones, an
     irc.receive(line);
     return parsed!;
   };
-  noteJoinRefusal(
-    refusal(':hub.test.net 474 DataBot #Banned :Cannot join channel (you are banned)'),
-    state,
-    fold,
-    1000,
+  t.equal(
+    noteJoinRefusal(
+      refusal(':hub.test.net 474 DataBot #Banned :Cannot join channel (you are banned)'),
+      state,
+      fold,
+      1000,
+    ),
+    '#Banned',
+    'the channel refused',
   );
+  t.equal(noteJoinRefusal(refusal(':hub.test.net 366 DataBot #a :End of /NAMES list.'), state, fold, 1000), null);
   t.same(planJoins({ model, config }, state, 2000).join, ['#a', '#b', '#c']);
   t.same(planJoins({ model, config, limit: 2 }, state, 2000).join, ['#a', '#b'], 'no more than CHANLIMIT');
   t.same(
@@ -921,6 +926,18 @@ t.test('joins skip channels that refused the bot, invite-only and keyed ones, an
   );
   t.equal(channelLimit(new Map([['CHANLIMIT', '#:100,&:20']])), 20);
   t.equal(channelLimit(new Map()), null);
+  t.equal(channelLimit(new Map([['MAXCHANNELS', '20']])), 20, 'the older token');
+  t.equal(
+    channelLimit(
+      new Map([
+        ['CHANLIMIT', '#:100'],
+        ['MAXCHANNELS', '20'],
+      ]),
+    ),
+    100,
+    'CHANLIMIT first',
+  );
+  t.equal(channelLimit(new Map([['MAXCHANNELS', '']])), null, 'no number: no limit');
 });
 
 t.test('between syncs, LUSERS and LIST alone refresh the counts and the channels', async (t) => {
