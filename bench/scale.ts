@@ -91,6 +91,14 @@ export function figuresOf(result: ScaleResult): Figure[] {
     `≤ ${coldLimit} s`,
     result.cold.connectMs !== null && result.cold.connectMs <= coldLimit * 1000,
   );
+  const { joins } = result;
+  add(
+    "the bot's channels: joined after the sync, JOINs the server refused",
+    `${joins.joined} of the ${joins.wanted} biggest (plugins.stats.max_channels); refused ${joins.refused.length}` +
+      (joins.refused[0] ? `, first: ${joins.refused[0]}` : ''),
+    'all; 0 refused',
+    joins.joined === joins.wanted && joins.refused.length === 0,
+  );
   const floods = result.disconnects.filter((text) => /flood|sendq|recvq/i.test(text));
   add(
     'disconnects for flood or sendq',

@@ -111,6 +111,8 @@ export interface ScaleResult {
   settle: Arrival;
   syncs: { durations: number[]; failures: number; interrupted: number; expected: number; spanSeconds: number };
   disconnects: string[];
+  /** The bot's channels once it joined them after the cold sync, of those it should sit in; JOINs refused (log). */
+  joins: { joined: number; wanted: number; refused: string[] };
   flush: {
     /** The store's own figure: the longest any write's stretch of work held the loop (null: no write). */
     storeBlockedMaxMs: number | null;
@@ -775,6 +777,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     const disconnects = lines
       .filter((line) => line.source === 'irc' && line.text.startsWith('disconnected'))
       .map((line) => line.text);
+    const refusedJoins = lines
+      .filter((line) => line.source === 'stats' && line.text.startsWith('join refused'))
+      .map((line) => line.text);
 
     let restart: ScaleResult['restart'] = null;
     if (options.restart) {
@@ -837,6 +842,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       settle,
       syncs,
       disconnects,
+      joins: { joined: joinedChannels, wanted: wantedChannels, refused: refusedJoins },
       flush,
       probeFailures: loadResult.probeFailures,
       http: loadResult.runs.map((run) => ({ ...run, slowCauses: slowCauses(run, loop.holds) })),

@@ -30,6 +30,10 @@ t.test('scale: network, crowd, churn, bot, truth and HTTP load run end to end', 
   t.match(figure('cold start: connect → model equals the truth'), reached);
   t.match(figure('after the churn: until everything equals the truth'), reached);
   t.match(figure('restart: store load + resync to the truth'), reached);
+  t.match(
+    figure("the bot's channels: joined after the sync, JOINs the server refused"),
+    /^\d+ of the [1-9]\d* biggest \(plugins\.stats\.max_channels\); refused \d+/,
+  );
   t.match(figure('RSS after cold sync / after churn (peak)'), /^[\d,.]+ MB \/ [\d,.]+ MB \([\d,.]+ MB\)$/);
   t.match(figure('heap after GC, after cold sync / after churn'), /^[\d,.]+ MB \/ [\d,.]+ MB; [\d.]+ KB per user$/);
   t.match(figure('bot CPU during churn (with HTTP load)'), /^[\d.]+ % of a core \([\d.]+ %\)$/);
