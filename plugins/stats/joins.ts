@@ -88,13 +88,19 @@ export function planJoins(
     .sort((a, b) => othersIn(b) - othersIn(a) || (a.name < b.name ? -1 : 1))
     .slice(0, max);
   const wantedKeys = new Set(wanted.map((channel) => model.fold(channel.name)));
+  // Left alone, the bot would keep an abandoned channel alive; a channel turned secret is none of its business.
+  const part = channels
+    .filter((channel) => channel.joined && !wantedKeys.has(model.fold(channel.name)))
+    .filter((channel) => channel.hidden || othersIn(channel) <= 0);
+  // A channel that fell out of the biggest is kept (its line counts go on, and sizes near the edge change all
+  // the time): a bigger one is joined only where that leaves the bot within `max`.
+  const staying = channels.filter((channel) => channel.joined).length - part.length;
   return {
-    join: wanted.filter((channel) => !channel.joined).map((channel) => channel.name),
-    // Left alone, the bot would keep an abandoned channel alive; a channel turned secret is none of its business.
-    part: channels
-      .filter((channel) => channel.joined && !wantedKeys.has(model.fold(channel.name)))
-      .filter((channel) => channel.hidden || othersIn(channel) <= 0)
+    join: wanted
+      .filter((channel) => !channel.joined)
+      .slice(0, Math.max(0, max - staying))
       .map((channel) => channel.name),
+    part: part.map((channel) => channel.name),
   };
 }
 

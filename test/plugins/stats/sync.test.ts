@@ -880,6 +880,28 @@ t.test('which channels to join and leave', async (t) => {
   t.same(planJoins({ model, config: { ...defaults, join: ['#small', '#abandoned'] } }), { join: ['#small'], part: [] });
 });
 
+t.test('a channel that grew past one the bot sits in waits for room: never more than max_channels', async (t) => {
+  const model = new NetworkModel();
+  model.connectionOpened('rfc1459');
+  for (const [name, users] of [
+    ['#one', 6],
+    ['#two', 5],
+  ] as const) {
+    model.upsertChannel(name, { joined: true });
+    model.addMember(name, 'DataBot');
+    model.upsertChannel(name, { users });
+  }
+  // Bigger now than both the bot's channels; the bot may sit in two.
+  model.upsertChannel('#grown', { users: 40 });
+  model.upsertChannel('#grown-too', { users: 30 });
+  const config = { ...defaults, join: '*' as const, max_channels: 2 };
+  t.same(planJoins({ model, config }), { join: [], part: [] }, 'full: nothing joined, nothing left');
+  t.same(planJoins({ model, config: { ...config, max_channels: 3 } }), { join: ['#grown'], part: [] }, 'room for one');
+  // One of the bot's channels empties: its place goes to the biggest.
+  model.upsertChannel('#two', { users: 1 });
+  t.same(planJoins({ model, config }), { join: ['#grown'], part: ['#two'] }, 'the empty one left, the biggest joined');
+});
+
 t.test('joins skip channels that refused the bot, invite-only and keyed ones, and respect CHANLIMIT', async (t) => {
   const model = new NetworkModel();
   model.connectionOpened('rfc1459');
