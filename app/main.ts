@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 --heap-growing-percent=30
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 --heap-growing-percent=20
 /**
  * The command line: `irc-network-data --config <path>` (or IRC_DATA_CONFIG).
  * Loads and checks the config, starts the host, and stops it gracefully on
