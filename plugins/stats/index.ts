@@ -234,6 +234,12 @@ export default definePlugin<StatsConfig>({
       if (records.takeChanges()) model.changed({ slice: 'channel-records', kind: 'records' });
     };
 
+    /** The channels the bot sits in now (asked only when a JOIN is refused). */
+    const joinedCount = (): number => {
+      let joined = 0;
+      for (const channel of model.channels.all()) if (channel.joined) joined++;
+      return joined;
+    };
     // Made once: the handler runs for every line the bot receives.
     const live = { irc, model };
     const counting = { irc, model, activity };
@@ -254,7 +260,7 @@ export default definePlugin<StatsConfig>({
           syncState.whoRound?.add(model.fold(notice.kind === 'nick' ? notice.to : notice.nick));
       }
       track(message, live);
-      const refused = noteJoinRefusal(message, syncState.joins, fold);
+      const refused = noteJoinRefusal(message, syncState.joins, fold, Date.now(), joinedCount);
       // Once per channel and 30 min at most: why the bot is not in a channel it would sit in.
       if (refused !== null) {
         logger.info('join refused', { channel: refused, reply: message.command, text: message.params.at(-1) ?? '' });

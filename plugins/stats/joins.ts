@@ -22,26 +22,38 @@ export interface JoinState {
   refusedUntil: Map<string, number>;
   /** Until then the bot joins nothing more: the server said it is in too many channels. */
   fullUntil: number;
+  /**
+   * The channels the bot sat in when the server last said it is in too many (405), on this connection: the
+   * most it is let in (an operator's allowance, which CHANLIMIT does not tell), so that it does not try again
+   * past it every 30 minutes.
+   */
+  fullAt: number | null;
 }
 
 export function createJoinState(): JoinState {
-  return { refusedUntil: new Map(), fullUntil: 0 };
+  return { refusedUntil: new Map(), fullUntil: 0, fullAt: null };
 }
 
 /**
- * Remember a refused JOIN, so the sync after it does not ask again (and again). Returns the channel refused,
- * or null when `message` is no refusal.
+ * Remember a refused JOIN, so the sync after it does not ask again (and again); after "too many channels" (405),
+ * as many channels as `joined()` counts then are the most the bot joins on this connection. Returns the channel
+ * refused, or null when `message` is no refusal.
  */
 export function noteJoinRefusal(
   message: IrcMessage,
   state: JoinState,
   fold: (name: string) => string,
   now = Date.now(),
+  joined: () => number = () => 0,
 ): string | null {
   if (!REFUSALS.has(message.command)) return null;
   const channel = message.params[1];
   if (!channel) return null;
-  if (message.command === '405') state.fullUntil = now + REFUSAL_BACKOFF_MS;
+  if (message.command === '405') {
+    state.fullUntil = now + REFUSAL_BACKOFF_MS;
+    const count = joined();
+    if (count > 0) state.fullAt = count;
+  }
   state.refusedUntil.set(fold(channel), now + REFUSAL_BACKOFF_MS);
   return channel;
 }
@@ -77,11 +89,16 @@ export function planJoins(
   const { model, config } = context;
   const channels = [...model.channels.all()];
   const mayTry = (name: string): boolean => (state.refusedUntil.get(model.fold(name)) ?? 0) <= now;
-  if (now < state.fullUntil) return { join: [], part: [] };
+  const full = now < state.fullUntil;
   if (config.join !== '*') {
+    if (full) return { join: [], part: [] };
     return { join: config.join.filter((name) => !model.channels.get(name)?.joined && mayTry(name)), part: [] };
   }
-  const max = Math.min(config.max_channels, context.limit ?? Number.POSITIVE_INFINITY);
+  const max = Math.min(
+    config.max_channels,
+    context.limit ?? Number.POSITIVE_INFINITY,
+    state.fullAt ?? Number.POSITIVE_INFINITY,
+  );
   const wanted = channels
     .filter((channel) => !channel.hidden && othersIn(channel) > 0)
     .filter((channel) => channel.joined || (!/[ik]/.test(channel.modes) && mayTry(channel.name)))
@@ -96,24 +113,29 @@ export function planJoins(
   // the time): a bigger one is joined only where that leaves the bot within `max`.
   const staying = channels.filter((channel) => channel.joined).length - part.length;
   return {
-    join: wanted
-      .filter((channel) => !channel.joined)
-      .slice(0, Math.max(0, max - staying))
-      .map((channel) => channel.name),
+    join: full
+      ? []
+      : wanted
+          .filter((channel) => !channel.joined)
+          .slice(0, Math.max(0, max - staying))
+          .map((channel) => channel.name),
     part: part.map((channel) => channel.name),
   };
 }
 
-/** Send the JOINs and PARTs the plan asks for, a few channels per line through the paced queue. */
+/**
+ * Send the PARTs and JOINs the plan asks for, a few channels per line through the paced queue: the PARTs first, so
+ * that a channel joined in the place of one left finds the bot below the server's limit.
+ */
 export function joinChannels(context: SyncContext, state: JoinState): void {
   const { irc } = context;
   // An operator may be allowed more channels than CHANLIMIT says; a 405 stops it where the server does.
   const limit = irc.state.isOperator ? null : channelLimit(irc.state.isupport);
   const { join, part } = planJoins({ ...context, limit }, state);
-  for (let start = 0; start < join.length; start += CHANNELS_PER_LINE) {
-    irc.send('JOIN', join.slice(start, start + CHANNELS_PER_LINE).join(','));
-  }
   for (let start = 0; start < part.length; start += CHANNELS_PER_LINE) {
     irc.send('PART', part.slice(start, start + CHANNELS_PER_LINE).join(','), 'Channel no longer collected');
+  }
+  for (let start = 0; start < join.length; start += CHANNELS_PER_LINE) {
+    irc.send('JOIN', join.slice(start, start + CHANNELS_PER_LINE).join(','));
   }
 }

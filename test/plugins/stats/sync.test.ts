@@ -3,7 +3,13 @@ import type { IrcMessage } from '../../../lib/irc/port.js';
 import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/requests.js';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
-import { channelLimit, createJoinState, noteJoinRefusal, planJoins } from '../../../plugins/stats/joins.js';
+import {
+  channelLimit,
+  createJoinState,
+  joinChannels,
+  noteJoinRefusal,
+  planJoins,
+} from '../../../plugins/stats/joins.js';
 import {
   checkChannelModes,
   FORMED_QUERIES_IN_FLIGHT,
@@ -901,6 +907,47 @@ t.test('a channel that grew past one the bot sits in waits for room: never more 
   model.upsertChannel('#two', { users: 1 });
   t.same(planJoins({ model, config }), { join: ['#grown'], part: ['#two'] }, 'the empty one left, the biggest joined');
 });
+
+t.test('the bot leaves before it joins in a channel’s place, and learns its limit from a 405', async (t) => {
+  const { irc, model, context } = setup({ config: { join: '*', max_channels: 3 } });
+  for (const [name, users] of [
+    ['#one', 6],
+    ['#two', 5],
+    ['#three', 4],
+  ] as const) {
+    irc.receive(`:DataBot!d@h JOIN ${name}`);
+    model.upsertChannel(name, { users, hidden: false });
+  }
+  model.upsertChannel('#grown', { users: 40 });
+  model.upsertChannel('#three', { users: 1 });
+  const state = createJoinState();
+  const before = irc.sent.length;
+  joinChannels(context, state);
+  t.same(irc.sent.slice(before), ['PART #three :Channel no longer collected', 'JOIN #grown'], 'the PART first');
+
+  // The server allows two: a 405 while the bot sits in two stops the joins, not the parts, and caps it at two.
+  const fold = (name: string) => model.fold(name);
+  irc.receive(':DataBot!d@h PART #three', ':hub.test.net 405 DataBot #grown :You are on too many channels');
+  const joined = () => [...model.channels.all()].filter((channel) => channel.joined).length;
+  t.equal(noteJoinRefusal(refusalOf(irc, '405 DataBot #grown'), state, fold, 1000, joined), '#grown');
+  t.equal(state.fullAt, 2, 'the channels it sat in then');
+  model.upsertChannel('#two', { users: 1 });
+  t.same(planJoins(context, state, 2000), { join: [], part: ['#two'] }, 'full: still leaves what emptied');
+  t.same(
+    planJoins(context, state, 1000 + 31 * 60 * 1000),
+    { join: ['#grown'], part: ['#two'] },
+    'later: joins again, within the two',
+  );
+});
+
+/** A server line as the connection hands it on. */
+function refusalOf(irc: ScriptedTransport, rest: string): IrcMessage {
+  let parsed: IrcMessage | undefined;
+  const off = irc.on('message', (message) => (parsed = message));
+  irc.receive(`:hub.test.net ${rest} :You are on too many channels`);
+  off();
+  return parsed!;
+}
 
 t.test('joins skip channels that refused the bot, invite-only and keyed ones, and respect CHANLIMIT', async (t) => {
   const model = new NetworkModel();
