@@ -107,7 +107,7 @@ export { ApiError, notFound, invalidParameter, unavailable, type ErrorBody, type
 export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type Page, type PaginateOptions } from './http/paging.js';
 export { buildOpenApiDocument, openApiPath, type OpenApiDocument, type OpenApiInfo } from './http/openapi.js';
 export { SerializedJson } from './http/serialized-json.js';
-export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml } from './http/html-document.js';
+export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml, inlineScriptSource } from './http/html-document.js';
 export { compileAddressList } from './http/client-address.js';
 export { parseCookies, serializeCookie, type CookieOptions } from './http/cookies.js';
 export type {

@@ -4,6 +4,7 @@
  * route; its bytes and ETag are computed once, so a page rendered once can be answered many times.
  * Routes that answer pages are left out of the OpenAPI document (see `RouteDefinition.document`).
  */
+import { createHash } from 'node:crypto';
 import { etagOf } from './etag.js';
 
 export const HTML_TYPE = 'text/html; charset=utf-8';
@@ -39,4 +40,12 @@ const ESCAPES: Readonly<Record<string, string>> = {
 /** `text` safe in HTML text and in a quoted attribute value. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => ESCAPES[character]!);
+}
+
+/**
+ * The Content-Security-Policy source that allows one inline script, by its hash (`'sha256-…'`): a page that
+ * carries `<script>${script}</script>` lists it under `script-src`.
+ */
+export function inlineScriptSource(script: string): string {
+  return `'sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}'`;
 }

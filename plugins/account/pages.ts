@@ -4,8 +4,7 @@
  * form posts back to the bot with its CSRF token and works without JavaScript; everything that comes from
  * people (labels, account names) is escaped.
  */
-import { createHash } from 'node:crypto';
-import { escapeHtml, type Services } from '../../lib/sdk.js';
+import { escapeHtml, inlineScriptSource, type Services } from '../../lib/sdk.js';
 
 type Layout = Services['web.layout'];
 type Tokens = Services['tokens.manage'];
@@ -71,9 +70,6 @@ const ONCE_SCRIPT =
   "f.addEventListener('submit',e=>{if(f.dataset.sent){e.preventDefault();return;}f.dataset.sent='1';});" +
   "addEventListener('pageshow',()=>{delete f.dataset.sent;});})();";
 
-const scriptHash = (script: string): string =>
-  `'sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}'`;
-
 /**
  * The headers of every account page: never stored by a browser or a proxy, no framing (a click on an
  * admin button cannot be borrowed by another site), forms only to the bot, scripts only the copy button's,
@@ -81,7 +77,7 @@ const scriptHash = (script: string): string =>
  * elsewhere, no address in a Referer to another site.
  */
 export function securityHeaders(siteScripts: readonly string[]): Readonly<Record<string, string>> {
-  const own = [scriptHash(COPY_SCRIPT), scriptHash(ONCE_SCRIPT)];
+  const own = [inlineScriptSource(COPY_SCRIPT), inlineScriptSource(ONCE_SCRIPT)];
   return {
     'Cache-Control': 'no-store',
     'Content-Security-Policy':

@@ -3,7 +3,7 @@
  * account pages), so that every page under /network/ looks alike. A user imports nothing from this folder:
  * the type comes through the SDK's `Services`.
  */
-import { createHash } from 'node:crypto';
+import { inlineScriptSource } from '../../lib/sdk.js';
 import { count, table, when, type MenuEntry } from './layout.js';
 import { framed } from './pages.js';
 import { SITE_SCRIPT } from './script.js';
@@ -48,6 +48,6 @@ export function webLayout(site: { network(): string; timeZone: string; menu: Men
     count,
     table,
     timeZone: site.timeZone,
-    scriptSources: [`'sha256-${createHash('sha256').update(SITE_SCRIPT, 'utf8').digest('base64')}'`],
+    scriptSources: [inlineScriptSource(SITE_SCRIPT)],
   };
 }
