@@ -234,16 +234,9 @@ export default definePlugin<StatsConfig>({
       if (records.takeChanges()) model.changed({ slice: 'channel-records', kind: 'records' });
     };
 
-    /** The channels the bot sits in now (asked only when a JOIN is refused). */
-    const joinedCount = (): number => {
-      let joined = 0;
-      for (const channel of model.channels.all()) if (channel.joined) joined++;
-      return joined;
-    };
     // Made once: the handler runs for every line the bot receives.
     const live = { irc, model };
     const counting = { irc, model, activity };
-    const fold = (name: string): string => model.fold(name);
     const now = millisecondClock();
     irc.on('message', (message) => {
       // Two lines in three are chat, and only activity counting reads a PRIVMSG (live tracking, JOIN refusals,
@@ -260,7 +253,7 @@ export default definePlugin<StatsConfig>({
           syncState.whoRound?.add(model.fold(notice.kind === 'nick' ? notice.to : notice.nick));
       }
       track(message, live);
-      const refused = noteJoinRefusal(message, syncState.joins, fold, Date.now(), joinedCount);
+      const refused = noteJoinRefusal(message, syncState.joins, model);
       // Once per channel and 30 min at most: why the bot is not in a channel it would sit in.
       if (refused !== null) {
         logger.info('join refused', { channel: refused, reply: message.command, text: message.params.at(-1) ?? '' });

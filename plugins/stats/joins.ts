@@ -3,7 +3,7 @@
  * the configured list, or with `join: "*"` the biggest public channels up to
  * `max_channels`, re-checked at every sync.
  */
-import type { Channel, IrcMessage } from '../../lib/sdk.js';
+import type { Channel, IrcMessage, NetworkModel } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 
 /** Channels per JOIN or PART line, well under the 512-byte line limit. */
@@ -36,26 +36,32 @@ export function createJoinState(): JoinState {
 
 /**
  * Remember a refused JOIN, so the sync after it does not ask again (and again); after "too many channels" (405),
- * as many channels as `joined()` counts then are the most the bot joins on this connection. Returns the channel
+ * as many channels as the bot sits in then are the most it joins on this connection. Returns the channel
  * refused, or null when `message` is no refusal.
  */
 export function noteJoinRefusal(
   message: IrcMessage,
   state: JoinState,
-  fold: (name: string) => string,
+  model: NetworkModel,
   now = Date.now(),
-  joined: () => number = () => 0,
 ): string | null {
   if (!REFUSALS.has(message.command)) return null;
   const channel = message.params[1];
   if (!channel) return null;
   if (message.command === '405') {
     state.fullUntil = now + REFUSAL_BACKOFF_MS;
-    const count = joined();
-    if (count > 0) state.fullAt = count;
+    const joined = joinedCount(model);
+    if (joined > 0) state.fullAt = joined;
   }
-  state.refusedUntil.set(fold(channel), now + REFUSAL_BACKOFF_MS);
+  state.refusedUntil.set(model.fold(channel), now + REFUSAL_BACKOFF_MS);
   return channel;
+}
+
+/** The channels the bot sits in. */
+function joinedCount(model: NetworkModel): number {
+  let joined = 0;
+  for (const channel of model.channels.all()) if (channel.joined) joined++;
+  return joined;
 }
 
 /** Users in a channel other than the bot (LIST and NAMES count the bot too). */
@@ -111,7 +117,7 @@ export function planJoins(
     .filter((channel) => channel.hidden || othersIn(channel) <= 0);
   // A channel that fell out of the biggest is kept (its line counts go on, and sizes near the edge change all
   // the time): a bigger one is joined only where that leaves the bot within `max`.
-  const staying = channels.filter((channel) => channel.joined).length - part.length;
+  const staying = joinedCount(model) - part.length;
   return {
     join: full
       ? []
