@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import type { TransportOptions } from '../../../lib/irc/transport.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats, { SYNC_RETRY_FIRST_MS, syncRetryDelayMs } from '../../../plugins/stats/index.js';
+import { eventually } from '../../support/bot.js';
 import { startHarness, type Harness } from '../../support/harness.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
@@ -100,12 +101,14 @@ const count = (lines: readonly string[], pattern: RegExp): number => lines.filte
 t.test('a first sync the server refused is tried again 5 s later, and the model gets ready', async (t) => {
   const server = { refusing: true, listModes: true };
   const bot = await botOn(t, server);
-  const failedAt = await until(() => count(bot.logs, /\[stats\] sync failed/) === 1);
+  await eventually(() => count(bot.logs, /\[stats\] sync failed/) === 1, 'the failure');
+  const failedAt = Date.now();
   t.match(bot.logs.join('\n'), /sync failed error="the server rate-limits LUSERS/);
   t.match(bot.logs.join('\n'), /sync to be retried in_ms=5000 failures=1/);
   t.notOk(bot.host.model.ready, 'not ready after the failure');
   server.refusing = false;
-  const readyAt = await until(() => bot.host.model.ready, SYNC_RETRY_FIRST_MS + 5000);
+  await eventually(() => bot.host.model.ready, 'the retried sync', SYNC_RETRY_FIRST_MS + 5000);
+  const readyAt = Date.now();
   const waited = readyAt - failedAt;
   t.ok(
     waited >= SYNC_RETRY_FIRST_MS - 50 && waited < SYNC_RETRY_FIRST_MS + 2000,
@@ -120,7 +123,7 @@ t.test('a first sync the server refused is tried again 5 s later, and the model 
 t.test('a sync that failed after the model was synced is not tried again at once', async (t) => {
   // An operator whose LIST shows no modes: after the sync, the channel's modes are asked, and the server refuses.
   const bot = await botOn(t, { refusing: false, listModes: false }, true);
-  await until(() => count(bot.logs, /\[stats\] sync failed/) === 1);
+  await eventually(() => count(bot.logs, /\[stats\] sync failed/) === 1, 'the failure after the sync');
   t.match(bot.logs.join('\n'), /sync failed error="the server rate-limits MODE/);
   t.ok(bot.host.model.ready, 'synced');
   t.ok(bot.host.irc.state.isOperator, 'as an operator');
@@ -132,9 +135,9 @@ t.test('a sync cut short by a lost connection is not retried: the next connectio
   const server = { refusing: false, listModes: true };
   const bot = await botOn(t, server);
   bot.irc.answer(/^LUSERS$/, []);
-  await until(() => bot.irc.sentMatching(/^LUSERS$/).length === 1);
+  await eventually(() => bot.irc.sentMatching(/^LUSERS$/).length === 1, 'LUSERS sent');
   bot.irc.drop();
-  await until(() => count(bot.logs, /\[stats\] sync interrupted/) === 1);
+  await eventually(() => count(bot.logs, /\[stats\] sync interrupted/) === 1, 'the interrupted sync');
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.notMatch(bot.logs.join('\n'), /sync to be retried|sync failed/);
 });
@@ -142,26 +145,19 @@ t.test('a sync cut short by a lost connection is not retried: the next connectio
 t.test('a retry waiting when the connection is lost is dropped; the new connection retries its own', async (t) => {
   const server = { refusing: true, listModes: true };
   const bot = await botOn(t, server);
-  await until(() => count(bot.logs, /sync to be retried in_ms=5000 failures=1/) === 1);
+  await eventually(() => count(bot.logs, /sync to be retried in_ms=5000 failures=1/) === 1, 'the first retry planned');
   bot.irc.drop();
-  await until(() => bot.irc.opened === 2);
+  await eventually(() => bot.irc.opened === 2, 'the reconnect');
   const reconnectedAt = Date.now();
   bot.irc.register();
   // The new connection's first sync is refused too: its own retry, 5 s later, not the old one's.
-  await until(() => count(bot.logs, /sync to be retried in_ms=5000 failures=1/) === 2);
+  await eventually(
+    () => count(bot.logs, /sync to be retried in_ms=5000 failures=1/) === 2,
+    'the new connection’s retry planned',
+  );
   server.refusing = false;
-  await until(() => bot.host.model.ready, SYNC_RETRY_FIRST_MS + 5000);
+  await eventually(() => bot.host.model.ready, 'the new connection’s retried sync', SYNC_RETRY_FIRST_MS + 5000);
   t.ok(Date.now() - reconnectedAt >= SYNC_RETRY_FIRST_MS - 50, 'ready after the new connection’s retry');
   await new Promise((resolve) => setTimeout(resolve, 200));
   t.equal(count(bot.logs, /\[stats\] synced/), 1, 'one sync completed: the first connection’s retry never ran');
 });
-
-/** Resolves with Date.now() once `check` holds; fails the test after `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs = 5000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return Date.now();
-}
