@@ -31,13 +31,16 @@ function testFilesUnder(dir) {
     .sort();
 }
 
-/** Maps a source path (test/x.test.ts) to its compiled file (dist/test/x.test.js). */
+/**
+ * Maps a source path to what was compiled from it: a file (test/x.test.ts) to dist/test/x.test.js, a folder
+ * (test/plugins/tokens) to dist/test/plugins/tokens.
+ */
 function compiledPath(arg) {
   const relative = path.relative(root, path.resolve(arg));
-  if (/^(test|scripts|lib|plugins)\//.test(relative) && /\.[mc]?ts$/.test(relative)) {
-    return path.join('dist', relative.replace(/\.([mc]?)ts$/, '.$1js'));
-  }
-  return relative;
+  if (!/^(test|scripts|lib|plugins)(\/|$)/.test(relative)) return relative;
+  if (/\.[mc]?ts$/.test(relative)) return path.join('dist', relative.replace(/\.([mc]?)ts$/, '.$1js'));
+  const source = path.join(root, relative);
+  return fs.existsSync(source) && fs.statSync(source).isDirectory() ? path.join('dist', relative) : relative;
 }
 
 function selectFiles(positionals) {
