@@ -1,29 +1,34 @@
 /**
- * Commands over IRC. Plugins declare commands (name, usage, help, admin-only);
- * the host dispatches private messages to the bot, answers HELP, and decides
- * admin-only by the sender's NickServ account — never by nick.
+ * Commands over IRC. Plugins declare commands (name, usage, help, admin-only, the converters of their
+ * arguments); the host dispatches private messages to the bot, converts the arguments and answers their
+ * errors, answers HELP, and decides admin-only by the sender's NickServ account — never by nick.
  */
 import type { Logger } from './logger.js';
 import { errorMessage } from './logger.js';
 import { ClientThrottle } from './rate-limiter.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
 import { splitText, stripFormatting } from './irc/text.js';
+import {
+  convertArguments,
+  optional,
+  rest,
+  type ArgumentContext,
+  type ArgumentValues,
+  type CommandSender,
+  type Converter,
+} from './command-arguments.js';
 
-export interface CommandSender {
-  nick: string;
-  /** The NickServ account the sender is logged in to, null if none. */
-  account: string | null;
-  /** Whether the server marks the sender as an IRC operator (only looked up when a check needs it). */
-  isOperator?: boolean;
-}
+export type { CommandSender } from './command-arguments.js';
 
 export interface CommandInvocation {
   sender: CommandSender;
-  /** Words after the command name. */
+  /** Words after the command name, as sent (the handler gets its declared arguments converted besides). */
   args: string[];
   /** The words after the command name, joined by single spaces (a label's runs of spaces become one). */
   text: string;
   isAdmin: boolean;
+  /** The command's usage line, `Usage: NAME usage`, for an answer that ends with it. */
+  usage: string;
   /** Answer the sender (by NOTICE); see {@link ReplyOptions}. */
   reply(text: string, options?: ReplyOptions): void;
 }
@@ -37,7 +42,10 @@ export interface ReplyOptions {
   onDropped?: () => void;
 }
 
-export interface CommandDefinition {
+/** Any list of argument converters: what a definition's `args` may be. */
+export type Converters = readonly Converter<unknown>[];
+
+export interface CommandDefinition<Args extends Converters = Converters> {
   /** One or more words, e.g. `HELP` or `TOKEN CREATE`; matched case-insensitively. */
   name: string;
   /** Arguments after the name, e.g. `<id> <endpoint>...`; empty string when there are none. */
@@ -49,9 +57,16 @@ export interface CommandDefinition {
   /** Only senders logged in to an account may run it. */
   requiresAccount?: boolean;
   /**
-   * The most words it takes after its name: with more it does not run, and the sender is shown its usage
-   * (rather than having a word they meant silently ignored). Unset: any number, for free text such as a
-   * label, or a list.
+   * Its arguments, one converter each, in order (`[visibleToken, many(endpointName)]`; `[]` for none).
+   * The host reads the words after the name with them once the sender may run the command, and answers
+   * the errors itself: too many words (`Too many arguments. Usage: …`: a word the sender meant is never
+   * silently ignored), too few, or a word a converter refuses. The handler then gets the values, typed by
+   * the converters. Unset: the words are not checked, and the handler reads {@link CommandInvocation.args}.
+   */
+  args?: Args;
+  /**
+   * @deprecated Declare {@link args} instead (`args: []` takes no word). The most words the command takes
+   * after its name: with more it does not run, and the sender is shown its usage.
    */
   maxArgs?: number;
   /**
@@ -59,7 +74,17 @@ export interface CommandDefinition {
    * it is given, not from when the command came. Commands that answer with a secret must not be slow.
    */
   slow?: boolean;
-  handle(invocation: CommandInvocation): void | Promise<void>;
+  handle(invocation: CommandInvocation, ...values: ArgumentValues<Args>): void | Promise<void>;
+}
+
+/**
+ * `definition` as it is, with its handler's values typed from its `args`: for a command written apart
+ * from the `register` call that takes it (one file per command).
+ */
+export function defineCommand<const Args extends Converters = []>(
+  definition: CommandDefinition<Args>,
+): CommandDefinition<Args> {
+  return definition;
 }
 
 /** Decides whether an account (or sender) is an administrator beyond the configured list. */
@@ -129,20 +154,24 @@ export class CommandRegistry {
       name: 'HELP',
       usage: '[command]',
       help: 'Lists the commands you can use, or explains one command.',
-      handle: (invocation) => this.help(invocation),
+      args: [optional(rest)],
+      handle: (invocation, topic) => this.help(invocation, topic),
     });
   }
 
-  /** Register a command; usage and help are required (checked here, at startup). */
-  register(plugin: string, definition: CommandDefinition): void {
+  /**
+   * Register a command; usage and help are required, and its arguments must be converters (checked here,
+   * at startup).
+   */
+  register<const Args extends Converters = []>(plugin: string, definition: CommandDefinition<Args>): void {
     const words = definition.name.trim().toUpperCase().split(/\s+/);
     if (!definition.name.trim()) throw new Error(`plugin "${plugin}": a command needs a name`);
-    if (typeof definition.usage !== 'string')
-      throw new Error(`command "${definition.name}" of plugin "${plugin}" has no usage text`);
-    if (!definition.help?.trim())
-      throw new Error(`command "${definition.name}" of plugin "${plugin}" has no help text`);
+    const culprit = `command "${definition.name}" of plugin "${plugin}"`;
+    if (typeof definition.usage !== 'string') throw new Error(`${culprit} has no usage text`);
+    if (!definition.help?.trim()) throw new Error(`${culprit} has no help text`);
     if (definition.maxArgs !== undefined && !(Number.isInteger(definition.maxArgs) && definition.maxArgs >= 0))
-      throw new Error(`command "${definition.name}" of plugin "${plugin}": maxArgs must be an integer, 0 or more`);
+      throw new Error(`${culprit}: maxArgs must be an integer, 0 or more`);
+    if (definition.args !== undefined) checkConverters(culprit, definition);
     const existing = this.commands.find((command) => command.words.join(' ') === words.join(' '));
     if (existing) {
       throw new Error(
@@ -243,12 +272,14 @@ export class CommandRegistry {
       );
       return;
     }
-    if (definition.maxArgs !== undefined && args.length > definition.maxArgs) {
-      reply(`Too many arguments. ${usageLine(definition)}`);
-      return;
-    }
+    const usage = usageLine(definition);
     try {
-      await definition.handle({ sender, args, text: args.join(' '), isAdmin, reply });
+      const read = await this.readArguments(definition, args, { command: definition.name, sender, isAdmin }, usage);
+      if ('answer' in read) {
+        reply(read.answer);
+        return;
+      }
+      await definition.handle({ sender, args, text: args.join(' '), isAdmin, usage, reply }, ...read.values);
     } catch (error) {
       this.logger.error(`command ${definition.name} of plugin ${plugin} threw`, { plugin, error: errorMessage(error) });
       reply(`Sorry, ${definition.name} failed because of an internal error.`);
@@ -419,24 +450,41 @@ export class CommandRegistry {
     return best;
   }
 
-  private help(invocation: CommandInvocation): void {
-    const { args, reply, isAdmin, sender } = invocation;
+  /**
+   * The arguments' values, or the answer that refuses them: read by the definition's converters; with none
+   * declared, the words themselves, held to the deprecated `maxArgs`.
+   */
+  private async readArguments(
+    definition: CommandDefinition,
+    words: string[],
+    context: ArgumentContext,
+    usage: string,
+  ): Promise<{ values: unknown[] } | { answer: string }> {
+    if (definition.args) return convertArguments(definition.args, words, context, usage);
+    if (definition.maxArgs !== undefined && words.length > definition.maxArgs) {
+      return { answer: `Too many arguments. ${usage}` };
+    }
+    return { values: [] };
+  }
+
+  private help(invocation: CommandInvocation, topic: string | undefined): void {
+    const { reply, isAdmin, sender } = invocation;
     const visible = this.commands
       .map((command) => command.definition)
       .filter((definition) => isAdmin || !definition.adminOnly);
-    if (args.length === 0) {
+    if (topic === undefined) {
       reply(`Commands (send HELP <command> for details):`);
       for (const definition of visible) reply(summary(definition));
       this.accountNote(visible, sender, reply);
       return;
     }
-    const wanted = args.map((word) => word.toUpperCase());
+    const wanted = topic.toUpperCase().split(' ');
     const exact = this.commands.find((command) => command.words.join(' ') === wanted.join(' '));
     const group = this.commands.filter(
       (command) => command.words.length > wanted.length && wanted.every((word, index) => command.words[index] === word),
     );
     if (!exact && group.length === 0) {
-      reply(`There is no command "${args.join(' ')}". Send HELP for the list of commands.`);
+      reply(`There is no command "${topic}". Send HELP for the list of commands.`);
       return;
     }
     if (exact) {
@@ -467,6 +515,25 @@ export class CommandRegistry {
         'Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>).',
     );
   }
+}
+
+/** Refuses, naming the command and the argument, `args` that are not converters; and `args` with `maxArgs`. */
+function checkConverters(culprit: string, definition: CommandDefinition): void {
+  if (definition.maxArgs !== undefined) {
+    throw new Error(`${culprit} declares both args and maxArgs: declare args alone (maxArgs is deprecated)`);
+  }
+  if (!Array.isArray(definition.args)) throw new Error(`${culprit}: args must be a list of converters`);
+  // A plugin in JavaScript may pass anything here: each converter is checked as it is.
+  definition.args.forEach((converter: Partial<Converter<unknown>> | undefined, index) => {
+    const { min, max, convert } = converter ?? {};
+    const counts =
+      typeof min === 'number' && typeof max === 'number' && Number.isInteger(min) && min >= 0 && max >= min;
+    if (!counts || !(Number.isInteger(max) || max === Infinity) || typeof convert !== 'function') {
+      throw new Error(
+        `${culprit}: args[${index}] is not a converter (min and max words, 0 ≤ min ≤ max, and a convert function)`,
+      );
+    }
+  });
 }
 
 /** A command's line in HELP's lists: name, usage and the first sentence of its help. */

@@ -3,7 +3,7 @@
  * plus a start function that receives everything through its context and may
  * return a stop function. The host checks the data at boot and enforces it.
  */
-import type { AdminCheck, CommandDefinition, CommandSender } from './commands.js';
+import type { AdminCheck, CommandDefinition, CommandSender, Converters } from './commands.js';
 import type { ApiRequest, JsonSchema, RouteDefinition, TierGuards } from './http/types.js';
 import type { IrcMessage, IrcPort } from './irc/port.js';
 import type { Logger } from './logger.js';
@@ -53,7 +53,8 @@ export interface PluginHttp {
 }
 
 export interface PluginCommands {
-  register(command: CommandDefinition): void;
+  /** Register a command; its handler's values are typed from its `args` (see {@link CommandDefinition}). */
+  register<const Args extends Converters = []>(command: CommandDefinition<Args>): void;
   addAdminCheck(check: AdminCheck): void;
   isAdmin(sender: CommandSender): Promise<boolean>;
   accountOf(message: IrcMessage): Promise<string | null>;

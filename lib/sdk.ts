@@ -121,9 +121,10 @@ export type {
   JsonSchema,
 } from './http/types.js';
 
-// Commands.
+// Commands, and the converters of their arguments (a plugin writes its own with converted/invalid/refused).
 export {
   CommandRegistry,
+  defineCommand,
   usageLine,
   REPLY_DEADLINE_MS,
   type AdminCheck,
@@ -132,7 +133,23 @@ export {
   type CommandDefinition,
   type CommandInvocation,
   type CommandSender,
+  type Converters,
 } from './commands.js';
+export {
+  choice,
+  converted,
+  invalid,
+  many,
+  optional,
+  refused,
+  rest,
+  wholeNumber,
+  word,
+  type ArgumentContext,
+  type ArgumentValues,
+  type Conversion,
+  type Converter,
+} from './command-arguments.js';
 
 // The store.
 export { Store, durablePathOf, type Migration, type PersistedSlice, type StoreOptions } from './store/store.js';

@@ -85,7 +85,7 @@ export default definePlugin<TopTalkersConfig>({
     commands.register({
       name: 'TOPTALKERS',
       usage: '',
-      maxArgs: 0,
+      args: [],
       help: "Lists today's most active nicks in public channels.",
       handle({ reply }) {
         const { date, results } = topTalkers(services.get('stats.activity'), model, config.count);

@@ -1,5 +1,21 @@
 import t from 'tap';
-import { CommandRegistry, REPLY_DEADLINE_MS, type CommandDefinition, type CommandRate } from '../../lib/commands.js';
+import {
+  choice,
+  converted,
+  many,
+  optional,
+  refused,
+  wholeNumber,
+  word,
+  type Converter,
+} from '../../lib/command-arguments.js';
+import {
+  CommandRegistry,
+  REPLY_DEADLINE_MS,
+  defineCommand,
+  type CommandDefinition,
+  type CommandRate,
+} from '../../lib/commands.js';
 import { createLogger } from '../../lib/logger.js';
 import { FakeTransport } from '../support/fake-irc.js';
 
@@ -76,7 +92,165 @@ t.test('a command runs with its arguments; the longest name wins', async (t) => 
   t.same(context.notices('alice'), ['pong hello there']);
 });
 
-t.test('more arguments than a command takes are refused with its usage, and it does not run', async (t) => {
+t.test('declared arguments: the handler gets their values; the host answers their errors', async (t) => {
+  const context = setup();
+  const seen: string[] = [];
+  /** A word only an administrator may name, as a converter that depends on the sender's rights. */
+  const guarded: Converter<string> = {
+    min: 1,
+    max: 1,
+    convert: ([name = ''], { command, sender, isAdmin }) => {
+      seen.push(`${command} for ${sender.nick} (${sender.account}, admin ${isAdmin})`);
+      return name === 'secret' && !isAdmin ? refused(`Only administrators may name ${name}.`) : converted(name);
+    },
+  };
+  context.registry.register('test', {
+    name: 'SET',
+    usage: '<count> ON|OFF <name>...',
+    help: 'Takes a count, a setting and names.',
+    // The account, and so the rights, are looked up for a command that needs them.
+    requiresAccount: true,
+    args: [wholeNumber, choice('ON', 'OFF'), many(guarded)],
+    handle({ reply, usage }, count, setting, names) {
+      context.runs.push(`set ${count + 1} ${setting.toLowerCase()} ${names.join('+')}`);
+      reply(`set; ${usage}`);
+    },
+  });
+  context.irc.receive(':irc.test CAP DataBot ACK :account-tag');
+  await deliver(context, '@account=alice :alice!a@h PRIVMSG DataBot :set 2 on a b');
+  t.same(context.runs, ['set 3 on a+b'], 'typed values: a number, a choice as declared, a list');
+  t.same(context.notices('alice'), ['set; Usage: SET <count> ON|OFF <name>...'], 'the usage line is at hand');
+  t.same(seen, ['SET for alice (alice, admin false)', 'SET for alice (alice, admin false)']);
+  const answers: [string, string][] = [
+    ['set 2 on', 'Usage: SET <count> ON|OFF <name>...'],
+    ['set two on a', '"two" is not a whole number. Usage: SET <count> ON|OFF <name>...'],
+    ['set 2 maybe a', 'Usage: SET <count> ON|OFF <name>...'],
+    ['set 2 off a secret', 'Only administrators may name secret.'],
+  ];
+  for (const [text, answer] of answers) {
+    await deliver(context, `@account=alice :alice!a@h PRIVMSG DataBot :${text}`);
+    t.equal(context.notices('alice').at(-1), answer, text);
+  }
+  await deliver(context, '@account=boss :boss!b@h PRIVMSG DataBot :set 0 off secret');
+  t.same(context.runs, ['set 3 on a+b', 'set 1 off secret'], 'only what converted ran');
+});
+
+t.test('a command that takes no argument refuses any word; an optional one may be left out', async (t) => {
+  const context = setup();
+  context.registry.register('test', {
+    name: 'NOW',
+    usage: '',
+    help: 'Takes nothing.',
+    args: [],
+    handle: () => void context.runs.push('now'),
+  });
+  context.registry.register('test', {
+    name: 'PAGE',
+    usage: '[number]',
+    help: 'Takes a page number, or none.',
+    args: [optional(wholeNumber, 1)],
+    handle: (_invocation, page) => void context.runs.push(`page ${page}`),
+  });
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :now please');
+  t.same(context.notices('alice'), ['Too many arguments. Usage: NOW']);
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :page 3 4');
+  t.equal(context.notices('alice').at(-1), 'Too many arguments. Usage: PAGE [number]');
+  t.same(context.runs, [], 'nothing ran');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :now');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :page');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :page 3');
+  t.same(context.runs, ['now', 'page 1', 'page 3']);
+});
+
+t.test(
+  'arguments are read only once the sender may run the command; a throwing converter is an internal error',
+  async (t) => {
+    const context = setup();
+    context.irc.receive(':irc.test CAP DataBot ACK :account-tag');
+    const read: string[] = [];
+    const recorded: Converter<string> = {
+      min: 1,
+      max: 1,
+      convert: ([first = '']) => {
+        read.push(first);
+        return converted(first);
+      },
+    };
+    context.registry.register('test', {
+      name: 'ADMINSAY',
+      usage: '<word>',
+      help: 'Administrators only.',
+      adminOnly: true,
+      args: [recorded],
+      handle: () => undefined,
+    });
+    await deliver(context, '@account=alice :alice!a@h PRIVMSG DataBot :adminsay hello');
+    t.match(context.notices('alice').at(-1), /^Permission denied/);
+    t.same(read, [], 'no converter ran for a sender refused');
+    const broken: Converter<string> = {
+      min: 1,
+      max: 1,
+      convert: () => {
+        throw new Error('lookup failed');
+      },
+    };
+    context.registry.register('flaky', {
+      name: 'LOOKUP',
+      usage: '<word>',
+      help: 'Breaks.',
+      args: [broken],
+      handle: () => undefined,
+    });
+    await deliver(context, ':alice!a@h PRIVMSG DataBot :lookup x');
+    t.equal(context.notices('alice').at(-1), 'Sorry, LOOKUP failed because of an internal error.');
+    t.ok(context.logs.some((line) => line.includes('plugin=flaky') && line.includes('lookup failed')));
+  },
+);
+
+t.test('arguments that are not converters are refused at registration, naming the command and the fix', async (t) => {
+  const { registry } = setup();
+  const base = { name: 'X', usage: '', help: 'Does x.', handle: () => undefined };
+  const broken = [{ min: 1, max: 1 }, { min: 2, max: 1, convert: () => converted('') }, null];
+  for (const converter of broken) {
+    t.throws(() => registry.register('p', { ...base, args: [word, converter as unknown as Converter<string>] }), {
+      message: /^command "X" of plugin "p": args\[1\] is not a converter \(min and max words/,
+    });
+  }
+  t.throws(() => registry.register('p', { ...base, args: [], maxArgs: 0 }), {
+    message: 'command "X" of plugin "p" declares both args and maxArgs: declare args alone (maxArgs is deprecated)',
+  });
+});
+
+t.test("a handler's values are typed from its converters", async (t) => {
+  // Checked by the compiler: each @ts-expect-error fails the build if the line below it compiles.
+  const command = defineCommand({
+    name: 'TYPED',
+    usage: '<count> <name>...',
+    help: 'Types its values.',
+    args: [wholeNumber, many(word), optional(choice('ON', 'OFF'))],
+    handle(_invocation, count, names, setting) {
+      const total: number = count + names.length;
+      // @ts-expect-error the count is a number
+      const text: string = count;
+      // @ts-expect-error an optional argument may be undefined
+      const chosen: 'ON' | 'OFF' = setting;
+      void [total, text, chosen];
+    },
+  });
+  defineCommand({
+    name: 'NONE',
+    usage: '',
+    help: 'Takes no argument.',
+    args: [],
+    // @ts-expect-error no argument, no value
+    handle(_invocation, value: string) {
+      void value;
+    },
+  });
+  t.equal(command.args?.length, 3);
+});
+
+t.test('the deprecated maxArgs still refuses more words than it allows, with the usage', async (t) => {
   const context = setup();
   context.registry.register('test', {
     name: 'PICK',
