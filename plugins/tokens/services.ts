@@ -1,17 +1,18 @@
 /**
  * What the tokens plugin offers the other plugins: `tokens.manage`, the tokens of the TOKEN commands for a
- * signed-in account (the website's account settings and admin panel). It works on the same slice and
- * writes the same audit log as the commands, with the actor `via: 'web'`; it applies the same rules (the
- * label, the most live tokens per account, who may see and change what, which names may be granted), and
- * it answers a change only once the tokens are on disk. The administrator rule is the commands' own: an
- * account in `admins`, or an account whose online client a plugin's admin check accepts (an IRC operator
- * logged in to it, with `opers_are_admins`). A user imports nothing from this folder: the type comes
- * through the SDK's `Services`.
+ * signed-in account (the website's account settings and admin panel). It is a front end over the token
+ * rules (`rules.ts`), as the commands are: the same slice, the same audit log (with the actor
+ * `via: 'web'`), the same rules (the label, the most live tokens per account, who may see and change what,
+ * which names may be granted, an answer only once the change is on disk); it words their results as
+ * {@link TokenChange}s. The administrator rule is the commands' own: an account in `admins`, or an account
+ * whose online client a plugin's admin check accepts (an IRC operator logged in to it, with
+ * `opers_are_admins`). A user imports nothing from this folder: the type comes through the SDK's `Services`.
  */
-import { errorMessage, openApiPath, type Logger } from '../../lib/sdk.js';
-import { checkNames, type GrantableEndpoint } from './endpoints.js';
+import { openApiPath, type Logger } from '../../lib/sdk.js';
+import type { GrantableEndpoint } from './endpoints.js';
 import { auditJson, type AuditAnswer } from './staff-routes.js';
-import { TOKEN_NOT_SAVED, type ApiToken, type AuditActor, type TokensSlice } from './model.js';
+import type { ApiToken, TokensSlice } from './model.js';
+import type { Caller, Declined, Denied, Granted, Refusal, Requested, Revoked, TokenRules } from './rules.js';
 
 /** A token as the website shows it: never its secret, nor its hash. */
 export interface TokenSummary {
@@ -96,19 +97,13 @@ declare module '../../lib/sdk.js' {
 }
 
 export interface TokensManageOptions {
+  rules: TokenRules;
+  /** The tokens, for the listings and the audit log. */
   tokens: TokensSlice;
   endpoints: () => GrantableEndpoint[];
-  maxTokensPerAccount: number;
-  maxLabelLength: number;
+  /** Whether an account administers tokens (see the module's comment). */
   isAdmin: (account: string) => Promise<boolean>;
-  /** Resolves once the token changes made so far are on disk; rejects when the store cannot write them. */
-  persisted: () => Promise<void>;
   logger: Logger;
-}
-
-/** A label as TOKEN CREATE takes it: control characters removed, trimmed. */
-export function cleanLabel(text: string): string {
-  return text.replace(/[\x00-\x1f\x7f]/g, '').trim();
 }
 
 function summary(token: ApiToken): TokenSummary {
@@ -125,64 +120,120 @@ function summary(token: ApiToken): TokenSummary {
   };
 }
 
-export function tokensManage(options: TokensManageOptions): TokensManage {
-  const { tokens, logger } = options;
-  const actorOf = ({ account, address }: WebActor): AuditActor => ({ account, via: 'web', address });
-  const refused = (status: 400 | 403 | 404 | 409 | 503, message: string) => ({ done: false as const, status, message });
+type Refused = Extract<TokenChange, { done: false }>;
 
-  /** The token `tokenId` when `account` may see it (its own, or any for an administrator). */
-  const visible = (account: string, tokenId: number, admin: boolean): ApiToken | undefined => {
-    const token = tokens.get(tokenId);
-    return token && (admin || tokens.isOwner(token, account)) ? token : undefined;
-  };
+/** The reasons a rule gives the website. */
+type WebRefusal = Refusal<
+  'not-admin' | 'no-such-token' | 'revoked' | 'label-too-long' | 'too-many-tokens' | 'unknown-endpoints' | 'not-saved'
+>;
 
-  /** `message` once the change is on disk; else (logged) that a restart may undo it, as the commands say. */
-  const saved = async (what: string, token: ApiToken, message: string): Promise<TokenChange> => {
-    try {
-      await options.persisted();
-      return { done: true, message };
-    } catch (error) {
-      logger.error('a token change could not be saved', {
-        action: what,
-        token: `#${token.id}`,
-        error: errorMessage(error),
-      });
+/** A refusal as the website shows it; `endpoint` is the name as the person gave it. */
+function refusedChange(refusal: WebRefusal, endpoint = ''): Refused {
+  const refused = (status: Refused['status'], message: string): Refused => ({ done: false, status, message });
+  switch (refusal.reason) {
+    case 'not-admin':
+      return refused(403, `The account ${refusal.account} is not an administrator.`);
+    case 'no-such-token':
+      return refused(
+        404,
+        refusal.admin
+          ? `There is no token #${refusal.id}.`
+          : `The account ${refusal.account} has no token #${refusal.id}.`,
+      );
+    case 'revoked': {
+      const { id, revokedAt } = refusal.token;
+      return refused(409, `Token #${id} was revoked at ${revokedAt}; a revoked token cannot be changed.`);
+    }
+    case 'label-too-long':
+      return refused(400, `A label has at most ${refusal.limit} characters; this one has ${refusal.length}.`);
+    case 'too-many-tokens':
+      return refused(
+        409,
+        `The account ${refusal.account} already holds ${refusal.live} active tokens, the most allowed. Revoke one first.`,
+      );
+    case 'unknown-endpoints':
+      return refused(400, `There is no token endpoint named "${endpoint}".`);
+    case 'not-saved':
       return refused(
         503,
-        `NOT SAVED: the bot could not write this to its store, so a restart may undo it. ${message} ` +
-          "Send it again to save it; the bot's log says why it failed.",
+        `Your new token #${refusal.token.id} could not be saved (the bot could not write its store), so it was revoked at ` +
+          "once and its secret is not shown. Try again later; the bot's log says why.",
       );
-    }
-  };
+  }
+}
 
-  /** The live token an administrator changes, or why not. */
-  const adminTarget = async (
-    account: string,
-    tokenId: number,
-  ): Promise<{ token: ApiToken } | Extract<TokenChange, { done: false }>> => {
-    if (!(await options.isAdmin(account))) {
-      logger.warn('admin action refused', { account, via: 'web' });
-      return refused(403, `The account ${account} is not an administrator.`);
-    }
-    const token = tokens.get(tokenId);
-    if (!token) return refused(404, `There is no token #${tokenId}.`);
-    if (token.revokedAt !== null) {
-      return refused(409, `Token #${token.id} was revoked at ${token.revokedAt}; a revoked token cannot be changed.`);
-    }
-    return { token };
-  };
-
+/** `message` for a change on disk; else that a restart may undo it, as the commands say. */
+function savedChange(saved: boolean, message: string): TokenChange {
+  if (saved) return { done: true, message };
   return {
-    maxLabelLength: options.maxLabelLength,
-    maxTokensPerAccount: options.maxTokensPerAccount,
+    done: false,
+    status: 503,
+    message:
+      `NOT SAVED: the bot could not write this to its store, so a restart may undo it. ${message} ` +
+      "Send it again to save it; the bot's log says why it failed.",
+  };
+}
+
+/** A rule's result that is not a refusal. */
+type Done<Result> = Extract<Result, { ok: true }>;
+
+/** What the website says of each change done. */
+const said = {
+  request: ({ token, name, outcome }: Done<Requested>): string =>
+    ({
+      requested: `Requested ${name} for token #${token.id}: an administrator must approve it.`,
+      pending: `Token #${token.id} already waits for an administrator to approve ${name}.`,
+      granted: `Token #${token.id} may already call ${name}.`,
+    })[outcome],
+  revoke: ({ token, revoked }: Done<Revoked>): string =>
+    revoked
+      ? `Token #${token.id} is revoked: every request with it now gets 401.`
+      : `Token #${token.id} was already revoked at ${token.revokedAt}.`,
+  grant: ({ token, names, added }: Done<Granted>): string =>
+    added.length === 0
+      ? `Token #${token.id} already had ${names.join(', ')}.`
+      : `Token #${token.id} may now call ${added.join(', ')}.`,
+  withdraw: ({ token, names: [name], denied, expanded }: Done<Denied>): string => {
+    if (denied.length === 0) return `Token #${token.id} did not have ${name}.`;
+    const note =
+      expanded.length > 0
+        ? ` (${expanded.join(', ')} was replaced by the endpoints it covers now, so it no longer reaches new ones)`
+        : '';
+    return `Token #${token.id} may no longer call ${name}${note}.`;
+  },
+  decline: ({ token, name, declined }: Done<Declined>): string =>
+    declined ? `Declined ${name} for token #${token.id}.` : `Token #${token.id} has no pending request for ${name}.`,
+};
+
+export function tokensManage(options: TokensManageOptions): TokensManage {
+  const { rules, tokens, logger } = options;
+  /** `who` for one action; whether they administer tokens is asked at most once. */
+  const callerOf = ({ account, address }: WebActor, action: string): Caller => {
+    let admin: Promise<boolean> | undefined;
+    return {
+      actor: { account, via: 'web', address },
+      isAdmin: () => (admin ??= options.isAdmin(account)),
+      asked: { action },
+    };
+  };
+  /** A rule's result as the website's answer (`endpoint`: the name as the person gave it). */
+  const answer = <Result extends { ok: true; saved: boolean }>(
+    result: Result | WebRefusal,
+    word: (done: Result) => string,
+    endpoint?: string,
+  ): TokenChange => {
+    if (result.ok) return savedChange(result.saved, word(result));
+    if (result.reason === 'not-admin') logger.warn('admin action refused', { account: result.account, via: 'web' });
+    return refusedChange(result, endpoint);
+  };
+  return {
+    maxLabelLength: rules.maxLabelLength,
+    maxTokensPerAccount: rules.maxTokensPerAccount,
     isAdmin: (account) => options.isAdmin(account),
     endpoints: () =>
-      options.endpoints().map((endpoint) => ({
-        name: endpoint.name,
-        method: endpoint.method,
-        path: openApiPath(endpoint.path),
-        summary: endpoint.summary,
-      })),
+      options
+        .endpoints()
+        .map(({ name, method, path, summary }) => ({ name, method, path: openApiPath(path), summary })),
     ownedBy: (account) => tokens.ownedBy(account).map(summary),
     all: () => tokens.all().map(summary),
     audit(offset, limit) {
@@ -190,130 +241,20 @@ export function tokensManage(options: TokensManageOptions): TokensManage {
       const newestFirst = entries.slice().reverse();
       return { count: entries.length, entries: newestFirst.slice(offset, offset + limit).map(auditJson) };
     },
-
-    async create(who, text) {
-      const { account } = who;
-      const label = cleanLabel(text);
-      const characters = [...label].length;
-      if (characters > options.maxLabelLength) {
-        return refused(400, `A label has at most ${options.maxLabelLength} characters; this one has ${characters}.`);
-      }
-      const live = tokens.liveCount(account);
-      if (live >= options.maxTokensPerAccount) {
-        return refused(
-          409,
-          `The account ${account} already holds ${live} active tokens, the most allowed. Revoke one first.`,
-        );
-      }
-      const { token, secret } = tokens.create(account, label, actorOf(who));
-      logger.info('token created', { token: `#${token.id}`, account, via: 'web' });
-      try {
-        await options.persisted();
-      } catch (error) {
-        // As over IRC: a secret is shown only for a token that a crash cannot take away again.
-        logger.error('a token change could not be saved', {
-          action: 'create',
-          token: `#${token.id}`,
-          error: errorMessage(error),
-        });
-        tokens.revoke(token, TOKEN_NOT_SAVED);
-        logger.warn('token revoked: it could not be saved', { token: `#${token.id}`, account });
-        return refused(
-          503,
-          `Your new token #${token.id} could not be saved (the bot could not write its store), so it was revoked at ` +
-            "once and its secret is not shown. Try again later; the bot's log says why.",
-        );
-      }
-      return { done: true, token: summary(token), secret };
+    async create(who, label) {
+      const created = await rules.create(callerOf(who, 'create'), label);
+      return created.ok
+        ? { done: true, token: summary(created.token), secret: created.secret }
+        : refusedChange(created);
     },
-
-    async request(who, tokenId, endpoint) {
-      const { account } = who;
-      const token = visible(account, tokenId, false);
-      if (!token) return refused(404, `The account ${account} has no token #${tokenId}.`);
-      if (token.revokedAt !== null) {
-        return refused(409, `Token #${token.id} was revoked at ${token.revokedAt}; a revoked token cannot be changed.`);
-      }
-      const name = endpoint.toLowerCase();
-      if (!options.endpoints().some((candidate) => candidate.name === name)) {
-        return refused(400, `There is no token endpoint named "${endpoint}".`);
-      }
-      if (!tokens.request(token, name, actorOf(who))) {
-        return saved(
-          'request',
-          token,
-          token.requests.includes(name)
-            ? `Token #${token.id} already waits for an administrator to approve ${name}.`
-            : `Token #${token.id} may already call ${name}.`,
-        );
-      }
-      logger.info('token endpoint requested', { token: `#${token.id}`, by: account, endpoint: name, via: 'web' });
-      return saved('request', token, `Requested ${name} for token #${token.id}: an administrator must approve it.`);
-    },
-
-    async revoke(who, tokenId) {
-      const { account } = who;
-      const admin = await options.isAdmin(account);
-      const token = visible(account, tokenId, admin);
-      if (!token) {
-        return refused(
-          404,
-          admin ? `There is no token #${tokenId}.` : `The account ${account} has no token #${tokenId}.`,
-        );
-      }
-      if (!tokens.revoke(token, actorOf(who))) {
-        return saved('revoke', token, `Token #${token.id} was already revoked at ${token.revokedAt}.`);
-      }
-      logger.info('token revoked', { token: `#${token.id}`, by: account, via: 'web' });
-      return saved('revoke', token, `Token #${token.id} is revoked: every request with it now gets 401.`);
-    },
-
-    async grant(who, tokenId, endpoint) {
-      const { account } = who;
-      const target = await adminTarget(account, tokenId);
-      if (!('token' in target)) return target;
-      const { token } = target;
-      const { valid, unknown } = checkNames([endpoint], options.endpoints());
-      if (unknown.length > 0) return refused(400, `There is no token endpoint named "${endpoint}".`);
-      const added = tokens.grant(token, valid, actorOf(who));
-      if (added.length === 0) return saved('grant', token, `Token #${token.id} already had ${valid.join(', ')}.`);
-      logger.info('token granted', { token: `#${token.id}`, by: account, endpoints: added.join(','), via: 'web' });
-      return saved('grant', token, `Token #${token.id} may now call ${added.join(', ')}.`);
-    },
-
-    async withdraw(who, tokenId, endpoint) {
-      const { account } = who;
-      const target = await adminTarget(account, tokenId);
-      if (!('token' in target)) return target;
-      const { token } = target;
-      const endpoints = options.endpoints();
-      const name = endpoint.toLowerCase();
-      // A granted name stays withdrawable even after its route is gone (its plugin turned off).
-      if (checkNames([name], endpoints).unknown.length > 0 && !token.grants.includes(name)) {
-        return refused(400, `There is no token endpoint named "${endpoint}".`);
-      }
-      const known = endpoints.map((candidate) => candidate.name);
-      const { denied, expanded } = tokens.deny(token, [name], known, actorOf(who));
-      if (denied.length === 0) return saved('withdraw', token, `Token #${token.id} did not have ${name}.`);
-      logger.info('token denied', { token: `#${token.id}`, by: account, endpoints: denied.join(','), via: 'web' });
-      const note =
-        expanded.length > 0
-          ? ` (${expanded.join(', ')} was replaced by the endpoints it covers now, so it no longer reaches new ones)`
-          : '';
-      return saved('withdraw', token, `Token #${token.id} may no longer call ${name}${note}.`);
-    },
-
-    async decline(who, tokenId, endpoint) {
-      const { account } = who;
-      const target = await adminTarget(account, tokenId);
-      if (!('token' in target)) return target;
-      const { token } = target;
-      const name = endpoint.toLowerCase();
-      if (!tokens.decline(token, name, actorOf(who))) {
-        return saved('decline', token, `Token #${token.id} has no pending request for ${name}.`);
-      }
-      logger.info('token request declined', { token: `#${token.id}`, by: account, endpoint: name, via: 'web' });
-      return saved('decline', token, `Declined ${name} for token #${token.id}.`);
-    },
+    request: async (who, id, endpoint) =>
+      answer(await rules.request(callerOf(who, 'request'), id, endpoint), said.request, endpoint),
+    revoke: async (who, id) => answer(await rules.revoke(callerOf(who, 'revoke'), id), said.revoke),
+    grant: async (who, id, endpoint) =>
+      answer(await rules.grant(callerOf(who, 'grant'), id, [endpoint]), said.grant, endpoint),
+    withdraw: async (who, id, endpoint) =>
+      answer(await rules.deny(callerOf(who, 'withdraw'), id, [endpoint]), said.withdraw, endpoint),
+    decline: async (who, id, endpoint) =>
+      answer(await rules.decline(callerOf(who, 'decline'), id, endpoint), said.decline, endpoint),
   };
 }

@@ -1,29 +1,26 @@
 /**
- * The staff tier: token administration over HTTP for tokens an administrator
- * marked as staff. The same changes as the IRC commands, in the same audit log,
- * with the staff token (and its owner) as the actor. A PATCH or DELETE answers
- * only once the tokens are on disk.
+ * The staff tier: token administration over HTTP for tokens an administrator marked as staff. A front end
+ * over the token rules (`rules.ts`), as the IRC commands are: the same changes, in the same audit log,
+ * with the staff token (and its owner) as the actor; a staff token administers every token. A PATCH or
+ * DELETE answers only once the tokens are on disk.
  */
 import {
   ApiError,
-  errorMessage,
   notFound,
   paginate,
   unavailable,
   type ApiRequest,
   type FromJsonSchema,
-  type Logger,
   type RouteDefinition,
 } from '../../lib/sdk.js';
-import type { ApiToken, AuditActor, AuditEntry, TokensSlice } from './model.js';
-import { checkNames, describeValidNames, parseTokenId, type GrantableEndpoint } from './endpoints.js';
+import type { ApiToken, AuditEntry, TokensSlice } from './model.js';
+import { parseTokenId } from './endpoints.js';
+import type { Caller, Changed, Revoked, TokenRules } from './rules.js';
 
 export interface StaffRoutesOptions {
+  rules: TokenRules;
+  /** The tokens, for the list and the audit log. */
   tokens: TokensSlice;
-  endpoints: () => GrantableEndpoint[];
-  /** Resolves once the token changes made so far are on disk; rejects when the store cannot write them. */
-  persisted: () => Promise<void>;
-  logger: Logger;
   /** Folds `?search=` and the owners and labels it looks in (the network's CASEMAPPING; default lower case). */
   searchFold?: (text: string) => string;
 }
@@ -191,49 +188,85 @@ function invalidBody(field: string, message: string): ApiError {
 
 const idParameter = 'id';
 
-export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
-  const { tokens, logger, searchFold } = options;
+const listQueryParameters: RouteDefinition['queryParameters'] = [
+  { name: 'limit', description: 'Page size (default 100, max 1000).', schema: { type: 'integer', minimum: 1 } },
+  { name: 'offset', description: 'Items to skip.', schema: { type: 'integer', minimum: 0 } },
+  {
+    name: 'search',
+    description: 'Case-insensitive substring of the label or the owner.',
+    schema: { type: 'string' },
+  },
+  {
+    name: 'ordering',
+    description: 'id, owner, created_at or last_used_at; prefix - for descending.',
+    schema: { type: 'string' },
+  },
+];
 
-  const tokenOf = (request: ApiRequest): ApiToken => {
-    const raw = request.params[idParameter];
-    const id = parseTokenId(raw);
-    const token = id === null ? undefined : tokens.get(id);
-    if (!token) throw notFound('token_not_found', `No token with id ${JSON.stringify(raw ?? '')}`);
-    return token;
+/** The staff token's owner as the rules' caller: a staff token administers every token. */
+function callerOf(tokens: TokensSlice, request: ApiRequest): Caller {
+  const staffToken = tokens.get(Number(request.tokenId));
+  // The guard ran and set tokenId; without it the route would not have been reached.
+  if (!staffToken) throw new Error(`staff route reached without a staff token (tokenId ${request.tokenId})`);
+  return {
+    actor: { account: staffToken.owner, via: 'http', tokenId: staffToken.id, address: request.ip },
+    isAdmin: async () => true,
+    asked: { method: request.method },
   };
+}
 
-  const actorOf = (request: ApiRequest): AuditActor => {
-    const staffToken = tokens.get(Number(request.tokenId));
-    // The guard ran and set tokenId; without it the route would not have been reached.
-    if (!staffToken) throw new Error(`staff route reached without a staff token (tokenId ${request.tokenId})`);
-    return { account: staffToken.owner, via: 'http', tokenId: staffToken.id, address: request.ip };
-  };
+/** The route's token id; an id that is not one is a token that does not exist. */
+function tokenIdOf(request: ApiRequest): number {
+  const id = parseTokenId(request.params[idParameter]);
+  if (id === null) throw tokenNotFound(request);
+  return id;
+}
 
-  const detail = (token: ApiToken): { body: TokenDetailAnswer } => ({
-    body: { ...tokenJson(token), audit: tokens.audit(token.id).map(auditJson) },
-  });
+function tokenNotFound(request: ApiRequest): ApiError {
+  return notFound('token_not_found', `No token with id ${JSON.stringify(request.params[idParameter] ?? '')}`);
+}
 
-  /**
-   * The token's detail once the tokens are on disk, even when the request changed nothing: a `200` says
-   * that the state it shows survives a crash, so a request sent again after a `503` confirms it.
-   */
-  const savedDetail = async (request: ApiRequest, token: ApiToken) => {
-    try {
-      await options.persisted();
-    } catch (error) {
-      logger.error('a token change could not be saved', {
-        method: request.method,
-        token: `#${token.id}`,
-        error: errorMessage(error),
-      });
-      throw unavailable(
-        `token #${token.id} could not be saved (the bot could not write its store): what this request changed ` +
-          'holds until the bot restarts; send the request again to save it',
-      );
+/** The error a refusal of the rules answers. */
+function refusalError(request: ApiRequest, refusal: Exclude<Changed | Revoked, { ok: true }>): ApiError {
+  switch (refusal.reason) {
+    case 'no-such-token':
+      return tokenNotFound(request);
+    case 'revoked': {
+      const { id, revokedAt } = refusal.token;
+      return invalidBody('', `token #${id} was revoked at ${revokedAt}; a revoked token cannot be changed`);
     }
-    return detail(token);
-  };
+    case 'unknown-endpoint':
+      return invalidBody(
+        `/${refusal.list}/${refusal.index}`,
+        `unknown endpoint "${refusal.name}"; valid names: ${refusal.valid.join(', ')}`,
+      );
+    case 'in-grant-and-deny':
+      return invalidBody(`/deny/${refusal.index}`, `"${refusal.name}" is in both grant and deny`);
+    case 'not-admin':
+      throw new Error(`a staff token was refused as no administrator: ${refusal.account}`);
+  }
+}
 
+function detail(tokens: TokensSlice, token: ApiToken): { body: TokenDetailAnswer } {
+  return { body: { ...tokenJson(token), audit: tokens.audit(token.id).map(auditJson) } };
+}
+
+/**
+ * The token's detail after a change, even one that changed nothing, once it is on disk: a `200` says that
+ * the state it shows survives a crash, so a request sent again after a `503` confirms it.
+ */
+function changedDetail(request: ApiRequest, tokens: TokensSlice, result: Changed | Revoked) {
+  if (!result.ok) throw refusalError(request, result);
+  if (!result.saved) {
+    throw unavailable(
+      `token #${result.token.id} could not be saved (the bot could not write its store): what this request changed ` +
+        'holds until the bot restarts; send the request again to save it',
+    );
+  }
+  return detail(tokens, result.token);
+}
+
+export function staffRoutes({ rules, tokens, searchFold }: StaffRoutesOptions): RouteDefinition[] {
   return [
     {
       method: 'GET',
@@ -242,20 +275,7 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
       summary: 'Every API token (never its secret), paginated',
       tier: 'staff',
       response: tokenListSchema,
-      queryParameters: [
-        { name: 'limit', description: 'Page size (default 100, max 1000).', schema: { type: 'integer', minimum: 1 } },
-        { name: 'offset', description: 'Items to skip.', schema: { type: 'integer', minimum: 0 } },
-        {
-          name: 'search',
-          description: 'Case-insensitive substring of the label or the owner.',
-          schema: { type: 'string' },
-        },
-        {
-          name: 'ordering',
-          description: 'id, owner, created_at or last_used_at; prefix - for descending.',
-          schema: { type: 'string' },
-        },
-      ],
+      queryParameters: listQueryParameters,
       handler(request): { body: TokenListAnswer } {
         const items = tokens.all().map(tokenJson);
         return {
@@ -275,7 +295,11 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
       summary: 'One API token with its audit log',
       tier: 'staff',
       response: tokenDetailSchema,
-      handler: (request) => detail(tokenOf(request)),
+      async handler(request) {
+        const found = await rules.find(callerOf(tokens, request), tokenIdOf(request));
+        if (!found.ok) throw tokenNotFound(request);
+        return detail(tokens, found.token);
+      },
     },
     {
       method: 'PATCH',
@@ -286,48 +310,9 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
       body: patchBodySchema,
       response: tokenDetailSchema,
       async handler(request) {
-        const token = tokenOf(request);
-        const body = request.body as PatchBody;
-        if (token.revokedAt !== null) {
-          throw invalidBody(
-            '',
-            `token #${token.id} was revoked at ${token.revokedAt}; a revoked token cannot be changed`,
-          );
-        }
-        const endpoints = options.endpoints();
-        const grant = (body.grant ?? []).map((name) => name.toLowerCase());
-        const deny = (body.deny ?? []).map((name) => name.toLowerCase());
-        const valid = describeValidNames(endpoints);
-        const known = new Set(checkNames(grant, endpoints).valid);
-        grant.forEach((name, index) => {
-          if (!known.has(name))
-            throw invalidBody(`/grant/${index}`, `unknown endpoint "${name}"; valid names: ${valid}`);
-        });
-        const deniable = new Set([...checkNames(deny, endpoints).valid, ...token.grants]);
-        deny.forEach((name, index) => {
-          if (!deniable.has(name))
-            throw invalidBody(`/deny/${index}`, `unknown endpoint "${name}"; valid names: ${valid}`);
-          if (grant.includes(name)) throw invalidBody(`/deny/${index}`, `"${name}" is in both grant and deny`);
-        });
-        const actor = actorOf(request);
-        const granted = tokens.grant(token, grant, actor);
-        const { denied } = tokens.deny(
-          token,
-          deny,
-          endpoints.map((endpoint) => endpoint.name),
-          actor,
-        );
-        const staffChanged = body.staff === undefined ? false : tokens.setStaff(token, body.staff, actor);
-        if (granted.length > 0 || denied.length > 0 || staffChanged) {
-          logger.info('token changed over HTTP', {
-            token: `#${token.id}`,
-            by: `${actor.account} (staff token #${actor.tokenId})`,
-            granted: granted.join(',') || undefined,
-            denied: denied.join(',') || undefined,
-            staff: staffChanged ? token.staff : undefined,
-          });
-        }
-        return savedDetail(request, token);
+        const id = tokenIdOf(request);
+        const result = await rules.change(callerOf(tokens, request), id, request.body as PatchBody);
+        return changedDetail(request, tokens, result);
       },
     },
     {
@@ -338,15 +323,8 @@ export function staffRoutes(options: StaffRoutesOptions): RouteDefinition[] {
       tier: 'staff',
       response: tokenDetailSchema,
       async handler(request) {
-        const token = tokenOf(request);
-        const actor = actorOf(request);
-        if (tokens.revoke(token, actor)) {
-          logger.info('token revoked over HTTP', {
-            token: `#${token.id}`,
-            by: `${actor.account} (staff token #${actor.tokenId})`,
-          });
-        }
-        return savedDetail(request, token);
+        const id = tokenIdOf(request);
+        return changedDetail(request, tokens, await rules.revoke(callerOf(tokens, request), id));
       },
     },
   ];

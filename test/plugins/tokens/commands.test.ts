@@ -64,6 +64,7 @@ t.test('every TOKEN command has usage and help text', async (t) => {
     t.type(definition.usage, 'string', `${definition.name} has usage text`);
     t.ok(definition.help.trim().length >= 20, `${definition.name} has help text`);
     t.match(definition.name, /^TOKEN( [A-Z]+)?$/);
+    t.ok(Array.isArray(definition.args), `${definition.name} declares its arguments`);
   }
   // A command without them is refused at registration, so a plugin without them cannot start.
   t.throws(
