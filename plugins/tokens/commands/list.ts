@@ -12,6 +12,8 @@ import { callerOf, type TokenCommandsOptions } from './options.js';
  */
 export const MAX_LIST_LINES = 12;
 
+const NAME = 'TOKEN LIST';
+
 function answerList({ reply }: CommandInvocation, { tokens, owner }: Listed): void {
   const whose = owner === null ? 'There are' : `The account ${owner} has`;
   if (tokens.length === 0) {
@@ -32,7 +34,7 @@ function answerList({ reply }: CommandInvocation, { tokens, owner }: Listed): vo
 
 export function listCommand({ rules, logger }: TokenCommandsOptions) {
   return defineCommand({
-    name: 'TOKEN LIST',
+    name: NAME,
     usage: '[ALL|<account>]',
     help:
       'Lists your tokens with their state and approved endpoints. Administrators may list every token (ALL) ' +
@@ -40,7 +42,7 @@ export function listCommand({ rules, logger }: TokenCommandsOptions) {
     requiresAccount: true,
     args: [optional(listedTokens(rules, logger))],
     handle(invocation, listed) {
-      answerList(invocation, listed ?? rules.own(callerOf(invocation, 'TOKEN LIST')));
+      answerList(invocation, listed ?? rules.own(callerOf(invocation, NAME)));
     },
   });
 }
