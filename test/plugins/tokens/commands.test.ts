@@ -308,6 +308,25 @@ t.test(
   },
 );
 
+t.test('arguments are read in order before a command runs: the first one missing or refused is answered', async (t) => {
+  const bot = await startHarness(t, withTokens());
+  const tokens = bot.slice<TokensSlice>('tokens');
+  const { id } = await create(bot, 'alice');
+  const answers: [string, string][] = [
+    ['TOKEN GRANT', 'Usage: TOKEN GRANT <id> <endpoint|irc.*|netstats.*>...'],
+    ['TOKEN GRANT 99', 'Usage: TOKEN GRANT <id> <endpoint|irc.*|netstats.*>...'],
+    ['TOKEN STAFF', 'Usage: TOKEN STAFF <id> ON|OFF'],
+    [`TOKEN STAFF ${id}`, 'Usage: TOKEN STAFF <id> ON|OFF'],
+    [`TOKEN STAFF ${id} maybe`, 'Usage: TOKEN STAFF <id> ON|OFF'],
+    ['TOKEN STAFF 99 maybe', 'There is no token #99.'],
+    ['TOKEN STAFF x1 maybe', '"x1" is not a token id. Usage: TOKEN STAFF <id> ON|OFF'],
+    ['TOKEN AUDIT x1', '"x1" is not a token id. Usage: TOKEN AUDIT [id]'],
+    ['TOKEN REVOKE', 'Which token? Usage: TOKEN REVOKE <id>'],
+  ];
+  for (const [command, answer] of answers) t.same(await bot.say('boss', 'boss', command), [answer], command);
+  t.equal(tokens.audit().length, 1, 'nothing but the creation happened');
+});
+
 t.test('administrators grant, deny, mark staff, list all and revoke any token', async (t) => {
   const bot = await startHarness(t, withTokens());
   const { say } = bot;
