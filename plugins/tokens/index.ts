@@ -18,7 +18,7 @@ import { tokensConfigSchema, type TokensConfig } from './schema.js';
 import { tokensManage } from './services.js';
 import { staffRoutes } from './staff-routes.js';
 import { installTiers } from './tiers.js';
-import { addTokensSlice } from './uses.js';
+import { addTokensSlice } from './add-tokens-slice.js';
 
 export default definePlugin<TokensConfig>({
   name: 'tokens',
