@@ -417,7 +417,7 @@ export class CommandRegistry {
    */
   async accountOf(message: IrcMessage): Promise<string | null> {
     if (message.tags.account !== undefined) return message.tags.account === '*' ? null : message.tags.account;
-    if (this.irc.state.caps.has('account-tag')) return null;
+    if (this.irc.state.profile.accountFrom === 'account-tag') return null;
     const nick = message.source!.nick;
     try {
       const lines = await this.irc.request({

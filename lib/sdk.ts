@@ -85,6 +85,14 @@ export { casefold, searchFold, searchFoldOf, type Casemapping } from './irc/case
 export { stripFormatting } from './irc/text.js';
 export { isOnline, onlineNicks } from './irc/presence.js';
 export { askService, type ServiceAnswerOptions } from './irc/service-answer.js';
+export type {
+  ServerProfile,
+  ServerFamily,
+  FamilyAnswers,
+  ServerNoticeWording,
+  WhoisIpReply,
+  LatencyProbe,
+} from './irc/server-profile.js';
 
 // The network model every plugin shares.
 export { NetworkModel, type NetworkStats } from './model/network.js';

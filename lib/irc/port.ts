@@ -5,6 +5,7 @@
  */
 import type { Casemapping } from './casemapping.js';
 import type { LineOptions } from './pacer.js';
+import type { ServerProfile } from './server-profile.js';
 
 /** Where a line came from: a user (`nick!ident@host`) or a server (`nick` is its name). */
 export interface IrcSource {
@@ -55,6 +56,11 @@ export interface IrcSessionState {
   readonly casemapping: Casemapping;
   /** Member prefixes from ISUPPORT PREFIX, highest rank first: `[{mode: 'o', symbol: '@'}, ...]`. */
   readonly prefixes: readonly { mode: string; symbol: string }[];
+  /**
+   * What the server can do and how it answers, from its version, ISUPPORT and CAPs (server-profile.ts): every
+   * question about what one server software does differently is asked of it.
+   */
+  readonly profile: ServerProfile;
 }
 
 export interface IrcEvents {

@@ -5,6 +5,7 @@
  */
 import { formatLine } from './text.js';
 import type { IrcMessage, IrcRequest } from './port.js';
+import { UNKNOWN_SERVER } from './server-profile.js';
 
 /**
  * Requests whose reply is awaited go out, in order (answers to people first; a serial request passed over
@@ -67,6 +68,8 @@ export class RequestLane {
     private readonly open: () => boolean,
     /** How a request the server refused with RPL_TRYAGAIN is sent again. */
     private readonly tryAgain: TryAgainOptions = TRY_AGAIN,
+    /** What the error of a request refused too often advises: the server profile's `tryAgainText`. */
+    private readonly tryAgainAdvice: () => string = () => UNKNOWN_SERVER.tryAgainText,
   ) {}
 
   /** Send `request` when its turn comes; resolves with its reply, rejects on timeout or {@link rejectAll}. */
@@ -186,7 +189,7 @@ export class RequestLane {
       pending.reject(
         new Error(
           `the server rate-limits ${pending.request.send[0]} (RPL_TRYAGAIN, 263) and refused it ${times + 1} times ` +
-            `over ${waited / 1000} s; on ircd-hybrid, oper the bot or set pace_wait and pace_wait_simple to 0`,
+            `over ${waited / 1000} s; ${this.tryAgainAdvice()}`,
         ),
       );
       return true;

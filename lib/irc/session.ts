@@ -5,6 +5,7 @@
  */
 import { casefold, parseCasemapping, type Casemapping } from './casemapping.js';
 import type { IrcMessage, IrcSessionState } from './port.js';
+import { buildServerProfile, UNKNOWN_SERVER, type ServerProfile } from './server-profile.js';
 
 /** A line that moved the session on, for the transport to act on. */
 export type SessionStep = 'registered' | 'motd-ended' | 'logged-in' | 'sasl-failed';
@@ -24,10 +25,14 @@ export class SessionState implements IrcSessionState {
   serverVersion = '';
   isupport = new Map<string, string>();
   caps = new Set<string>();
+  /** Capabilities the server offered (CAP LS, CAP NEW), without their values. */
+  private readonly offeredCaps = new Set<string>();
   casemapping: Casemapping = 'rfc1459';
   prefixes: { mode: string; symbol: string }[] = [...DEFAULT_PREFIXES];
   /** The last nick folded, and how: {@link nickKey} folds again only when either changed. */
   private folded = { nick: '', casemapping: 'rfc1459' as Casemapping, key: '' };
+  /** The profile as last built; null once a line changed what it is built from, until it is asked for. */
+  private builtProfile: ServerProfile | null = UNKNOWN_SERVER;
 
   constructor(nick: string) {
     this.nick = nick;
@@ -40,6 +45,20 @@ export class SessionState implements IrcSessionState {
       this.folded = { nick: this.nick, casemapping: this.casemapping, key: casefold(this.nick, this.casemapping) };
     }
     return this.folded.key;
+  }
+
+  /**
+   * What the server can do and how it answers (server-profile.ts): built again, when next asked for, after
+   * RPL_MYINFO, the server's own RPL_VERSION, ISUPPORT or a CAP line.
+   */
+  get profile(): ServerProfile {
+    this.builtProfile ??= buildServerProfile({
+      version: this.serverVersion,
+      isupport: this.isupport,
+      caps: this.caps,
+      offeredCaps: this.offeredCaps,
+    });
+    return this.builtProfile;
   }
 
   /** Whether `nick` is the bot's own. */
@@ -58,6 +77,8 @@ export class SessionState implements IrcSessionState {
     this.serverVersion = '';
     this.isupport.clear();
     this.caps.clear();
+    this.offeredCaps.clear();
+    this.builtProfile = UNKNOWN_SERVER;
   }
 
   /** Learn from one line; says when the line moved the session on. */
@@ -71,16 +92,19 @@ export class SessionState implements IrcSessionState {
         return 'registered';
       case '004': // RPL_MYINFO: me server version usermodes chanmodes
         this.serverVersion = params[2] ?? '';
+        this.builtProfile = null;
         return undefined;
       case '351': // RPL_VERSION: me version.debuglevel server :comments
         // An attached client's 004 went by before the transport saw it: the VERSION its resync asks answers
         // (before its WHOIS names the server). Else only our own server's answer: a latency probe asks services too.
         if (this.serverVersion === '' && (this.server === '' || message.source?.nick === this.server)) {
           this.serverVersion = (params[1] ?? '').replace(/\.$/, '');
+          this.builtProfile = null;
         }
         return undefined;
       case '005':
         this.applyIsupport(params.slice(1, -1));
+        this.builtProfile = null;
         return undefined;
       case '376': // RPL_ENDOFMOTD
       case '422': // ERR_NOMOTD
@@ -110,6 +134,7 @@ export class SessionState implements IrcSessionState {
         return undefined;
       case 'CAP':
         this.applyCap(params[1] ?? '', params.at(-1) ?? '');
+        this.builtProfile = null;
         return undefined;
       default:
         return undefined;
@@ -152,8 +177,13 @@ export class SessionState implements IrcSessionState {
         if (name.startsWith('-')) this.caps.delete(name.slice(1));
         else this.caps.add(name);
       }
+    } else if (subcommand === 'LS' || subcommand === 'NEW') {
+      for (const name of names) this.offeredCaps.add(name.split('=')[0]!);
     } else if (subcommand === 'DEL') {
-      for (const name of names) this.caps.delete(name);
+      for (const name of names) {
+        this.caps.delete(name);
+        this.offeredCaps.delete(name);
+      }
     }
   }
 }

@@ -73,6 +73,7 @@ export abstract class BaseTransport implements IrcTransport {
       (line) => this.writeLine(line),
       () => this.state.connected,
       options.tryAgain ?? TRY_AGAIN,
+      () => this.state.profile.tryAgainText,
     );
     this.reconnector = new Reconnector(options.reconnect, logger);
     logger.addSecret(options.sasl?.password);
@@ -338,7 +339,7 @@ export abstract class BaseTransport implements IrcTransport {
         this.logger.error('OPER got no answer', { error: errorMessage(error) });
       }
     }
-    const botMode = this.state.isupport.get('BOT');
+    const { botMode } = this.state.profile;
     if (botMode) this.send('MODE', this.state.nick, `+${botMode}`);
     if (this.state.connected) {
       this.logger.info('ready', {

@@ -73,6 +73,11 @@ async function checkAdopted(t: Test, transport: IrcTransport, connection: Script
     ['q', 'o', 'v'],
   );
   t.ok(transport.state.caps.has('extended-join'), 'capabilities, from CAP LIST');
+  t.match(
+    transport.state.profile,
+    { version: 'test-1.0', whox: true, botMode: 'B' },
+    'the server profile, from the VERSION answer and the ISUPPORT sent again',
+  );
   await connection.waitFor(new RegExp(`^MODE ${nick} \\+B$`));
   t.pass('bot mode set, as after a registration of its own');
   const seen = new Promise<IrcMessage>((resolve) => transport.on('message', resolve));

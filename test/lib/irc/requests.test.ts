@@ -9,6 +9,7 @@ import t from 'tap';
 import { toIrcMessage } from '../../../lib/irc/irc-framework.js';
 import type { IrcRequest } from '../../../lib/irc/port.js';
 import { RequestLane, TRY_AGAIN, type TryAgainOptions } from '../../../lib/irc/requests.js';
+import { buildServerProfile } from '../../../lib/irc/server-profile.js';
 import { FakeTransport } from '../../support/fake-irc.js';
 
 const TRY_AGAIN_TEXT = 'Server load is temporarily too heavy. Please wait a while and try again.';
@@ -16,14 +17,23 @@ const tryAgain = (command: string) => `:hub.test.net 263 DataBot ${command} :${T
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The profile of the test network's ircd-hybrid, from its RPL_MYINFO version. */
+const hybrid = buildServerProfile({
+  version: 'ircd-hybrid-1:8.2.43+dfsg.1-1',
+  isupport: new Map(),
+  caps: new Set(),
+  offeredCaps: new Set(),
+});
+
 /** A lane writing to an array, fed server lines as a connection would; short waits unless told. */
-function lane(options: TryAgainOptions = { firstWaitMs: 20, times: 3 }) {
+function lane(options: TryAgainOptions = { firstWaitMs: 20, times: 3 }, advice = hybrid.tryAgainText) {
   const sent: string[] = [];
   let open = true;
   const requests = new RequestLane(
     (line) => sent.push(line),
     () => open,
     options,
+    () => advice,
   );
   return {
     requests,
@@ -149,8 +159,33 @@ t.test('the waits double; after the last try a 263 rejects, naming the command a
   t.ok(error instanceof Error);
   t.match((error as Error).message, /rate-limits LINKS \(RPL_TRYAGAIN, 263\).*4 times over 0\.14 s/);
   t.match((error as Error).message, /pace_wait/, 'says what to set');
+  t.match((error as Error).message, /on ircd-hybrid, oper the bot or set pace_wait and pace_wait_simple to 0$/);
   await wait(200);
   t.equal(sent.length, 4, 'never sent again after it was rejected');
+});
+
+t.test("on a server the profile does not know, the advice names no server's settings", async (t) => {
+  const { requests, receive } = lane(
+    { firstWaitMs: 1, times: 0 },
+    buildServerProfile({
+      version: 'MysteryIRCd-1.0',
+      isupport: new Map(),
+      caps: new Set(),
+      offeredCaps: new Set(),
+    }).tryAgainText,
+  );
+  const refused = requests.add(links('*')).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  receive(tryAgain('LINKS'));
+  const error = await refused;
+  t.ok(error instanceof Error);
+  t.match(
+    (error as Error).message,
+    /rate-limits LINKS \(RPL_TRYAGAIN, 263\).*; oper the bot, or have the server's limit/,
+  );
+  t.notMatch((error as Error).message, /pace_wait|hybrid/);
 });
 
 t.test("a request's turn is free while it waits to be sent again", async (t) => {

@@ -1,0 +1,318 @@
+/**
+ * The server profile: what the IRC server the bot is connected to can do and how it words its answers, as
+ * irc-framework's networkinfo.js knows its server. It is built from what the server says of itself: its
+ * software and version (RPL_MYINFO 004, or RPL_VERSION 351 for an attached client whose 004 went by), its
+ * ISUPPORT tokens (005) and its capabilities (CAP). Every "does this server …" question is asked of it, by
+ * feature first (an ISUPPORT token or a CAP the server advertises), and by the software's family only where
+ * the server does not advertise the feature.
+ *
+ * The families are one table, {@link SERVER_FAMILIES}: the only place in the code that names an IRC server's
+ * software. Adding one is adding its entry (its version pattern and the answers where it differs from
+ * {@link GENERIC_ANSWERS}), with a test fed by its real lines: see docs/adding-an-irc-server.md.
+ */
+
+/**
+ * The server notices an operator can ask for, and how the software words them. Each pattern is matched
+ * against the notice's text and names what it captures; `notices.ts` in the collector reads them.
+ */
+export interface ServerNoticeWording {
+  /** The snomasks that bring them (`MODE <bot> +s <modes>`). */
+  readonly modes: string;
+  /**
+   * A client connected: groups `nick`, `ident`, `host` (the host it connected from), `ip`, `realname`, and
+   * `server` for a client of another server (none for one of the bot's server).
+   */
+  readonly connect: RegExp;
+  /** A client exited: group `nick`. */
+  readonly exit: RegExp;
+  /** A client changed nick: groups `from` and `to`. */
+  readonly nick: RegExp;
+  /** A channel was formed by its first member's JOIN: group `channel`. */
+  readonly channel: RegExp;
+}
+
+/** The WHOIS replies that give an operator a user's IP: RPL_WHOISHOST (378) and RPL_WHOISACTUALLY (338). */
+export type WhoisIpReply = '378' | '338';
+
+/** A latency probe: a command each server answers itself (`TIME <server>`, `VERSION <server>`). */
+export type LatencyProbe = 'TIME' | 'VERSION';
+
+/** What a family of server software does that neither its ISUPPORT tokens nor its CAPs say. */
+export interface FamilyAnswers {
+  /**
+   * The WHO flag with which a WHOX answer to an operator carries the host behind any cloak or vhost in the
+   * host field; null where none is known (an unknown flag may be an error, or be taken for another filter).
+   */
+  readonly realHostWhoFlag: string | null;
+  /**
+   * Who may ask WHOX for IPs (`%i`): `operator` where a non-operator's question would cost the answer (InspIRCd
+   * 3 then lists nobody but the asker), `anyone` where it only hides the IPs.
+   */
+  readonly whoxIp: 'operator' | 'anyone';
+  /** Whether an operator's WHO lists invisible (+i) users too: then it counts the users of each server. */
+  readonly operatorWhoSeesInvisible: boolean;
+  /** The most rows one WHO answers (more: ask smaller masks); null where the server sends every match. */
+  readonly whoReplyLimit: number | null;
+  /**
+   * Whether LIST rows start with the channel's modes (`[+nt] topic`): true always, false never (a topic that
+   * starts with `[+` is then a topic), null where the server's configuration decides (read from the rows).
+   */
+  readonly listShowsModes: boolean | null;
+  /** The STATS letter that lists the operators online as `nick (ident@host) Idle: …`; null where none does. */
+  readonly operatorsStats: string | null;
+  /**
+   * How a MAP line gives a server's users, with groups `name` and `users`; null where the collector reads no
+   * MAP from this software (it has none, or words it otherwise), so it does not ask.
+   */
+  readonly mapLine: RegExp | null;
+  /** The client, nick, channel and link notices an operator can ask for; null where their wording is not known. */
+  readonly serverNotices: ServerNoticeWording | null;
+  /** Which WHOIS replies carry a user's IP to an operator. */
+  readonly whoisIpReplies: readonly WhoisIpReply[];
+  /** Whether any server's WHOIS shows the IP, or only the user's own server's (asked as `WHOIS nick nick`). */
+  readonly whoisIpFrom: 'any-server' | 'user-server';
+  /** The latency probes to try, in order, for a server none has answered yet. */
+  readonly latencyProbes: readonly LatencyProbe[];
+  /**
+   * Whether the software logs users in with SASL at all: true where it offers the `sasl` CAP while its services
+   * are linked, false where it never does (then a bot logs in with IDENTIFY), null where that is not known.
+   */
+  readonly sasl: boolean | null;
+  /** What to do about a command the server refused with RPL_TRYAGAIN (263) too often; null: the generic advice. */
+  readonly tryAgainAdvice: string | null;
+}
+
+/** One family of server software: how to know it, and its answers. */
+export interface ServerFamily extends FamilyAnswers {
+  /** Its name, as logs and error messages give it. */
+  readonly name: string;
+  /** Matches its version string as RPL_MYINFO (or RPL_VERSION, without the final dot) gives it. */
+  readonly version: RegExp;
+}
+
+/**
+ * A MAP line with the users and their share after the name (and, to an operator, `(SID version)`):
+ * `` `-leaf.test.net (002 InspIRCd-3)  1 [12.50%] ``.
+ */
+const USERS_BEFORE_SHARE_MAP = /^[\s|`'\\-]*(?<name>[^\s(|`]+)(?:\s+\([^)]*\))?\s+(?<users>\d+)\s+\[/;
+
+/** The answers for software no entry names, and for whatever an entry does not say. */
+export const GENERIC_ANSWERS: FamilyAnswers = {
+  realHostWhoFlag: null,
+  whoxIp: 'operator',
+  operatorWhoSeesInvisible: true,
+  whoReplyLimit: null,
+  listShowsModes: null,
+  operatorsStats: 'P',
+  mapLine: USERS_BEFORE_SHARE_MAP,
+  serverNotices: null,
+  whoisIpReplies: ['378', '338'],
+  whoisIpFrom: 'user-server',
+  latencyProbes: ['TIME', 'VERSION'],
+  sasl: null,
+  tryAgainAdvice: null,
+};
+
+/**
+ * InspIRCd 3's notices (core_user for snomasks c, C, q, Q; the seenicks module for n, N; the chancreate module
+ * for j, J; l, L bring the link notices, which the collector reads in any server's words):
+ *
+ *     *** CONNECT: Client connecting on port 6667 (class main): nick!ident@host (ip) [realname]
+ *     *** REMOTECONNECT: Client connecting at leaf.example: nick!ident@host (ip) [realname]
+ *     *** QUIT: Client exiting: nick!ident@host (ip) [reason]
+ *     *** REMOTEQUIT: Client exiting on server leaf.example: nick!ident@host (ip) [reason]
+ *     *** NICK: User old changed their nickname to new          (REMOTENICK for another server's)
+ *     *** CHANCREATE: Channel #name created by nick!ident@host
+ *     *** REMOTECHANCREATE: From leaf.example: Channel #name created by nick!ident@host
+ *
+ * A server without the seenicks or chancreate module answers their letters with 501, and applies the others.
+ */
+const INSPIRCD_NOTICES: ServerNoticeWording = {
+  modes: '+cCqQnNlLjJ',
+  connect:
+    /^\*\*\* (?:CONNECT: Client connecting on port \d+(?: \(class [^)]*\))?|REMOTECONNECT: Client connecting at (?<server>\S+)): (?<nick>[^!\s]+)!(?<ident>[^@\s]+)@(?<host>\S+) \((?<ip>[^)]*)\) \[(?<realname>.*)\]$/,
+  exit: /^\*\*\* (?:QUIT: Client exiting|REMOTEQUIT: Client exiting on server \S+): (?<nick>[^!\s]+)!/,
+  nick: /^\*\*\* (?:REMOTE)?NICK: User (?<from>\S+) changed their nickname to (?<to>\S+)$/,
+  channel: /^\*\*\* (?:CHANCREATE|REMOTECHANCREATE: From \S+): Channel (?<channel>\S+) created by /,
+};
+
+/**
+ * The software the profile knows, first match wins. Each entry says only where it differs from
+ * {@link GENERIC_ANSWERS}; the answers of the families the test networks do not run yet (UnrealIRCd, Solanum,
+ * ircu, ircd 2.11) are the generic ones until a test network checks them (docs/adding-an-irc-server.md).
+ */
+export const SERVER_FAMILIES: readonly ServerFamily[] = [
+  {
+    ...GENERIC_ANSWERS,
+    name: 'InspIRCd',
+    // 3 and 4; InspIRCd 2 words its notices otherwise and has no real-host WHO flag.
+    version: /^InspIRCd-[34]\b/,
+    realHostWhoFlag: 'x',
+    // `<options modesinlist>` decides.
+    listShowsModes: null,
+    mapLine: USERS_BEFORE_SHARE_MAP,
+    serverNotices: INSPIRCD_NOTICES,
+    whoisIpReplies: ['378'],
+    whoisIpFrom: 'any-server',
+    sasl: true,
+  },
+  {
+    ...GENERIC_ANSWERS,
+    name: 'ircd-hybrid',
+    // `ircd-hybrid-8.2.43`, or a distribution's `ircd-hybrid-1:8.2.43+dfsg.1-1`.
+    version: /^ircd-hybrid-/i,
+    listShowsModes: true,
+    // STATS P lists its ports; the operators online are under STATS p, with their flags before the nick.
+    operatorsStats: null,
+    // `hub.test.net[001] ---- | Users:     2 (18.18%)`, a form the collector does not read.
+    mapLine: null,
+    whoisIpReplies: ['338'],
+    whoisIpFrom: 'any-server',
+    sasl: false,
+    // It refuses anyone but an operator a LINKS, MAP, STATS, WHO of a mask… within `pace_wait` of anyone's last.
+    tryAgainAdvice: 'oper the bot or set pace_wait and pace_wait_simple to 0',
+  },
+  {
+    ...GENERIC_ANSWERS,
+    name: 'ngIRCd',
+    version: /^ngircd-/i,
+    listShowsModes: false,
+    // STATS P answers nothing; MAP is an unknown command.
+    operatorsStats: null,
+    mapLine: null,
+    // Only the user's own server shows an operator the IP (378).
+    whoisIpReplies: ['378'],
+    whoisIpFrom: 'user-server',
+    sasl: false,
+  },
+  {
+    ...GENERIC_ANSWERS,
+    name: 'UnrealIRCd',
+    version: /^UnrealIRCd-/i,
+    sasl: true,
+  },
+  {
+    ...GENERIC_ANSWERS,
+    name: 'Solanum',
+    // Charybdis is its ancestor, and answers alike.
+    version: /^(?:solanum|charybdis)-/i,
+    sasl: true,
+  },
+  {
+    ...GENERIC_ANSWERS,
+    name: 'ircu',
+    // `u2.10.12.19`, and its kin: `u2.10.12.10+snircd(1.3.4a)`, `u2.10.12.14(nefarious)`.
+    version: /^u2\.\d/,
+  },
+  {
+    ...GENERIC_ANSWERS,
+    name: 'ircd 2.11',
+    // `2.11.2p3`: no CAP, no services, so no SASL.
+    version: /^2\.11\./,
+    sasl: false,
+  },
+];
+
+/** The advice for RPL_TRYAGAIN where the family has none of its own. */
+const GENERIC_TRY_AGAIN_ADVICE = "oper the bot, or have the server's limit on the command lifted";
+
+/** What the server said of itself: the profile is built from these alone. */
+export interface ServerSelfDescription {
+  /** The version string (RPL_MYINFO's or RPL_VERSION's); empty while unknown. */
+  version: string;
+  /** ISUPPORT tokens (`WHOX` → ``, `ELIST` → `CMNTU`). */
+  isupport: ReadonlyMap<string, string>;
+  /** Capabilities the bot was granted (CAP ACK, CAP LIST). */
+  caps: ReadonlySet<string>;
+  /** Capabilities the server offered (CAP LS, CAP NEW), without their values (`sasl`, not `sasl=PLAIN`). */
+  offeredCaps: ReadonlySet<string>;
+}
+
+/** What the bot knows of its server: one answer per question, by feature first, else by family. */
+export interface ServerProfile extends FamilyAnswers {
+  /** The version string the family was found from; empty while unknown. */
+  readonly version: string;
+  /** The family's name; null for software {@link SERVER_FAMILIES} does not name (the generic answers apply). */
+  readonly family: string | null;
+  /** WHOX (ISUPPORT `WHOX`): WHO with fields, tokens and flags. */
+  readonly whox: boolean;
+  /** LIST can ask for the channels formed lately (ISUPPORT `ELIST` with `C`: creation time, in minutes). */
+  readonly listsNewChannels: boolean;
+  /** LIST can ask for channels by their user count (ISUPPORT `ELIST` with `U`). */
+  readonly listsByUsers: boolean;
+  /**
+   * The most channels a user may be in: ISUPPORT `CHANLIMIT=#:100` (the lowest of its prefixes), or the older
+   * `MAXCHANNELS=20` of servers that predate it; null where the server does not say.
+   */
+  readonly channelLimit: number | null;
+  /** The user mode that marks a bot (ISUPPORT `BOT`); null where the server has none. */
+  readonly botMode: string | null;
+  /** The channel prefixes of channels local to one server (`&`, RFC 2811), of those ISUPPORT `CHANTYPES` lists. */
+  readonly localChannelTypes: string;
+  /**
+   * How to learn a user's account: from the `account` tag of their lines (the `account-tag` CAP was granted: no
+   * tag means not logged in), or from their WHOIS (RPL_WHOISACCOUNT 330).
+   */
+  readonly accountFrom: 'account-tag' | 'whois';
+  /** The advice an error about RPL_TRYAGAIN (263) ends with. */
+  readonly tryAgainText: string;
+  /** Whether `name` is a channel local to one server ({@link localChannelTypes}). */
+  isLocalChannel(name: string): boolean;
+}
+
+/** The family whose pattern `version` matches, if any. */
+export function serverFamilyOf(version: string): ServerFamily | null {
+  if (version === '') return null;
+  return SERVER_FAMILIES.find((family) => family.version.test(version)) ?? null;
+}
+
+/** The most channels ISUPPORT lets a user be in, if it says. */
+function channelLimitOf(isupport: ReadonlyMap<string, string>): number | null {
+  const chanlimit = isupport.get('CHANLIMIT');
+  const limits =
+    chanlimit === undefined
+      ? [Number(isupport.get('MAXCHANNELS'))]
+      : chanlimit.split(',').map((entry) => Number(entry.split(':')[1]));
+  const known = limits.filter((limit) => Number.isInteger(limit) && limit > 0);
+  return known.length > 0 ? Math.min(...known) : null;
+}
+
+/** The profile of a server that described itself so. Pure. */
+export function buildServerProfile(server: ServerSelfDescription): ServerProfile {
+  const { isupport } = server;
+  const family = serverFamilyOf(server.version);
+  const { name, version: _pattern, ...familyAnswers } = family ?? { ...GENERIC_ANSWERS, name: null, version: null };
+  const whox = isupport.has('WHOX');
+  const elist = isupport.get('ELIST')?.toUpperCase() ?? '';
+  // RFC 2811's default where the server does not list its prefixes.
+  const localChannelTypes = (isupport.get('CHANTYPES') ?? '#&').includes('&') ? '&' : '';
+  const sasl = server.offeredCaps.has('sasl') || server.caps.has('sasl') ? true : familyAnswers.sasl;
+  return {
+    ...familyAnswers,
+    version: server.version,
+    family: name,
+    whox,
+    // A real-host flag is a WHOX flag: without WHOX there is nothing to put it in.
+    realHostWhoFlag: whox ? familyAnswers.realHostWhoFlag : null,
+    listsNewChannels: elist.includes('C'),
+    listsByUsers: elist.includes('U'),
+    channelLimit: channelLimitOf(isupport),
+    botMode: isupport.get('BOT') || null,
+    localChannelTypes,
+    accountFrom: server.caps.has('account-tag') ? 'account-tag' : 'whois',
+    sasl,
+    tryAgainText:
+      familyAnswers.tryAgainAdvice === null
+        ? GENERIC_TRY_AGAIN_ADVICE
+        : `on ${name ?? 'this server'}, ${familyAnswers.tryAgainAdvice}`,
+    isLocalChannel: (channel) => localChannelTypes !== '' && localChannelTypes.includes(channel.charAt(0)),
+  };
+}
+
+/** The profile of a server that has said nothing yet. */
+export const UNKNOWN_SERVER: ServerProfile = buildServerProfile({
+  version: '',
+  isupport: new Map(),
+  caps: new Set(),
+  offeredCaps: new Set(),
+});
