@@ -5,12 +5,12 @@
  * backends (SASL, Atheme JSON-RPC, Anope 2.1 JSON-RPC, Anope 2.0 XML-RPC), behind brute-force windows and a bounded pool of connections.
  * It provides the same check to the website's sign-in (`nickserv.credentials`).
  */
-import { definePlugin, isOnline, type HostInfo } from '../../lib/sdk.js';
+import { definePlugin, isOnline, type HostInfo, type IrcPort } from '../../lib/sdk.js';
 import { anopeBackend } from './backends/anope-rpc.js';
 import { anopeXmlRpcBackend } from './backends/anope-xmlrpc.js';
 import { athemeBackend } from './backends/atheme-jsonrpc.js';
 import type { CredentialBackend } from './backends/backend.js';
-import { saslBackend } from './backends/sasl.js';
+import { saslBackend, type SaslBackendOptions } from './backends/sasl.js';
 import { FailureWindow } from './limiter.js';
 import { TaskPool } from './pool.js';
 import { checkCredentialsRoute, type CheckRouteContext } from './route.js';
@@ -33,23 +33,32 @@ function rpcUrl(config: NickservConfig): URL {
   }
 }
 
+/** What the sasl backend asks of the bot's own connection when a server offers no SASL. */
+type ServerChecks = Pick<SaslBackendOptions, 'servicesOnline' | 'serverSasl'>;
+
+/** Whether NickServ is on the network (WHOIS), and whether the server's software has SASL (its profile). */
+function serverChecksOf(irc: IrcPort): ServerChecks {
+  return { servicesOnline: () => isOnline(irc, 'NickServ'), serverSasl: () => irc.state.profile.sasl };
+}
+
 /** The backend the config names. */
-export function createBackend(
-  config: NickservConfig,
-  host: HostInfo,
-  servicesOnline?: () => Promise<boolean>,
-): CredentialBackend {
+export function createBackend(config: NickservConfig, host: HostInfo, checks: ServerChecks = {}): CredentialBackend {
   const timeoutMs = config.timeout_seconds * 1000;
   switch (config.backend) {
-    case 'sasl':
+    case 'sasl': {
+      const server = config.host ?? host.ircServer.host;
+      const { servicesOnline, serverSasl } = checks;
       return saslBackend({
-        host: config.host ?? host.ircServer.host,
+        host: server,
         port: config.port ?? host.ircServer.port,
         tls: config.tls ?? host.ircServer.tls,
         tlsVerify: config.tls_verify ?? host.ircServer.tlsVerify,
         timeoutMs,
         ...(servicesOnline ? { servicesOnline } : {}),
+        // The bot's own server profile speaks for the server the bot is connected to only.
+        ...(serverSasl && server === host.ircServer.host ? { serverSasl } : {}),
       });
+    }
     case 'atheme-jsonrpc':
       return athemeBackend({ url: rpcUrl(config), timeoutMs });
     case 'anope-rpc':
@@ -66,7 +75,7 @@ export default definePlugin<NickservConfig>({
   provides: ['nickserv.credentials'],
   start({ config, host, http, irc, logger, model, onModelChange, timers, services, metrics }) {
     logger.addSecret(config.rpc_token);
-    const backend = createBackend(config, host, () => isOnline(irc, 'NickServ'));
+    const backend = createBackend(config, host, serverChecksOf(irc));
     const timeoutMs = config.timeout_seconds * 1000;
     const windowMs = config.rate_limit.window_seconds * 1000;
     const byNick = new FailureWindow({

@@ -33,6 +33,12 @@ export interface SaslBackendOptions {
    * cap) or that the server has no SASL at all (ircd-hybrid, ngircd); the error then says which.
    */
   servicesOnline?: () => Promise<boolean>;
+  /**
+   * Whether the IRC server's software logs users in with SASL at all, as the bot's own connection's server
+   * profile says (its `sasl`: null where it cannot tell). False: a CAP LS without `sasl` means this server has
+   * none, whether or not the services are on the network, and nobody is asked.
+   */
+  serverSasl?: () => boolean | null;
 }
 
 /** The error when CAP LS lists no SASL although the nickname service is on the network. */
@@ -240,11 +246,13 @@ class SaslExchange {
 
   /**
    * CAP LS lists no SASL: InspIRCd withdraws the cap while the SASL target (services) is not linked, and
-   * some servers have none at all. The connection ends now; the nickname service's presence says which.
+   * some servers have none at all. The connection ends now; the server profile says which where it knows,
+   * else the nickname service's presence.
    */
   private failWithoutSasl(): void {
     const down = 'the IRC server offers no SASL right now: the nickname service is down or not linked';
-    const { servicesOnline } = this.options;
+    const { servicesOnline, serverSasl } = this.options;
+    if (serverSasl?.() === false) return this.fail(NO_SASL_MESSAGE);
     if (!servicesOnline) return this.fail(down);
     // NickServ away: services are down, and the server may have no SASL even once they are back.
     const downOrNone = `${down}, or this server has no SASL at all (${NO_SASL_MESSAGE})`;

@@ -7,7 +7,12 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { ServiceUnavailableError } from '../../../plugins/nickserv/backends/backend.js';
-import { parseLine, plainResponseLines, saslBackend } from '../../../plugins/nickserv/backends/sasl.js';
+import {
+  NO_SASL_MESSAGE,
+  parseLine,
+  plainResponseLines,
+  saslBackend,
+} from '../../../plugins/nickserv/backends/sasl.js';
 
 interface Session {
   /** Lines the checker sent, in order. */
@@ -297,6 +302,32 @@ t.test('no sasl in CAP LS: whether NickServ is on the network says why', async (
       'nothing is sent after CAP LS but QUIT',
     );
   }
+});
+
+t.test('no sasl in CAP LS where the server profile says the software has none: nobody is asked why', async (t) => {
+  const { port, sessions } = await fakeIrc(t, saslScript({ capLs: [':multi-prefix away-notify'] }));
+  let asked = 0;
+  const check = (serverSasl: boolean | null) =>
+    saslBackend({
+      host: '127.0.0.1',
+      port,
+      tls: false,
+      tlsVerify: true,
+      timeoutMs: 2000,
+      servicesOnline: async () => {
+        asked++;
+        return false;
+      },
+      serverSasl: () => serverSasl,
+    }).check({ nick: 'alice', password: 'pw', sourceIp: '127.0.0.1', signal });
+  // The services are away, yet the software (ircd-hybrid, ngircd) would have no SASL with them back either.
+  await t.rejects(check(false), { name: 'ServiceUnavailableError', message: NO_SASL_MESSAGE });
+  t.equal(asked, 0, 'the services were not looked for');
+  // Software with SASL whose CAP is gone: the services' presence says why, as without a profile.
+  await t.rejects(check(true), { name: 'ServiceUnavailableError', message: /nickname service is down/ });
+  await t.rejects(check(null), { name: 'ServiceUnavailableError', message: /nickname service is down/ });
+  t.equal(asked, 2);
+  for (const session of sessions) await session.closed;
 });
 
 t.test('a refused connection is unavailable', async (t) => {
