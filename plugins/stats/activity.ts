@@ -5,8 +5,12 @@
  * not counted.
  */
 import type { IrcMessage, IrcPort, NetworkModel } from '../../lib/sdk.js';
+import type { CollectorContext } from './collector.js';
 import type { ActivitySlice } from './model/activity.js';
+import type { ChannelRecordsSlice } from './model/channel-records.js';
+import { DAY_MS } from './model/history.js';
 import { isSelfKey } from './live.js';
+import type { CollectorUnit, LineHandler } from './unit.js';
 
 export interface ActivityContext {
   irc: IrcPort;
@@ -37,4 +41,47 @@ export function countLine(message: IrcMessage, { irc, model, activity }: Activit
   if (!channel?.joined || !isChatLine(text)) return false;
   activity.recordFolded(channelKey, channel.name, nickKey, nick, channel.hidden, at);
   return true;
+}
+
+/**
+ * Activity as a unit of the collector: it counts the chat lines, keeps every channel's record of users and
+ * today's peak of those the bot is in, and tells the store of both every `save_seconds` and at stop.
+ */
+export function activityUnit(
+  context: CollectorContext,
+  { activity, records }: { activity: ActivitySlice; records: ChannelRecordsSlice },
+): CollectorUnit {
+  const { model, config, now } = context;
+  // Made once: the handler runs for two lines in three.
+  const counting: ActivityContext = { irc: context.irc, model, activity };
+  const count: LineHandler = (message) => void countLine(message, counting, now());
+  /**
+   * Activity counts change with every line, and channel records with every count that passes one: the store
+   * hears of them every `save_seconds` (and at stop), in the one write the activity costs anyway. Once a day,
+   * the records of channels gone for the retention are forgotten (while synced: the model has every channel).
+   */
+  const announce = (): void => {
+    const at = new Date();
+    activity.rollover(at);
+    if (activity.takeChanges()) model.changed({ slice: 'activity', kind: 'counts' });
+    if (model.ready) {
+      const before = at.getTime() - config.retention_days * DAY_MS;
+      records.forget(activity.dateOf(at), (key) => model.channels.byKey(key) !== undefined, before);
+    }
+    if (records.takeChanges()) model.changed({ slice: 'channel-records', kind: 'records' });
+  };
+  return {
+    name: 'activity',
+    lines: { PRIVMSG: count, NOTICE: count },
+    reactions: {
+      // A member more, or a LIST count: every channel's record, and today's peak of those the bot is in.
+      channelCounted(channel, key) {
+        const at = now();
+        records.note(channel.name, channel.users, at.getTime(), key);
+        if (channel.joined) activity.notePeak(channel.name, channel.users, channel.hidden, at);
+      },
+    },
+    timers: [{ everyMs: config.save_seconds * 1000, run: announce }],
+    onStop: announce,
+  };
 }

@@ -9,6 +9,8 @@
  */
 import type { IrcMessage, IrcPort, NetworkModel, User } from '../../lib/sdk.js';
 import { KNOWN_CLIENTS } from './client-table.js';
+import type { CollectorContext } from './collector.js';
+import type { CollectorUnit } from './unit.js';
 
 /** Longest client name kept (an unknown client's name is the start of its reply). */
 export const MAX_CLIENT_LENGTH = 32;
@@ -391,4 +393,48 @@ function withoutTaken<T>(queue: T[], taken: number): T[] {
   if (taken === 0) return queue;
   if (taken === queue.length) return [];
   return taken > 1000 && taken * 2 > queue.length ? queue.slice(taken) : queue;
+}
+
+/** The clients as a unit of the collector; `waiting` is the asker's, for the metrics. */
+export interface VersionsUnit extends CollectorUnit {
+  readonly waiting: number;
+}
+
+/**
+ * Every user the model adds or changes is considered, each sync's end lets held answers go, the replies are
+ * read as they come, and one question goes out per tick of `version_requests_per_second` while synced.
+ */
+export function versionsUnit({ irc, model, config, connection }: CollectorContext): VersionsUnit {
+  const versions = new VersionAsker({
+    irc,
+    model,
+    services: config.services,
+    retryMs: config.version_retry_seconds * 1000,
+  });
+  const reset = (): void => versions.reset();
+  const perSecond = config.version_requests_per_second;
+  return {
+    name: 'clients',
+    get waiting() {
+      return versions.waiting;
+    },
+    lines: { NOTICE: (message) => void versions.handleReply(message) },
+    reactions: {
+      userChanged: (user) => versions.considerUser(user),
+      synced: () => versions.syncCompleted(),
+    },
+    timers:
+      perSecond > 0
+        ? [
+            {
+              everyMs: 1000 / perSecond,
+              run: () => {
+                if (connection.ready && model.ready) versions.tick();
+              },
+            },
+          ]
+        : [],
+    onReady: reset,
+    onDisconnected: reset,
+  };
 }

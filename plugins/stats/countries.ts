@@ -12,7 +12,17 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { Reader, type CountryResponse } from 'maxmind';
-import { errorMessage, type IrcMessage, type Logger, type NetworkModel, type User } from '../../lib/sdk.js';
+import {
+  errorMessage,
+  type IrcMessage,
+  type Logger,
+  type NetworkModel,
+  type User,
+  type WhoisIpReply,
+} from '../../lib/sdk.js';
+import type { CollectorContext } from './collector.js';
+import { RPL_WHOISACTUALLY, RPL_WHOISHOST } from './numerics.js';
+import type { CollectorUnit, LineHandler } from './unit.js';
 
 /** The ISO 3166-1 alpha-2 code of an IP's country, or null. */
 export type IpCountryLookup = (ip: string) => string | null;
@@ -229,14 +239,15 @@ export function locateKnownUser(model: NetworkModel, locator: CountryLocator, us
 
 /**
  * What an operator's WHOIS says of where a user connects from:
- * - RPL_WHOISHOST `378 me nick :is connecting from ident@host 192.0.2.1` (InspIRCd; `*@host` on UnrealIRCd):
- *   the real host and the IP;
- * - RPL_WHOISACTUALLY `338 me nick 192.0.2.1 :actually using host` (ircd-hybrid), or with `ident@host` before
- *   the IP (Charybdis, Solanum, ircu): the IP, and the real host where it is given.
+ * - RPL_WHOISHOST `378 me nick :is connecting from ident@host 192.0.2.1` (InspIRCd, ngIRCd; `*@host` on
+ *   UnrealIRCd): the real host and the IP;
+ * - RPL_WHOISACTUALLY `338 me nick 192.0.2.1 :actually using host`, or with `ident@host` before the IP
+ *   (ircd-hybrid 8.2, Charybdis, Solanum, ircu): the IP, and the real host where it is given.
+ * Which of them a server sends is its profile's `whoisIpReplies`.
  */
 export function noteWhoisHost(message: IrcMessage, model: NetworkModel): void {
-  if (message.command === '338') return noteWhoisActually(message, model);
-  if (message.command !== '378') return;
+  if (message.command === RPL_WHOISACTUALLY) return noteWhoisActually(message, model);
+  if (message.command !== RPL_WHOISHOST) return;
   const nick = message.params[1];
   const match = /\sfrom (?:\S*@)?(\S+) (\S+)$/.exec(message.params.at(-1) ?? '');
   if (!nick || !match || !model.users.get(nick)) return;
@@ -251,4 +262,23 @@ function noteWhoisActually(message: IrcMessage, model: NetworkModel): void {
   if (!nick || !ip || !model.users.get(nick)) return;
   const realHost = words.find((word) => word.includes('@'))?.replace(/^[^@]*@/, '');
   model.upsertUser(nick, realHost ? { realHost, ip } : { ip });
+}
+
+/**
+ * Countries as a unit of the collector: every user the model adds or changes is located again, and the WHOIS
+ * replies the server's profile names for IPs (`whoisIpReplies`) give the real host and IP, wherever the WHOIS
+ * came from.
+ */
+export function countriesUnit({ irc, model, config, logger }: CollectorContext): CollectorUnit {
+  const locator = new CountryLocator(loadCountryLookup(config.geoip_database, logger));
+  const whoisHost =
+    (reply: WhoisIpReply): LineHandler =>
+    (message) => {
+      if (irc.state.profile.whoisIpReplies.includes(reply)) noteWhoisHost(message, model);
+    };
+  return {
+    name: 'countries',
+    lines: { [RPL_WHOISHOST]: whoisHost(RPL_WHOISHOST), [RPL_WHOISACTUALLY]: whoisHost(RPL_WHOISACTUALLY) },
+    reactions: { userChanged: (user) => locateKnownUser(model, locator, user) },
+  };
 }

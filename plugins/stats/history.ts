@@ -6,7 +6,9 @@
 import type { HistoryRetention, HistorySlice } from './model/history.js';
 import { DAY_MS } from './model/history.js';
 import type { NetworkModel } from '../../lib/sdk.js';
+import type { CollectorContext } from './collector.js';
 import type { StatsConfig } from './schema.js';
+import type { CollectorUnit } from './unit.js';
 
 /** The retention windows of the history, from the config. */
 export function historyRetention(
@@ -32,4 +34,12 @@ export function recordHistoryPoint(model: NetworkModel, history: HistorySlice, n
     maxUsers: stats.maxUsers,
   });
   return true;
+}
+
+/** The history as a unit of the collector: a point every `history_seconds`, and the store told of it. */
+export function historyUnit({ model, config }: CollectorContext, history: HistorySlice): CollectorUnit {
+  const record = (): void => {
+    if (recordHistoryPoint(model, history, new Date())) model.changed({ slice: 'history', kind: 'point' });
+  };
+  return { name: 'history', timers: [{ everyMs: config.history_seconds * 1000, run: record }] };
 }

@@ -3,19 +3,36 @@
  * the configured list, or with `join: "*"` the biggest public channels up to
  * `max_channels`, re-checked at every sync.
  */
-import type { Channel, IrcMessage, NetworkModel } from '../../lib/sdk.js';
+import type { Channel, IrcMessage, Logger, NetworkModel } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
+import {
+  ERR_BADCHANNELKEY,
+  ERR_BANNEDFROMCHAN,
+  ERR_CHANNELISFULL,
+  ERR_INVITEONLYCHAN,
+  ERR_NEEDREGGEDNICK,
+  ERR_OPERONLY,
+  ERR_SECUREONLYCHAN,
+  ERR_TOOMANYCHANNELS,
+} from './numerics.js';
+import type { CollectorUnit, LineHandler } from './unit.js';
 
 /** Channels per JOIN or PART line, well under the 512-byte line limit. */
 const CHANNELS_PER_LINE = 10;
 /** A channel that refused the bot is not asked again for this long. */
 const REFUSAL_BACKOFF_MS = 30 * 60 * 1000;
 
-/**
- * JOIN refusals: ERR_TOOMANYCHANNELS (405), channel full (471), invite only (473), banned (474),
- * bad key (475), registered users only (477), TLS only (489), operators only (520).
- */
-const REFUSALS = new Set(['405', '471', '473', '474', '475', '477', '489', '520']);
+/** JOIN refusals: too many channels, channel full, invite only, banned, bad key, registered users, TLS, operators only. */
+const REFUSALS: readonly string[] = [
+  ERR_TOOMANYCHANNELS,
+  ERR_CHANNELISFULL,
+  ERR_INVITEONLYCHAN,
+  ERR_BANNEDFROMCHAN,
+  ERR_BADCHANNELKEY,
+  ERR_NEEDREGGEDNICK,
+  ERR_SECUREONLYCHAN,
+  ERR_OPERONLY,
+];
 
 /** Channels that refused the bot, by folded name, with when they may be tried again. */
 export interface JoinState {
@@ -45,10 +62,10 @@ export function noteJoinRefusal(
   model: NetworkModel,
   now = Date.now(),
 ): string | null {
-  if (!REFUSALS.has(message.command)) return null;
+  if (!REFUSALS.includes(message.command)) return null;
   const channel = message.params[1];
   if (!channel) return null;
-  if (message.command === '405') {
+  if (message.command === ERR_TOOMANYCHANNELS) {
     state.fullUntil = now + REFUSAL_BACKOFF_MS;
     const joined = joinedCount(model);
     if (joined > 0) state.fullAt = joined;
@@ -67,20 +84,6 @@ function joinedCount(model: NetworkModel): number {
 /** Users in a channel other than the bot (LIST and NAMES count the bot too). */
 function othersIn(channel: Channel): number {
   return channel.joined ? channel.users - 1 : channel.users;
-}
-
-/**
- * The most channels the server lets a user be in, if it says: ISUPPORT `CHANLIMIT=#:100` (the lowest of its
- * prefixes), or the older `MAXCHANNELS=20` of servers that predate it (ircu and its kin).
- */
-export function channelLimit(isupport: ReadonlyMap<string, string>): number | null {
-  const chanlimit = isupport.get('CHANLIMIT');
-  const limits =
-    chanlimit === undefined
-      ? [Number(isupport.get('MAXCHANNELS'))]
-      : chanlimit.split(',').map((entry) => Number(entry.split(':')[1]));
-  const known = limits.filter((limit) => Number.isInteger(limit) && limit > 0);
-  return known.length > 0 ? Math.min(...known) : null;
 }
 
 /**
@@ -136,7 +139,7 @@ export function planJoins(
 export function joinChannels(context: SyncContext, state: JoinState): void {
   const { irc } = context;
   // An operator may be allowed more channels than CHANLIMIT says; a 405 stops it where the server does.
-  const limit = irc.state.isOperator ? null : channelLimit(irc.state.isupport);
+  const limit = irc.state.isOperator ? null : irc.state.profile.channelLimit;
   const { join, part } = planJoins({ ...context, limit }, state);
   for (let start = 0; start < part.length; start += CHANNELS_PER_LINE) {
     irc.send('PART', part.slice(start, start + CHANNELS_PER_LINE).join(','), 'Channel no longer collected');
@@ -144,4 +147,25 @@ export function joinChannels(context: SyncContext, state: JoinState): void {
   for (let start = 0; start < join.length; start += CHANNELS_PER_LINE) {
     irc.send('JOIN', join.slice(start, start + CHANNELS_PER_LINE).join(','));
   }
+}
+
+/**
+ * JOIN refusals as a unit of the collector: each is noted against this connection's joins (`joins`) and logged,
+ * once per channel and 30 minutes at most: why the bot is not in a channel it would sit in.
+ */
+export function joinRefusalsUnit({
+  model,
+  logger,
+  joins,
+}: {
+  model: NetworkModel;
+  logger: Logger;
+  joins: () => JoinState;
+}): CollectorUnit {
+  const refusal: LineHandler = (message) => {
+    const refused = noteJoinRefusal(message, joins(), model);
+    if (refused === null) return;
+    logger.info('join refused', { channel: refused, reply: message.command, text: message.params.at(-1) ?? '' });
+  };
+  return { name: 'join refusals', lines: Object.fromEntries(REFUSALS.map((numeric) => [numeric, refusal])) };
 }

@@ -1,15 +1,21 @@
 /**
  * Latency: a query each linked server answers itself, and the round trip in ms.
- * InspIRCd answers `TIME <server>` (391, the reply crosses every link on the
- * way); Atheme does not, but answers `VERSION <server>` (351). Each server keeps
- * the first probe that worked; one that answers none has `latency_ms: null`.
+ * Servers answer `TIME <server>` (391, the reply crosses every link on the
+ * way); Atheme does not, but answers `VERSION <server>` (351). The server profile's
+ * `latencyProbes` say which to try, in order; each server keeps the first probe that
+ * worked, and one that answers none has `latency_ms: null`.
  */
 import { performance } from 'node:perf_hooks';
-import type { IrcMessage } from '../../lib/sdk.js';
+import type { IrcMessage, LatencyProbe } from '../../lib/sdk.js';
+import type { CollectorContext } from './collector.js';
 import type { SyncContext } from './context.js';
+import type { CollectorUnit } from './unit.js';
+
+/** The longest a latency probe waits for its answer. */
+const MAX_PROBE_TIMEOUT_MS = 5000;
 
 interface Probe {
-  command: string;
+  command: LatencyProbe;
   /** The reply that carries the answer of `server`. */
   answers(message: IrcMessage, server: string): boolean;
 }
@@ -67,16 +73,49 @@ async function probeOnce(
  */
 export async function measureLatency(context: SyncContext, choice: ProbeChoice, timeoutMs: number): Promise<void> {
   const { model, irc } = context;
+  // The probes the server's profile names, as indexes of PROBES, in its order.
+  const order = irc.state.profile.latencyProbes.map((command) =>
+    PROBES.findIndex((probe) => probe.command === command),
+  );
   for (const server of [...model.servers.all()]) {
     if (!irc.state.connected) return;
     const key = server.name.toLowerCase();
-    const first = choice.get(key) ?? 0;
+    const first = choice.get(key);
+    const tries = first === undefined ? order : [first, ...order.filter((index) => index !== first)];
     let latency: number | null = null;
-    for (let attempt = 0; attempt < PROBES.length && latency === null; attempt++) {
-      const index = (first + attempt) % PROBES.length;
+    for (const index of tries) {
       latency = await probeOnce(context, PROBES[index]!, server.name, timeoutMs);
-      if (latency !== null) choice.set(key, index);
+      if (latency === null) continue;
+      choice.set(key, index);
+      break;
     }
     model.setServerLatency(server.name, latency);
   }
+}
+
+/** Latency as a unit of the collector; the sync asks {@link LatencyUnit.measure} after a connection's first sync. */
+export interface LatencyUnit extends CollectorUnit {
+  /** Measure every server, in the syncs' turn and in the LISTs' (a probe's answer queued behind a LIST's would measure the LIST). */
+  measure(): Promise<void>;
+}
+
+/** The servers' latency every `latency_seconds` while synced; each connection learns anew which probe each answers. */
+export function latencyUnit(context: CollectorContext): LatencyUnit {
+  const { model, config, connection, queues } = context;
+  let choice: ProbeChoice = new Map();
+  const timeoutMs = Math.min(MAX_PROBE_TIMEOUT_MS, config.latency_seconds * 1000);
+  const measure = (): Promise<void> =>
+    connection.ready && model.ready
+      ? queues.network.run('latency', () =>
+          queues.lists.run('latency', () => measureLatency(context, choice, timeoutMs)),
+        )
+      : Promise.resolve();
+  return {
+    name: 'latency',
+    measure,
+    timers: [{ everyMs: config.latency_seconds * 1000, run: () => void measure() }],
+    onReady: () => {
+      choice = new Map();
+    },
+  };
 }

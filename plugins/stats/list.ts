@@ -2,19 +2,13 @@
  * The channels: LIST, and for an operator on a network that hides modes in LIST,
  * MODE queries. A channel is public only when the bot knows it is neither secret
  * (+s) nor private (+p); until then it is hidden, so the API never shows a channel
- * the bot only sees because it is an operator. Server-local `&` channels are always hidden.
+ * the bot only sees because it is an operator. Server-local channels (`&` where CHANTYPES has it, RFC 2811:
+ * the server profile's `isLocalChannel`) are always hidden: one exists on one server only, so it is not part
+ * of the network's channels a public list shows, and the bot (on one server) would see only its own.
  */
 import { TimeSlice, type Channel, type IrcMessage } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 import { inTurn } from './in-turn.js';
-
-/**
- * Whether `name` is a server-local channel (`&`, RFC 2811): it exists on one server only, so it is not
- * part of the network's channels a public list shows, and the bot (on one server) would see only its own.
- */
-export function isLocalChannel(name: string): boolean {
-  return name.startsWith('&');
-}
 
 /** User-count bands for a chunked LIST (ELIST=U): 1, 2, 3–4, 5–9, 10–49, 50 and more. */
 export const LIST_BANDS = ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'];
@@ -75,11 +69,15 @@ export interface ListEntry {
 
 const MODES_PREFIX = /^\[\+([A-Za-z]*)(?: [^\]]*)?\] ?/;
 
-/** RPL_LIST `322 me <channel> <users> :[+modes params] <topic>`; null for a private channel shown as `*`. */
-export function parseListEntry(message: IrcMessage): ListEntry | null {
+/**
+ * RPL_LIST `322 me <channel> <users> :[+modes params] <topic>`; null for a private channel shown as `*`. Where
+ * the server never shows modes in LIST (its profile's `listShowsModes` is false, `modesShown` here), a topic
+ * that starts with `[+` is all topic.
+ */
+export function parseListEntry(message: IrcMessage, modesShown: boolean | null = null): ListEntry | null {
   const [, name, users = '0', text = ''] = message.params;
   if (!name || name === '*') return null;
-  const match = MODES_PREFIX.exec(text);
+  const match = modesShown === false ? null : MODES_PREFIX.exec(text);
   return {
     name,
     users: Number(users) || 0,
@@ -88,10 +86,13 @@ export function parseListEntry(message: IrcMessage): ListEntry | null {
   };
 }
 
-/** The LIST requests of one sync: all at once, or by user-count bands on a big network that allows it. */
-export function listQueries(networkChannels: number | null, chunkAbove: number, elist: string | undefined): string[][] {
+/**
+ * The LIST requests of one sync: all at once, or by user-count bands on a big network whose server allows it
+ * (its profile's `listsByUsers`: ELIST with `U`).
+ */
+export function listQueries(networkChannels: number | null, chunkAbove: number, listsByUsers: boolean): string[][] {
   const big = networkChannels === null || networkChannels > chunkAbove;
-  if (big && elist?.toUpperCase().includes('U')) return LIST_BANDS.map((band) => ['LIST', band]);
+  if (big && listsByUsers) return LIST_BANDS.map((band) => ['LIST', band]);
   return [['LIST']];
 }
 
@@ -175,8 +176,8 @@ export class FormedChannels {
 
   /** The server said `name` was formed. */
   note(name: string): void {
-    const { model } = this.context;
-    if (isLocalChannel(name)) return;
+    const { irc, model } = this.context;
+    if (irc.state.profile.isLocalChannel(name)) return;
     const key = model.fold(name);
     const state = this.state();
     // Between the latest LIST's number and the next: the LIST under way (asked before the channel formed) does
@@ -298,12 +299,15 @@ class ListTaker {
   private rows = 0;
   private rowsWithModes = 0;
   private readonly asOperator: boolean;
+  /** Whether the server shows modes in LIST, as its profile expects (null: the rows say). */
+  private readonly modesShown: boolean | null;
 
   constructor(
     private readonly context: SyncContext,
     private readonly state: ListState,
   ) {
     this.asOperator = context.irc.state.isOperator;
+    this.modesShown = context.irc.state.profile.listShowsModes;
     this.number = ++state.lists;
   }
 
@@ -322,18 +326,18 @@ class ListTaker {
 
   /** One RPL_LIST row. */
   take(line: IrcMessage): void {
-    const entry = parseListEntry(line);
+    const entry = parseListEntry(line, this.modesShown);
     if (!entry) return;
     this.rows++;
     if (entry.modes !== null) this.rowsWithModes++;
-    const { model } = this.context;
+    const { irc, model } = this.context;
     const key = model.fold(entry.name);
     if (this.state.listedBy.get(key) === this.number) return;
     this.state.listedBy.set(key, this.number);
     const channel = model.channels.get(entry.name);
     const joined = channel?.joined ?? false;
-    if (isLocalChannel(entry.name)) {
-      // A server-local channel (`&SERVER` on ngircd) is one server's, not the network's: never public.
+    if (irc.state.profile.isLocalChannel(entry.name)) {
+      // A server-local channel (`&SERVER` on ngIRCd) is one server's, not the network's: never public.
       model.upsertChannel(entry.name, { topic: entry.topic, users: entry.users, hidden: true });
       return;
     }
@@ -393,7 +397,8 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   state.listedAt = Date.now();
   state.newListedAt = state.listedAt;
   const taker = new ListTaker(context, state);
-  const queries = listQueries(model.stats.channels, config.list_chunk_above, irc.state.isupport.get('ELIST'));
+  const { profile } = irc.state;
+  const queries = listQueries(model.stats.channels, config.list_chunk_above, profile.listsByUsers);
   for (const send of queries) await taker.list(send);
   // The channels as the answer ended (one formed while this is sliced was not in it, yet not gone).
   const known = [...model.channels.all()];
@@ -427,7 +432,7 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   const unchecked: string[] = [];
   const rechecks: { name: string; at: number }[] = [];
   for (const channel of model.channels.all()) {
-    if (channel.joined || isLocalChannel(channel.name)) continue;
+    if (channel.joined || profile.isLocalChannel(channel.name)) continue;
     const at = state.modeChecks.get(model.fold(channel.name));
     if (at === undefined) unchecked.push(channel.name);
     else rechecks.push({ name: channel.name, at });
@@ -436,13 +441,11 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   return [...unchecked, ...rechecks.map((recheck) => recheck.name)];
 }
 
-/** The LIST of the channels formed in the last minute (ELIST `C`: creation time, in minutes). */
+/**
+ * The LIST of the channels formed in the last minute (ELIST `C`: creation time, in minutes), where the server
+ * lists them (its profile's `listsNewChannels`).
+ */
 export const NEW_CHANNELS_QUERY = ['LIST', 'C<1'];
-
-/** Whether the server can list the channels formed lately on their own (ELIST with `C`, as InspIRCd's). */
-export function listsNewChannels(elist: string | undefined): boolean {
-  return elist?.toUpperCase().includes('C') ?? false;
-}
 
 /**
  * The channels formed in the last minute ({@link NEW_CHANNELS_QUERY}), into the model: between two whole

@@ -4,6 +4,15 @@
  * every user it knows). Handlers read like the protocol they follow.
  */
 import type { IrcMessage, IrcPort, NetworkModel, UserFields } from '../../lib/sdk.js';
+import {
+  RPL_CHANNELMODEIS,
+  RPL_CREATIONTIME,
+  RPL_ENDOFNAMES,
+  RPL_NAMREPLY,
+  RPL_TOPIC,
+  RPL_TOPICWHOTIME,
+} from './numerics.js';
+import type { CollectorUnit, LineHandler } from './unit.js';
 
 export interface LiveContext {
   irc: IrcPort;
@@ -89,7 +98,7 @@ export function applyChannelModes(
   });
 }
 
-// No PRIVMSG here: the collector sends a PRIVMSG to activity counting only (plugins/stats/index.ts).
+// No PRIVMSG here: only activity counting reads one (activity.ts).
 const handlers: Record<string, Handler> = {
   JOIN(message, { irc, model }) {
     const [channelName, account, realname] = message.params;
@@ -194,8 +203,8 @@ const handlers: Record<string, Handler> = {
     }
   },
 
-  /** RPL_NAMREPLY: `353 me = #chan :@alice +bob carol` (userhost-in-names gives nick!ident@host). */
-  '353'(message, context) {
+  /** `353 me = #chan :@alice +bob carol` (userhost-in-names gives nick!ident@host). */
+  [RPL_NAMREPLY](message, context) {
     const { irc, model } = context;
     const channelName = message.params[2];
     const names = message.params[3] ?? '';
@@ -212,21 +221,19 @@ const handlers: Record<string, Handler> = {
     }
   },
 
-  /** RPL_ENDOFNAMES: the member count is now exact. */
-  '366'(message, { model }) {
+  /** The member count is now exact. */
+  [RPL_ENDOFNAMES](message, { model }) {
     const channelName = message.params[1];
     const channel = channelName ? model.channels.get(channelName) : undefined;
     if (channel?.joined) model.upsertChannel(channel.name, { users: channel.members.size });
   },
 
-  /** RPL_TOPIC */
-  '332'(message, { model }) {
+  [RPL_TOPIC](message, { model }) {
     const [, channelName, topic = ''] = message.params;
     if (channelName && model.channels.get(channelName)) model.upsertChannel(channelName, { topic });
   },
 
-  /** RPL_TOPICWHOTIME: `333 me #chan setter 1700000000` */
-  '333'(message, { model }) {
+  [RPL_TOPICWHOTIME](message, { model }) {
     const [, channelName, setter, time] = message.params;
     if (!channelName || !model.channels.get(channelName)) return;
     model.upsertChannel(channelName, {
@@ -235,8 +242,8 @@ const handlers: Record<string, Handler> = {
     });
   },
 
-  /** RPL_CHANNELMODEIS: `324 me #chan +ntl 10` — the full mode string replaces what we had. */
-  '324'(message, context) {
+  /** The full mode string replaces what the model had. */
+  [RPL_CHANNELMODEIS](message, context) {
     const [, channelName, modeText = '', ...parameters] = message.params;
     const channel = channelName ? context.model.channels.get(channelName) : undefined;
     if (!channel) return;
@@ -244,8 +251,7 @@ const handlers: Record<string, Handler> = {
     applyChannelModes(channel.name, modeText, parameters, context);
   },
 
-  /** RPL_CREATIONTIME: `329 me #chan 1700000000` */
-  '329'(message, { model }) {
+  [RPL_CREATIONTIME](message, { model }) {
     const [, channelName, time] = message.params;
     if (channelName && time && model.channels.get(channelName)) {
       model.upsertChannel(channelName, { createdAt: new Date(Number(time) * 1000).toISOString() });
@@ -263,4 +269,13 @@ function leaveChannel(channelName: string, model: NetworkModel): void {
 /** Feed one message to its handler, if it has one. */
 export function track(message: IrcMessage, context: LiveContext): void {
   handlers[message.command]?.(message, context);
+}
+
+/** Live tracking as a unit of the collector: each handler of the table above, bound to the connection and model. */
+export function liveUnit(context: LiveContext): CollectorUnit {
+  // One context for every line: the handlers run for most lines the bot receives.
+  const live: LiveContext = { irc: context.irc, model: context.model };
+  const lines: Record<string, LineHandler> = {};
+  for (const [command, handler] of Object.entries(handlers)) lines[command] = (message) => handler(message, live);
+  return { name: 'live tracking', lines };
 }

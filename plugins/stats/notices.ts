@@ -3,22 +3,20 @@
  * and every link that splits or joins. With them the model follows users the bot shares no channel
  * with as they come and go, instead of at the next WHO; on a network of 50,000 users where fifty
  * connect and fifty quit every second, a minute between two WHO rounds would be thousands of users
- * wrong. Each server words them its own way: only InspIRCd's are known (asked with snomasks c, C, q,
- * Q for clients, n, N for nick changes where the seenicks module is loaded, j, J for channels formed
- * where the chancreate module is, and l, L for links); elsewhere none are asked for, and WHO rounds
- * alone keep users right (and LISTs the channels).
+ * wrong. Each server software words them its own way: the server profile's `serverNotices` says which
+ * snomasks bring them and how they are worded (for clients, nick changes where the software's module for them
+ * is loaded, channels formed, and links); where it knows none, none are asked for, and WHO rounds alone keep
+ * users right (and LISTs the channels).
  */
-import type { IrcMessage, IrcPort, NetworkModel } from '../../lib/sdk.js';
+import type { IrcMessage, IrcPort, NetworkModel, ServerNoticeWording } from '../../lib/sdk.js';
+import type { CollectorContext } from './collector.js';
+import { FormedChannels } from './list.js';
+import type { CollectorUnit } from './unit.js';
 
-/** The snomasks to ask for on a server whose software RPL_MYINFO names; null where its letters are not known. */
-export function noticeModes(serverVersion: string): string | null {
-  return /^InspIRCd-[34]\b/.test(serverVersion) ? '+cCqQnNlLjJ' : null;
-}
-
-/** Ask the server for client and link notices, where the bot is an operator on a server whose letters are known. */
+/** Ask the server for client and link notices, where the bot is an operator on a server whose notices are known. */
 export function requestNotices(irc: IrcPort): void {
-  const modes = irc.state.isOperator ? noticeModes(irc.state.serverVersion) : null;
-  if (modes) irc.send('MODE', irc.state.nick, '+s', modes);
+  const notices = irc.state.isOperator ? irc.state.profile.serverNotices : null;
+  if (notices) irc.send('MODE', irc.state.nick, '+s', notices.modes);
 }
 
 /** A client that connected (with what the notice tells of it) or exited, as a server notice says. */
@@ -38,32 +36,19 @@ export type ClientNotice =
   /** A channel formed by its first member's JOIN. */
   | { kind: 'channel'; name: string };
 
-// InspIRCd 3 (core_user, snomasks c, C, q, Q):
-//   *** CONNECT: Client connecting on port 6667 (class main): nick!ident@host (ip) [realname]
-//   *** REMOTECONNECT: Client connecting at leaf.example: nick!ident@host (ip) [realname]
-//   *** QUIT: Client exiting: nick!ident@host (ip) [reason]
-//   *** REMOTEQUIT: Client exiting on server leaf.example: nick!ident@host (ip) [reason]
-// A server without the seenicks or chancreate module answers their letters with 501, and applies the others.
-const CONNECT =
-  /^\*\*\* (?:CONNECT: Client connecting on port \d+(?: \(class [^)]*\))?|REMOTECONNECT: Client connecting at (\S+)): ([^!\s]+)!([^@\s]+)@(\S+) \(([^)]*)\) \[(.*)\]$/;
-const EXIT = /^\*\*\* (?:QUIT: Client exiting|REMOTEQUIT: Client exiting on server \S+): ([^!\s]+)!/;
-// m_seenicks (snomasks n, N): *** NICK: User old changed their nickname to new (REMOTENICK for another server's)
-const NICK = /^\*\*\* (?:REMOTE)?NICK: User (\S+) changed their nickname to (\S+)$/;
-// m_chancreate (snomasks j, J), as InspIRCd 3 words them:
-//   *** CHANCREATE: Channel #name created by nick!ident@host
-//   *** REMOTECHANCREATE: From leaf.example: Channel #name created by nick!ident@host
-const CHANNEL = /^\*\*\* (?:CHANCREATE|REMOTECHANCREATE: From \S+): Channel (\S+) created by /;
-
-/** The client notice `message` is, if it is one: a NOTICE from a server (no ident, a dot in its name). */
-export function parseClientNotice(message: IrcMessage): ClientNotice | null {
+/**
+ * The client notice `message` is, in the server software's `wording`, if it is one: a NOTICE from a server (no
+ * ident, a dot in its name).
+ */
+export function parseClientNotice(message: IrcMessage, wording: ServerNoticeWording): ClientNotice | null {
   if (message.command !== 'NOTICE' || !message.source) return null;
   const { nick: from, ident } = message.source;
   if (ident !== '' || !from.includes('.')) return null;
   const text = message.params.at(-1) ?? '';
   if (!text.startsWith('*** ')) return null;
-  const connect = CONNECT.exec(text);
+  const connect = wording.connect.exec(text)?.groups;
   if (connect) {
-    const [, remoteServer, nick, user, host, ip, realname] = connect;
+    const { server, nick, ident: user, host, ip, realname } = connect;
     return {
       kind: 'connect',
       nick: nick!,
@@ -71,15 +56,15 @@ export function parseClientNotice(message: IrcMessage): ClientNotice | null {
       host: host!,
       ip: ip && ip !== '0.0.0.0' && ip !== '255.255.255.255' ? ip : null,
       realname: realname!,
-      server: remoteServer ?? from,
+      server: server ?? from,
     };
   }
-  const exit = EXIT.exec(text);
-  if (exit) return { kind: 'exit', nick: exit[1]! };
-  const nick = NICK.exec(text);
-  if (nick) return { kind: 'nick', from: nick[1]!, to: nick[2]! };
-  const channel = CHANNEL.exec(text);
-  return channel ? { kind: 'channel', name: channel[1]! } : null;
+  const exit = wording.exit.exec(text)?.groups;
+  if (exit) return { kind: 'exit', nick: exit.nick! };
+  const nick = wording.nick.exec(text)?.groups;
+  if (nick) return { kind: 'nick', from: nick.from!, to: nick.to! };
+  const channel = wording.channel.exec(text)?.groups;
+  return channel ? { kind: 'channel', name: channel.channel! } : null;
 }
 
 /**
@@ -88,8 +73,12 @@ export function parseClientNotice(message: IrcMessage): ClientNotice | null {
  * still has means its previous holder is gone (the bot missed it leaving): the new client is a new user. The
  * host shown to others (a cloak) is not in the notice: WHO gives it at the next round.
  */
-export function trackClientNotice(message: IrcMessage, model: NetworkModel): ClientNotice | null {
-  const notice = parseClientNotice(message);
+export function trackClientNotice(
+  message: IrcMessage,
+  model: NetworkModel,
+  wording: ServerNoticeWording,
+): ClientNotice | null {
+  const notice = parseClientNotice(message, wording);
   if (!notice) return null;
   if (notice.kind === 'exit') {
     model.removeUser(notice.nick);
@@ -108,4 +97,29 @@ export function trackClientNotice(message: IrcMessage, model: NetworkModel): Cli
     key,
   );
   return notice;
+}
+
+/**
+ * Client notices as a unit of the collector: asked for at each connection, applied to the model as they come
+ * (while connected and ready), the users they bring counted as seen by a WHO round under way, and the channels
+ * they say were formed handed to {@link FormedChannels}.
+ */
+export function clientNoticesUnit(context: CollectorContext): CollectorUnit {
+  const { irc, model, connection } = context;
+  // The connection's LIST bookkeeping is made anew at each connection.
+  const formed = new FormedChannels(context, () => connection.sync.list);
+  return {
+    name: 'client notices',
+    lines: {
+      NOTICE(message) {
+        const wording = connection.ready ? irc.state.profile.serverNotices : null;
+        const notice = wording ? trackClientNotice(message, model, wording) : null;
+        if (notice === null || notice.kind === 'exit') return;
+        if (notice.kind === 'channel') formed.note(notice.name);
+        else connection.sync.whoRound?.add(model.fold(notice.kind === 'nick' ? notice.to : notice.nick));
+      },
+    },
+    onReady: () => requestNotices(irc),
+    onDisconnected: () => formed.clear(),
+  };
 }

@@ -24,12 +24,13 @@ export function parseLinksEntry(message: IrcMessage): LinkEntry | null {
 }
 
 /**
- * One RPL_MAP line as InspIRCd writes it: tree drawing, the name, an optional `(SID version)`
- * for operators, the user count and a share, e.g. `` `-leaf.test.net (002 InspIRCd-3)  1 [12.50%] ``.
+ * One RPL_MAP line, as the server's profile says its software writes them (`mapLine`, with groups `name` and
+ * `users`), e.g. `` `-leaf.test.net (002 InspIRCd-3)  1 [12.50%] ``: tree drawing, the name, an optional
+ * `(SID version)` for operators, the user count and a share.
  */
-export function parseMapLine(text: string): { name: string; users: number } | null {
-  const match = /^[\s|`'\\-]*([^\s(|`]+)(?:\s+\([^)]*\))?\s+(\d+)\s+\[/.exec(text);
-  return match ? { name: match[1]!, users: Number(match[2]) } : null;
+export function parseMapLine(text: string, mapLine: RegExp): { name: string; users: number } | null {
+  const groups = mapLine.exec(text)?.groups;
+  return groups?.name && groups.users ? { name: groups.name, users: Number(groups.users) } : null;
 }
 
 /** LINKS: the server tree. Servers no longer linked are dropped, and their users with them. */
@@ -61,10 +62,30 @@ export async function syncLinks({ irc, model, config, urgent }: SyncContext): Pr
 }
 
 /**
- * MAP: users per server, where the network lets the bot ask. Without it, an operator's
- * WHO (which sees every user) is counted instead; otherwise the count stays unknown.
+ * MAP: users per server, where the network lets the bot ask and the server's profile knows how its lines read
+ * (`mapLine`). Without it, an operator's WHO, where it sees every user (`operatorWhoSeesInvisible`), is
+ * counted instead; otherwise the count stays unknown.
  */
 export async function syncServerUsers({ irc, model, urgent }: SyncContext): Promise<void> {
+  const { profile } = irc.state;
+  const counts = profile.mapLine ? await mapCounts({ irc, urgent }, profile.mapLine) : new Map<string, number>();
+  if (counts.size === 0 && irc.state.isOperator && profile.operatorWhoSeesInvisible) {
+    for (const user of model.users.all()) {
+      const key = user.server?.toLowerCase();
+      if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  for (const server of model.servers.all()) {
+    const users = counts.get(server.name.toLowerCase()) ?? null;
+    if (server.users !== users) model.upsertServer(server.name, { users });
+  }
+}
+
+/** The users per server (by lower-cased name) that MAP lists. */
+async function mapCounts(
+  { irc, urgent }: Pick<SyncContext, 'irc' | 'urgent'>,
+  mapLine: RegExp,
+): Promise<Map<string, number>> {
   const lines = await irc.request({
     urgent,
     send: ['MAP'],
@@ -75,19 +96,10 @@ export async function syncServerUsers({ irc, model, urgent }: SyncContext): Prom
   const counts = new Map<string, number>();
   for (const line of lines) {
     if (line.command !== '015' && line.command !== '006') continue;
-    const entry = parseMapLine(line.params.at(-1) ?? '');
+    const entry = parseMapLine(line.params.at(-1) ?? '', mapLine);
     if (entry) counts.set(entry.name.toLowerCase(), entry.users);
   }
-  if (counts.size === 0 && irc.state.isOperator) {
-    for (const user of model.users.all()) {
-      const key = user.server?.toLowerCase();
-      if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
-  }
-  for (const server of model.servers.all()) {
-    const users = counts.get(server.name.toLowerCase()) ?? null;
-    if (server.users !== users) model.upsertServer(server.name, { users });
-  }
+  return counts;
 }
 
 /**

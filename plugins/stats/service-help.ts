@@ -22,7 +22,9 @@ import {
   type ServiceCommands,
   type ServicesSlice,
 } from '../../lib/sdk.js';
+import type { CollectorContext } from './collector.js';
 import type { SyncContext } from './context.js';
+import type { CollectorUnit } from './unit.js';
 
 /** Silence after the last NOTICE that ends an answer without an end line (Anope, refusals). */
 const QUIET_MS = 1500;
@@ -249,4 +251,36 @@ export function withUnansweredKept(
     const list = byService.get(service.toLowerCase()) ?? known.get(service);
     return list ? [list] : [];
   });
+}
+
+/** The services' commands as a unit of the collector; the sync asks {@link ServiceCommandsUnit.askUntilAnswered}. */
+export interface ServiceCommandsUnit extends CollectorUnit {
+  /** Ask every service now, in the services' own turns. */
+  ask(): Promise<void>;
+  /** Ask, while the services have not answered once on this run (after each sync, until they do). */
+  askUntilAnswered(): void;
+}
+
+/** HELP to the services every `commands_refresh_seconds`, and after each sync until they answer once. */
+export function serviceCommandsUnit(context: CollectorContext): ServiceCommandsUnit {
+  const { irc, model, config, connection, queues } = context;
+  let missing = true;
+  const ask = (): Promise<void> =>
+    connection.ready
+      ? queues.services.run('commands', async () => {
+          const lists = await fetchServiceCommands(context);
+          if (!irc.state.connected) return;
+          missing = lists.length === 0;
+          // A service that did not answer this time (offline, slow) keeps the list it gave last time.
+          if (!missing) model.setServiceCommands(withUnansweredKept(lists, config.services, model.services));
+        })
+      : Promise.resolve();
+  return {
+    name: 'service commands',
+    ask,
+    askUntilAnswered: () => {
+      if (missing) void ask();
+    },
+    timers: [{ everyMs: config.commands_refresh_seconds * 1000, run: () => void ask() }],
+  };
 }

@@ -9,10 +9,15 @@
  * follows, for the users of a server that joined.
  */
 import type { IrcMessage, NetworkModel } from '../../lib/sdk.js';
+import type { CollectorContext } from './collector.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
 import type { SyncContext } from './context.js';
 import { syncLusers } from './sync.js';
+import type { CollectorUnit, LineHandler } from './unit.js';
 import { whoOnServer } from './who.js';
+
+/** While a services server is split off, LINKS is asked this often to see it come back. */
+const SERVICES_RELINK_CHECK_MS = 5000;
 
 /** A QUIT whose reason names two linked servers: a user lost in a netsplit. */
 export function isNetsplitQuit(message: IrcMessage, model: NetworkModel): boolean {
@@ -129,4 +134,25 @@ export class TopologyWatch {
     await markServicesServers(urgent);
     return { lost, joined };
   }
+}
+
+/**
+ * Splits and links as a unit of the collector: the QUITs and server notices that may tell of one (while
+ * connected and ready) start a check, after which `afterCheck` runs when servers left or joined; while a
+ * services server is split off, a bot that gets no link notices learns that it is back by asking.
+ */
+export function topologyUnit(context: CollectorContext, afterCheck: () => void): CollectorUnit {
+  const { model, connection } = context;
+  const topology = new TopologyWatch(context, afterCheck);
+  const consider: LineHandler = (message) => {
+    if (connection.ready) topology.consider(message);
+  };
+  const relinkCheck = (): void => {
+    if (connection.ready && model.ready && model.servers.servicesSplit.length > 0) void topology.check();
+  };
+  return {
+    name: 'topology',
+    lines: { QUIT: consider, NOTICE: consider },
+    timers: [{ everyMs: SERVICES_RELINK_CHECK_MS, run: relinkCheck }],
+  };
 }

@@ -8,14 +8,7 @@
 import { TimeSlice, type IrcMessage, type NetworkModel } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 import { createJoinState, joinChannels, type JoinState } from './joins.js';
-import {
-  checkChannelModes,
-  createListState,
-  listsNewChannels,
-  syncList,
-  syncNewChannels,
-  type ListState,
-} from './list.js';
+import { checkChannelModes, createListState, syncList, syncNewChannels, type ListState } from './list.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
 import {
   createRealHostState,
@@ -23,6 +16,7 @@ import {
   syncOperators,
   syncRealHosts,
   syncWho,
+  whoChunkAbove,
   whoMaskSet,
   WHO_SLICE_ROWS,
   type RealHostState,
@@ -154,7 +148,8 @@ export function applyOperators(
 
 /**
  * The whole sync, in order; marks the model synced when it completes, then asks the modes of channels
- * never asked, joins, asks for real hosts (as an operator on InspIRCd) and asks the other missing modes.
+ * never asked, joins, asks for real hosts (as an operator where the server's profile has a WHO flag for
+ * them) and asks the other missing modes.
  * WHO asks every mask when `whole` (by default the first sync of a connection), else the next slice of them.
  */
 export async function fullSync(
@@ -179,7 +174,7 @@ export async function fullSync(
   const modesToAsk = await syncList(context, state.list);
   step('list_ms');
   const who: WhoResult = { seen: new Set(), operators: new Set() };
-  const masks = whoMaskSet(model, config.who_chunk_above);
+  const masks = whoMaskSet(model, whoChunkAbove(context));
   const slice = planWhoSlice(model, masks, state.whoNext, WHO_SLICE_ROWS, whole);
   state.whoRound = who.seen;
   let removed: number;
@@ -269,18 +264,18 @@ function wholeListEvery(channels: number): number {
 /**
  * Whether the LIST of the channels formed in the last minute is due: on a network big enough that the whole
  * LIST comes less often than {@link NEW_CHANNELS_EVERY_MS}, and a server that lists channels by creation
- * time, once that long has passed since the last LIST of either kind.
+ * time (its profile's `listsNewChannels`), once that long has passed since the last LIST of either kind.
  */
 export function newChannelsDue(at: {
   now: number;
   /** When the last LIST of either kind was asked. */
   newListedAt: number;
   channels: number;
-  elist: string | undefined;
+  listsNewChannels: boolean;
 }): boolean {
   return (
     wholeListEvery(at.channels) > NEW_CHANNELS_EVERY_MS &&
-    listsNewChannels(at.elist) &&
+    at.listsNewChannels &&
     at.now - at.newListedAt >= NEW_CHANNELS_EVERY_MS
   );
 }

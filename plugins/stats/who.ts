@@ -3,7 +3,7 @@
  * user the bot may see, and STATS P for the operators. As an operator the bot
  * sees every user, invisible ones included; without it, what the network shows.
  */
-import type { IrcMessage, NetworkModel, User } from '../../lib/sdk.js';
+import type { IrcMessage, NetworkModel, ServerProfile, User } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 import { inTurn } from './in-turn.js';
 
@@ -48,11 +48,11 @@ export const WHO_SLICE_ROWS = 20_000;
 const WHOX_ORDER = 'tcuihsnfdlaor';
 
 /**
- * The WHOX fields to ask for. Only an operator asks for the IP (`%i`): InspIRCd 3
- * answers a non-operator who asks for it with no line for anybody but themselves.
+ * The WHOX fields to ask for. The IP (`%i`) only where the server's profile lets the asker have it
+ * (`whoxIp`): most answer a non-operator's question with hidden IPs, and some with nobody but the asker.
  */
-export function whoxFields(asOperator: boolean): string {
-  return asOperator ? 'tcuihsnfar' : 'tcuhsnfar';
+export function whoxFields(asOperator: boolean, whoxIp: ServerProfile['whoxIp'] = 'operator'): string {
+  return asOperator || whoxIp === 'anyone' ? 'tcuihsnfar' : 'tcuhsnfar';
 }
 
 /**
@@ -65,16 +65,21 @@ export function whoMasks(networkUsers: number | null, chunkAbove: number): strin
 }
 
 /**
- * Whether the bot can ask for real hosts: InspIRCd answers WHO with flag `x` with the host behind any
- * cloak or vhost in the host field, to an operator. Other servers' flags differ (an unknown one may be
- * an error, or be taken for another filter), so they are not asked; a WHOIS still shows real hosts there.
+ * Above how many users WHO is asked per nick initial: `who_chunk_above`, or fewer where the server answers a
+ * WHO with at most so many rows (its profile's `whoReplyLimit`).
  */
-export function seesRealHosts(state: {
-  isOperator: boolean;
-  serverVersion: string;
-  isupport: ReadonlyMap<string, string>;
-}): boolean {
-  return state.isOperator && state.isupport.has('WHOX') && /^InspIRCd-[34]\b/.test(state.serverVersion);
+export function whoChunkAbove({ irc, config }: Pick<SyncContext, 'irc' | 'config'>): number {
+  return Math.min(config.who_chunk_above, irc.state.profile.whoReplyLimit ?? Number.POSITIVE_INFINITY);
+}
+
+/**
+ * Whether the bot can ask for real hosts: where the server's profile names a WHO flag for them
+ * (`realHostWhoFlag`, with WHOX), an operator's WHO with it carries the host behind any cloak or vhost in
+ * the host field. Elsewhere no flag is asked (an unknown one may be an error, or be taken for another
+ * filter); a WHOIS still shows real hosts there.
+ */
+export function seesRealHosts(state: { isOperator: boolean; profile: ServerProfile }): boolean {
+  return state.isOperator && state.profile.realHostWhoFlag !== null;
 }
 
 /** One user as WHO describes them. */
@@ -248,9 +253,9 @@ export async function syncWho(
   result: WhoResult = { seen: new Set(), operators: new Set() },
   slice?: { masks: readonly string[]; rows: (mask: string) => number },
 ): Promise<WhoResult> {
-  const { irc, model, config } = context;
-  const whox = irc.state.isupport.has('WHOX');
-  const plan = slice ?? whoMaskSet(model, config.who_chunk_above);
+  const { irc, model } = context;
+  const whox = irc.state.profile.whox;
+  const plan = slice ?? whoMaskSet(model, whoChunkAbove(context));
   // Plain WHO rows carry no token to tell whose they are: one mask at a time there.
   const limits = { limit: whox ? WHO_MASKS_IN_FLIGHT : 1, weight: plan.rows, maxWeight: WHO_ROWS_IN_FLIGHT };
   await inTurn(plan.masks, limits, (mask) =>
@@ -265,7 +270,7 @@ export async function syncWho(
  * server name; false, asking nothing, where the server has no WHOX (the next full sync finds them).
  */
 export async function whoOnServer(context: SyncContext, server: string): Promise<boolean> {
-  if (!context.irc.state.isupport.has('WHOX')) return false;
+  if (!context.irc.state.profile.whox) return false;
   await whoOnce(context, server, 's', { seen: new Set(), operators: new Set() }, WHOX_TOKEN);
   return true;
 }
@@ -282,7 +287,7 @@ async function whoOnce(
   token: string,
 ): Promise<void> {
   const { irc, model, urgent } = context;
-  const fields = whoxFields(irc.state.isOperator);
+  const fields = whoxFields(irc.state.isOperator, irc.state.profile.whoxIp);
   const whox = flags !== null;
   const parseWhox = whoxParser(fields, token);
   const send = whox ? ['WHO', mask, `${flags}%${fields},${token}`] : ['WHO', mask];
@@ -362,7 +367,7 @@ export function createRealHostState(): RealHostState {
 export async function syncRealHosts(
   context: SyncContext,
   state: RealHostState,
-  set: WhoMaskSet = whoMaskSet(context.model, context.config.who_chunk_above),
+  set: WhoMaskSet = whoMaskSet(context.model, whoChunkAbove(context)),
 ): Promise<void> {
   const { irc, model } = context;
   if (state.refused || !seesRealHosts(irc.state)) return;
@@ -409,12 +414,13 @@ interface RealHostProof {
 async function realHostsOf({ irc, model }: SyncContext, mask: string, proof: RealHostProof): Promise<void> {
   const token = whoxToken(mask, true);
   const own = irc.state.nick;
+  const flag = irc.state.profile.realHostWhoFlag ?? '';
   let hidden = false;
   const take = (nick: string, host: string): void => {
     if (model.users.get(nick)) model.upsertUser(nick, { realHost: host });
   };
   await irc.request({
-    send: ['WHO', mask, `${mask === '*' ? '' : 'n'}x%tihn,${token}`],
+    send: ['WHO', mask, `${mask === '*' ? '' : 'n'}${flag}%tihn,${token}`],
     reply: (line) => line.command === '354' && line.params[1] === token,
     end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
     // 354 me <token> <ip> <host> <nick>: WHOX sends the fields in its own order.
@@ -447,12 +453,15 @@ export function parseStatsOperator(text: string): { nick: string; ident: string;
 }
 
 /**
- * STATS P: the operators online, network-wide (InspIRCd lets users ask; elsewhere it may be
- * refused, and WHO's `*` flag is all there is). Returns their folded nicks, or null if refused.
+ * STATS P (the letter is the server profile's `operatorsStats`): the operators online, network-wide (InspIRCd
+ * lets users ask; elsewhere it may be refused, and WHO's `*` flag is all there is). Returns their folded nicks,
+ * or null if refused, or where the server has no such STATS.
  */
 export async function syncOperators({ irc, model }: SyncContext): Promise<Set<string> | null> {
+  const letter = irc.state.profile.operatorsStats;
+  if (letter === null) return null;
   const lines = await irc.request({
-    send: ['STATS', 'P'],
+    send: ['STATS', letter],
     serial: true,
     reply: (line) => line.command === '249',
     end: (line) => ['219', '481', '421'].includes(line.command),

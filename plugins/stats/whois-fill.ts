@@ -1,14 +1,17 @@
 /**
- * What WHO cannot say on a server without WHOX (ngircd): a user's account, and, to an operator, the IP
- * they connect from (for their country). Each user is asked WHOIS once per connection,
+ * What WHO cannot say on a server without WHOX (the profile's `whox`; ngIRCd): a user's account, and, to an
+ * operator, the IP they connect from (for their country). Each user is asked WHOIS once per connection,
  * one question at a time, at most `whois_per_second`. The replies are read wherever a WHOIS comes from
  * (the bot's commands ask some too): 330 here, 338 and 378 in countries.ts.
  */
 import type { IrcMessage, IrcPort, NetworkModel, User } from '../../lib/sdk.js';
+import type { CollectorContext } from './collector.js';
+import { RPL_WHOISACCOUNT } from './numerics.js';
+import type { CollectorUnit } from './unit.js';
 
 /** RPL_WHOISACCOUNT `330 me nick account :is logged in as`: the account of a user the model has. */
 export function noteWhoisAccount(message: IrcMessage, model: NetworkModel): void {
-  if (message.command !== '330') return;
+  if (message.command !== RPL_WHOISACCOUNT) return;
   const [, nick, account] = message.params;
   if (!nick || !account || !model.users.get(nick)) return;
   model.upsertUser(nick, { account });
@@ -42,7 +45,7 @@ export class WhoisFiller {
   /** Whether WHOIS is how the model learns accounts here: a registered connection to a server without WHOX. */
   get needed(): boolean {
     const { state } = this.options.irc;
-    return state.registered && !state.isupport.has('WHOX');
+    return state.registered && !state.profile.whox;
   }
 
   /** Users waiting to be asked. */
@@ -81,8 +84,8 @@ export class WhoisFiller {
     this.asking = true;
     try {
       await irc.request({
-        // Asked of the user's own server (`WHOIS nick nick`): ngircd shows an operator the IP (378) only there.
-        send: ['WHOIS', nick, nick],
+        // Asked of the user's own server (`WHOIS nick nick`) where only that one shows an operator the IP.
+        send: irc.state.profile.whoisIpFrom === 'user-server' ? ['WHOIS', nick, nick] : ['WHOIS', nick],
         reply: () => false,
         end: (line) => END_OF_WHOIS.has(line.command) && irc.casefold(line.params[1] ?? '') === key,
         timeoutMs: 15_000,
@@ -101,4 +104,22 @@ export class WhoisFiller {
     this.next = 0;
     this.queued = new WeakSet();
   }
+}
+
+/**
+ * The WHOIS filler as a unit of the collector: every user the model adds or changes is considered, one is
+ * asked per tick of `whois_per_second`, each connection starts anew, and the accounts are read from every WHOIS.
+ */
+export function whoisUnit({ irc, model, config }: CollectorContext): CollectorUnit {
+  const whois = new WhoisFiller({ irc, model, services: config.services });
+  const reset = (): void => whois.reset();
+  return {
+    name: 'whois',
+    lines: { [RPL_WHOISACCOUNT]: (message) => noteWhoisAccount(message, model) },
+    reactions: { userChanged: (user) => whois.considerUser(user) },
+    timers:
+      config.whois_per_second > 0 ? [{ everyMs: 1000 / config.whois_per_second, run: () => void whois.tick() }] : [],
+    onReady: reset,
+    onDisconnected: reset,
+  };
 }

@@ -6,9 +6,10 @@ import IrcFramework from 'irc-framework';
 import t from 'tap';
 import { toIrcMessage } from '../../../lib/irc/irc-framework.js';
 import type { IrcMessage } from '../../../lib/irc/port.js';
+import { buildServerProfile } from '../../../lib/irc/server-profile.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
-import { noticeModes, parseClientNotice } from '../../../plugins/stats/notices.js';
+import { parseClientNotice as parseInWording } from '../../../plugins/stats/notices.js';
 import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
 
 /** The lines InspIRCd 3.15 sent an operator with snomasks +cCqQjJ on the test network (verbatim). */
@@ -25,6 +26,17 @@ const SEEN = {
   remoteChannel:
     ':hub.test.net NOTICE watcher :*** REMOTECHANCREATE: From leaf.test.net: Channel #formedonleaf created by leafu!leafu@127.0.0.1',
 };
+
+/** The server profile of a server whose RPL_MYINFO names `version`. */
+function profileOf(version: string) {
+  return buildServerProfile({ version, isupport: new Map(), caps: new Set(), offeredCaps: new Set() });
+}
+
+/** The notices' wording the profile of InspIRCd 3 gives. */
+const INSPIRCD_WORDING = profileOf('InspIRCd-3').serverNotices!;
+
+/** A client notice in InspIRCd's wording. */
+const parseClientNotice = (message: IrcMessage) => parseInWording(message, INSPIRCD_WORDING);
 
 /** A server line as the connection hands it on. */
 function parse(line: string): IrcMessage {
@@ -150,8 +162,10 @@ t.test('a connect under a nick the model still has is a new person', async (t) =
 });
 
 t.test('an operator on InspIRCd asks for client and link notices; elsewhere nothing is asked', async (t) => {
-  t.equal(noticeModes('InspIRCd-3'), '+cCqQnNlLjJ');
-  t.equal(noticeModes('hybrid-8.2.43'), null, 'letters of other servers are not guessed');
+  t.equal(profileOf('InspIRCd-3').serverNotices?.modes, '+cCqQnNlLjJ');
+  t.equal(profileOf('InspIRCd-4').serverNotices?.modes, '+cCqQnNlLjJ');
+  t.equal(profileOf('ircd-hybrid-8.2.43').serverNotices, null, 'letters of other servers are not guessed');
+  t.equal(profileOf('InspIRCd-2.0').serverNotices, null, 'nor those of an older InspIRCd');
   const user = await startHarness(t, asOper1());
   registerOnInspircd(user);
   t.notOk(
@@ -168,4 +182,20 @@ t.test('an operator on InspIRCd asks for client and link notices; elsewhere noth
   oper.irc.receive(':hub.test.net 381 oper1 :You are now a NetAdmin');
   await new Promise((resolve) => setImmediate(resolve));
   t.ok(oper.irc.sent.includes('MODE oper1 +s +cCqQnNlLjJ'));
+
+  const elsewhere = await startHarness(t, asOper1({ name: 'oper1', password: 'oper-password' }));
+  elsewhere.irc.receive(
+    ':hub.test.net 001 oper1 :Welcome',
+    ':hub.test.net 004 oper1 hub.test.net ircd-hybrid-1:8.2.43+dfsg.1-1 BDFGHXRSWZacefgijklnopqrswyz CIKLMNOQRSTVZbcehiklmnoprstvz Ibehklov',
+    ':hub.test.net 005 oper1 CASEMAPPING=ascii CHANTYPES=# WHOX :are supported by this server',
+    ':hub.test.net 376 oper1 :End of /MOTD command.',
+    ':hub.test.net 381 oper1 :You are now an IRC operator',
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(
+    elsewhere.irc.sent.some((line) => line.startsWith('MODE oper1 +s')),
+    'an operator on a server whose notices the profile does not know asks for none',
+  );
+  elsewhere.irc.receive(SEEN.connect);
+  t.notOk(elsewhere.host.model.users.get('hubuser'), "nor reads a notice in another server's words");
 });

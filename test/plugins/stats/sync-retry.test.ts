@@ -1,11 +1,12 @@
 /**
- * A sync that fails while the bot stays connected is tried again before the next refresh (plugins/stats/index.ts):
+ * A sync that fails while the bot stays connected is tried again before the next refresh (plugins/stats/sync-schedule.ts):
  * until the first sync completes the API answers 503, and with a long refresh that would last for minutes.
  */
 import t, { type Test } from 'tap';
 import type { TransportOptions } from '../../../lib/irc/transport.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
-import stats, { SYNC_RETRY_FIRST_MS, syncRetryDelayMs } from '../../../plugins/stats/index.js';
+import stats from '../../../plugins/stats/index.js';
+import { SYNC_RETRY_FIRST_MS, syncRetryDelayMs } from '../../../plugins/stats/sync-schedule.js';
 import { eventually } from '../../support/bot.js';
 import { startHarness, type Harness } from '../../support/harness.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';

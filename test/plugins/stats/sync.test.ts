@@ -3,13 +3,8 @@ import type { IrcMessage } from '../../../lib/irc/port.js';
 import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/requests.js';
 import { createLogger } from '../../../lib/logger.js';
 import { NetworkModel } from '../../../lib/model/network.js';
-import {
-  channelLimit,
-  createJoinState,
-  joinChannels,
-  noteJoinRefusal,
-  planJoins,
-} from '../../../plugins/stats/joins.js';
+import { buildServerProfile } from '../../../lib/irc/server-profile.js';
+import { createJoinState, joinChannels, noteJoinRefusal, planJoins } from '../../../plugins/stats/joins.js';
 import {
   checkChannelModes,
   FORMED_QUERIES_IN_FLIGHT,
@@ -36,6 +31,17 @@ import {
 } from '../../../plugins/stats/sync.js';
 import { parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
+
+/** The server profile of a server that said this much of itself (ISUPPORT tokens, RPL_MYINFO's version). */
+function profileOf(isupport: [string, string][] = [], version = '') {
+  return buildServerProfile({ version, isupport: new Map(isupport), caps: new Set(), offeredCaps: new Set() });
+}
+
+/** The MAP lines InspIRCd writes, as its profile reads them. */
+const INSPIRCD_MAP = profileOf([], 'InspIRCd-3').mapLine!;
+
+/** The most channels a server whose ISUPPORT has these tokens lets a user be in. */
+const channelLimit = (isupport: Map<string, string>) => profileOf([...isupport]).channelLimit;
 
 const defaults = Object.fromEntries(
   Object.entries(statsConfigSchema.properties).map(([key, schema]) => [key, schema.default]),
@@ -248,9 +254,12 @@ t.test('parsers of LINKS, MAP, LIST and WHOX lines', async (t) => {
     hops: 0,
     description: 'TestNet hub',
   });
-  t.same(parseMapLine('`-leaf.test.net        1 [12.50%]'), { name: 'leaf.test.net', users: 1 });
-  t.same(parseMapLine('  |-deep.test.net (003 InspIRCd-3)  12 [1.00%] [Up: 1d]'), { name: 'deep.test.net', users: 12 });
-  t.equal(parseMapLine('3 servers and 8 users, average 2.67 users per server'), null);
+  t.same(parseMapLine('`-leaf.test.net        1 [12.50%]', INSPIRCD_MAP), { name: 'leaf.test.net', users: 1 });
+  t.same(parseMapLine('  |-deep.test.net (003 InspIRCd-3)  12 [1.00%] [Up: 1d]', INSPIRCD_MAP), {
+    name: 'deep.test.net',
+    users: 12,
+  });
+  t.equal(parseMapLine('3 servers and 8 users, average 2.67 users per server', INSPIRCD_MAP), null);
   t.same(parseListEntry(message('322', ['me', '#a', '4', '[+knt key] the [topic]'])), {
     name: '#a',
     users: 4,
@@ -288,12 +297,14 @@ t.test('WHO masks and LIST queries grow into chunks only on a big network', asyn
   t.equal(masks.length, 35, 'one mask per possible first character of a nick');
   t.ok(masks.includes('a*') && masks.includes('[*') && masks.includes('|*'));
   t.same(whoMasks(null, 1000), masks, 'unknown size: chunked, to be safe');
-  t.same(listQueries(100, 2000, 'CMNTU'), [['LIST']]);
+  const byUsers = (elist?: string) => profileOf(elist === undefined ? [] : [['ELIST', elist]]).listsByUsers;
+  t.same(listQueries(100, 2000, byUsers('CMNTU')), [['LIST']]);
   t.same(
-    listQueries(5000, 2000, 'CMNTU').map((query) => query[1]),
+    listQueries(5000, 2000, byUsers('CMNTU')).map((query) => query[1]),
     ['<2', '>1,<3', '>2,<5', '>4,<10', '>9,<50', '>49'],
   );
-  t.same(listQueries(5000, 2000, undefined), [['LIST']], 'without ELIST=U there is only the one LIST');
+  t.same(listQueries(5000, 2000, byUsers()), [['LIST']], 'without ELIST=U there is only the one LIST');
+  t.same(listQueries(5000, 2000, byUsers('CMNT')), [['LIST']]);
 });
 
 t.test('a full sync as an operator', async (t) => {
@@ -1044,7 +1055,12 @@ t.test('between whole LISTs of a big network, the channels formed in the last mi
   t.notOk(wholeListDue({ now: 4999, listedAt: 0, channels: 10_000 }), '10,000 channels: 0.5 ms per channel');
   t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000 }));
   const fresh = (now: number, channels: number, elist: string | undefined, newListedAt = 0) =>
-    newChannelsDue({ now, newListedAt, channels, elist });
+    newChannelsDue({
+      now,
+      newListedAt,
+      channels,
+      listsNewChannels: profileOf(elist === undefined ? [] : [['ELIST', elist]]).listsNewChannels,
+    });
   t.notOk(fresh(5000, 2000, 'CMNTU'), 'not on a network whose whole LIST comes as often');
   t.ok(fresh(NEW_CHANNELS_EVERY_MS, 10_000, 'CMNTU'), '10,000 channels: the new ones every 2 s');
   t.notOk(fresh(2999, 10_000, 'CMNTU', 1000), 'and not again sooner');
