@@ -161,6 +161,8 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     name: 'ircd-hybrid',
     // `ircd-hybrid-8.2.43`, or a distribution's `ircd-hybrid-1:8.2.43+dfsg.1-1`.
     version: /^ircd-hybrid-/i,
+    // ERR_WHOLIMEXCEED after that many (8.2's source).
+    whoReplyLimit: 500,
     listShowsModes: true,
     // STATS P lists its ports; the operators online are under STATS p, with their flags before the nick.
     operatorsStats: null,
@@ -176,6 +178,8 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     ...GENERIC_ANSWERS,
     name: 'ngIRCd',
     version: /^ngircd-/i,
+    // `WHO list limit (25) reached!`, to operators too, for a mask (MAX_RPL_WHO in 26.1's source); a channel's has none.
+    whoReplyLimit: 25,
     listShowsModes: false,
     // STATS P answers nothing; MAP is an unknown command.
     operatorsStats: null,
@@ -201,7 +205,7 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
   {
     ...GENERIC_ANSWERS,
     name: 'ircu',
-    // `u2.10.12.19`, and its kin: `u2.10.12.10+snircd(1.3.4a)`, `u2.10.12.14(nefarious)`.
+    // `u2.10.12.14`, and its kin: `u2.10.12.10+snircd(1.3.4a)`, `u2.10.12.14+Nefarious(2.0.0)`.
     version: /^u2\.\d/,
   },
   {

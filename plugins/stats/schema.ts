@@ -56,7 +56,8 @@ export const statsConfigSchema = {
       default: 1000,
       description:
         'With more users than this on the network, WHO is asked in chunks by the first letter of the nick, ' +
-        'so no single reply can overflow the send queue the server keeps for the bot (1 MB by default on InspIRCd).',
+        'so no single reply can overflow the send queue the server keeps for the bot (1 MB by default on InspIRCd). ' +
+        'A server that answers a WHO with fewer rows (ircd-hybrid 500, ngIRCd 25) is asked in chunks from that many on.',
     },
     list_chunk_above: {
       type: 'integer',

@@ -29,7 +29,7 @@ import {
   type SyncContext,
   wholeListDue,
 } from '../../../plugins/stats/sync.js';
-import { parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
+import { parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoChunkAbove, whoMasks } from '../../../plugins/stats/who.js';
 import { ScriptedTransport } from './fixtures/scripted-irc.js';
 
 /** The server profile of a server that said this much of itself (ISUPPORT tokens, RPL_MYINFO's version). */
@@ -306,6 +306,30 @@ t.test('WHO masks and LIST queries grow into chunks only on a big network', asyn
   t.same(listQueries(5000, 2000, byUsers()), [['LIST']], 'without ELIST=U there is only the one LIST');
   t.same(listQueries(5000, 2000, byUsers('CMNT')), [['LIST']]);
 });
+
+t.test('a server that caps its WHO replies is asked per nick initial from that many users on', async (t) => {
+  const { irc, context } = setup();
+  t.equal(whoChunkAbove(context), 1000, 'the setting, where the server sends every match');
+  irc.receive(':hub.test.net 004 DataBot hub.test.net ngircd-26.1 abBcCFiIoqrRswx abehiIklmMnoOPqQrRstvVz');
+  t.equal(whoChunkAbove(context), 25, "ngIRCd's 25 rows for a mask");
+  t.equal(whoMasks(30, whoChunkAbove(context)).length, 35);
+  t.same(whoMasks(25, whoChunkAbove(context)), ['*']);
+});
+
+t.test(
+  'on ircd-hybrid a sync asks neither STATS P nor MAP; an operator’s WHO counts the users per server',
+  async (t) => {
+    const { irc, model, context } = setup();
+    irc.receive(
+      ':hub.test.net 004 DataBot hub.test.net ircd-hybrid-1:8.2.43+dfsg.1-1 BDFGHXRSWZacefgijklnopqrswyz CIKLMNOQRSTVZbcehiklmnoprstvz Ibehklov',
+    );
+    await fullSync(context, createSyncState());
+    t.same(irc.sentMatching(/^(STATS|MAP)\b/), [], 'its STATS P lists ports, its MAP lines are worded otherwise');
+    t.ok(model.ready);
+    t.match(model.servers.get('hub.test.net'), { users: 2 });
+    t.match(model.users.get('alice'), { isOperator: true }, "WHO's flags still say who is an operator");
+  },
+);
 
 t.test('a full sync as an operator', async (t) => {
   const { irc, model, context } = setup();
