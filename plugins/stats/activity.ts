@@ -2,7 +2,8 @@
  * Counting activity: every PRIVMSG, NOTICE and CTCP ACTION a user sends to a
  * channel the bot is in is one line for that channel and that nick. Other CTCP
  * (VERSION, PING, ...) is not chat; the bot's own lines and server notices are
- * not counted.
+ * not counted. The activity unit also keeps the channels' records and today's
+ * peaks, and tells the store of them.
  */
 import type { IrcMessage, IrcPort, NetworkModel } from '../../lib/sdk.js';
 import type { CollectorContext } from './collector.js';
