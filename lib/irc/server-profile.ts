@@ -49,7 +49,11 @@ export interface FamilyAnswers {
    * 3 then lists nobody but the asker), `anyone` where it only hides the IPs.
    */
   readonly whoxIp: 'operator' | 'anyone';
-  /** Whether an operator's WHO lists invisible (+i) users too: then it counts the users of each server. */
+  /**
+   * Whether an operator's WHO lists invisible (+i) users too. Where it does not, the users list misses those
+   * who share no channel with the bot, and so does each server's count, which an operator's WHO makes where
+   * MAP gives none (docs/compatibility.md); the collector counts what WHO shows all the same.
+   */
   readonly operatorWhoSeesInvisible: boolean;
   /** The most rows one WHO answers (more: ask smaller masks); null where the server sends every match. */
   readonly whoReplyLimit: number | null;
@@ -161,6 +165,8 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     name: 'ircd-hybrid',
     // `ircd-hybrid-8.2.43`, or a distribution's `ircd-hybrid-1:8.2.43+dfsg.1-1`.
     version: /^ircd-hybrid-/i,
+    // Only to someone who shares a channel with them, operators included.
+    operatorWhoSeesInvisible: false,
     // ERR_WHOLIMEXCEED after that many (8.2's source).
     whoReplyLimit: 500,
     listShowsModes: true,
@@ -178,6 +184,7 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     ...GENERIC_ANSWERS,
     name: 'ngIRCd',
     version: /^ngircd-/i,
+    operatorWhoSeesInvisible: false,
     // `WHO list limit (25) reached!`, to operators too, for a mask (MAX_RPL_WHO in 26.1's source); a channel's has none.
     whoReplyLimit: 25,
     listShowsModes: false,

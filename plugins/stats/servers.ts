@@ -63,13 +63,13 @@ export async function syncLinks({ irc, model, config, urgent }: SyncContext): Pr
 
 /**
  * MAP: users per server, where the network lets the bot ask and the server's profile knows how its lines read
- * (`mapLine`). Without it, an operator's WHO, where it sees every user (`operatorWhoSeesInvisible`), is
- * counted instead; otherwise the count stays unknown.
+ * (`mapLine`). Without it, an operator's WHO (which sees every user, invisible ones too, where the profile's
+ * `operatorWhoSeesInvisible` says so) is counted instead; otherwise the count stays unknown.
  */
 export async function syncServerUsers({ irc, model, urgent }: SyncContext): Promise<void> {
   const { profile } = irc.state;
   const counts = profile.mapLine ? await mapCounts({ irc, urgent }, profile.mapLine) : new Map<string, number>();
-  if (counts.size === 0 && irc.state.isOperator && profile.operatorWhoSeesInvisible) {
+  if (counts.size === 0 && irc.state.isOperator) {
     for (const user of model.users.all()) {
       const key = user.server?.toLowerCase();
       if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
