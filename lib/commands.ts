@@ -65,11 +65,6 @@ export interface CommandDefinition<Args extends Converters = Converters> {
    */
   args?: Args;
   /**
-   * @deprecated Declare {@link args} instead (`args: []` takes no word). The most words the command takes
-   * after its name: with more it does not run, and the sender is shown its usage.
-   */
-  maxArgs?: number;
-  /**
    * It may answer long after it was sent (SYNC): each answer then has {@link REPLY_DEADLINE_MS} from when
    * it is given, not from when the command came. Commands that answer with a secret must not be slow.
    */
@@ -169,8 +164,6 @@ export class CommandRegistry {
     const culprit = `command "${definition.name}" of plugin "${plugin}"`;
     if (typeof definition.usage !== 'string') throw new Error(`${culprit} has no usage text`);
     if (!definition.help?.trim()) throw new Error(`${culprit} has no help text`);
-    if (definition.maxArgs !== undefined && !(Number.isInteger(definition.maxArgs) && definition.maxArgs >= 0))
-      throw new Error(`${culprit}: maxArgs must be an integer, 0 or more`);
     if (definition.args !== undefined) checkConverters(culprit, definition);
     const existing = this.commands.find((command) => command.words.join(' ') === words.join(' '));
     if (existing) {
@@ -452,7 +445,7 @@ export class CommandRegistry {
 
   /**
    * The arguments' values, or the answer that refuses them: read by the definition's converters; with none
-   * declared, the words themselves, held to the deprecated `maxArgs`.
+   * declared, no values (the handler reads the words themselves).
    */
   private async readArguments(
     definition: CommandDefinition,
@@ -460,11 +453,7 @@ export class CommandRegistry {
     context: ArgumentContext,
     usage: string,
   ): Promise<{ values: unknown[] } | { answer: string }> {
-    if (definition.args) return convertArguments(definition.args, words, context, usage);
-    if (definition.maxArgs !== undefined && words.length > definition.maxArgs) {
-      return { answer: `Too many arguments. ${usage}` };
-    }
-    return { values: [] };
+    return definition.args ? convertArguments(definition.args, words, context, usage) : { values: [] };
   }
 
   private help(invocation: CommandInvocation, topic: string | undefined): void {
@@ -517,11 +506,8 @@ export class CommandRegistry {
   }
 }
 
-/** Refuses, naming the command and the argument, `args` that are not converters; and `args` with `maxArgs`. */
+/** Refuses, naming the command and the argument, `args` that are not converters. */
 function checkConverters(culprit: string, definition: CommandDefinition): void {
-  if (definition.maxArgs !== undefined) {
-    throw new Error(`${culprit} declares both args and maxArgs: declare args alone (maxArgs is deprecated)`);
-  }
   if (!Array.isArray(definition.args)) throw new Error(`${culprit}: args must be a list of converters`);
   // A plugin in JavaScript may pass anything here: each converter is checked as it is.
   definition.args.forEach((converter: Partial<Converter<unknown>> | undefined, index) => {

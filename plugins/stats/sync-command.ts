@@ -10,7 +10,7 @@ export function syncCommandUnit(model: NetworkModel, whole: () => Promise<void>)
       {
         name: 'SYNC',
         usage: '',
-        maxArgs: 0,
+        args: [],
         help: 'Runs a full sync of the network now (LUSERS, LINKS, LIST, WHO, STATS P) and reports the counts.',
         adminOnly: true,
         // A sync of a big network takes longer than an answer may wait; its answer carries no secret.

@@ -216,9 +216,6 @@ t.test('arguments that are not converters are refused at registration, naming th
       message: /^command "X" of plugin "p": args\[1\] is not a converter \(min and max words/,
     });
   }
-  t.throws(() => registry.register('p', { ...base, args: [], maxArgs: 0 }), {
-    message: 'command "X" of plugin "p" declares both args and maxArgs: declare args alone (maxArgs is deprecated)',
-  });
 });
 
 t.test("a handler's values are typed from its converters", async (t) => {
@@ -250,29 +247,25 @@ t.test("a handler's values are typed from its converters", async (t) => {
   t.equal(command.args?.length, 3);
 });
 
-t.test('the deprecated maxArgs still refuses more words than it allows, with the usage', async (t) => {
+t.test('args: [] refuses any word, with the usage; no args leaves the words to the handler', async (t) => {
   const context = setup();
   context.registry.register('test', {
     name: 'PICK',
-    usage: '<one>',
-    help: 'Takes one word.',
-    maxArgs: 1,
+    usage: '',
+    help: 'Takes no word.',
+    args: [],
     handle: ({ args, reply }) => {
-      context.runs.push(`pick ${args.join(' ')}`);
+      context.runs.push(`pick ${args.join(' ')}`.trim());
       reply('picked');
     },
   });
-  await deliver(context, ':alice!a@h PRIVMSG DataBot :pick 5 6');
-  t.same(context.notices('alice'), ['Too many arguments. Usage: PICK <one>']);
-  t.same(context.runs, [], 'nothing was done');
   await deliver(context, ':alice!a@h PRIVMSG DataBot :pick 5');
-  t.same(context.runs, ['pick 5'], 'as many as it takes');
+  t.same(context.notices('alice'), ['Too many arguments. Usage: PICK']);
+  t.same(context.runs, [], 'nothing was done');
+  await deliver(context, ':alice!a@h PRIVMSG DataBot :pick');
+  t.same(context.runs, ['pick'], 'run without a word');
   await deliver(context, ':alice!a@h PRIVMSG DataBot :ping me as many words as you like');
-  t.same(context.runs.at(-1), 'ping as many words as you like', 'without maxArgs, any number');
-  const base: CommandDefinition = { name: 'X', usage: '', help: 'Does x.', handle: () => undefined };
-  for (const maxArgs of [-1, 1.5]) {
-    t.throws(() => context.registry.register('p', { ...base, maxArgs }), { message: /maxArgs must be an integer/ });
-  }
+  t.same(context.runs.at(-1), 'ping as many words as you like', 'without args, any number');
 });
 
 t.test('unknown commands and channel messages', async (t) => {
