@@ -120,6 +120,10 @@ export { compileAddressList } from './http/client-address.js';
 export { parseCookies, serializeCookie, type CookieOptions } from './http/cookies.js';
 export type {
   RouteDefinition,
+  RouteGuard,
+  GuardPoint,
+  GuardOutcome,
+  GuardFindings,
   ApiRequest,
   ApiResponse,
   Tier,

@@ -3,11 +3,15 @@
  * sees ({@link RoutedRequest}).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Findings } from './guards.js';
 import type { RouteEntry } from './routes.js';
-import type { ApiRequest, ApiResponse, HttpMethod } from './types.js';
+import type { ApiRequest, ApiResponse, HttpMethod, RouteGuard } from './types.js';
 
-/** Where a request is, for the failure log: `route` before it has one. */
-export type StageName = 'route' | 'guard' | 'hook' | 'body' | 'handler';
+/**
+ * Where a request is, for the failure log: `route` before it has one, `guard` in its tier's guard, `guards`
+ * in one of the route's own.
+ */
+export type StageName = 'route' | 'guard' | 'hook' | 'guards' | 'body' | 'handler';
 
 /** One named step of a routed request (stages.ts). */
 export interface Stage {
@@ -66,8 +70,13 @@ export class Exchange {
   request: RoutedRequest | undefined = undefined;
   /** The stages it runs, fixed when it starts: a hook added while it waits applies from the next request. */
   stages: readonly Stage[] = [];
+  /** What the route's own guards found; made only for a route that has guards. */
+  findings: Findings | undefined = undefined;
+  /** The route's own guard running now, or the last one that ran (the failure log names it). */
+  guard: RouteGuard | undefined = undefined;
   /** Headers the hooks returned; they ride on every answer, errors included. */
   hookHeaders: Record<string, string> | undefined = undefined;
+  /** The answer: the handler's, or a guard's that answered the request itself (then no later stage runs). */
   answer: ApiResponse | undefined = undefined;
   /** Body bytes sent, for the access log. */
   sentBytes = 0;

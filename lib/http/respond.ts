@@ -283,6 +283,8 @@ function stageDescription(exchange: Exchange): string {
       return `the ${entry?.route.tier ?? 'tier'} guard`;
     case 'hook':
       return 'a request hook';
+    case 'guards':
+      return `guard "${exchange.guard?.name ?? '?'}" of plugin "${entry?.plugin ?? '?'}"`;
     case 'body':
       return 'the body reader';
     case 'handler':

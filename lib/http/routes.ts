@@ -4,12 +4,13 @@
  * A static path is one lookup in a map from the exact path (both slash forms of each static route) to
  * its routes by method; only paths with parameters go to polka's router, which matches them against
  * the compiled patterns in registration order. What each route's answer needs that does not change per
- * request (its `Cache-Control`, its body validator) is worked out here, at registration.
+ * request (its `Cache-Control`, its body validator, its guards by point) is worked out here, at registration.
  */
 import polka, { type Handler as PolkaHandler } from 'polka';
 import { errorMessage } from '../logger.js';
 import { compileBodySchema, type BodyValidator } from './body.js';
 import { invalidParameter } from './errors.js';
+import { Findings, guardsByPoint, type GuardsByPoint } from './guards.js';
 import type { RouteDefinition } from './types.js';
 
 /** A registered route and the plugin that owns it. */
@@ -27,8 +28,15 @@ export interface RouteEntry extends RegisteredRoute {
   validateBody: BodyValidator | undefined;
   /** `Cache-Control` of a successful answer, by the route's tier and method. */
   cacheControl: string;
-  /** A public GET's max-age in milliseconds (how long anyone may keep its answer); 0 for any other route. */
+  /**
+   * How long the HTTP front may reuse an answer, in milliseconds: a public GET's max-age; 0 for any other
+   * route, and for a route with guards of its own, whose answer depends on who asks.
+   */
   publicMaxAgeMs: number;
+  /** The route's own guards by point; undefined when it has none (the pipeline's shorter path). */
+  guards: GuardsByPoint | undefined;
+  /** What the handler of a route without guards is given: nothing found. */
+  noFindings: Findings;
 }
 
 /** Seconds a public GET answer may be cached when its route does not say (`RouteDefinition.maxAge`). */
@@ -127,13 +135,14 @@ export class RouteTable {
         { cause: error },
       );
     }
+    const guards = guardsByPoint(plugin, route);
     let cacheControl = 'no-store';
     let publicMaxAgeMs = 0;
     if (route.tier !== 'public') cacheControl = 'private, no-store';
     else if (route.method === 'GET' && route.document !== 'operations') {
       const maxAge = route.maxAge ?? DEFAULT_MAX_AGE;
       cacheControl = `public, max-age=${maxAge}`;
-      publicMaxAgeMs = maxAge * 1000;
+      if (!guards) publicMaxAgeMs = maxAge * 1000;
     }
     const entry: RouteEntry = {
       plugin,
@@ -144,6 +153,8 @@ export class RouteTable {
       validateBody,
       cacheControl,
       publicMaxAgeMs,
+      guards,
+      noFindings: new Findings(route),
     };
     this.entries.push(entry);
     if (parameterised) {

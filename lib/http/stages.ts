@@ -1,9 +1,11 @@
 /**
- * A routed request runs through named stages, in order: the tier's **guard**, each **hook**, the
- * **body** (read and checked for POST and PATCH), and the route's **handler**; then the answer is
- * written (respond.ts). A stage begins and gives its outcome, or a promise of it; only a promise
- * makes the rest wait, so a request whose stages are all synchronous runs from the socket to the
- * response in one go (the fast path the benchmarks measure).
+ * A routed request runs through named stages, in order: the tier's **guard**, each **hook**, the route's
+ * own **guards** that run before the body, the **body** (read and checked for POST and PATCH), the route's
+ * guards that run after it, and the route's **handler**; then the answer is written (respond.ts). A stage
+ * begins and gives its outcome, or a promise of it; only a promise makes the rest wait, so a request whose
+ * stages are all synchronous runs from the socket to the response in one go (the fast path the benchmarks
+ * measure). A route without guards of its own has no guards stages at all; one whose guard answers (a
+ * refusal page) skips the stages after it.
  */
 import {
   checkContentType,
@@ -14,12 +16,13 @@ import {
   parseJsonBody,
   readBody,
 } from './body.js';
-import { unavailable } from './errors.js';
+import { ApiError, unavailable } from './errors.js';
+import { Findings, isPromiseLike, runGuards } from './guards.js';
 import { decodeParams } from './routes.js';
 import { RoutedRequest, type Exchange, type Stage } from './exchange.js';
 
 export type { Stage, StageName } from './exchange.js';
-import type { ApiRequest, ApiResponse, RouteDefinition, TierGuards } from './types.js';
+import type { ApiRequest, ApiResponse, GuardPoint, RouteDefinition, TierGuards } from './types.js';
 
 /**
  * Runs before every routed request, after the tier guard (so `request.tokenId` is set on
@@ -35,10 +38,6 @@ export type RequestHook = (
 export interface Responder {
   answer(exchange: Exchange): void;
   fail(exchange: Exchange, error: unknown): void;
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 const ignore = (): void => undefined;
@@ -82,6 +81,21 @@ function hookStage(hook: RequestHook): Stage {
   };
 }
 
+/** The route's own guards of one point, in the order it lists them. */
+function routeGuardsStage(point: GuardPoint): Stage {
+  return {
+    name: 'guards',
+    begin(exchange) {
+      const { route, guards } = exchange.entry!;
+      return runGuards(exchange, route, guards![point]);
+    },
+    take: ignore,
+  };
+}
+
+const requestGuardsStage = routeGuardsStage('request');
+const bodyGuardsStage = routeGuardsStage('body');
+
 /**
  * A POST or PATCH body: JSON (checked by the route's schema) or, on a route marked `form`, an HTML form;
  * within the limit, and asked for (100 Continue) only when wanted.
@@ -113,7 +127,8 @@ function bodyStage(bodyLimit: number): Stage {
 
 const handlerStage: Stage = {
   name: 'handler',
-  begin: (exchange) => exchange.entry!.route.handler(exchange.request!),
+  begin: (exchange) =>
+    exchange.entry!.route.handler(exchange.request!, exchange.findings ?? exchange.entry!.noFindings),
   take(exchange, outcome) {
     exchange.answer = outcome as ApiResponse;
   },
@@ -124,17 +139,23 @@ export class Pipeline {
   /** Where the tiers' guards come from, asked at each request; none until {@link setGuards}. */
   private guards: () => TierGuards | undefined = () => undefined;
   private readonly guardStage = guardStage(() => this.guards());
+  private readonly bodyStage: Stage;
   private readonly hooks: RequestHook[] = [];
-  private stages: readonly Stage[];
+  private stages: readonly Stage[] = [];
+  /** The stages of a route with guards of its own. */
+  private guardedStages: readonly Stage[] = [];
   /** The operations routes' stages: no hook (no rate limit) runs for a health probe or a metrics scrape. */
   private readonly operationsStages: readonly Stage[];
+  private readonly guardedOperationsStages: readonly Stage[];
 
   constructor(
-    private readonly bodyLimit: number,
+    bodyLimit: number,
     private readonly responder: Responder,
   ) {
-    this.stages = this.build();
-    this.operationsStages = [this.guardStage, bodyStage(this.bodyLimit), handlerStage];
+    this.bodyStage = bodyStage(bodyLimit);
+    this.build();
+    this.operationsStages = [this.guardStage, this.bodyStage, handlerStage];
+    this.guardedOperationsStages = [this.guardStage, requestGuardsStage, this.bodyStage, bodyGuardsStage, handlerStage];
   }
 
   setGuards(guards: () => TierGuards | undefined): void {
@@ -143,18 +164,26 @@ export class Pipeline {
 
   addHook(hook: RequestHook): void {
     this.hooks.push(hook);
-    this.stages = this.build();
+    this.build();
   }
 
-  private build(): readonly Stage[] {
-    return [this.guardStage, ...this.hooks.map(hookStage), bodyStage(this.bodyLimit), handlerStage];
+  private build(): void {
+    const hooks = this.hooks.map(hookStage);
+    this.stages = [this.guardStage, ...hooks, this.bodyStage, handlerStage];
+    this.guardedStages = [this.guardStage, ...hooks, requestGuardsStage, this.bodyStage, bodyGuardsStage, handlerStage];
   }
 
   /** Run a routed request (its `entry` set) through every stage, then hand it to the responder. */
   start(exchange: Exchange): void {
-    exchange.stages = exchange.entry!.route.document === 'operations' ? this.operationsStages : this.stages;
+    const { entry } = exchange;
+    const operations = entry!.route.document === 'operations';
+    if (entry!.guards) {
+      exchange.stages = operations ? this.guardedOperationsStages : this.guardedStages;
+      exchange.findings = new Findings(entry!.route);
+    } else {
+      exchange.stages = operations ? this.operationsStages : this.stages;
+    }
     try {
-      const { entry } = exchange;
       // The raw (still encoded) match is decoded once here, so a malformed escape is told apart from a literal "%".
       const params = entry!.parameterised ? decodeParams(entry!.pattern.exec(exchange.path)?.groups) : {};
       exchange.request = new RoutedRequest(
@@ -176,12 +205,12 @@ export class Pipeline {
 
   /**
    * Run the stages from `index`. A stage whose outcome is a promise suspends the run, which resumes
-   * at the next stage once it settles.
+   * at the next stage once it settles. Once there is an answer (a guard gave one), no stage runs.
    */
   private run(exchange: Exchange, index: number): void {
     const { stages } = exchange;
     try {
-      for (; index < stages.length; index++) {
+      for (; index < stages.length && exchange.answer === undefined; index++) {
         const stage = stages[index]!;
         exchange.stage = stage.name;
         const outcome = stage.begin(exchange);
@@ -195,7 +224,25 @@ export class Pipeline {
       // is a logged 500, not an exception out of the server.
       this.responder.answer(exchange);
     } catch (error) {
+      this.fail(exchange, error);
+    }
+  }
+
+  /**
+   * Answer a failure: an ApiError of the route's own guards or handler with the route's `renderError`
+   * when it has one, anything else as the contract says (respond.ts).
+   */
+  private fail(exchange: Exchange, error: unknown): void {
+    const { renderError } = exchange.entry!.route;
+    if (!renderError || !(error instanceof ApiError) || (exchange.stage !== 'guards' && exchange.stage !== 'handler')) {
       this.responder.fail(exchange, error);
+      return;
+    }
+    try {
+      exchange.answer = renderError(error, exchange.request!);
+      this.responder.answer(exchange);
+    } catch (failure) {
+      this.responder.fail(exchange, failure);
     }
   }
 
@@ -209,7 +256,7 @@ export class Pipeline {
         try {
           exchange.stages[index]!.take(exchange, settled);
         } catch (error) {
-          this.responder.fail(exchange, error);
+          this.fail(exchange, error);
           return;
         }
         this.run(exchange, index + 1);
@@ -217,7 +264,7 @@ export class Pipeline {
       (error: unknown) => {
         if (settledOnce) return;
         settledOnce = true;
-        this.responder.fail(exchange, error);
+        this.fail(exchange, error);
       },
     );
   }

@@ -1,8 +1,9 @@
 /**
- * The route table's types. A route is data: the server serves it, and the
+ * The route table's types. A route is data: the server serves it, its guards are listed on it, and the
  * OpenAPI document is generated from the same definitions.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ApiError } from './errors.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -80,7 +81,53 @@ export interface RouteDefinition {
   document?: 'api' | 'page' | 'operations';
   /** A request this accepts skips the tier's guard (e.g. a metrics scraper from an allowed address). */
   admit?: (request: ApiRequest) => boolean;
-  handler(request: ApiRequest): ApiResponse | Promise<ApiResponse>;
+  /**
+   * The route's own guards, run in this order, each at its {@link RouteGuard.point}, after the tier's guard
+   * and the request hooks. A route with guards is never answered from the HTTP front's store of public
+   * answers: its answer depends on who asks.
+   */
+  guards?: readonly RouteGuard[];
+  /**
+   * How the route answers an ApiError that its own guards or its handler throw, instead of the contract's
+   * JSON error body (e.g. the website's refusal page). Errors of the tier's guard, the hooks and the body
+   * reader keep the contract's body.
+   */
+  renderError?: (error: ApiError, request: ApiRequest) => ApiResponse;
+  /** Answers the request; `found` holds what the route's guards found (see {@link GuardFindings}). */
+  handler(request: ApiRequest, found: GuardFindings): ApiResponse | Promise<ApiResponse>;
+}
+
+/** Where a route's own guard runs: before the body is read (`request`), or once it is read and checked (`body`). */
+export type GuardPoint = 'request' | 'body';
+
+/** What a guard decided: the request goes on, with what the guard found, or this is its answer. */
+export type GuardOutcome<Found> = { readonly found: Found } | { readonly answer: ApiResponse };
+
+/**
+ * A check that a route lists among its {@link RouteDefinition.guards} (fastify's per-route hooks): signed
+ * in, an administrator, a form's CSRF token. The server runs a route's guards in the order listed, each at
+ * its point, before the handler. A guard lets the request on with what it found (`{ found }`, read by the
+ * handler and later guards through {@link GuardFindings}), answers it itself (`{ answer }`, e.g. a refusal
+ * page), or throws an ApiError. It may return a promise; a route whose guards all answer at once stays on
+ * the synchronous path.
+ */
+export interface RouteGuard<Found = unknown> {
+  /** Names the guard in errors and logs, e.g. `signedIn`; unique among a route's guards. */
+  readonly name: string;
+  readonly point: GuardPoint;
+  /** The guards whose findings this one reads: a route lists them before it (checked at registration). */
+  readonly needs?: readonly RouteGuard[];
+  check(
+    request: ApiRequest,
+    found: GuardFindings,
+    route: RouteDefinition,
+  ): GuardOutcome<Found> | PromiseLike<GuardOutcome<Found>>;
+}
+
+/** What a route's guards found so far, by guard. */
+export interface GuardFindings {
+  /** What `guard` found; throws when `guard` has not run for this request (the route does not list it). */
+  get<Found>(guard: RouteGuard<Found>): Found;
 }
 
 /** Checks a request before a token or staff route's handler runs; throws an ApiError to refuse. */

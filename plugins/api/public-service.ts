@@ -3,13 +3,22 @@
  * HTTP — the same bodies the JSON API sends, made by the same handlers. A plugin that shows the network to
  * people (the website) reads them, so it shows exactly what the public API shows and nothing a public
  * answer leaves out (no IP, host, ident, realname, account or hidden channel). Its contract is the core's
- * (the SDK's `PublicApi`); a user imports nothing from this folder.
+ * (the SDK's `PublicApi`); a user imports nothing from this folder. A route with guards of its own is left
+ * out: what it answers depends on who asks, and nobody asks here.
  */
-import { SerializedJson, type ApiRequest, type PublicApi, type RouteDefinition } from '../../lib/sdk.js';
+import {
+  SerializedJson,
+  type ApiRequest,
+  type GuardFindings,
+  type PublicApi,
+  type RouteDefinition,
+} from '../../lib/sdk.js';
 
 export function publicApi(routes: readonly RouteDefinition[]): PublicApi {
   const byName = new Map<string, RouteDefinition>();
-  for (const route of routes) if (route.tier === 'public' && route.method === 'GET') byName.set(route.name, route);
+  for (const route of routes) {
+    if (route.tier === 'public' && route.method === 'GET' && !route.guards?.length) byName.set(route.name, route);
+  }
   return {
     names: [...byName.keys()],
     async read(name, { params = {}, query = {} } = {}) {
@@ -29,8 +38,17 @@ export function publicApi(routes: readonly RouteDefinition[]): PublicApi {
         secure: false,
         body: undefined,
       };
-      const { body } = await route.handler(request);
+      const { body } = await route.handler(request, nothingFound(route));
       return body instanceof SerializedJson ? (JSON.parse(body.bytes.toString('utf8')) as unknown) : body;
+    },
+  };
+}
+
+/** What an unguarded route's handler is given: no guard ran, so nothing was found. */
+function nothingFound(route: RouteDefinition): GuardFindings {
+  return {
+    get(guard) {
+      throw new Error(`The public route ${route.name} reads what guard "${guard.name}" found, but has no guards`);
     },
   };
 }

@@ -6,7 +6,7 @@ import { AnswerCache, type StoredAnswer } from '../../../lib/http/front/answer-c
 import { ClientBudgets } from '../../../lib/http/front/client-budgets.js';
 import { ApiError } from '../../../lib/http/errors.js';
 import { HttpServer, type HttpServerOptions } from '../../../lib/http/server.js';
-import type { ApiRequest } from '../../../lib/http/types.js';
+import type { ApiRequest, RouteGuard } from '../../../lib/http/types.js';
 import { captureLog, route } from '../../support/http.js';
 import { RateLimiter } from '../../../lib/rate-limiter.js';
 
@@ -120,6 +120,28 @@ t.test('a public read is answered by the front from the answer the bot gave, ETa
   t.equal(accessLines().length, 6, 'one access-log line per request, those the front answered too');
   t.equal(accessLines().filter((line) => /status=304/.test(line)).length, 1);
   t.match(accessLines()[1]!, /\[http\].*status=200.*ip=127\.0\.0\.1/);
+});
+
+t.test("a route with guards of its own is never answered from the front's store", async (t) => {
+  const checked: string[] = [];
+  const visitor: RouteGuard<string> = {
+    name: 'visitor',
+    point: 'request',
+    check: (request) => {
+      checked.push(request.ip);
+      return { found: request.ip };
+    },
+  };
+  const { url, seen } = await startFront(t, { frontReuseMs: 60_000 }, (server) =>
+    server.route(
+      'test',
+      route({ path: '/api/mine/', guards: [visitor], handler: (_request, found) => ({ body: found.get(visitor) }) }),
+    ),
+  );
+  for (let round = 0; round < 3; round++) await (await fetch(`${url}/api/count/`)).text();
+  t.equal(seen.length, 1, 'the unguarded route was answered from the store after the first time');
+  for (let round = 0; round < 3; round++) t.same(await (await fetch(`${url}/api/mine/`)).json(), '127.0.0.1');
+  t.equal(checked.length, 3, 'the guarded one reached the bot every time');
 });
 
 t.test("a client cannot write the front's private headers", async (t) => {
