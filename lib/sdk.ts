@@ -117,7 +117,6 @@ export { buildOpenApiDocument, openApiPath, type OpenApiDocument, type OpenApiIn
 export { SerializedJson } from './http/serialized-json.js';
 export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml, inlineScriptSource } from './http/html-document.js';
 export { compileAddressList } from './http/client-address.js';
-export { parseCookies, serializeCookie, type CookieOptions } from './http/cookies.js';
 export type {
   RouteDefinition,
   RouteGuard,

@@ -1,8 +1,18 @@
 /**
  * Cookies (RFC 6265): the pairs a request's `Cookie` header sends, and the `Set-Cookie` value of one
- * cookie. Values are taken and given as they are, unencoded: a plugin that stores something else than
- * cookie-octets (a random id in base64url is fine) encodes it itself.
+ * cookie; and the account pages' own cookie. Values are taken and given as they are, unencoded: the
+ * session ids and sign-in-form values are base64url, which is cookie-octets already.
+ *
+ * The cookie (`network_session`, `Path=/network/`, `HttpOnly`, `SameSite=Lax`, `Secure` over HTTPS) holds
+ * a session id once signed in, and before that a random value of the sign-in form, whose CSRF token is made
+ * from it; neither is stored for a visitor who does not sign in. A sign-in always starts a new id.
  */
+import type { ApiRequest } from '../../lib/sdk.js';
+import { SESSION_ID } from './sessions.js';
+
+export const COOKIE = 'network_session';
+/** The account pages and the admin panel are both below it. */
+export const COOKIE_PATH = '/network/';
 
 export interface CookieOptions {
   /** The path the browser sends it back to (and below); default `/`. */
@@ -63,4 +73,15 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   parts.push(`SameSite=${sameSite}`);
   if (options.secure) parts.push('Secure');
   return parts.join('; ');
+}
+
+/** The value of the account pages' cookie that `request` sends, when it is well-formed (a session id's shape). */
+export function cookieOf(request: ApiRequest): string | undefined {
+  const value = parseCookies(request.headers.cookie).get(COOKIE);
+  return value !== undefined && SESSION_ID.test(value) ? value : undefined;
+}
+
+/** The `Set-Cookie` value of the account pages' cookie; `maxAge` 0 drops it, none keeps it for the browser session. */
+export function accountCookie(value: string, options: { secure: boolean; maxAge?: number }): string {
+  return serializeCookie(COOKIE, value, { path: COOKIE_PATH, ...options });
 }

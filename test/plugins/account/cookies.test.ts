@@ -1,6 +1,6 @@
 /** Cookies: what a `Cookie` header sends, and a `Set-Cookie` value a browser takes back as it was given. */
 import t from 'tap';
-import { parseCookies, serializeCookie } from '../../../lib/http/cookies.js';
+import { parseCookies, serializeCookie } from '../../../plugins/account/cookies.js';
 
 t.test('parseCookies reads the pairs, keeps the first of a name twice, skips what is not a cookie', async (t) => {
   t.same([...parseCookies(undefined)], []);
