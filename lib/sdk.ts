@@ -113,7 +113,7 @@ export {
 } from './http/server.js';
 export { ApiError, notFound, invalidParameter, unavailable, type ErrorBody, type ErrorDetail } from './http/errors.js';
 export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type Page, type PaginateOptions } from './http/paging.js';
-export { buildOpenApiDocument, openApiPath, type OpenApiDocument, type OpenApiInfo } from './http/openapi.js';
+export { openApiPath } from './http/routes.js';
 export { SerializedJson } from './http/serialized-json.js';
 export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml, inlineScriptSource } from './http/html-document.js';
 export { compileAddressList } from './http/client-address.js';

@@ -43,6 +43,11 @@ export interface RouteEntry extends RegisteredRoute {
 const DEFAULT_MAX_AGE = 10;
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'] as const;
 
+/** A route path as OpenAPI writes it: `/api/irc/channels/:name/` → `/api/irc/channels/{name}/`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+}
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

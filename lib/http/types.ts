@@ -1,6 +1,6 @@
 /**
  * The route table's types. A route is data: the server serves it, its guards are listed on it, and the
- * OpenAPI document is generated from the same definitions.
+ * api plugin's OpenAPI document is generated from the same definitions.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiError } from './errors.js';

@@ -1,5 +1,6 @@
 /** `GET /api/openapi.json`: the OpenAPI 3.1 document of every route, built from the live route table. */
-import { buildOpenApiDocument, packageVersion, type PluginHttp, type RouteDefinition } from '../../lib/sdk.js';
+import { packageVersion, type PluginHttp, type RouteDefinition } from '../../lib/sdk.js';
+import { buildOpenApiDocument } from './openapi-document.js';
 import type { ApiConfig } from './schema.js';
 
 const DESCRIPTION = [

@@ -4,7 +4,7 @@
  */
 import t, { type Test } from 'tap';
 import { escapeHtml, HtmlDocument } from '../../../lib/http/html-document.js';
-import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
+import { buildOpenApiDocument } from '../../../plugins/api/openapi-document.js';
 import { HttpServer } from '../../../lib/http/server.js';
 import { captureLog, route } from '../../support/http.js';
 

@@ -3,7 +3,7 @@
  * OpenAPI document, and no public one showing what only the token tier may.
  */
 import t, { type Test } from 'tap';
-import { openApiPath } from '../../../lib/http/openapi.js';
+import { openApiPath } from '../../../lib/http/routes.js';
 import type { NetworkModel } from '../../../lib/model/network.js';
 import { startApi } from './fixtures/api-host.js';
 import { OpenApiValidator } from './fixtures/openapi-validator.js';

@@ -3,7 +3,7 @@
  * 403, and 200 once approved; refused authentications drawn from the client's public bucket.
  */
 import t, { type Test } from 'tap';
-import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
+import { buildOpenApiDocument } from '../../../plugins/api/openapi-document.js';
 import type { InjectResponse } from '../../../lib/http/inject.js';
 import type { RouteDefinition } from '../../../lib/http/types.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';

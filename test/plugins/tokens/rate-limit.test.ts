@@ -1,7 +1,7 @@
 /** Token buckets with a fake clock, and the hook in the HTTP server (no socket): headers, 429 and Retry-After. */
 import t from 'tap';
 import { ApiError } from '../../../lib/http/errors.js';
-import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
+import { buildOpenApiDocument } from '../../../plugins/api/openapi-document.js';
 import { HttpServer } from '../../../lib/http/server.js';
 import type { ApiRequest, RouteDefinition } from '../../../lib/http/types.js';
 import { createLogger } from '../../../lib/logger.js';

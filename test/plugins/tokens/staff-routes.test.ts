@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import t from 'tap';
-import { buildOpenApiDocument } from '../../../lib/http/openapi.js';
+import { buildOpenApiDocument } from '../../../plugins/api/openapi-document.js';
 import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../plugins/tokens/model.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';

@@ -4,14 +4,14 @@ import { ApiError, notFound, unavailable } from '../../../lib/http/errors.js';
 import {
   buildOpenApiDocument,
   errorBodySchema,
-  openApiPath,
   TOKEN_SCHEME,
   type OpenApiDocument,
-} from '../../../lib/http/openapi.js';
+} from '../../../plugins/api/openapi-document.js';
+import { openApiPath } from '../../../lib/http/routes.js';
 import { HttpServer, type RegisteredRoute } from '../../../lib/http/server.js';
 import type { RouteDefinition } from '../../../lib/http/types.js';
 import { createLogger } from '../../../lib/logger.js';
-import { OpenApiValidator } from '../../plugins/api/fixtures/openapi-validator.js';
+import { OpenApiValidator } from './fixtures/openapi-validator.js';
 
 function route(definition: Partial<RouteDefinition> & Pick<RouteDefinition, 'path' | 'name'>): RegisteredRoute {
   return {

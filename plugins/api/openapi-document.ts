@@ -1,13 +1,12 @@
 /**
- * The OpenAPI 3.1 document, generated from the route table: the same
- * definitions (paths, tiers, JSON schemas, query parameters) the server uses,
- * so the document cannot drift from what is served. The error responses follow
+ * The OpenAPI 3.1 document, generated from the route table (`http.routes()`): the same definitions
+ * (paths, tiers, names, summaries, JSON schemas, query parameters) the server uses and each plugin
+ * declares of its own routes, so the document cannot drift from what is served. The error responses follow
  * the HTTP contract: every error has the body `{"error": {status, code, message}}`.
  * The server answers HEAD wherever a GET is routed, with the GET's status and headers
  * and never a body (errors included), so each GET has a HEAD operation that says so.
  */
-import type { RegisteredRoute } from './routes.js';
-import type { JsonSchema, RouteDefinition } from './types.js';
+import { openApiPath, type JsonSchema, type RegisteredRoute, type RouteDefinition } from '../../lib/sdk.js';
 
 export interface OpenApiInfo {
   title: string;
@@ -174,11 +173,6 @@ const headComponent = (status: ErrorStatus): string => `Head${ERROR_RESPONSES[st
 
 /** An OpenAPI operation object. */
 type Operation = Record<string, unknown> & { operationId: string; responses: Record<string, unknown> };
-
-/** `/api/irc/channels/:name/` → `/api/irc/channels/{name}/` */
-export function openApiPath(path: string): string {
-  return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
-}
 
 function pathParameterNames(path: string): string[] {
   return [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((match) => match[1]!);
