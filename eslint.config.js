@@ -8,7 +8,7 @@ const plugins = readdirSync(new URL('./plugins/', import.meta.url), { withFileTy
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
 
-/** Plugins (built-in, and the examples of outside ones) import the core only through its SDK entry. */
+/** A built-in plugin imports the core only through its SDK entry. */
 const sdkOnly = {
   group: ['**/lib/**', '!**/lib/sdk.js'],
   message: 'A plugin imports the core only from lib/sdk.js, its one entry for plugin authors.',
@@ -64,8 +64,8 @@ export default tseslint.config(
   },
   ...plugins.map(ownFolderOnly),
   {
-    // An outside plugin has one entry into this package, the SDK: the contracts of the services it may use
-    // are there too.
+    // An outside plugin has one entry into this package, the public SDK (app/sdk.ts): the contracts of the
+    // built-in plugins' services it may use come with it.
     files: ['examples/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -82,15 +82,19 @@ export default tseslint.config(
               group: ['irc-network-data/*', '!irc-network-data/sdk'],
               message: "An outside plugin imports only the SDK: 'irc-network-data/sdk'.",
             },
-            sdkOnly,
+            {
+              group: ['**/lib/**'],
+              message:
+                "An outside plugin imports only the package's SDK (app/sdk.js here, 'irc-network-data/sdk' outside), not the core's files.",
+            },
             {
               group: ['**/plugins/**'],
               message: 'An outside plugin uses the built-in plugins through their services.',
             },
             {
-              group: ['**/app/**'],
+              group: ['**/app/**', '!**/app/sdk.js'],
               message:
-                "An outside plugin imports only the SDK (lib/sdk.js here), not the package's entry (app/): the contracts of the built-in plugins' services are in the SDK.",
+                "An outside plugin imports only the SDK (app/sdk.js here), not the package's entry or the program: the contracts of the built-in plugins' services come with the SDK.",
             },
           ],
         },

@@ -9,7 +9,6 @@ import type { IrcMessage, IrcPort } from './irc/port.js';
 import type { Logger } from './logger.js';
 import type { NetworkModel } from './model/network.js';
 import type { PluginMetrics } from './metrics.js';
-import type { ActivityService, HistoryService, PublicApi, RecordsService } from './service-contracts.js';
 
 export type PluginStop = () => void | Promise<void>;
 
@@ -87,8 +86,9 @@ export interface PluginStore {
  * }
  * ```
  *
- * The core declares here the services it uses itself, and the contracts of the built-in plugins' services
- * that any plugin may use, an outside one included (lib/service-contracts.ts).
+ * The core declares here only the service it uses itself; each built-in plugin declares its own in its
+ * folder (`plugins/stats/contract.ts`, `plugins/web/services.ts`, ...). A plugin from outside this
+ * repository sees the contracts the package's public SDK (`irc-network-data/sdk`, app/sdk.ts) brings along.
  */
 export interface Services {
   /**
@@ -97,14 +97,6 @@ export interface Services {
    * and staff routes answer 503 and public routes are not checked.
    */
   'http.guard': TierGuards;
-  /** Chat activity by day, channel and nick (the stats plugin). */
-  'stats.activity': ActivityService;
-  /** The network's counts over time (the stats plugin). */
-  'stats.history': HistoryService;
-  /** Each channel's record of users (the stats plugin). */
-  'stats.records': RecordsService;
-  /** The public routes' answers without HTTP (the api plugin). */
-  'api.public': PublicApi;
 }
 
 /** The name of a service some plugin declares in {@link Services}. */

@@ -1,12 +1,14 @@
 /**
- * The one import surface for plugin authors, in this repository (plugins/, examples/) and outside it
- * (`import { definePlugin } from 'irc-network-data/sdk'`): the plugin contract, the network model's
- * types, the HTTP and IRC helpers a plugin uses, and the host for embedding. A lint rule keeps
- * plugins/ and examples/ on this entry; nothing else in lib/ is promised to stay where it is.
+ * The one import surface of the core for plugin authors: the plugin contract, the network model's types,
+ * the HTTP and IRC helpers a plugin uses, and the host for embedding. The built-in plugins (plugins/)
+ * import this file; a plugin from outside this repository imports the package's public SDK
+ * (`import { definePlugin } from 'irc-network-data/sdk'`, app/sdk.ts), which is this file and the
+ * contracts of the built-in plugins' services. Lint rules keep both on their entry; nothing else in lib/
+ * is promised to stay where it is.
  * @packageDocumentation
  */
 
-// The plugin contract, the shared services' contracts, and the host that runs plugins.
+// The plugin contract, and the host that runs plugins.
 export {
   definePlugin,
   type PluginContext,
@@ -21,20 +23,6 @@ export {
   type Services,
   type ServiceName,
 } from './plugin.js';
-export type {
-  ActivityDay,
-  ActivityService,
-  ChannelActivity,
-  ChannelLines,
-  ChannelRecord,
-  HistoryPoint,
-  HistoryService,
-  NickActivity,
-  NickLines,
-  PublicApi,
-  PublicReadOptions,
-  RecordsService,
-} from './service-contracts.js';
 export { Host, HostError, resolvePlugins, type HostOptions } from './host.js';
 export type { FromJsonSchema, TypedJsonSchema } from './schema-types.js';
 export { loadPluginModules } from './plugin-modules.js';

@@ -1,6 +1,6 @@
 /**
  * An outside plugin, as someone writing one in their own repository would: it imports the SDK and nothing
- * else of this package (`irc-network-data/sdk` there; `../../lib/sdk.js` here), the type of the stats
+ * else of this package (`irc-network-data/sdk` there; `../../app/sdk.js` here), the type of the stats
  * plugin's service it uses included (`ActivityService`), never the stats plugin's files.
  * test/lib/plugin-modules.test.ts compiles it against the built package, as its own repository would.
  *
@@ -17,7 +17,7 @@ import {
   type ActivityService,
   type FromJsonSchema,
   type NetworkModel,
-} from '../../lib/sdk.js';
+} from '../../app/sdk.js';
 
 const configSchema = {
   type: 'object',

@@ -2,17 +2,12 @@
  * What the api plugin offers the other plugins: `api.public`, the answers of its public GET routes without
  * HTTP — the same bodies the JSON API sends, made by the same handlers. A plugin that shows the network to
  * people (the website) reads them, so it shows exactly what the public API shows and nothing a public
- * answer leaves out (no IP, host, ident, realname, account or hidden channel). Its contract is the core's
- * (the SDK's `PublicApi`); a user imports nothing from this folder. A route with guards of its own is left
- * out: what it answers depends on who asks, and nobody asks here.
+ * answer leaves out (no IP, host, ident, realname, account or hidden channel). Its contract is contract.ts
+ * (`PublicApi`, in the SDK's `Services`); a user imports nothing from this folder. A route with guards of its
+ * own is left out: what it answers depends on who asks, and nobody asks here.
  */
-import {
-  SerializedJson,
-  type ApiRequest,
-  type GuardFindings,
-  type PublicApi,
-  type RouteDefinition,
-} from '../../lib/sdk.js';
+import { SerializedJson, type ApiRequest, type GuardFindings, type RouteDefinition } from '../../lib/sdk.js';
+import type { PublicApi } from './contract.js';
 
 export function publicApi(routes: readonly RouteDefinition[]): PublicApi {
   const byName = new Map<string, RouteDefinition>();

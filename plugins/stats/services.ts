@@ -5,7 +5,7 @@
  * and `RecordsService`), so a plugin that uses them, an outside one included, imports nothing from this
  * folder; the slices are provided as they are, and the compiler holds them to those contracts.
  */
-import type { HistoryService } from '../../lib/sdk.js';
+import type { HistoryService } from './contract.js';
 import { bucketPoints, type HistorySlice } from './model/history.js';
 
 export function historyService(history: HistorySlice): HistoryService {

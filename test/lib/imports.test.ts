@@ -82,13 +82,14 @@ t.test('lib/ never imports plugins/: the entry points that wire the built-in plu
 t.test('a plugin imports the core only through lib/sdk.ts, and no other plugin', async (t) => {
   const pluginsDir = path.join(root, 'plugins');
   const sdk = path.join(root, 'lib', 'sdk.ts');
-  // The example of an outside plugin: the SDK, which holds the built-in plugins' service contracts too.
+  const publicSdk = path.join(root, 'app', 'sdk.ts');
+  // The example of an outside plugin: the package's SDK, which brings the built-in plugins' service contracts.
   const outside = [...importGraph(sources(path.join(root, 'examples')))].flatMap(([file, targets]) =>
     targets
-      .filter((target) => target !== sdk && !path.relative(path.dirname(file), target).match(/^[^.]/))
+      .filter((target) => target !== publicSdk && !path.relative(path.dirname(file), target).match(/^[^.]/))
       .map((target) => `${path.relative(root, file)} → ${path.relative(root, target)}`),
   );
-  t.same(outside, [], 'examples/ import only lib/sdk.ts and their own files');
+  t.same(outside, [], 'examples/ import only app/sdk.ts and their own files');
   const arrows = [...importGraph(sources(pluginsDir))].flatMap(([file, targets]) => {
     const own = path.relative(pluginsDir, file).split(path.sep)[0]!;
     return targets
@@ -134,6 +135,15 @@ t.test('the lint rule refuses a plugin that imports another lib/ file or another
     [],
     'the SDK it may',
   );
+  t.same(
+    await lint('examples/top-talkers/example.ts', "export type { ActivityService } from '../../app/sdk.js';\n"),
+    [],
+    'and the SDK by its path in this repository',
+  );
+  const [coreSdk] = await lint('examples/top-talkers/example.ts', "export { definePlugin } from '../../lib/sdk.js';\n");
+  t.match(coreSdk, /^no-restricted-imports: .*only the package's SDK/, "not the core's SDK, which lacks the contracts");
+  const [publicSdk] = await lint('plugins/api/example.ts', "export { definePlugin } from '../../app/sdk.js';\n");
+  t.match(publicSdk, /^no-restricted-imports: .*does not import the program/, 'a built-in plugin imports lib/sdk.js');
   const [dynamic] = await lint('plugins/api/example.ts', "export const host = await import('../../lib/host.js');\n");
   t.match(dynamic, /^no-restricted-syntax: .*imports statically/, 'a dynamic import() is refused too');
   const [program] = await lint(

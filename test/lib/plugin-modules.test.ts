@@ -56,7 +56,7 @@ t.test('the example compiles in a repository of its own, against the built packa
   symlinkSync(root, path.join(dir, 'node_modules', 'irc-network-data'), 'dir');
   // The example as its own repository has it: the SDK's entry instead of a path into this one.
   const source = readFileSync(path.join(root, 'examples/top-talkers/index.ts'), 'utf8').replace(
-    "'../../lib/sdk.js'",
+    "'../../app/sdk.js'",
     "'irc-network-data/sdk'",
   );
   t.notMatch(source, /from '\.\.?\//, 'no import of a path into this repository is left');

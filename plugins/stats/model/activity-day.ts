@@ -1,5 +1,5 @@
 /** The shape of a day of activity: the counting (activity.ts) and the store's encoding (activity-codec.ts) share it. */
-import type { ActivityDay, ChannelActivity } from '../../../lib/sdk.js';
+import type { ActivityDay, ChannelActivity } from '../contract.js';
 import type { NickRecords, SpeakerCounts } from './nick-counts.js';
 
 /** One channel on one day: what the service `stats.activity` shows of it (the SDK's `ChannelActivity`), and its id. */

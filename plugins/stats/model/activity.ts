@@ -7,14 +7,8 @@
  * Each line is recorded with whether its channel was hidden (secret, private)
  * at the time, so public views can leave those lines out.
  */
-import {
-  detached,
-  firstInOrder,
-  type ChannelLines,
-  type ModelSlice,
-  type NickLines,
-  type Persistence,
-} from '../../../lib/sdk.js';
+import { detached, firstInOrder, type ModelSlice, type Persistence } from '../../../lib/sdk.js';
+import type { ChannelLines, NickLines } from '../contract.js';
 import { ActivityCodec, activitySnapshot, type StoredActivity } from './activity-codec.js';
 import type { ChannelDay, DayActivity } from './activity-day.js';
 import { NickCounts, NickTotalsBuilder, SpeakerCounts, type NickDay } from './nick-counts.js';

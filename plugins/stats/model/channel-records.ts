@@ -9,7 +9,8 @@
  * until {@link ChannelRecordsSlice.forget} drops the records of channels that have been gone, and unbeaten,
  * for the retention.
  */
-import { detached, type ChannelRecord, type ModelSlice, type Persistence } from '../../../lib/sdk.js';
+import { detached, type ModelSlice, type Persistence } from '../../../lib/sdk.js';
+import type { ChannelRecord } from '../contract.js';
 
 /** The shape of a record is the contract of the service `stats.records` (the SDK's). */
 export type { ChannelRecord };

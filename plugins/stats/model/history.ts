@@ -9,7 +9,8 @@
  * thinning out loses no peak. A number the network did not report is null and
  * does not count; a bucket where it is null throughout keeps null.
  */
-import type { HistoryPoint, ModelSlice, Persistence } from '../../../lib/sdk.js';
+import type { ModelSlice, Persistence } from '../../../lib/sdk.js';
+import type { HistoryPoint } from '../contract.js';
 
 export const HOUR_MS = 60 * 60 * 1000;
 export const DAY_MS = 24 * HOUR_MS;

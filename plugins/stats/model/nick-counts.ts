@@ -14,7 +14,8 @@
  * {@link NickDay} records (made when read), and both give their records by index for the
  * store's writer, which reads them without making objects.
  */
-import { detached, type NickActivity } from '../../../lib/sdk.js';
+import { detached } from '../../../lib/sdk.js';
+import type { NickActivity } from '../contract.js';
 
 const HOURS = 24;
 

@@ -1,8 +1,10 @@
 /**
- * The shapes of the services the built-in plugins share with any plugin, one from outside this repository
- * included: the core owns these contracts (keys of the SDK's `Services`, lib/plugin.ts), so that a plugin that uses
- * one needs the SDK alone, and lib/ never imports plugins/. The plugin that provides each implements it,
- * and the compiler holds it to the contract where it calls `services.provide`.
+ * The contracts of the stats plugin's services: `stats.activity`, `stats.history` and `stats.records`, added
+ * to the SDK's `Services` here. Types only: the package's public SDK (app/sdk.ts, `irc-network-data/sdk`)
+ * re-exports them, so that a plugin from outside this repository types its use of them with that entry
+ * alone, and a built-in plugin that uses them gets them through `Services` without importing this folder.
+ * The plugin implements them (services.ts, model/), and the compiler holds it to them where it calls
+ * `services.provide`.
  */
 
 /** A day of chat activity: a handle to pass back to {@link ActivityService}'s methods. */
@@ -106,25 +108,13 @@ export interface RecordsService {
   channel(name: string): Readonly<ChannelRecord> | undefined;
 }
 
-/** What {@link PublicApi.read} passes to a route. */
-export interface PublicReadOptions {
-  /** Path parameters (`{ channel: '#chat' }`). */
-  params?: Record<string, string>;
-  /** Query parameters, as the route takes them (`{ limit: 50, search: 'rust' }`). */
-  query?: Record<string, string | number | undefined>;
-}
-
-/**
- * `api.public`: the answers of the api plugin's public GET routes without HTTP, the same bodies the JSON API
- * sends, made by the same handlers, so a plugin that shows them shows nothing a public answer leaves out.
- */
-export interface PublicApi {
-  /**
-   * The body the public GET route `name` (`network.status`, `irc.channels`, ...) answers, as JSON values.
-   * Rejects with the route's ApiError where the API would answer one (a hidden channel's 404, a bad
-   * parameter's 400, 503 before the first sync).
-   */
-  read(name: string, options?: PublicReadOptions): Promise<unknown>;
-  /** The names `read` takes. */
-  readonly names: readonly string[];
+declare module '../../lib/sdk.js' {
+  interface Services {
+    /** Chat activity by day, channel and nick (the stats plugin). */
+    'stats.activity': ActivityService;
+    /** The network's counts over time (the stats plugin). */
+    'stats.history': HistoryService;
+    /** Each channel's record of users (the stats plugin). */
+    'stats.records': RecordsService;
+  }
 }
