@@ -78,7 +78,6 @@ export type {
   ServerFamily,
   FamilyAnswers,
   ServerNoticeWording,
-  WhoisIpReply,
   LatencyProbe,
 } from './irc/server-profile.js';
 

@@ -31,9 +31,6 @@ export interface ServerNoticeWording {
   readonly channel: RegExp;
 }
 
-/** The WHOIS replies that give an operator a user's IP: RPL_WHOISHOST (378) and RPL_WHOISACTUALLY (338). */
-export type WhoisIpReply = '378' | '338';
-
 /** A latency probe: a command each server answers itself (`TIME <server>`, `VERSION <server>`). */
 export type LatencyProbe = 'TIME' | 'VERSION';
 
@@ -71,10 +68,6 @@ export interface FamilyAnswers {
   readonly mapLine: RegExp | null;
   /** The client, nick, channel and link notices an operator can ask for; null where their wording is not known. */
   readonly serverNotices: ServerNoticeWording | null;
-  /** Which WHOIS replies carry a user's IP to an operator. */
-  readonly whoisIpReplies: readonly WhoisIpReply[];
-  /** Whether any server's WHOIS shows the IP, or only the user's own server's (asked as `WHOIS nick nick`). */
-  readonly whoisIpFrom: 'any-server' | 'user-server';
   /** The latency probes to try, in order, for a server none has answered yet. */
   readonly latencyProbes: readonly LatencyProbe[];
   /**
@@ -110,8 +103,6 @@ export const GENERIC_ANSWERS: FamilyAnswers = {
   operatorsStats: 'P',
   mapLine: USERS_BEFORE_SHARE_MAP,
   serverNotices: null,
-  whoisIpReplies: ['378', '338'],
-  whoisIpFrom: 'user-server',
   latencyProbes: ['TIME', 'VERSION'],
   sasl: null,
   tryAgainAdvice: null,
@@ -126,6 +117,7 @@ export const GENERIC_ANSWERS: FamilyAnswers = {
  *     *** QUIT: Client exiting: nick!ident@host (ip) [reason]
  *     *** REMOTEQUIT: Client exiting on server leaf.example: nick!ident@host (ip) [reason]
  *     *** NICK: User old changed their nickname to new          (REMOTENICK for another server's)
+ *     *** NICK: User old!ident@host (ip) changed their nickname to new         (InspIRCd 4.7 and later)
  *     *** CHANCREATE: Channel #name created by nick!ident@host
  *     *** REMOTECHANCREATE: From leaf.example: Channel #name created by nick!ident@host
  *
@@ -136,7 +128,7 @@ const INSPIRCD_NOTICES: ServerNoticeWording = {
   connect:
     /^\*\*\* (?:CONNECT: Client connecting on port \d+(?: \(class [^)]*\))?|REMOTECONNECT: Client connecting at (?<server>\S+)): (?<nick>[^!\s]+)!(?<ident>[^@\s]+)@(?<host>\S+) \((?<ip>[^)]*)\) \[(?<realname>.*)\]$/,
   exit: /^\*\*\* (?:QUIT: Client exiting|REMOTEQUIT: Client exiting on server \S+): (?<nick>[^!\s]+)!/,
-  nick: /^\*\*\* (?:REMOTE)?NICK: User (?<from>\S+) changed their nickname to (?<to>\S+)$/,
+  nick: /^\*\*\* (?:REMOTE)?NICK: User (?<from>[^!\s]+)(?:!\S+ \([^)]*\))? changed their nickname to (?<to>\S+)$/,
   channel: /^\*\*\* (?:CHANCREATE|REMOTECHANCREATE: From \S+): Channel (?<channel>\S+) created by /,
 };
 
@@ -156,8 +148,6 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     listShowsModes: null,
     mapLine: USERS_BEFORE_SHARE_MAP,
     serverNotices: INSPIRCD_NOTICES,
-    whoisIpReplies: ['378'],
-    whoisIpFrom: 'any-server',
     sasl: true,
   },
   {
@@ -174,8 +164,6 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     operatorsStats: null,
     // `hub.test.net[001] ---- | Users:     2 (18.18%)`, a form the collector does not read.
     mapLine: null,
-    whoisIpReplies: ['338'],
-    whoisIpFrom: 'any-server',
     sasl: false,
     // It refuses anyone but an operator a LINKS, MAP, STATS, WHO of a mask… within `pace_wait` of anyone's last.
     tryAgainAdvice: 'oper the bot or set pace_wait and pace_wait_simple to 0',
@@ -191,15 +179,15 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     // STATS P answers nothing; MAP is an unknown command.
     operatorsStats: null,
     mapLine: null,
-    // Only the user's own server shows an operator the IP (378).
-    whoisIpReplies: ['378'],
-    whoisIpFrom: 'user-server',
     sasl: false,
   },
   {
     ...GENERIC_ANSWERS,
     name: 'UnrealIRCd',
     version: /^UnrealIRCd-/i,
+    // STATS P lists its ports; MAP reads `name (SID) | Users: N (x%)`, a form the collector does not read.
+    operatorsStats: null,
+    mapLine: null,
     sasl: true,
   },
   {
@@ -207,6 +195,10 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     name: 'Solanum',
     // Charybdis is its ancestor, and answers alike.
     version: /^(?:solanum|charybdis)-/i,
+    // STATS P lists its ports (the operators are under STATS p, `p :nick (user@host)`); MAP reads
+    // `name[SID] ---- | Users: N (x%)`, a form the collector does not read.
+    operatorsStats: null,
+    mapLine: null,
     sasl: true,
   },
   {

@@ -12,14 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { Reader, type CountryResponse } from 'maxmind';
-import {
-  errorMessage,
-  type IrcMessage,
-  type Logger,
-  type NetworkModel,
-  type User,
-  type WhoisIpReply,
-} from '../../lib/sdk.js';
+import { errorMessage, type IrcMessage, type Logger, type NetworkModel, type User } from '../../lib/sdk.js';
 import type { CollectorContext } from './collector.js';
 import { RPL_WHOISACTUALLY, RPL_WHOISHOST } from './numerics.js';
 import type { CollectorUnit, LineHandler } from './unit.js';
@@ -243,7 +236,6 @@ export function locateKnownUser(model: NetworkModel, locator: CountryLocator, us
  *   UnrealIRCd): the real host and the IP;
  * - RPL_WHOISACTUALLY `338 me nick 192.0.2.1 :actually using host`, or with `ident@host` before the IP
  *   (ircd-hybrid 8.2, Charybdis, Solanum, ircu): the IP, and the real host where it is given.
- * Which of them a server sends is its profile's `whoisIpReplies`.
  */
 export function noteWhoisHost(message: IrcMessage, model: NetworkModel): void {
   if (message.command === RPL_WHOISACTUALLY) return noteWhoisActually(message, model);
@@ -266,19 +258,15 @@ function noteWhoisActually(message: IrcMessage, model: NetworkModel): void {
 
 /**
  * Countries as a unit of the collector: every user the model adds or changes is located again, and the WHOIS
- * replies the server's profile names for IPs (`whoisIpReplies`) give the real host and IP, wherever the WHOIS
- * came from.
+ * replies that carry an IP (each server sends the one it has) give the real host and IP, wherever the WHOIS came
+ * from.
  */
-export function countriesUnit({ irc, model, config, logger }: CollectorContext): CollectorUnit {
+export function countriesUnit({ model, config, logger }: CollectorContext): CollectorUnit {
   const locator = new CountryLocator(loadCountryLookup(config.geoip_database, logger));
-  const whoisHost =
-    (reply: WhoisIpReply): LineHandler =>
-    (message) => {
-      if (irc.state.profile.whoisIpReplies.includes(reply)) noteWhoisHost(message, model);
-    };
+  const whoisHost: LineHandler = (message) => noteWhoisHost(message, model);
   return {
     name: 'countries',
-    lines: { [RPL_WHOISHOST]: whoisHost(RPL_WHOISHOST), [RPL_WHOISACTUALLY]: whoisHost(RPL_WHOISACTUALLY) },
+    lines: { [RPL_WHOISHOST]: whoisHost, [RPL_WHOISACTUALLY]: whoisHost },
     reactions: { userChanged: (user) => locateKnownUser(model, locator, user) },
   };
 }

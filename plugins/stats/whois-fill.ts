@@ -84,8 +84,9 @@ export class WhoisFiller {
     this.asking = true;
     try {
       await irc.request({
-        // Asked of the user's own server (`WHOIS nick nick`) where only that one shows an operator the IP.
-        send: irc.state.profile.whoisIpFrom === 'user-server' ? ['WHOIS', nick, nick] : ['WHOIS', nick],
+        // Asked of the user's own server (`WHOIS nick nick`): on some servers (ngIRCd) only that one shows an
+        // operator the IP.
+        send: ['WHOIS', nick, nick],
         reply: () => false,
         end: (line) => END_OF_WHOIS.has(line.command) && irc.casefold(line.params[1] ?? '') === key,
         timeoutMs: 15_000,

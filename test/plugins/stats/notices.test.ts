@@ -136,6 +136,10 @@ t.test('with the seenicks module, nick changes anywhere on the network are follo
   t.notOk(model.users.get('farnick'));
   irc.receive(':hub.test.net NOTICE oper1 :*** REMOTENICK: User nearnick changed their nickname to thirdnick');
   t.equal(model.users.get('thirdnick'), user, 'a remote one too');
+  irc.receive(
+    ':hub.test.net NOTICE oper1 :*** NICK: User thirdnick!f@far.example (192.0.2.7) changed their nickname to fourth',
+  );
+  t.equal(model.users.get('fourth'), user, 'in the words of InspIRCd 4.7 and later, with the mask and the IP');
   const before = [...model.users.all()].map((known) => known.nick);
   const garbled = ':hub.test.net NOTICE oper1 :*** NICK: changed their nickname';
   t.equal(parseClientNotice(parse(garbled)), null);
