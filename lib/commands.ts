@@ -164,6 +164,10 @@ export class CommandRegistry {
     const culprit = `command "${definition.name}" of plugin "${plugin}"`;
     if (typeof definition.usage !== 'string') throw new Error(`${culprit} has no usage text`);
     if (!definition.help?.trim()) throw new Error(`${culprit} has no help text`);
+    if ('maxArgs' in definition) {
+      // A plugin written for an earlier version (or in JavaScript) would otherwise run with words it never read.
+      throw new Error(`${culprit}: maxArgs was removed; declare args instead (args: [] takes no word)`);
+    }
     if (definition.args !== undefined) checkConverters(culprit, definition);
     const existing = this.commands.find((command) => command.words.join(' ') === words.join(' '));
     if (existing) {

@@ -216,6 +216,10 @@ t.test('arguments that are not converters are refused at registration, naming th
       message: /^command "X" of plugin "p": args\[1\] is not a converter \(min and max words/,
     });
   }
+  // A plugin written for an earlier version would otherwise run with words it never read.
+  t.throws(() => registry.register('p', { ...base, maxArgs: 0 } as CommandDefinition), {
+    message: 'command "X" of plugin "p": maxArgs was removed; declare args instead (args: [] takes no word)',
+  });
 });
 
 t.test("a handler's values are typed from its converters", async (t) => {
