@@ -144,10 +144,11 @@ export class RouteTable {
     let cacheControl = 'no-store';
     let publicMaxAgeMs = 0;
     if (route.tier !== 'public') cacheControl = 'private, no-store';
-    else if (route.method === 'GET' && route.document !== 'operations') {
+    // A public GET with guards of its own answers each visitor for themselves: nobody keeps its answer.
+    else if (route.method === 'GET' && route.document !== 'operations' && !guards) {
       const maxAge = route.maxAge ?? DEFAULT_MAX_AGE;
       cacheControl = `public, max-age=${maxAge}`;
-      if (!guards) publicMaxAgeMs = maxAge * 1000;
+      publicMaxAgeMs = maxAge * 1000;
     }
     const entry: RouteEntry = {
       plugin,
