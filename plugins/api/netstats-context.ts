@@ -46,7 +46,6 @@ export interface NetstatsContext {
   model: NetworkModel;
   /** Folds a search the way the network folds nicks. */
   searchFold: (text: string) => string;
-  activity(): ActivityService;
   history(): HistoryService;
   records(): RecordsService;
   /** Today's counts (none before the first line of the day), the date and the time it is. */
@@ -72,7 +71,6 @@ export function netstatsContext({ model, services, selfNick, clock }: NetstatsCo
   return {
     model,
     searchFold: searchFoldOf(model),
-    activity,
     history: () => services.get('stats.history'),
     records: () => services.get('stats.records'),
     today() {

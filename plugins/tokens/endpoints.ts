@@ -36,21 +36,9 @@ export function wildcards(endpoints: readonly GrantableEndpoint[]): string[] {
   return [...prefixes].map((prefix) => `${prefix}.*`);
 }
 
-/** Split requested names (any case, `#`-free) into grantable ones and unknown ones. */
-export function checkNames(
-  names: readonly string[],
-  endpoints: readonly GrantableEndpoint[],
-): { valid: string[]; unknown: string[] } {
-  const allowed = new Set([...endpoints.map((endpoint) => endpoint.name), ...wildcards(endpoints)]);
-  const valid: string[] = [];
-  const unknown: string[] = [];
-  for (const name of names.map((raw) => raw.toLowerCase())) (allowed.has(name) ? valid : unknown).push(name);
-  return { valid, unknown };
-}
-
-/** "irc.oper, irc.opers, …, irc.*, netstats.*" for error messages and replies. */
-export function describeValidNames(endpoints: readonly GrantableEndpoint[]): string {
-  return [...endpoints.map((endpoint) => endpoint.name), ...wildcards(endpoints)].join(', ');
+/** Every name an administrator may grant: the endpoints' (`irc.oper`, …), then the wildcards (`irc.*`, …). */
+export function grantableNames(endpoints: readonly GrantableEndpoint[]): string[] {
+  return [...endpoints.map((endpoint) => endpoint.name), ...wildcards(endpoints)];
 }
 
 /** `12` or `#12` → 12; anything else → null. */

@@ -9,7 +9,7 @@
  * the front end that words it logs it if it must.
  */
 import { errorMessage, type LogFields, type Logger } from '../../lib/sdk.js';
-import { checkNames, wildcards, type GrantableEndpoint } from './endpoints.js';
+import { grantableNames, type GrantableEndpoint } from './endpoints.js';
 import { SECRET_NOT_DELIVERED, TOKEN_NOT_SAVED, type ApiToken, type AuditActor, type TokensSlice } from './model.js';
 
 /** The most characters a label has. */
@@ -122,6 +122,12 @@ export interface TokenRulesOptions {
   logger: Logger;
 }
 
+/** What `found` names, unless its token was revoked: a revoked token cannot be changed. */
+function unlessRevoked(found: Found): Changeable {
+  if (!found.ok || found.token.revokedAt === null) return found;
+  return { ok: false, reason: 'revoked', token: found.token };
+}
+
 export class TokenRules {
   readonly maxLabelLength = MAX_LABEL_LENGTH;
   readonly maxTokensPerAccount: number;
@@ -132,18 +138,24 @@ export class TokenRules {
 
   /** The token `id` if `caller` may see it: their own, or any token for an administrator. */
   async find(caller: Caller, id: number): Promise<Found> {
+    const owned = this.owned(caller, id);
+    if (owned.ok) return owned;
+    const token = this.options.tokens.get(id);
+    const admin = await caller.isAdmin();
+    return token && admin ? { ok: true, token } : { ...owned, admin };
+  }
+
+  /** The token `id` if it is `caller`'s own (an administrator's too: no other). */
+  private owned(caller: Caller, id: number): Found {
     const { account } = caller.actor;
     const token = this.options.tokens.get(id);
     if (token && this.options.tokens.isOwner(token, account)) return { ok: true, token };
-    const admin = await caller.isAdmin();
-    return token && admin ? { ok: true, token } : { ok: false, reason: 'no-such-token', id, account, admin };
+    return { ok: false, reason: 'no-such-token', id, account, admin: false };
   }
 
   /** The token `id` if `caller` may change it: as {@link find}, and not revoked. */
   async changeable(caller: Caller, id: number): Promise<Changeable> {
-    const found = await this.find(caller, id);
-    if (!found.ok || found.token.revokedAt === null) return found;
-    return { ok: false, reason: 'revoked', token: found.token };
+    return unlessRevoked(await this.find(caller, id));
   }
 
   /** The caller's own tokens, oldest first. */
@@ -209,11 +221,9 @@ export class TokenRules {
    */
   async request(caller: Caller, id: number, endpoint: string): Promise<Requested> {
     const { tokens, endpoints } = this.options;
-    const { account } = caller.actor;
-    const token = tokens.get(id);
-    if (!token || !tokens.isOwner(token, account))
-      return { ok: false, reason: 'no-such-token', id, account, admin: false };
-    if (token.revokedAt !== null) return { ok: false, reason: 'revoked', token };
+    const own = unlessRevoked(this.owned(caller, id));
+    if (!own.ok) return own;
+    const { token } = own;
     const name = endpoint.toLowerCase();
     const names = endpoints().map((candidate) => candidate.name);
     if (!names.includes(name)) return { ok: false, reason: 'unknown-endpoints', unknown: [name], valid: names };
@@ -240,7 +250,8 @@ export class TokenRules {
     const { token } = target;
     const endpoints = this.options.endpoints();
     const unknown = unknownNames(names, endpoints);
-    if (unknown.length > 0) return { ok: false, reason: 'unknown-endpoints', unknown, valid: validNames(endpoints) };
+    if (unknown.length > 0)
+      return { ok: false, reason: 'unknown-endpoints', unknown, valid: grantableNames(endpoints) };
     const wanted = names.map((name) => name.toLowerCase());
     const added = this.options.tokens.grant(token, wanted, caller.actor);
     if (added.length > 0) this.logChange('token granted', caller, token, { endpoints: added.join(',') });
@@ -259,7 +270,8 @@ export class TokenRules {
     const { token } = target;
     const endpoints = this.options.endpoints();
     const unknown = unknownNames(names, endpoints, token.grants);
-    if (unknown.length > 0) return { ok: false, reason: 'unknown-endpoints', unknown, valid: validNames(endpoints) };
+    if (unknown.length > 0)
+      return { ok: false, reason: 'unknown-endpoints', unknown, valid: grantableNames(endpoints) };
     const wanted = names.map((name) => name.toLowerCase());
     const known = endpoints.map((endpoint) => endpoint.name);
     const { denied, expanded } = this.options.tokens.deny(token, wanted, known, caller.actor);
@@ -360,11 +372,6 @@ function viaOf(caller: Caller): LogFields {
   return caller.actor.via === 'web' ? { via: 'web' } : {};
 }
 
-/** Every name an administrator may grant: the endpoints', then the wildcards. */
-function validNames(endpoints: readonly GrantableEndpoint[]): string[] {
-  return [...endpoints.map((endpoint) => endpoint.name), ...wildcards(endpoints)];
-}
-
 /**
  * Of `names` (any case), in lower case, those that no endpoint has and no wildcard is, nor — to deny it —
  * one of the token's grants in `held`.
@@ -374,7 +381,8 @@ function unknownNames(
   endpoints: readonly GrantableEndpoint[],
   held: readonly string[] = [],
 ): string[] {
-  return checkNames(names, endpoints).unknown.filter((name) => !held.includes(name));
+  const grantable = new Set(grantableNames(endpoints));
+  return names.map((name) => name.toLowerCase()).filter((name) => !grantable.has(name) && !held.includes(name));
 }
 
 /** The first name of a change that is refused: an unknown one of `grant`, then of `deny`, or one in both. */
@@ -384,7 +392,7 @@ function patchProblem(
   deny: readonly string[],
   endpoints: readonly GrantableEndpoint[],
 ): Refusal<'unknown-endpoint' | 'in-grant-and-deny'> | undefined {
-  const valid = validNames(endpoints);
+  const valid = grantableNames(endpoints);
   const unknownGrant = new Set(unknownNames(grant, endpoints));
   for (const [index, name] of grant.entries()) {
     if (unknownGrant.has(name)) return { ok: false, reason: 'unknown-endpoint', list: 'grant', index, name, valid };
