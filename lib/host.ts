@@ -28,6 +28,27 @@ export class HostError extends Error {
   }
 }
 
+/**
+ * What plugins' `timers.every` and `timers.after` run on. Each returns a function that cancels the timer; the
+ * host cancels every timer of a plugin when it stops.
+ */
+export interface HostTimers {
+  every(ms: number, task: () => void): () => void;
+  after(ms: number, task: () => void): () => void;
+}
+
+/** The runtime's timers: `setInterval` and `setTimeout`. */
+export const RUNTIME_TIMERS: HostTimers = {
+  every(ms, task) {
+    const timer = setInterval(task, ms);
+    return () => clearInterval(timer);
+  },
+  after(ms, task) {
+    const timer = setTimeout(task, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
 export interface HostOptions {
   config: HostConfig;
   logger: Logger;
@@ -37,6 +58,11 @@ export interface HostOptions {
   transport: IrcTransport;
   /** Clock for the model; tests pin it. */
   clock?: () => Date;
+  /**
+   * The timers plugins run on; default {@link RUNTIME_TIMERS}. The plugin test harness gives a manual clock,
+   * so that a test says when time passes.
+   */
+  timers?: HostTimers;
   /** What the bot answers to CTCP VERSION; default the package's name and version. */
   version?: string;
   /** Keep the store in memory, never on disk (the plugin test harness); default false. */
@@ -375,6 +401,7 @@ export class Host {
     const { definition } = running;
     const logger = this.logger.child(name);
     const { irc, http, commands, model, store } = this;
+    const timers = this.options.timers ?? RUNTIME_TIMERS;
     const track = (cleanup: () => void): void => {
       running.cleanups.push(cleanup);
     };
@@ -426,14 +453,8 @@ export class Host {
         accountOf: (message) => commands.accountOf(message),
       },
       timers: {
-        every: (ms, task) => {
-          const timer = setInterval(isolated(this.logger, name, 'timer', task), ms);
-          track(() => clearInterval(timer));
-        },
-        after: (ms, task) => {
-          const timer = setTimeout(isolated(this.logger, name, 'timer', task), ms);
-          track(() => clearTimeout(timer));
-        },
+        every: (ms, task) => track(timers.every(ms, isolated(this.logger, name, 'timer', task))),
+        after: (ms, task) => track(timers.after(ms, isolated(this.logger, name, 'timer', task))),
       },
       store: {
         persisted: () => store.persisted(),

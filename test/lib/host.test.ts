@@ -9,6 +9,7 @@ import { createLogger } from '../../lib/logger.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
 import { definePlugin, type PluginDefinition } from '../../lib/plugin.js';
 import { FakeTransport } from '../support/fake-irc.js';
+import { ManualClock } from '../support/manual-clock.js';
 import { testHostConfig } from '../support/host-config.js';
 
 type AnyPlugin = PluginDefinition<never>;
@@ -436,4 +437,38 @@ t.test('two plugins guarding the tiers is a boot error naming both', async (t) =
   t.throws(() => resolvePlugins([guard('tokens'), guard('rival')], { tokens: {}, rival: {} }), {
     message: /The plugins "tokens" and "rival" both provide the service "http\.guard"/,
   });
+});
+
+t.test("a plugin's timers run on the host's timers, isolated, and are cancelled when it stops", async (t) => {
+  const ran: string[] = [];
+  const timing = plugin('timing', [], ({ timers }) => {
+    timers.every(100, () => {
+      ran.push('every');
+    });
+    timers.after(250, () => {
+      ran.push('after');
+      throw new Error('the task broke');
+    });
+  });
+  const dir = mkdtempSync(path.join(tmpdir(), 'host-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const logs: string[] = [];
+  const clock = new ManualClock();
+  const host = new Host({
+    config: testHostConfig(path.join(dir, 'store.json'), { plugins: { timing: {} } }),
+    logger: createLogger({ sink: (line) => logs.push(line) }),
+    plugins: [timing],
+    transport: new FakeTransport(),
+    storeInMemory: true,
+    listen: false,
+    timers: clock,
+  });
+  await host.start();
+  t.same(ran, [], 'nothing before the clock moves');
+  await clock.advance(300);
+  t.same(ran, ['every', 'every', 'after', 'every'], 'each when it falls due, in order');
+  t.match(logs.join('\n'), /ERROR \[host\] timer failed plugin=timing error="the task broke"/, 'a throw is logged');
+  await host.stop();
+  await clock.advance(1000);
+  t.equal(ran.length, 4, 'none after the plugin stopped');
 });
