@@ -8,6 +8,34 @@
  * t.equal((await bot.inject('GET', '/api/staff/tokens/')).status, 401);
  * ```
  *
+ * The fake server (`bot.server`, fake-server.ts) answers what the bot asks: what a test tells it
+ * (`bot.server.answer(/^TIME hub/, [...])`), else what its network says (`network`, fake-network.ts: the
+ * servers, users and channels of a small network, answered as InspIRCd answers), else nothing. The collector
+ * then syncs as it would on a real network, and its test reads as one:
+ *
+ * ```ts
+ * const bot = await startHarness(t, {
+ *   registry: [stats],
+ *   plugins: { stats: {} },
+ *   network: fakeNetwork({ users: [{ nick: 'alice', server: 'hub.test.net' }] }),
+ *   version: 'InspIRCd-3',
+ *   operator: true,
+ * });
+ * await bot.synced();
+ * t.ok(bot.host.model.users.get('alice'));
+ * bot.server.network!.users.push({ nick: 'bob', server: 'leaf.test.net' });
+ * await bot.clock.advance(60_000); // the next refresh
+ * ```
+ *
+ * Time is the test's: the host's timers run on a manual clock (`bot.clock`, manual-clock.ts), so nothing a
+ * plugin does every so often happens until the test moves the clock on, and `Date.now()` moves with it (the real
+ * time plus what the test let pass). Timeouts a plugin or the connection sets itself (`setTimeout`) run on real
+ * time. `timers: 'real'` keeps the runtime's timers and clock.
+ *
+ * The connection stands for the IRC client library `client` (default TEST_IRC_CLIENT, else irc-framework): it is
+ * granted the capabilities that library asks for, and a line keeps only the tags those bring, as a server sends
+ * them (on matrix-org-irc, none: a sender's account then comes from WHOIS, which `say` answers).
+ *
  * The store is kept in memory (`store: 'files'`: in a private temporary folder, removed when the test ends;
  * pass its `storeDir` to a second harness to test a restart), and the HTTP server does not listen: `inject`
  * answers through the same routes, stages and answers without a socket (`socket: true` listens on a free
@@ -23,16 +51,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { builtinPlugins } from '../../app/builtin-plugins.js';
-import type { HostConfig } from '../../lib/config.js';
+import type { HostConfig, IrcClientName } from '../../lib/config.js';
 import { Host } from '../../lib/host.js';
 import { transportOptions } from '../../lib/irc/create-transport.js';
-import type { TransportOptions } from '../../lib/irc/transport.js';
+import type { TryAgainOptions } from '../../lib/irc/requests.js';
 import type { InjectResponse } from '../../lib/http/inject.js';
 import { createLogger } from '../../lib/logger.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
 import type { PluginDefinition } from '../../lib/plugin.js';
+import { testIrcClient } from './bot.js';
 import { FakeTransport, fakeOptions } from './fake-irc.js';
+import type { FakeNetwork } from './fake-network.js';
+import { FakeServer } from './fake-server.js';
 import { testHostConfig } from './host-config.js';
+import { ManualClock } from './manual-clock.js';
 
 export interface HarnessOptions {
   /** Each enabled plugin's settings, as under `plugins` in the config. */
@@ -65,8 +97,21 @@ export interface HarnessOptions {
   isupport?: string;
   /** The model's clock (timestamps such as `synced_at`), pinned so that answers can be compared whole. */
   clock?: () => Date;
-  /** The fake connection, made from the options the harness chose (default a {@link FakeTransport}). */
-  transport?: (options: Partial<TransportOptions>) => FakeTransport;
+  /** The server's software as RPL_MYINFO (004) names it at registration (`InspIRCd-3`, `ngircd-26.1`); default none. */
+  version?: string;
+  /**
+   * Whether the bot is an IRC operator: its config gets OPER credentials (unless `config.irc.oper` gives them) and
+   * the fake server accepts them, before the connection is ready. Default false.
+   */
+  operator?: boolean;
+  /** The network the fake server answers for (fake-network.ts); default none. */
+  network?: FakeNetwork;
+  /** The IRC client library the connection stands for; default TEST_IRC_CLIENT, else irc-framework. */
+  client?: IrcClientName;
+  /** `'manual'` (the default): the host's timers and `Date.now()` move when the test advances `clock`. `'real'`: the runtime's. */
+  timers?: 'manual' | 'real';
+  /** How the connection sends again a request the server refused with RPL_TRYAGAIN (263); default the transport's. */
+  tryAgain?: TryAgainOptions;
 }
 
 /**
@@ -84,7 +129,12 @@ export interface DurableWrites {
 
 export interface Harness {
   host: Host;
+  /** The connection: what the server says to the bot (`receive`), what the bot wrote (`sent`, `sentMatching`). */
   irc: FakeTransport;
+  /** The other end of the connection: what it answers (`answer`) and the network it answers for (`network`). */
+  server: FakeServer;
+  /** The clock the host's timers run on; with `timers: 'real'`, one that nothing runs on. */
+  clock: ManualClock;
   config: HostConfig;
   /** Every log line so far. */
   logs: string[];
@@ -110,39 +160,86 @@ export interface Harness {
   from(client: { ip?: string; secure?: boolean }): Pick<Harness, 'inject'>;
   /** The model slice named `name` (a plugin's own state, for the test to look into); throws when there is none. */
   slice<Slice extends ModelSlice>(name: string): Slice;
+  /**
+   * Resolves once the model has been marked synced once more than when the last call resolved (the first call:
+   * the first sync), and the bot has done what followed (the channels' modes, joins, real hosts).
+   */
+  synced(): Promise<void>;
+  /**
+   * Resolves once the server has said everything it will answer and the bot has written nothing more for a few
+   * turns of the event loop: what the lines so far started is done, but what waits on a timer.
+   */
+  settled(): Promise<void>;
+  /**
+   * Resolves once `check` holds; it is asked again whenever something happens (a line either way, a model
+   * change, a log line, the clock). Rejects, naming `what`, after `timeoutMs` (default 10 s) of real time.
+   */
+  until(check: () => boolean, what: string, timeoutMs?: number): Promise<void>;
+  /** Resolves with the next line the bot writes that matches `pattern` (one written already does not count). */
+  next(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /**
+   * The server registers the bot as it does at the start (for a test that started with `register: false`, once
+   * it told the server what to answer); resolves when the connection is ready.
+   */
+  register(): Promise<void>;
+  /**
+   * The server drops the connection (unless it is gone already), and registers the bot again as at the start
+   * once the bot has connected again; resolves when the new connection is ready.
+   */
+  reconnect(reason?: string): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** Turns of the event loop without a line or an answer after which the bot is taken as settled. */
+const QUIET_TURNS = 5;
 
 /** Start the host with `options.plugins` on a fake IRC connection, registered and with the account tag. */
 export async function startHarness(t: Test, options: HarnessOptions): Promise<Harness> {
   const inMemory = options.storeDir === undefined && options.store !== 'files';
   const storeDir = inMemory ? undefined : (options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'harness-')));
   if (storeDir !== undefined && !options.storeDir) t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
-  const { irc: ircConfig = {}, ...otherConfig } = (options.config ?? {}) as { irc?: Record<string, unknown> };
-  // In memory, the path only names the store in log lines.
-  const config = testHostConfig(storeDir === undefined ? 'store.json' : path.join(storeDir, 'store.json'), {
-    admins: options.admins ?? [],
-    plugins: options.plugins,
-    // Tests send commands faster than people do.
-    irc: { commands: { burst: 1000, interval_ms: 0 }, ...ircConfig },
-    ...otherConfig,
-  });
+  const client = options.client ?? testIrcClient();
+  const config = harnessConfig(options, storeDir, client);
   const logs: string[] = [];
-  const connection = transportOptions(config);
-  const irc = (options.transport ?? ((transport) => new FakeTransport(transport)))({
-    ...connection,
-    pacing: ircConfig.pacing ? connection.pacing : fakeOptions.pacing,
+  const changes = new Set<() => void>();
+  const happened = (): void => {
+    for (const listener of [...changes]) listener();
+  };
+  const irc = new FakeTransport({
+    ...transportOptions(config),
+    pacing: (options.config?.irc as { pacing?: unknown } | undefined)?.pacing
+      ? transportOptions(config).pacing
+      : fakeOptions.pacing,
     reconnect: fakeOptions.reconnect,
+    ...(options.tryAgain ? { tryAgain: options.tryAgain } : {}),
   });
+  irc.tagsFollowCaps = true;
+  const server = new FakeServer(irc, { network: options.network ?? null, operator: options.operator === true });
+  const settled = (): Promise<void> => settle(irc, server);
+  const clock = new ManualClock(settled);
+  // Before the host and its plugins are made: whatever keeps `Date.now` (the send queue's pacing) keeps this one.
+  // The real time is the performance clock's, so that a second harness in the same test does not add the first's.
+  if (options.timers !== 'real') {
+    t.capture(Date, 'now', () => Math.floor(performance.timeOrigin + performance.now()) + clock.elapsed);
+  }
   const host = new Host({
     config,
-    logger: createLogger({ level: options.logLevel ?? 'debug', sink: (line) => logs.push(line) }),
+    logger: createLogger({
+      level: options.logLevel ?? 'debug',
+      sink: (line) => {
+        logs.push(line);
+        happened();
+      },
+    }),
     plugins: options.registry ?? builtinPlugins,
     transport: irc,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.timers === 'real' ? {} : { timers: clock }),
     storeInMemory: inMemory,
     listen: options.socket === true,
   });
+  irc.watch(happened);
+  host.model.on('change', happened);
   const durableWrites = controlDurableWrites(host);
   await host.start();
   let stopped = false;
@@ -152,13 +249,51 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
     await host.stop();
   };
   t.teardown(stop);
-  if (options.register !== false) {
-    irc.register(config.irc.nick, ...(options.isupport === undefined ? [] : [options.isupport]));
-    irc.receive(`:irc.test CAP ${config.irc.nick} ACK :account-tag`);
-  }
-
+  const until = (check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> =>
+    waitUntil(check, what, timeoutMs, changes, logs);
+  const register = async (): Promise<void> => {
+    const ready = new Promise<void>((resolve) => {
+      const off = irc.on('ready', () => {
+        off();
+        resolve();
+      });
+    });
+    server.register({ nick: config.irc.nick, isupport: options.isupport, version: options.version, client });
+    await ready;
+  };
+  if (options.register !== false) await register();
+  const reconnect = async (reason?: string): Promise<void> => {
+    const { opened } = irc;
+    const wasConnected = irc.state.connected;
+    if (wasConnected) irc.drop(reason);
+    await until(() => irc.state.connected && (!wasConnected || irc.opened > opened), 'the bot to connect again');
+    await register();
+  };
+  let syncsSeen = 0;
+  let syncs = 0;
+  host.model.on('change', (change) => {
+    if (change.slice === 'network' && change.kind === 'synced') syncs++;
+  });
+  const synced = async (): Promise<void> => {
+    const wanted = syncsSeen + 1;
+    await until(() => syncs >= wanted, `sync number ${wanted}`);
+    syncsSeen = syncs;
+    await settled();
+  };
+  const next = (pattern: RegExp, timeoutMs?: number): Promise<string> => {
+    const from = irc.sent.length;
+    let found: string | undefined;
+    return until(
+      () => (found = irc.sent.slice(from).find((line) => pattern.test(line))) !== undefined,
+      `a line matching ${pattern}`,
+      timeoutMs,
+    ).then(() => found!);
+  };
   const say = async (nick: string, account: string | null, text: string): Promise<string[]> => {
     const before = irc.sent.length;
+    // Without the account tag, the bot asks WHOIS for the sender's account.
+    if (!irc.state.caps.has('account-tag'))
+      server.answerOnce(new RegExp(`^WHOIS ${nick}$`), whoisOf(server, nick, account));
     const tag = account === null ? '' : `@account=${account} `;
     irc.receive(`${tag}:${nick}!${nick.toLowerCase()}@users.test PRIVMSG ${irc.state.nick} :${text}`);
     await host.commands.settled();
@@ -184,7 +319,93 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
     return found as Slice;
   };
   const { inject } = from({});
-  return { host, irc, config, logs, storeDir, nick: config.irc.nick, durableWrites, say, inject, from, slice, stop };
+  return {
+    host,
+    irc,
+    server,
+    clock,
+    config,
+    logs,
+    storeDir,
+    nick: config.irc.nick,
+    durableWrites,
+    say,
+    inject,
+    from,
+    slice,
+    synced,
+    settled,
+    until,
+    next,
+    register,
+    reconnect,
+    stop,
+  };
+}
+
+/** The host's config: the test's, with the harness's defaults (no command pacing, OPER for an operator). */
+function harnessConfig(options: HarnessOptions, storeDir: string | undefined, client: IrcClientName): HostConfig {
+  const { irc: ircConfig = {}, ...otherConfig } = (options.config ?? {}) as { irc?: Record<string, unknown> };
+  const oper = options.operator && !ircConfig.oper ? { oper: { name: 'bot', password: 'oper-secret' } } : {};
+  // In memory, the path only names the store in log lines.
+  return testHostConfig(storeDir === undefined ? 'store.json' : path.join(storeDir, 'store.json'), {
+    admins: options.admins ?? [],
+    plugins: options.plugins,
+    // Tests send commands faster than people do.
+    irc: { client, commands: { burst: 1000, interval_ms: 0 }, ...oper, ...ircConfig },
+    ...otherConfig,
+  });
+}
+
+/** The server's WHOIS of `nick`, logged in to `account` or not. */
+function whoisOf(server: FakeServer, nick: string, account: string | null): string[] {
+  const from = `:${server.name}`;
+  return [
+    `${from} 311 * ${nick} ${nick.toLowerCase()} users.test * :${nick}`,
+    ...(account === null ? [] : [`${from} 330 * ${nick} ${account} :is logged in as`]),
+    `${from} 318 * ${nick} :End of /WHOIS list.`,
+  ];
+}
+
+/** See {@link Harness.settled}. */
+async function settle(irc: FakeTransport, server: FakeServer): Promise<void> {
+  let written = irc.sent.length;
+  for (let quiet = 0; quiet < QUIET_TURNS;) {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (server.pending > 0 || irc.sent.length !== written) {
+      written = irc.sent.length;
+      quiet = 0;
+    } else {
+      quiet++;
+    }
+  }
+}
+
+/** See {@link Harness.until}. */
+function waitUntil(
+  check: () => boolean,
+  what: string,
+  timeoutMs: number,
+  changes: Set<() => void>,
+  logs: readonly string[],
+): Promise<void> {
+  if (check()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      changes.delete(listener);
+      clearTimeout(timer);
+    };
+    const listener = (): void => {
+      if (!check()) return;
+      done();
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`waited ${timeoutMs} ms for ${what}; the last log lines:\n${logs.slice(-10).join('\n')}`));
+    }, timeoutMs);
+    changes.add(listener);
+  });
 }
 
 /** Puts {@link DurableWrites} between the plugins and the host's store. */
