@@ -1,103 +1,79 @@
-import t from 'tap';
+/**
+ * Splits and links as they happen: the QUITs of a netsplit and an operator's link notices make the collector
+ * look at once (LINKS, LUSERS, the users of a server that joined), then sync.
+ */
+import t, { type Test } from 'tap';
+import { parseLine } from '../../../lib/irc/line-parser.js';
 import type { IrcMessage } from '../../../lib/irc/port.js';
-import { createLogger } from '../../../lib/logger.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { track } from '../../../plugins/stats/live.js';
-import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
-import { burstEndedFrom, isLinkNotice, isNetsplitQuit, TopologyWatch } from '../../../plugins/stats/splits.js';
-import { ScriptedTransport } from './fixtures/scripted-irc.js';
+import { burstEndedFrom, isLinkNotice, isNetsplitQuit } from '../../../plugins/stats/splits.js';
+import { fakeNetwork, type FakeNetwork, type FakeServerEntry, type FakeUser } from '../../support/fake-network.js';
+import type { Harness } from '../../support/harness.js';
+import { startCollector } from './support.js';
 
-const config = Object.fromEntries(
-  Object.entries(statsConfigSchema.properties).map(([key, schema]) => [key, schema.default]),
-) as unknown as StatsConfig;
+const HUB: FakeServerEntry = { name: 'hub.test.net', description: 'TestNet hub' };
+const LEAF: FakeServerEntry = { name: 'leaf.test.net', uplink: 'hub.test.net', description: 'TestNet leaf' };
+const SERVICES: FakeServerEntry = { name: 'services.test.net', uplink: 'hub.test.net' };
 
-/** The network as LINKS shows it; the test changes it. */
-let linked = ['hub.test.net', 'leaf.test.net', 'services.test.net'];
 /** Users per server, as WHO and LUSERS show them. */
-const onServer: Record<string, string[]> = {
+const ON_SERVER: Record<string, string[]> = {
   'hub.test.net': ['alice', 'DataBot'],
   'leaf.test.net': ['bob', 'carol'],
   'services.test.net': ['NickServ'],
 };
 
-function users(): string[] {
-  return linked.flatMap((server) => onServer[server] ?? []);
+const usersOf = (server: string): FakeUser[] =>
+  ON_SERVER[server]!.map((nick) => ({ nick, ident: `~${nick}`, host: 'host', server }));
+
+/** The network with these servers linked, and their users. */
+function networkOf(servers: FakeServerEntry[]): FakeNetwork {
+  return fakeNetwork({ servers, users: servers.flatMap((server) => usersOf(server.name)) });
 }
 
-function setup() {
-  const irc = new ScriptedTransport();
-  const model = new NetworkModel();
-  const lines: string[] = [];
-  const logger = createLogger({ level: 'debug', sink: (line) => lines.push(line) });
-  irc.on('message', (line) => track(line, { irc, model }));
-  irc.connect();
-  irc.register('DataBot', 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,imnpst WHOX');
-  irc.receive(':hub.test.net 004 DataBot hub.test.net InspIRCd-3 iosw biklmnopstv :bklov');
-  irc.receive(':hub.test.net 381 DataBot :You are now a NetAdmin');
-  model.connectionOpened(irc.state.casemapping);
-  irc
-    .answer(/^LINKS$/, () => [
-      ...linked.map(
-        (name) => `:hub.test.net 364 DataBot ${name} hub.test.net :${name === 'hub.test.net' ? 0 : 1} ${name}`,
-      ),
-      ':hub.test.net 365 DataBot * :End of /LINKS list.',
-    ])
-    .answer(/^LUSERS$/, () => [
-      `:hub.test.net 251 DataBot :There are ${users().length} users and 0 invisible on ${linked.length} servers`,
-      `:hub.test.net 266 DataBot :Current global users: ${users().length}  Max: 10`,
-    ])
-    .answer(/^MAP$/, [':hub.test.net 017 DataBot :End of /MAP'])
-    .answer(/^WHOIS NickServ$/, () =>
-      linked.includes('services.test.net')
-        ? [':hub.test.net 312 DataBot NickServ services.test.net :Services', ':hub.test.net 318 DataBot NickServ :End']
-        : [':hub.test.net 401 DataBot NickServ :No such nick', ':hub.test.net 318 DataBot NickServ :End'],
-    )
-    .answer(/^WHO (\S+) s%(\w+),77$/, (match) => [
-      ...(onServer[match[1]!] ?? []).map(
-        (nick) => `:hub.test.net 354 DataBot 77 * ~${nick} 127.0.0.1 host ${match[1]} ${nick} H 0 :${nick}`,
-      ),
-      `:hub.test.net 315 DataBot ${match[1]} :End of /WHO list.`,
-    ]);
-  const afterChecks: string[] = [];
-  const watch = new TopologyWatch({ irc, model, logger, config }, () => afterChecks.push('sync'));
-  irc.on('message', (line) => watch.consider(line));
-  for (const server of linked) model.upsertServer(server, { isServices: server === 'services.test.net' });
-  for (const server of linked) for (const nick of onServer[server]!) model.upsertUser(nick, { server });
-  return { irc, model, lines, watch, afterChecks };
+/** The collector as an operator on InspIRCd, synced with `servers` linked. */
+async function operatorOn(t: Test, servers = [HUB, LEAF, SERVICES]): Promise<Harness> {
+  const bot = await startCollector(t, {
+    network: networkOf(servers),
+    version: 'InspIRCd-3',
+    isupport: 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,imnpst WHOX',
+    operator: true,
+  });
+  await bot.synced();
+  return bot;
 }
 
-function parsed(irc: ScriptedTransport, line: string): IrcMessage {
-  let message: IrcMessage | undefined;
-  const off = irc.on('message', (received) => (message = received));
-  irc.receive(line);
-  off();
-  return message!;
+/** The network after `server` split off (with its users) or linked back. */
+function relink(bot: Harness, servers: FakeServerEntry[]): void {
+  bot.server.network = networkOf(servers);
 }
 
-t.afterEach(() => {
-  linked = ['hub.test.net', 'leaf.test.net', 'services.test.net'];
-});
+const checks = (bot: Harness, pattern = /topology checked/): number =>
+  bot.logs.filter((line) => pattern.test(line)).length;
+
+/** Waits for the `count`th topology check that matches `pattern`. */
+const checked = (bot: Harness, count: number, pattern = /topology checked/): Promise<void> =>
+  bot.until(() => checks(bot, pattern) >= count, `topology check ${count} (${pattern})`);
+
+const parsed = (line: string): IrcMessage => parseLine(line)!;
 
 t.test('what says the network changed shape, and what does not', async (t) => {
-  const { irc, model } = setup();
-  t.ok(isNetsplitQuit(parsed(irc, ':bob!b@h QUIT :hub.test.net leaf.test.net'), model), 'a netsplit QUIT');
-  t.notOk(isNetsplitQuit(parsed(irc, ':bob!b@h QUIT :Quit: hub.test.net leaf.test.net'), model), 'a user’s words');
-  t.notOk(isNetsplitQuit(parsed(irc, ':bob!b@h QUIT :irc.example.org leaf.test.net'), model), 'an unknown server');
-  t.ok(isLinkNotice(parsed(irc, ':hub.test.net NOTICE DataBot :*** LINK: Server leaf.test.net split: Ping timeout')));
+  const { host } = await operatorOn(t);
+  const { model } = host;
+  t.ok(isNetsplitQuit(parsed(':bob!b@h QUIT :hub.test.net leaf.test.net'), model), 'a netsplit QUIT');
+  t.notOk(isNetsplitQuit(parsed(':bob!b@h QUIT :Quit: hub.test.net leaf.test.net'), model), 'a user’s words');
+  t.notOk(isNetsplitQuit(parsed(':bob!b@h QUIT :irc.example.org leaf.test.net'), model), 'an unknown server');
+  t.ok(isLinkNotice(parsed(':hub.test.net NOTICE DataBot :*** LINK: Server leaf.test.net split: Ping timeout')));
   t.ok(
     isLinkNotice(
       parsed(
-        irc,
         ':hub.test.net NOTICE DataBot :*** LINK: Received end of netburst from leaf.test.net (burst time: 3 msecs)',
       ),
     ),
   );
-  t.notOk(isLinkNotice(parsed(irc, ':alice!a@h NOTICE DataBot :Server leaf.test.net split')), 'a user’s notice');
-  t.notOk(isLinkNotice(parsed(irc, ":hub.test.net NOTICE DataBot :*** LINK: Connection to 'leaf.test.net' failed.")));
+  t.notOk(isLinkNotice(parsed(':alice!a@h NOTICE DataBot :Server leaf.test.net split')), 'a user’s notice');
+  t.notOk(isLinkNotice(parsed(":hub.test.net NOTICE DataBot :*** LINK: Connection to 'leaf.test.net' failed.")));
   t.equal(
     burstEndedFrom(
       parsed(
-        irc,
         ':hub.test.net NOTICE DataBot :*** LINK: Received end of netburst from leaf.test.net (burst time: 3 msecs)',
       ),
     ),
@@ -106,61 +82,61 @@ t.test('what says the network changed shape, and what does not', async (t) => {
 });
 
 t.test('a split: the server goes with its users at once, and the counts are asked again', async (t) => {
-  const { irc, model, lines, watch, afterChecks } = setup();
-  linked = ['hub.test.net', 'services.test.net'];
-  irc.receive(
+  const bot = await operatorOn(t);
+  const { model } = bot.host;
+  const linksBefore = bot.irc.sentMatching(/^LINKS$/).length;
+  relink(bot, [HUB, SERVICES]);
+  bot.irc.receive(
     ':bob!b@h QUIT :hub.test.net leaf.test.net',
     ':dave!d@h QUIT :hub.test.net leaf.test.net',
     ':erin!e@h QUIT :hub.test.net leaf.test.net',
   );
-  await watch.check();
+  await checked(bot, 1);
   t.notOk(model.servers.get('leaf.test.net'), 'the leaf is gone');
   t.notOk(model.users.get('carol'), 'with carol, whose QUIT the bot never saw');
   t.ok(model.users.get('alice'), 'the hub’s users stay');
   t.equal(model.stats.users, 3, 'LUSERS was asked again');
-  t.same(afterChecks, ['sync'], 'a sync follows');
-  t.match(lines.join('\n'), /topology checked lost=leaf\.test\.net/);
-  t.equal(
-    irc.sent.filter((line) => line === 'LINKS').length,
-    2,
-    'the QUITs of one split make one check, and asking during it one more after it',
-  );
+  t.match(bot.logs.join('\n'), /topology checked lost=leaf\.test\.net/);
+  await bot.synced();
+  t.pass('a sync follows');
+  t.equal(checks(bot), 2, 'the QUITs of one split make one check, and asking during it one more after it');
+  t.equal(bot.irc.sentMatching(/^LINKS$/).length - linksBefore, 3, 'LINKS: the two checks and the sync after them');
 });
 
 t.test('a services split is known until they link back', async (t) => {
-  const { irc, model, watch } = setup();
-  linked = ['hub.test.net', 'leaf.test.net'];
-  irc.receive(':hub.test.net NOTICE DataBot :*** LINK: Server services.test.net split: Connection closed');
-  await watch.check();
+  const bot = await operatorOn(t);
+  const { model } = bot.host;
+  relink(bot, [HUB, LEAF]);
+  bot.irc.receive(':hub.test.net NOTICE DataBot :*** LINK: Server services.test.net split: Connection closed');
+  await checked(bot, 1);
   t.same(model.servers.servicesSplit, ['services.test.net']);
   t.notOk(model.users.get('NickServ'));
+  await bot.synced();
 
-  linked = ['hub.test.net', 'leaf.test.net', 'services.test.net'];
-  irc.receive(
+  relink(bot, [HUB, LEAF, SERVICES]);
+  bot.irc.receive(
     ':hub.test.net NOTICE DataBot :*** LINK: Received end of netburst from services.test.net (burst time: 0 msecs)',
   );
-  await watch.check();
+  await checked(bot, 1, /topology checked joined=services\.test\.net/);
   t.same(model.servers.servicesSplit, [], 'marked as services again (WHOIS NickServ), so no longer split');
   t.equal(model.users.get('NickServ')?.server, 'services.test.net', 'its users asked with WHO s');
-  t.ok(irc.sent.includes('WHO services.test.net s%tcuihsnfar,77'));
+  t.ok(bot.irc.sent.includes('WHO services.test.net s%tcuihsnfar,77'));
 });
 
 t.test('a joined server’s users are asked at once, and again when its burst ends', async (t) => {
-  const { irc, model, watch } = setup();
-  linked = ['hub.test.net', 'services.test.net'];
-  await watch.check();
+  const bot = await operatorOn(t, [HUB, SERVICES]);
+  const { model } = bot.host;
   t.notOk(model.users.get('bob'));
-  linked = ['hub.test.net', 'leaf.test.net', 'services.test.net'];
-  irc.receive(
-    ':hub.test.net NOTICE DataBot :*** LINK: Received end of netburst from leaf.test.net (burst time: 0 msecs)',
-  );
-  await watch.check();
+  relink(bot, [HUB, LEAF, SERVICES]);
+  const burstEnded =
+    ':hub.test.net NOTICE DataBot :*** LINK: Received end of netburst from leaf.test.net (burst time: 0 msecs)';
+  bot.irc.receive(burstEnded);
+  await checked(bot, 1);
   t.equal(model.users.get('bob')?.server, 'leaf.test.net');
   t.equal(model.users.get('carol')?.server, 'leaf.test.net');
-  t.equal(irc.sentMatching(/^WHO leaf\.test\.net s%/).length, 1);
-  irc.receive(
-    ':hub.test.net NOTICE DataBot :*** LINK: Received end of netburst from leaf.test.net (burst time: 0 msecs)',
-  );
-  await watch.check();
-  t.equal(irc.sentMatching(/^WHO leaf\.test\.net s%/).length, 2, 'a burst that ended is asked even when known');
+  t.equal(bot.irc.sentMatching(/^WHO leaf\.test\.net s%/).length, 1);
+  await bot.synced();
+  bot.irc.receive(burstEnded);
+  await checked(bot, 2);
+  t.equal(bot.irc.sentMatching(/^WHO leaf\.test\.net s%/).length, 2, 'a burst that ended is asked even when known');
 });

@@ -3,13 +3,10 @@
  * until the first sync completes the API answers 503, and with a long refresh that would last for minutes.
  */
 import t, { type Test } from 'tap';
-import type { TransportOptions } from '../../../lib/irc/transport.js';
-import type { PluginDefinition } from '../../../lib/plugin.js';
-import stats from '../../../plugins/stats/index.js';
 import { SYNC_RETRY_FIRST_MS, syncRetryDelayMs } from '../../../plugins/stats/sync-schedule.js';
-import { eventually } from '../../support/bot.js';
-import { startHarness, type Harness } from '../../support/harness.js';
-import { ScriptedTransport } from './fixtures/scripted-irc.js';
+import { fakeNetwork } from '../../support/fake-network.js';
+import type { Harness } from '../../support/harness.js';
+import { startCollector } from './support.js';
 
 t.test('the wait before a failed sync is tried again doubles, up to the refresh', async (t) => {
   t.same(
@@ -27,96 +24,56 @@ interface Server {
 }
 
 /**
- * The collector alone on a fake server with two users in one channel, a refresh 600 s away, and a lane that
- * gives up on a command refused twice within 10 ms.
+ * The collector alone on a server with two users in one channel, a refresh 600 s away, and a connection that
+ * gives up on a command refused twice within 10 ms. The server refuses a channel's MODE.
  */
-async function botOn(t: Test, server: Server, oper = false): Promise<Harness & { irc: ScriptedTransport }> {
-  let scripted: ScriptedTransport | undefined;
-  const bot = await startHarness(t, {
-    registry: [stats as PluginDefinition<never>],
-    plugins: { stats: { refresh_seconds: 600, version_requests_per_second: 0, whois_per_second: 0 } },
-    ...(oper ? { config: { irc: { oper: { name: 'bot', password: 'secret' } } } } : {}),
-    transport: (options: Partial<TransportOptions>) => {
-      scripted = new ScriptedTransport({ ...options, tryAgain: { firstWaitMs: 10, times: 1 } });
-      return answerAsServer(scripted, server);
-    },
+async function botOn(t: Test, server: Server, operator = false): Promise<Harness> {
+  const bot = await startCollector(t, {
+    stats: { refresh_seconds: 600, version_requests_per_second: 0, whois_per_second: 0 },
+    network: fakeNetwork({
+      servers: [{ name: 'irc.test', description: 'Test' }],
+      users: ['alice', 'bob'].map((nick) => ({ nick, ident: `~${nick}`, host: `${nick}.host`, server: 'irc.test' })),
+      channels: [{ name: '#chat', users: 2, topic: 'hello', modes: '+nt' }],
+      listModes: server.listModes,
+    }),
+    operator,
+    tryAgain: { firstWaitMs: 10, times: 1 },
+    // The server's answers wait for the test's rules below, set before the connection registers.
+    register: false,
   });
-  return { ...bot, irc: scripted! };
-}
-
-function answerAsServer(irc: ScriptedTransport, server: Server): ScriptedTransport {
-  return irc
+  bot.server
     .answer(/^LUSERS$/, () =>
       server.refusing
         ? [':irc.test 263 DataBot LUSERS :Server load is temporarily too heavy. Please wait a while and try again.']
-        : [
-            ':irc.test 251 DataBot :There are 2 users and 0 invisible on 1 servers',
-            ':irc.test 254 DataBot 1 :channels formed',
-            ':irc.test 266 DataBot :Current global users: 2  Max: 2',
-          ],
+        : null,
     )
-    .answer(/^LINKS$/, [
-      ':irc.test 364 DataBot irc.test irc.test :0 Test',
-      ':irc.test 365 DataBot * :End of /LINKS list.',
-    ])
-    .answer(/^MAP$/, [':irc.test 006 DataBot :irc.test', ':irc.test 007 DataBot :End of /MAP'])
-    .answer(/^LIST$/, () => [
-      `:irc.test 322 DataBot #chat 2 :${server.listModes ? '[+nt] ' : ''}hello`,
-      ':irc.test 323 DataBot :End of /LIST',
-    ])
-    .answer(/^MODE #chat$/, [':irc.test 263 DataBot MODE :Server load is temporarily too heavy.'])
-    .answer(/^STATS P$/, [':irc.test 219 DataBot P :End of /STATS report'])
-    .answer(/^WHOIS (\S+)$/, (match) => [
-      `:irc.test 401 DataBot ${match[1]} :No such nick`,
-      `:irc.test 318 DataBot ${match[1]} :End of /WHOIS list.`,
-    ])
-    .answer(/^OPER /, [':irc.test 381 DataBot :You are now an IRC operator'])
-    .answer(/^WHO (\S+) %(\w+),(\d+)$/, (match) => [
-      ...['alice', 'bob'].map((nick) => `:irc.test 354 DataBot ${whoxFields(match[2]!, match[3]!, nick)}`),
-      `:irc.test 315 DataBot ${match[1]} :End of /WHO list.`,
-    ]);
-}
-
-/** A WHOX row of `nick` with the fields `letters` asks for, in the order the server sends them. */
-function whoxFields(letters: string, token: string, nick: string): string {
-  const values: Record<string, string> = {
-    t: token,
-    c: '*',
-    u: `~${nick}`,
-    i: '127.0.0.1',
-    h: `${nick}.host`,
-    s: 'irc.test',
-    n: nick,
-    f: 'H',
-    a: '0',
-    r: `:${nick}`,
-  };
-  return [...'tcuihsnfar']
-    .filter((letter) => letters.includes(letter))
-    .map((letter) => values[letter])
-    .join(' ');
+    .answer(/^MODE #chat$/, [':irc.test 263 DataBot MODE :Server load is temporarily too heavy.']);
+  await bot.register();
+  return bot;
 }
 
 const count = (lines: readonly string[], pattern: RegExp): number => lines.filter((line) => pattern.test(line)).length;
 
+/** Waits for the `times`th log line that matches `pattern`. */
+const logged = (bot: Harness, pattern: RegExp, times = 1): Promise<void> =>
+  bot.until(() => count(bot.logs, pattern) >= times, `log line ${times} matching ${pattern}`);
+
 t.test('a first sync the server refused is tried again 5 s later, and the model gets ready', async (t) => {
   const server = { refusing: true, listModes: true };
   const bot = await botOn(t, server);
-  await eventually(() => count(bot.logs, /\[stats\] sync failed/) === 1, 'the failure');
-  const failedAt = Date.now();
+  await logged(bot, /\[stats\] sync failed/);
   t.match(bot.logs.join('\n'), /sync failed error="the server rate-limits LUSERS/);
   t.match(bot.logs.join('\n'), /sync to be retried in_ms=5000 failures=1/);
   t.notOk(bot.host.model.ready, 'not ready after the failure');
   server.refusing = false;
-  await eventually(() => bot.host.model.ready, 'the retried sync', SYNC_RETRY_FIRST_MS + 5000);
-  const readyAt = Date.now();
-  const waited = readyAt - failedAt;
-  t.ok(
-    waited >= SYNC_RETRY_FIRST_MS - 50 && waited < SYNC_RETRY_FIRST_MS + 2000,
-    `ready ${waited} ms after the failure`,
-  );
-  t.same([...bot.host.model.users.entries()].map(([, user]) => user.nick).sort(), ['alice', 'bob'], 'the users of WHO');
-  t.equal(bot.host.model.stats.users, 2, 'the counts of LUSERS');
+  await bot.clock.advance(SYNC_RETRY_FIRST_MS - 1);
+  t.notOk(bot.host.model.ready, 'not before the 5 s are over');
+  await bot.clock.advance(1);
+  await bot.synced();
+  t.ok(bot.host.model.ready, 'ready 5 s after the failure');
+  const { model } = bot.host;
+  t.same([...model.users.entries()].map(([, user]) => user.nick).sort(), ['alice', 'bob'], 'the users of WHO');
+  t.equal(model.stats.users, 2, 'the counts of LUSERS');
   t.ok(bot.irc.sentMatching(/^LUSERS$/).length >= 3, 'LUSERS: refused, sent again and refused, then answered');
   t.equal(count(bot.logs, /sync to be retried/), 1, 'retried once');
 });
@@ -124,41 +81,38 @@ t.test('a first sync the server refused is tried again 5 s later, and the model 
 t.test('a sync that failed after the model was synced is not tried again at once', async (t) => {
   // An operator whose LIST shows no modes: after the sync, the channel's modes are asked, and the server refuses.
   const bot = await botOn(t, { refusing: false, listModes: false }, true);
-  await eventually(() => count(bot.logs, /\[stats\] sync failed/) === 1, 'the failure after the sync');
+  await logged(bot, /\[stats\] sync failed/);
   t.match(bot.logs.join('\n'), /sync failed error="the server rate-limits MODE/);
   t.ok(bot.host.model.ready, 'synced');
   t.ok(bot.host.irc.state.isOperator, 'as an operator');
-  await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(count(bot.logs, /sync to be retried/), 0, 'the next refresh asks again');
+  await bot.clock.advance(SYNC_RETRY_FIRST_MS);
+  t.equal(count(bot.logs, /\[stats\] synced/), 1, 'and no sync before it');
 });
 
 t.test('a sync cut short by a lost connection is not retried: the next connection syncs', async (t) => {
-  const server = { refusing: false, listModes: true };
-  const bot = await botOn(t, server);
-  bot.irc.answer(/^LUSERS$/, []);
-  await eventually(() => bot.irc.sentMatching(/^LUSERS$/).length === 1, 'LUSERS sent');
+  const bot = await botOn(t, { refusing: false, listModes: true });
+  bot.server.answer(/^LUSERS$/, []);
+  await bot.until(() => bot.irc.sentMatching(/^LUSERS$/).length === 1, 'LUSERS sent');
   bot.irc.drop();
-  await eventually(() => count(bot.logs, /\[stats\] sync interrupted/) === 1, 'the interrupted sync');
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await logged(bot, /\[stats\] sync interrupted/);
+  await bot.clock.advance(SYNC_RETRY_FIRST_MS);
   t.notMatch(bot.logs.join('\n'), /sync to be retried|sync failed/);
 });
 
 t.test('a retry waiting when the connection is lost is dropped; the new connection retries its own', async (t) => {
   const server = { refusing: true, listModes: true };
   const bot = await botOn(t, server);
-  await eventually(() => count(bot.logs, /sync to be retried in_ms=5000 failures=1/) === 1, 'the first retry planned');
-  bot.irc.drop();
-  await eventually(() => bot.irc.opened === 2, 'the reconnect');
-  const reconnectedAt = Date.now();
-  bot.irc.register();
+  await logged(bot, /sync to be retried in_ms=5000 failures=1/);
+  await bot.clock.advance(SYNC_RETRY_FIRST_MS / 2);
+  await bot.reconnect();
   // The new connection's first sync is refused too: its own retry, 5 s later, not the old one's.
-  await eventually(
-    () => count(bot.logs, /sync to be retried in_ms=5000 failures=1/) === 2,
-    'the new connection’s retry planned',
-  );
+  await logged(bot, /sync to be retried in_ms=5000 failures=1/, 2);
   server.refusing = false;
-  await eventually(() => bot.host.model.ready, 'the new connection’s retried sync', SYNC_RETRY_FIRST_MS + 5000);
-  t.ok(Date.now() - reconnectedAt >= SYNC_RETRY_FIRST_MS - 50, 'ready after the new connection’s retry');
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await bot.clock.advance(SYNC_RETRY_FIRST_MS / 2);
+  t.notOk(bot.host.model.ready, 'when the first connection’s retry was due, nothing');
+  await bot.clock.advance(SYNC_RETRY_FIRST_MS / 2);
+  await bot.synced();
+  t.ok(bot.host.model.ready, 'ready after the new connection’s retry');
   t.equal(count(bot.logs, /\[stats\] synced/), 1, 'one sync completed: the first connection’s retry never ran');
 });

@@ -1,31 +1,24 @@
 /**
- * Without WHOX (ngircd) WHO gives no account and no IP: each user is asked WHOIS once per
- * connection, one at a time, and the model learns from 330 (and 338/378, countries.ts).
+ * Without WHOX (ngIRCd) WHO gives no account and no IP: each user is asked WHOIS once per connection, one at
+ * a time, one per tick of `whois_per_second`, and the model learns from 330 (and 338/378, countries.ts).
  */
-import t from 'tap';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { noteWhoisHost } from '../../../plugins/stats/countries.js';
-import { noteWhoisAccount, WhoisFiller } from '../../../plugins/stats/whois-fill.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import t, { type Test } from 'tap';
+import type { Harness } from '../../support/harness.js';
+import { fakeNetwork, type FakeUser } from '../../support/fake-network.js';
+import { startCollector } from './support.js';
 
-function setup(isupport: string, operator = true) {
-  const irc = new FakeTransport();
-  t.teardown(() => irc.quit('test over'));
-  const model = new NetworkModel();
-  irc.on('message', (message) => {
-    noteWhoisHost(message, model);
-    noteWhoisAccount(message, model);
+/** A server without WHOX, whose profile reads both WHOIS replies that give an IP (338 and 378). */
+const NO_WHOX = 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANTYPES=#';
+
+const user = (nick: string): FakeUser => ({ nick, ident: nick, host: `${nick}.example`, server: 'hub.test.net' });
+
+/** alice, bob, the bot and NickServ, on a server without WHOX. */
+function startOn(t: Test, isupport: string, operator = true): Promise<Harness> {
+  return startCollector(t, {
+    network: fakeNetwork({ users: ['alice', 'bob', 'DataBot', 'NickServ'].map(user) }),
+    isupport,
+    operator,
   });
-  irc.connect();
-  irc.register('DataBot', isupport);
-  if (operator) irc.receive(':hub.test.net 381 DataBot :You are now an IRC operator');
-  model.connectionOpened(irc.state.casemapping);
-  const filler = new WhoisFiller({ irc, model, services: ['NickServ'] });
-  for (const nick of ['alice', 'bob', 'DataBot', 'NickServ']) {
-    model.upsertUser(nick, { host: `${nick}.example` });
-    filler.considerUser(model.users.get(nick)!);
-  }
-  return { irc, model, filler };
 }
 
 const whoisLines = (nick: string, extra: string[]) => [
@@ -34,54 +27,79 @@ const whoisLines = (nick: string, extra: string[]) => [
   `:hub.test.net 318 DataBot ${nick} :End of /WHOIS list.`,
 ];
 
-t.test('ngircd: users are asked one at a time, of their own server; 330 and 338 fill account and IP', async (t) => {
-  const { irc, model, filler } = setup('CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANTYPES=#');
-  t.equal(filler.waiting, 2, 'neither the bot nor a service is asked');
-  const first = filler.tick();
-  t.equal(await filler.tick(), null, 'nothing while a WHOIS is unanswered');
-  t.same(
-    irc.sent.filter((line) => line.startsWith('WHOIS')),
-    ['WHOIS alice alice'],
-  );
-  irc.receive(
-    ...whoisLines('alice', [
-      ':hub.test.net 330 DataBot alice AliceAcct :is logged in as',
-      ':hub.test.net 338 DataBot alice 81.2.69.142 :actually using host',
-    ]),
-  );
-  t.equal(await first, 'alice');
-  t.match(model.users.get('alice'), { account: 'AliceAcct', ip: '81.2.69.142' });
-  const second = filler.tick();
-  irc.receive(':hub.test.net 401 DataBot bob :No such nick/channel');
-  t.equal(await second, 'bob', 'a 401 ends the question too');
-  t.equal(await filler.tick(), null, 'everyone asked');
-  filler.considerUser(model.users.get('alice')!);
-  t.equal(filler.waiting, 0, 'once per connection');
-  filler.reset();
-  filler.considerUser(model.users.get('bob')!);
-  t.equal(filler.waiting, 1, 'a new connection asks again');
-});
+/** The WHOIS lines the bot wrote to fill users in: of the user's own server (the services unit asks `WHOIS ChanServ`). */
+const whoises = (bot: Harness): string[] => bot.irc.sentMatching(/^WHOIS \S+ \S+$/);
+
+/** One tick of `whois_per_second` (1, the default), and what it started done. */
+const tick = (bot: Harness): Promise<void> => bot.clock.advance(1000);
+
+t.test(
+  'without WHOX: users are asked one at a time, of their own server; 330 and 338 fill account and IP',
+  async (t) => {
+    const bot = await startOn(t, NO_WHOX);
+    // alice's answer is given by hand below, once her question has waited a tick.
+    bot.server
+      .answer(/^WHOIS alice alice$/, [])
+      .answerOnce(/^WHOIS bob bob$/, [':hub.test.net 401 DataBot bob :No such nick/channel']);
+    await bot.synced();
+    t.same(whoises(bot), [], 'nobody before the first tick');
+    await tick(bot);
+    await tick(bot);
+    t.same(whoises(bot), ['WHOIS alice alice'], 'nothing more while a WHOIS is unanswered');
+    bot.irc.receive(
+      ...whoisLines('alice', [
+        ':hub.test.net 330 DataBot alice AliceAcct :is logged in as',
+        ':hub.test.net 338 DataBot alice 81.2.69.142 :actually using host',
+      ]),
+    );
+    t.match(bot.host.model.users.get('alice'), { account: 'AliceAcct', ip: '81.2.69.142' });
+    await tick(bot);
+    t.same(whoises(bot), ['WHOIS alice alice', 'WHOIS bob bob']);
+    await tick(bot);
+    await tick(bot);
+    t.same(whoises(bot), ['WHOIS alice alice', 'WHOIS bob bob'], 'a 401 ends the question too; everyone asked');
+    t.notOk(
+      bot.irc.sent.some((line) => /^WHOIS (DataBot|NickServ) /.test(line)),
+      'neither the bot nor a service is asked',
+    );
+
+    bot.irc.receive(':alice!alice@alice.example AWAY :lunch');
+    await tick(bot);
+    t.equal(whoises(bot).length, 2, 'a user who changed is not asked again: once per connection');
+
+    bot.irc.sent.length = 0;
+    await bot.reconnect();
+    await bot.synced();
+    await tick(bot);
+    t.same(whoises(bot), ['WHOIS alice alice'], 'a new connection asks again');
+  },
+);
 
 t.test('a user who left before their turn is skipped', async (t) => {
-  const { irc, model, filler } = setup('CASEMAPPING=rfc1459 CHANTYPES=#');
-  model.removeUser('alice');
-  const next = filler.tick();
-  t.same(
-    irc.sent.filter((line) => line.startsWith('WHOIS')),
-    ['WHOIS bob bob'],
-  );
-  irc.receive(...whoisLines('bob', []));
-  t.equal(await next, 'bob');
+  const bot = await startOn(t, NO_WHOX);
+  await bot.synced();
+  bot.irc.receive(':alice!alice@alice.example QUIT :Quit: bye');
+  await tick(bot);
+  t.same(whoises(bot), ['WHOIS bob bob']);
+  t.match(bot.host.model.users.get('bob'), { ident: 'bob' }, 'and answered');
 });
 
 t.test('with WHOX nobody is asked; a non-operator is not asked again for an IP it cannot see', async (t) => {
-  const whox = setup('CASEMAPPING=rfc1459 WHOX');
-  t.equal(whox.filler.waiting, 0);
-  t.equal(await whox.filler.tick(), null);
-  t.notOk(whox.irc.sent.some((line) => line.startsWith('WHOIS')));
+  const whox = await startOn(t, `${NO_WHOX} WHOX`);
+  await whox.synced();
+  for (let ticks = 0; ticks < 3; ticks++) await tick(whox);
+  t.same(whoises(whox), []);
+  await whox.stop();
 
-  const plain = setup('CASEMAPPING=rfc1459', false);
-  plain.model.upsertUser('carol', { account: 'carol' });
-  plain.filler.considerUser(plain.model.users.get('carol')!);
-  t.equal(plain.filler.waiting, 2, 'carol, whose account is known, is not queued');
+  const plain = await startOn(t, NO_WHOX, false);
+  await plain.synced();
+  // carol connects and joins the bot's channel, logged in (extended-join): what WHOIS would tell is known.
+  plain.irc.receive(
+    ':DataBot!databot@bot.host JOIN #chat',
+    ':hub.test.net 353 DataBot = #chat :DataBot',
+    ':hub.test.net 366 DataBot #chat :End of /NAMES list.',
+    ':carol!carol@carol.example JOIN #chat carol :Carol',
+  );
+  for (let ticks = 0; ticks < 4; ticks++) await tick(plain);
+  t.same(whoises(plain), ['WHOIS alice alice', 'WHOIS bob bob'], 'carol, whose account is known, is not asked');
 });
