@@ -370,11 +370,15 @@ function whoisOf(server: FakeServer, nick: string, account: string | null): stri
 /** See {@link Harness.settled}. */
 async function settle(irc: FakeTransport, server: FakeServer): Promise<void> {
   let written = irc.sent.length;
-  for (let quiet = 0; quiet < QUIET_TURNS;) {
+  // What the bot starts, it starts at once or after a promise, which one turn lets through: a turn without a
+  // line or an answer after it means nothing was started.
+  let quietTurnsWanted = 1;
+  for (let quiet = 0; quiet < quietTurnsWanted;) {
     await new Promise((resolve) => setImmediate(resolve));
     if (server.pending > 0 || irc.sent.length !== written) {
       written = irc.sent.length;
       quiet = 0;
+      quietTurnsWanted = QUIET_TURNS;
     } else {
       quiet++;
     }

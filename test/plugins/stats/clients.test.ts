@@ -1,17 +1,22 @@
+/**
+ * CTCP VERSION: how the replies of real clients read, and the collector asking each user once, one per tick of
+ * `version_requests_per_second`, again after `version_retry_seconds` while the client stays unknown, and taking
+ * an answer only from whom it asked (or from their new nick).
+ */
 import t, { type Test } from 'tap';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { clientVersions } from '../../../scripts/crowd.js';
-import type { IrcPort } from '../../../lib/irc/port.js';
+import { parseLine } from '../../../lib/irc/line-parser.js';
 import {
   cleanReply,
   MAX_CLIENT_LENGTH,
   MAX_VERSION_LENGTH,
   parseVersionReply,
   RENAMED_ANSWER_MS,
-  VersionAsker,
   versionReplyText,
 } from '../../../plugins/stats/clients.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import { clientVersions } from '../../../scripts/crowd.js';
+import { fakeNetwork, type FakeUser } from '../../support/fake-network.js';
+import type { Harness } from '../../support/harness.js';
+import { INSPIRCD_ISUPPORT, startCollector } from './support.js';
 
 /** CTCP VERSION replies as real clients send them, and what the collector makes of them. */
 const REAL_WORLD: [reply: string, client: string, version: string | null][] = [
@@ -94,277 +99,302 @@ t.test('hostile replies are cleaned and cut short', async (t) => {
 });
 
 t.test('only CTCP VERSION replies are read', async (t) => {
-  const irc = new FakeTransport();
-  t.teardown(() => irc.quit('test over'));
-  const messages: string[] = [];
-  irc.on('message', (message) => messages.push(String(versionReplyText(message))));
-  irc.connect();
-  irc.receive(
+  const texts = [
     ':a!u@h NOTICE DataBot :\x01VERSION irssi v1\x01',
     ':a!u@h NOTICE DataBot :\x01VERSION\x01',
     ':a!u@h NOTICE DataBot :\x01PING 123\x01',
     ':a!u@h PRIVMSG DataBot :\x01VERSION\x01',
     ':a!u@h NOTICE DataBot :VERSION irssi',
-  );
-  t.same(messages, ['irssi v1', '', 'null', 'null', 'null']);
+  ].map((line) => String(versionReplyText(parseLine(line)!)));
+  t.same(texts, ['irssi v1', '', 'null', 'null', 'null']);
 });
 
-/** @param port what the asker sends through, the transport itself unless given */
-function setup(t: Test, port?: (irc: FakeTransport) => IrcPort) {
-  const irc = new FakeTransport();
-  t.teardown(() => irc.quit('test over'));
-  const model = new NetworkModel();
-  irc.connect();
-  irc.register();
-  model.connectionOpened('rfc1459');
-  model.upsertServer('services.test.net', { isServices: true });
-  let now = 1_000_000;
-  const asker = new VersionAsker({
-    irc: port ? port(irc) : irc,
-    model,
-    services: ['NickServ', 'ChanServ'],
-    retryMs: 60_000,
-    clock: () => now,
+/** The retry time of these tests: `version_retry_seconds`. */
+const RETRY_MS = 60_000;
+
+const onHub = (nick: string, user: Partial<FakeUser> = {}): FakeUser => ({
+  nick,
+  ident: nick.toLowerCase(),
+  host: 'h.example',
+  server: 'hub.test.net',
+  ...user,
+});
+
+/**
+ * The collector, synced, in #chat (unless `inChannel` is false), asking one user a second (a tick) and again after a minute; the network has
+ * the bot, NickServ on the services' server and `users`. Syncs are an hour apart unless the test says.
+ */
+async function askerOn(
+  t: Test,
+  users: FakeUser[] = [],
+  options: { operator?: boolean; stats?: Record<string, unknown>; pacing?: object; inChannel?: boolean } = {},
+): Promise<Harness> {
+  const bot = await startCollector(t, {
+    stats: {
+      services: ['NickServ', 'ChanServ'],
+      version_retry_seconds: RETRY_MS / 1000,
+      refresh_seconds: 3600,
+      whois_per_second: 0,
+      join: [],
+      ...options.stats,
+    },
+    network: fakeNetwork({
+      servers: [{ name: 'hub.test.net' }, { name: 'services.test.net', uplink: 'hub.test.net' }],
+      users: [
+        onHub('DataBot'),
+        { nick: 'NickServ', ident: 's', host: 'services.test.net', server: 'services.test.net' },
+        ...users,
+      ],
+      channels: [{ name: '#chat', users: 1, modes: '+nt' }],
+    }),
+    version: 'InspIRCd-3',
+    isupport: INSPIRCD_ISUPPORT,
+    operator: options.operator ?? false,
+    ...(options.pacing ? { config: { irc: { pacing: options.pacing } } } : {}),
   });
-  const versionRequests = () => irc.sent.filter((line) => line.includes('\x01VERSION\x01'));
-  /** Feed a server line; whether the asker took it as an answer. */
-  const reply = (line: string): boolean => {
-    let taken = false;
-    const off = irc.on('message', (message) => (taken = asker.handleReply(message)));
-    irc.receive(line);
-    off();
-    return taken;
-  };
-  return { irc, model, asker, versionRequests, reply, advance: (ms: number) => (now += ms) };
+  await bot.synced();
+  if (options.inChannel === false) return bot;
+  bot.irc.receive(
+    ':DataBot!databot@bot.host JOIN #chat',
+    ':hub.test.net 353 DataBot = #chat :DataBot',
+    ':hub.test.net 366 DataBot #chat :End of /NAMES list.',
+  );
+  return bot;
 }
 
+/** `nicks` join #chat (from `ident@h.example`, their nick in lower case). */
+function join(bot: Harness, ...nicks: string[]): void {
+  bot.irc.receive(...nicks.map((nick) => `:${nick}!${nick.toLowerCase()}@h.example JOIN #chat`));
+}
+
+/** The nicks the bot asked its VERSION, in order. */
+const asked = (bot: Harness): string[] =>
+  bot.irc.sentMatching(/^PRIVMSG \S+ :?\x01VERSION\x01$/).map((line) => line.split(' ')[1]!);
+
+/** One tick (a second); the nicks asked in it. */
+async function tick(bot: Harness, ms = 1000): Promise<string[]> {
+  const before = asked(bot).length;
+  await bot.clock.advance(ms);
+  return asked(bot).slice(before);
+}
+
+/** `source` (nick!ident@host) answers the bot's VERSION with `version`. */
+function answer(bot: Harness, source: string, version: string): void {
+  bot.irc.receive(`:${source} NOTICE DataBot :\x01VERSION ${version}\x01`);
+}
+
+const clientOf = (bot: Harness, nick: string) => bot.host.model.users.get(nick)?.client ?? null;
+
 t.test('each new user is asked once, one per tick; never the bot or services', async (t) => {
-  const { irc, model, asker, versionRequests } = setup(t);
-  for (const nick of ['alice', 'bob', 'DataBot', 'NickServ', 'OperServ']) model.upsertUser(nick);
-  model.upsertUser('OperServ', { server: 'services.test.net' });
-  for (const nick of ['alice', 'bob', 'DataBot', 'NickServ', 'OperServ', 'alice', 'nobody']) asker.consider(nick);
-  t.equal(asker.waiting, 2, 'alice and bob, once each');
-  t.equal(asker.tick(), 'alice');
-  await new Promise((resolve) => setImmediate(resolve));
-  t.same(versionRequests(), ['PRIVMSG alice \x01VERSION\x01']);
-  model.renameUser('bob', 'bobby');
-  t.equal(asker.tick(), 'bobby', 'bob, queued before he changed nick, is asked under the new one');
-  asker.consider('bobby');
-  t.equal(asker.waiting, 0, 'and not queued again');
-  t.equal(asker.tick(), null, 'nothing left');
-  await new Promise((resolve) => setImmediate(resolve));
-  t.equal(versionRequests().length, 2);
-  t.notOk(
-    irc.sent.some((line) => /PRIVMSG (DataBot|NickServ|OperServ) /.test(line)),
-    'not the bot, not services',
-  );
+  const bot = await askerOn(t, [{ nick: 'OperServ', ident: 's', host: 's', server: 'services.test.net' }]);
+  join(bot, 'alice', 'bob');
+  t.same(await tick(bot), ['alice']);
+  bot.irc.receive(':bob!bob@h.example NICK :bobby');
+  t.same(await tick(bot), ['bobby'], 'bob, queued before he changed nick, is asked under the new one');
+  bot.irc.receive(':bobby!bob@h.example AWAY :lunch');
+  t.same(await tick(bot), [], 'and not queued again');
+  t.same(await tick(bot), [], 'nothing left');
+  t.same(asked(bot), ['alice', 'bobby'], 'not the bot, not services (NickServ; OperServ on their server)');
 });
 
 t.test(
   'replies: only from users asked, first one wins; unknown clients asked again after the retry time',
   async (t) => {
-    const { irc, model, asker, advance } = setup(t);
-    model.upsertUser('alice');
-    model.upsertUser('mallory');
-    asker.consider('alice');
-    asker.tick();
-    const replies: boolean[] = [];
-    irc.on('message', (message) => replies.push(asker.handleReply(message)));
-    irc.receive(':mallory!m@h NOTICE DataBot :\x01VERSION mIRC v7.76\x01');
-    t.equal(model.users.get('mallory')!.client, null, 'an unasked reply is ignored');
-    irc.receive(':alice!a@h NOTICE DataBot :\x01VERSION WeeChat 4.1.1 (Dec  3 2023)\x01');
-    t.match(model.users.get('alice'), { client: 'WeeChat', clientVersion: '4.1.1' });
-    irc.receive(':alice!a@h NOTICE DataBot :\x01VERSION mIRC v7.76\x01');
-    t.equal(model.users.get('alice')!.client, 'WeeChat', 'a second reply changes nothing');
-    t.same(replies, [false, true, false]);
-    asker.consider('alice');
-    t.equal(asker.waiting, 0, 'a known client is not asked again');
+    const bot = await askerOn(t, [onHub('alice', { host: 'h' }), onHub('mallory', { ident: 'm', host: 'h' })]);
+    t.same(await tick(bot), ['alice']);
+    answer(bot, 'mallory!m@h', 'mIRC v7.76');
+    t.equal(clientOf(bot, 'mallory'), null, 'an unasked reply is ignored');
+    answer(bot, 'alice!a@h', 'WeeChat 4.1.1 (Dec  3 2023)');
+    t.match(bot.host.model.users.get('alice'), { client: 'WeeChat', clientVersion: '4.1.1' });
+    answer(bot, 'alice!a@h', 'mIRC v7.76');
+    t.equal(clientOf(bot, 'alice'), 'WeeChat', 'a second reply changes nothing');
+    bot.irc.receive(':alice!a@h AWAY :lunch');
+    t.same(await tick(bot), ['mallory'], 'a known client is not asked again');
 
-    asker.consider('mallory');
-    t.equal(asker.tick(), 'mallory');
-    asker.consider('mallory');
-    t.equal(asker.waiting, 0, 'no answer yet, and not due again');
-    advance(60_000);
-    asker.consider('mallory');
-    t.equal(asker.tick(), 'mallory', 'still unknown after the retry time: asked again');
-    asker.reset();
-    irc.receive(':mallory!m@h NOTICE DataBot :\x01VERSION mIRC v7.76\x01');
-    t.equal(model.users.get('mallory')!.client, null, 'a reply to a question of the last connection is ignored');
+    bot.irc.receive(':mallory!m@h AWAY :lunch');
+    t.same(await tick(bot), [], 'no answer yet, and not due again');
+    t.same(await tick(bot, RETRY_MS - 2000), [], 'nor before the retry time');
+    t.same(await tick(bot), ['mallory'], 'still unknown after the retry time: asked again');
+    await bot.reconnect();
+    await bot.synced();
+    answer(bot, 'mallory!m@h', 'mIRC v7.76');
+    t.equal(clientOf(bot, 'mallory'), null, 'a reply to a question of the last connection is ignored');
   },
 );
 
-t.test(
-  'considerUser: the user object as the change listener has it, queued once, never with a known client',
-  async (t) => {
-    const { model, asker } = setup(t);
-    const alice = model.upsertUser('Alice');
-    const bob = model.upsertUser('bob', { client: 'irssi' });
-    asker.considerUser(alice);
-    asker.considerUser(alice);
-    asker.considerUser(bob);
-    asker.considerUser(model.upsertUser('DataBot'));
-    t.equal(asker.waiting, 1, 'alice once; not bob, whose client is known; not the bot');
-    t.equal(asker.tick(), 'Alice');
-    asker.considerUser(alice);
-    t.equal(asker.waiting, 0, 'asked, and not due again before the retry time');
-  },
-);
+t.test('a user who changes is queued once; never with a known client', async (t) => {
+  const bot = await askerOn(t, [onHub('Alice'), onHub('bob')]);
+  t.same(await tick(bot), ['Alice']);
+  t.same(await tick(bot), ['bob']);
+  answer(bot, 'bob!bob@h.example', 'irssi v1.4.5');
+  bot.irc.receive(':Alice!alice@h.example AWAY :lunch', ':Alice!alice@h.example AWAY');
+  bot.irc.receive(':bob!bob@h.example AWAY :lunch');
+  t.same(await tick(bot), [], 'Alice asked, and not due again before the retry time; not bob, whose client is known');
+  t.same(asked(bot), ['Alice', 'bob'], 'and not the bot');
+});
 
 t.test('a user whose client stays unknown is asked again by the tick alone once the retry time is over', async (t) => {
-  const { irc, model, asker, versionRequests, advance } = setup(t);
-  for (const nick of ['mallory', 'quitter', 'renamed', 'answers']) asker.consider(model.upsertUser(nick).nick);
+  const bot = await askerOn(t, [onHub('mallory')]);
+  join(bot, 'quitter', 'renamed', 'answers');
   t.same(
-    [asker.tick(), asker.tick(), asker.tick(), asker.tick(), asker.tick()],
-    ['mallory', 'quitter', 'renamed', 'answers', null],
+    [await tick(bot), await tick(bot), await tick(bot), await tick(bot), await tick(bot)],
+    [['mallory'], ['quitter'], ['renamed'], ['answers'], []],
   );
-  irc.on('message', (message) => asker.handleReply(message));
-  irc.receive(':answers!a@h NOTICE DataBot :\x01VERSION irssi v1.4.5\x01');
-  model.removeUser('quitter');
-  model.renameUser('renamed', 'Renamed_');
-  // A sync sees them again with nothing new: no change, so nobody considers them.
-  model.upsertUser('mallory');
-  advance(59_999);
-  t.equal(asker.tick(), null, 'not before the retry time');
-  advance(1);
-  t.equal(asker.tick(), 'mallory', 'still unknown: asked again, with nothing else happening to them');
-  t.equal(asker.tick(), 'Renamed_', 'a renamed user, under the new nick');
-  t.equal(asker.tick(), null, 'not a user who quit, nor one who answered');
-  advance(60_000);
-  t.same([asker.tick(), asker.tick(), asker.tick()], ['mallory', 'Renamed_', null], 'and again after each retry time');
-  await new Promise((resolve) => setImmediate(resolve));
-  t.equal(versionRequests().length, 8);
+  answer(bot, 'answers!answers@h.example', 'irssi v1.4.5');
+  bot.irc.receive(':quitter!quitter@h.example QUIT :Quit: bye', ':renamed!renamed@h.example NICK :Renamed_');
+  // mallory was asked at the first tick: her retry time is over at the 61st.
+  t.same(await tick(bot, RETRY_MS - 5000), [], 'not before the retry time');
+  t.same(await tick(bot), ['mallory'], 'still unknown: asked again, with nothing else happening to them');
+  t.same(await tick(bot), [], 'not a user who quit');
+  t.same(await tick(bot), ['Renamed_'], 'a renamed user, under the new nick');
+  t.same(await tick(bot), [], 'nor one who answered');
+  t.same(await tick(bot, RETRY_MS - 4000), [], 'not again before the next retry time');
+  t.same([await tick(bot), await tick(bot), await tick(bot)], [['mallory'], [], ['Renamed_']], 'and again after it');
+  t.equal(asked(bot).length, 8);
 
-  asker.reset();
-  advance(60_000);
-  t.equal(asker.tick(), null, 'a new connection forgets the questions of the last one');
+  await bot.reconnect();
+  await bot.synced();
+  t.same(await tick(bot), ['mallory'], 'a new connection asks anew');
+  t.same(await tick(bot, RETRY_MS - 1000), [], 'the questions of the last one are forgotten: nobody is due');
 });
 
 t.test('a user asked again because they changed is not asked twice for one retry time', async (t) => {
-  const { model, asker, advance } = setup(t);
-  asker.consider(model.upsertUser('alice').nick);
-  t.equal(asker.tick(), 'alice');
-  advance(60_000);
-  asker.considerUser(model.upsertUser('alice', { away: true }));
-  t.equal(asker.tick(), 'alice', 'due, and queued by the change');
-  t.equal(asker.tick(), null, "the first question's retry is done with: she was asked since");
-  advance(59_999);
-  t.equal(asker.tick(), null);
-  advance(1);
-  t.equal(asker.tick(), 'alice');
+  const bot = await askerOn(t, [onHub('alice')]);
+  t.same(await tick(bot), ['alice']);
+  // Just before the tick that asks her again; the real time since the question (ms) makes her due already.
+  t.same(await tick(bot, RETRY_MS - 1), [], 'asked again at the tick the retry time is over, not before');
+  bot.irc.receive(':alice!alice@h.example AWAY :lunch');
+  t.same(await tick(bot, 1), ['alice'], 'due, and queued by the change');
+  t.same(await tick(bot), [], "the first question's retry is done with: she was asked since");
+  t.same(await tick(bot, RETRY_MS - 2000), []);
+  t.same(await tick(bot), ['alice']);
 });
 
 t.test("an answer after a nick change the bot saw is the asked user's", async (t) => {
-  const { model, asker, reply } = setup(t);
-  const alice = model.upsertUser('alice', { ident: 'a', host: 'h.example' });
-  model.addMember('#chat', 'alice');
-  asker.considerUser(alice);
-  t.equal(asker.tick(), 'alice');
-  model.renameUser('alice', 'alice_');
-  t.ok(reply(':alice_!a@h.example NOTICE DataBot :\x01VERSION WeeChat 4.1.1 (Dec  3 2023)\x01'));
-  t.match(model.users.get('alice_'), { client: 'WeeChat', clientVersion: '4.1.1' });
+  const bot = await askerOn(t);
+  join(bot, 'alice');
+  t.same(await tick(bot), ['alice']);
+  bot.irc.receive(':alice!alice@h.example NICK :alice_');
+  answer(bot, 'alice_!alice@h.example', 'WeeChat 4.1.1 (Dec  3 2023)');
+  t.match(bot.host.model.users.get('alice_'), { client: 'WeeChat', clientVersion: '4.1.1' });
 });
 
 t.test('an answer from the new nick of a user who changed it out of sight counts once a sync shows them', async (t) => {
-  const { model, asker, reply, advance } = setup(t);
-  asker.considerUser(model.upsertUser('carol', { ident: 'c', host: 'Home.Example' }));
-  t.equal(asker.tick(), 'carol');
-  // carol is in none of the bot's channels: it does not see her become carol_, whose answer comes from that nick.
-  t.ok(reply(':carol_!c@home.example NOTICE DataBot :\x01VERSION irssi v1.4.5 - running on Linux\x01'), 'taken');
-  t.equal(model.users.get('carol_'), undefined, 'nobody the model has yet');
-  asker.syncCompleted();
-  // The next sync: WHO shows carol_ and no longer carol.
-  model.removeUser('carol');
-  asker.considerUser(model.upsertUser('carol_', { ident: 'c', host: 'home.example' }));
-  t.match(model.users.get('carol_'), { client: 'irssi', clientVersion: '1.4.5' }, 'her answer is hers');
-  t.equal(asker.tick(), null, 'and she is not asked again');
+  const carol = onHub('carol', { ident: 'c', host: 'Home.Example' });
+  const dave = onHub('dave', { ident: 'd' });
+  const erin = onHub('erin', { ident: 'e' });
+  const bot = await askerOn(t, [carol, dave, erin], { stats: { refresh_seconds: 60 } });
+  /** The next refresh, at the next whole minute. */
+  const refresh = async (): Promise<void> => {
+    await bot.clock.advance(60_000 - (bot.clock.elapsed % 60_000));
+    await bot.synced();
+  };
+  t.same([await tick(bot), await tick(bot), await tick(bot)], [['carol'], ['dave'], ['erin']]);
+  // None is in the bot's channels: it does not see them change nick, and each answers from the new one. The
+  // network's WHO does not show carol_ and dave_ at first (+i, to a bot that is no operator).
+  Object.assign(carol, { nick: 'carol_', host: 'home.example', invisible: true });
+  Object.assign(dave, { nick: 'dave_', invisible: true });
+  answer(bot, 'carol_!c@home.example', 'irssi v1.4.5 - running on Linux');
+  answer(bot, 'dave_!d@h.example', 'mIRC v7.76');
+  answer(bot, 'erin_!e@h.example', 'mIRC v7.76');
+  t.equal(bot.host.model.users.get('carol_'), undefined, 'nobody the model has yet');
+  // Someone else under erin_'s nick, from another ident.
+  Object.assign(erin, { nick: 'erin_', ident: 'other' });
+  await refresh();
+  t.notOk(bot.host.model.users.get('carol'), 'a sync that does not show carol_ yet');
+  t.equal(clientOf(bot, 'erin_'), null, 'not for someone else under that nick');
 
-  asker.considerUser(model.upsertUser('dave', { ident: 'd', host: 'h.example' }));
-  t.equal(asker.tick(), 'dave');
-  t.ok(reply(':dave_!d@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'));
-  asker.syncCompleted();
-  asker.syncCompleted();
-  asker.considerUser(model.upsertUser('dave_', { ident: 'd', host: 'h.example' }));
-  t.equal(model.users.get('dave_')!.client, null, 'an answer no sync placed in two is dropped');
-  t.equal(asker.tick(), 'dave_', 'and the user is asked');
+  carol.invisible = false;
+  await refresh();
+  t.match(bot.host.model.users.get('carol_'), { client: 'irssi', clientVersion: '1.4.5' }, 'her answer is hers');
+  t.notOk(asked(bot).includes('carol_'), 'and she is not asked again');
 
-  asker.considerUser(model.upsertUser('erin', { ident: 'e', host: 'h.example' }));
-  t.equal(asker.tick(), 'erin');
-  t.ok(reply(':erin_!e@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'));
-  asker.considerUser(model.upsertUser('erin_', { ident: 'other', host: 'h.example' }));
-  t.equal(model.users.get('erin_')!.client, null, 'not for someone else under that nick');
-  advance(RENAMED_ANSWER_MS);
-  t.notOk(
-    reply(':erin__!e@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'),
-    'not once the question is older than the time a renamed answer is taken in',
-  );
+  dave.invisible = false;
+  await refresh();
+  t.equal(clientOf(bot, 'dave_'), null, 'an answer no sync placed in two is dropped');
+  // Within two ticks: erin_'s retry may come first, in its turn.
+  t.ok([...(await tick(bot)), ...(await tick(bot))].includes('dave_'), 'and the user is asked');
+
+  answer(bot, 'erin__!e@h.example', 'mIRC v7.76');
+  bot.server.network!.users.push(onHub('erin__', { ident: 'e' }));
+  await refresh();
+  t.ok(bot.clock.elapsed - 3000 > RENAMED_ANSWER_MS, "erin's question is older than a renamed answer is taken in");
+  t.equal(clientOf(bot, 'erin__'), null, 'so an answer from her place is not taken');
 });
 
 t.test('an answer from another nick is not taken where a nick change cannot explain it', async (t) => {
-  const { model, asker, reply } = setup(t);
-  const seen = model.upsertUser('frank', { ident: 'f', host: 'h.example' });
-  model.addMember('#chat', 'frank');
-  asker.considerUser(seen);
-  const answered = model.upsertUser('grace', { ident: 'g', host: 'h.example' });
-  asker.considerUser(answered);
-  t.same([asker.tick(), asker.tick()], ['frank', 'grace']);
-  t.ok(reply(':grace!g@h.example NOTICE DataBot :\x01VERSION HexChat 2.16.2\x01'));
-  const other = model.upsertUser('heidi', { ident: 'f', host: 'h.example' });
-  t.notOk(
-    reply(':heidi!f@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'),
+  const grace = onHub('grace', { ident: 'g' });
+  const bot = await askerOn(t, [grace], { stats: { refresh_seconds: 60 } });
+  join(bot, 'frank');
+  t.same([await tick(bot), await tick(bot)], [['grace'], ['frank']]);
+  answer(bot, 'grace!g@h.example', 'HexChat 2.16.2');
+  t.equal(clientOf(bot, 'grace'), 'HexChat');
+  bot.irc.receive(':heidi!f@h.example JOIN #chat');
+  answer(bot, 'heidi!f@h.example', 'mIRC v7.76');
+  t.equal(
+    clientOf(bot, 'heidi'),
+    null,
     'frank shares a channel with the bot: it would have seen him change nick; heidi is someone else from his place',
   );
-  t.notOk(reply(':grace_!g@h.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'), 'grace has answered');
-  t.notOk(reply(':ivan!x@elsewhere.example NOTICE DataBot :\x01VERSION mIRC v7.76\x01'), 'nobody asked there');
-  t.equal(other.client, null);
-  t.notOk(reply(':NickServ!s@services.test.net NOTICE DataBot :\x01VERSION Atheme\x01'), 'never a service');
+  answer(bot, 'grace_!g@h.example', 'mIRC v7.76');
+  answer(bot, 'ivan!x@elsewhere.example', 'mIRC v7.76');
+  answer(bot, 'NickServ!s@services.test.net', 'Atheme');
+  // The next sync shows grace as grace_ (she changed nick out of sight) and ivan.
+  Object.assign(grace, { nick: 'grace_' });
+  bot.server.network!.users.push(onHub('ivan', { ident: 'x', host: 'elsewhere.example' }));
+  await bot.clock.advance(60_000);
+  await bot.synced();
+  t.equal(clientOf(bot, 'grace_'), null, 'grace has answered: the answer from her place is not hers again');
+  t.equal(clientOf(bot, 'ivan'), null, 'nobody asked there');
+  t.equal(clientOf(bot, 'frank'), null);
+  t.equal(clientOf(bot, 'NickServ'), null, 'never a service');
 });
 
 t.test('an answer after a sync replaced the asked user with a new one under the same nick counts', async (t) => {
-  const { model, asker, reply } = setup(t);
-  asker.considerUser(model.upsertUser('judy', { ident: 'j', host: 'h.example' }));
-  t.equal(asker.tick(), 'judy');
-  model.removeUser('judy');
-  const again = model.upsertUser('judy', { ident: 'j', host: 'h.example' });
-  asker.considerUser(again);
-  t.ok(reply(':judy!j@h.example NOTICE DataBot :\x01VERSION The Lounge 4.4.3 -- https://thelounge.chat/\x01'));
+  const bot = await askerOn(t, [onHub('judy', { ident: 'j' })], { operator: true });
+  t.same(await tick(bot), ['judy']);
+  // An operator's notices: judy quit and connected again, out of the bot's channels.
+  bot.irc.receive(
+    ':hub.test.net NOTICE DataBot :*** QUIT: Client exiting: judy!j@h.example (192.0.2.1) [Quit: bye]',
+    ':hub.test.net NOTICE DataBot :*** CONNECT: Client connecting on port 6667 (class main): judy!j@h.example (192.0.2.1) [Judy]',
+  );
+  const again = bot.host.model.users.get('judy')!;
+  answer(bot, 'judy!j@h.example', 'The Lounge 4.4.3 -- https://thelounge.chat/');
   t.match(again, { client: 'The Lounge', clientVersion: '4.4.3' });
-  t.equal(asker.tick(), null, 'the new user is not asked: the answer is theirs');
+  t.same(await tick(bot), [], 'the new user is not asked: the answer is theirs');
 });
 
 t.test('due retries and new users take turns', async (t) => {
-  const { model, asker, advance } = setup(t);
-  for (const nick of ['alice', 'bob']) asker.considerUser(model.upsertUser(nick));
-  t.same([asker.tick(), asker.tick()], ['alice', 'bob']);
-  advance(60_000);
-  for (const nick of ['carol', 'dave', 'erin']) asker.considerUser(model.upsertUser(nick));
+  const bot = await askerOn(t, [onHub('alice'), onHub('bob')]);
+  t.same([await tick(bot), await tick(bot)], [['alice'], ['bob']]);
+  await tick(bot, RETRY_MS - 1001);
+  join(bot, 'carol', 'dave', 'erin');
   t.same(
-    [asker.tick(), asker.tick(), asker.tick(), asker.tick(), asker.tick(), asker.tick()],
-    ['alice', 'carol', 'bob', 'dave', 'erin', null],
+    [await tick(bot), await tick(bot), await tick(bot), await tick(bot), await tick(bot), await tick(bot)],
+    [['alice'], ['carol'], ['bob'], ['dave'], ['erin'], []],
     'a retry that is due waits for one new user at most',
   );
 });
 
 t.test('a question waits for the one before it to leave the send queue', async (t) => {
-  const waiting: { target: string; sent: () => void }[] = [];
-  const { model, asker } = setup(
-    t,
-    (irc) =>
-      ({
-        state: irc.state,
-        casefold: (name: string) => irc.casefold(name),
-        ctcpRequest: (target: string, _type: string, _text?: string, onSent?: () => void) =>
-          waiting.push({ target, sent: onSent ?? (() => undefined) }),
-      }) as unknown as IrcPort,
-  );
-  for (const nick of ['alice', 'bob']) asker.considerUser(model.upsertUser(nick));
-  t.equal(asker.tick(), 'alice');
-  t.equal(asker.tick(), null, "alice's question is still queued");
-  t.equal(asker.waiting, 1);
-  waiting[0]!.sent();
-  t.equal(asker.tick(), 'bob');
-  asker.reset();
-  asker.considerUser(model.upsertUser('carol'));
-  t.equal(asker.tick(), 'carol', 'a new connection does not wait for a line the last one dropped');
-  waiting[1]!.sent();
-  t.equal(asker.tick(), null, "bob's question leaving late frees nothing on the new connection");
+  const bot = await askerOn(t, [onHub('alice'), onHub('bob'), onHub('carol'), onHub('dave')], {
+    // Ten questions a second at most, and one line every 300 ms once the first has gone. The bot's own lines
+    // (the MODE of a channel it joins, HELP to the services) would take the send queue's turns.
+    stats: { version_requests_per_second: 10, services: [] },
+    pacing: { burst: 1, interval_ms: 300 },
+    inChannel: false,
+  });
+  t.same(await tick(bot, 100), ['alice'], 'written at once');
+  t.same(await tick(bot, 100), [], "bob's question waits in the send queue");
+  t.same(await tick(bot, 100), [], 'and carol is not asked while it does');
+  await bot.next(/^PRIVMSG bob /);
+  await tick(bot, 100);
+  await bot.next(/^PRIVMSG carol /);
+  t.pass('once it has gone, the next');
+  await tick(bot, 100);
+  // dave's question is still in the send queue when the connection drops: the line goes with it.
+  await bot.reconnect();
+  await bot.synced();
+  t.notOk(asked(bot).includes('dave'), 'never written');
+  t.same(await tick(bot, 100), ['alice'], 'a new connection does not wait for a line the last one dropped');
 });

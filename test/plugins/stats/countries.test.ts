@@ -4,22 +4,17 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import t, { type Test } from 'tap';
 import { createLogger } from '../../../lib/logger.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import type { PluginDefinition } from '../../../lib/plugin.js';
 import {
   CountryLocator,
   countryFromHost,
   loadCountryLookup,
-  locateUser,
-  noteWhoisHost,
   openCountryDatabase,
   packagedCountryDatabase,
 } from '../../../plugins/stats/countries.js';
-import stats from '../../../plugins/stats/index.js';
 import { webircAddresses } from '../../../scripts/crowd.js';
-import { FakeTransport } from '../../support/fake-irc.js';
-import { startHarness } from '../../support/harness.js';
+import type { Harness } from '../../support/harness.js';
 import { writeMmdb } from '../../support/mmdb.js';
+import { startCollector } from './support.js';
 
 const quiet = createLogger({ sink: () => undefined });
 
@@ -87,22 +82,29 @@ t.test('a user: IP first, then a host that is an IP, then the host TLD; IPs cach
   t.same(asked.slice(3), ['192.0.2.1', '81.2.69.142'], 'past the cache size the oldest answers are forgotten');
 });
 
-t.test('locateUser sets the country when it changes; WHOIS 378 gives the IP', async (t) => {
-  const model = new NetworkModel();
-  model.connectionOpened('rfc1459');
-  const locator = new CountryLocator((ip) => (ip === '81.2.69.142' ? 'GB' : null));
-  const changes: string[] = [];
-  model.on('change', (change) => changes.push(`${change.slice} ${change.kind} ${change.name ?? ''}`));
-  model.upsertUser('alice', { host: 'cloak.example.com' });
-  locateUser(model, locator, 'alice');
-  t.equal(model.users.get('alice')!.countryCode, null);
-  t.equal(changes.length, 1, 'no change, no event');
+/** The collector on a connection not yet registered: its server's profile reads both 338 and 378. */
+async function collectorIn(t: Test, channel = '#chat'): Promise<Harness> {
+  const bot = await startCollector(t, { stats: { version_requests_per_second: 0 }, register: false });
+  bot.irc.receive(
+    `:DataBot!databot@bot.host JOIN ${channel}`,
+    `:hub.test.net 353 DataBot = ${channel} :DataBot`,
+    `:hub.test.net 366 DataBot ${channel} :End of /NAMES list.`,
+  );
+  return bot;
+}
 
-  const irc = new FakeTransport();
-  t.teardown(() => irc.quit('test over'));
-  irc.on('message', (message) => noteWhoisHost(message, model));
-  irc.connect();
-  irc.receive(
+t.test('a user is located when they change; WHOIS 378 gives the IP', async (t) => {
+  const bot = await collectorIn(t);
+  const { model } = bot.host;
+  const changes: string[] = [];
+  model.on('change', (change) => {
+    if (change.slice === 'users') changes.push(`${change.kind} ${change.name ?? ''}`);
+  });
+  bot.irc.receive(':alice!a@cloak.example.com JOIN #chat');
+  t.equal(model.users.get('alice')!.countryCode, null);
+  t.same(changes, ['upsert alice'], 'no country found, no change: no event');
+
+  bot.irc.receive(
     ':hub.test.net 378 DataBot alice :is connecting from webuser@dsl-81-2-69-142.isp.example 81.2.69.142',
     ':hub.test.net 378 DataBot ghost :is connecting from x@y 192.0.2.9',
     ':hub.test.net 378 DataBot alice :is connecting from garbage',
@@ -111,35 +113,24 @@ t.test('locateUser sets the country when it changes; WHOIS 378 gives the IP', as
   t.equal(model.users.get('alice')!.realHost, 'dsl-81-2-69-142.isp.example', 'the host behind the cloak, too');
   t.equal(model.users.get('alice')!.host, 'cloak.example.com', 'the host shown is left as it is');
   t.equal(model.users.get('ghost'), undefined, 'an unknown nick is not added');
-  locateUser(model, locator, 'alice');
-  t.equal(model.users.get('alice')!.countryCode, 'GB');
-  locateUser(model, locator, 'nobody');
+  t.equal(model.users.get('alice')!.countryCode, 'GB', 'located again by the IP (the packaged database)');
 });
 
 t.test("WHOIS 378 in UnrealIRCd's form gives the real host without the ident", async (t) => {
-  const model = new NetworkModel();
-  model.connectionOpened('rfc1459');
-  model.upsertUser('bob', { host: 'Clk-1234.example' });
-  const irc = new FakeTransport();
-  t.teardown(() => irc.quit('test over'));
-  irc.on('message', (message) => noteWhoisHost(message, model));
-  irc.connect();
-  irc.receive(':irc.example 378 DataBot bob :is connecting from *@dsl-7.isp.example 192.0.2.5');
+  const bot = await collectorIn(t);
+  const { model } = bot.host;
+  bot.irc.receive(':bob!b@Clk-1234.example JOIN #chat');
+  bot.irc.receive(':irc.example 378 DataBot bob :is connecting from *@dsl-7.isp.example 192.0.2.5');
   t.match(model.users.get('bob'), { host: 'Clk-1234.example', realHost: 'dsl-7.isp.example', ip: '192.0.2.5' });
-  irc.receive(':irc.example 378 DataBot bob :is connecting from *@other.isp.example not-an-ip');
+  bot.irc.receive(':irc.example 378 DataBot bob :is connecting from *@other.isp.example not-an-ip');
   t.match(model.users.get('bob'), { realHost: 'other.isp.example', ip: '192.0.2.5' }, 'no IP where the line has none');
 });
 
 t.test('WHOIS 338 (ircd-hybrid; Charybdis and ircu with ident@host) gives the IP', async (t) => {
-  const model = new NetworkModel();
-  model.connectionOpened('rfc1459');
-  model.upsertUser('carol', { host: 'carol.example' });
-  model.upsertUser('dave', { host: 'Clk-9.example' });
-  const irc = new FakeTransport();
-  t.teardown(() => irc.quit('test over'));
-  irc.on('message', (message) => noteWhoisHost(message, model));
-  irc.connect();
-  irc.receive(
+  const bot = await collectorIn(t);
+  const { model } = bot.host;
+  bot.irc.receive(':carol!c@carol.example JOIN #chat', ':dave!d@Clk-9.example JOIN #chat');
+  bot.irc.receive(
     ':hub.test.net 338 DataBot carol 81.2.69.142 :actually using host',
     ':irc.example 338 DataBot dave ~d@dsl-8.isp.example 192.0.2.8 :actually using host',
     ':irc.example 338 DataBot ghost 192.0.2.9 :actually using host',
@@ -236,12 +227,7 @@ t.test('a geoip_database that is missing or not a country database stops the sta
     message: /cut\.mmdb is not a readable MaxMind DB \(\.mmdb\) file \(/,
   });
 
-  const starting = startHarness(t, {
-    registry: [stats as PluginDefinition<never>],
-    plugins: { stats: { geoip_database: asn } },
-    storeDir: dir,
-    register: false,
-  });
+  const starting = startCollector(t, { stats: { geoip_database: asn }, register: false });
   await t.rejects(starting, {
     message:
       /plugin "stats" failed to start: config\.plugins\.stats\.geoip_database: \S+GeoLite2-ASN\.mmdb is a "GeoLite2-ASN" database/,
@@ -262,11 +248,7 @@ t.test('the collector locates users with the geoip_database it is given', async 
     host,
     irc: transport,
     logs: logged,
-  } = await startHarness(t, {
-    registry: [stats as PluginDefinition<never>],
-    plugins: { stats: { geoip_database: file, version_requests_per_second: 0 } },
-    register: false,
-  });
+  } = await startCollector(t, { stats: { geoip_database: file, version_requests_per_second: 0 }, register: false });
   t.ok(
     logged.some((line) => line.includes('country database loaded') && line.includes('GeoIP2-Country')),
     'the log says which database was loaded',
