@@ -472,3 +472,15 @@ t.test("a plugin's timers run on the host's timers, isolated, and are cancelled 
   await clock.advance(1000);
   t.equal(ran.length, 4, 'none after the plugin stopped');
 });
+
+t.test('a manual clock that jumps runs each timer that fell due once, and goes on from there', async (t) => {
+  const clock = new ManualClock();
+  const ran: string[] = [];
+  clock.every(100, () => ran.push(`every at ${clock.elapsed}`));
+  clock.after(150, () => ran.push(`after at ${clock.elapsed}`));
+  clock.after(5000, () => ran.push('not yet'));
+  await clock.jump(1000);
+  t.same(ran, ['every at 1000', 'after at 1000'], 'once each, in the order they fell due');
+  await clock.advance(250);
+  t.same(ran.slice(2), ['every at 1100', 'every at 1200']);
+});

@@ -29,7 +29,8 @@
  *
  * Time is the test's: the host's timers run on a manual clock (`bot.clock`, manual-clock.ts), so nothing a
  * plugin does every so often happens until the test moves the clock on, and `Date.now()` moves with it (the real
- * time plus what the test let pass). Timeouts a plugin or the connection sets itself (`setTimeout`) run on real
+ * time plus what the test let pass; while the clock moves on, the real time stands still, so each timer sees the
+ * time it fell due). Timeouts a plugin or the connection sets itself (`setTimeout`) and `new Date()` run on real
  * time. `timers: 'real'` keeps the runtime's timers and clock.
  *
  * The connection stands for the IRC client library `client` (default TEST_IRC_CLIENT, else irc-framework): it is
@@ -218,9 +219,13 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
   const settled = (): Promise<void> => settle(irc, server);
   const clock = new ManualClock(settled);
   // Before the host and its plugins are made: whatever keeps `Date.now` (the send queue's pacing) keeps this one.
-  // The real time is the performance clock's, so that a second harness in the same test does not add the first's.
+  // Not tap's `capture`, which records every call.
   if (options.timers !== 'real') {
-    t.capture(Date, 'now', () => Math.floor(performance.timeOrigin + performance.now()) + clock.elapsed);
+    const runtimeNow = Date.now;
+    Date.now = () => clock.now();
+    t.teardown(() => {
+      Date.now = runtimeNow;
+    });
   }
   const host = new Host({
     config,

@@ -1,20 +1,16 @@
+/**
+ * The services' commands: how their HELP answers read (Atheme, Anope 2.0 and 2.1), and the collector asking the
+ * services that are online, after its first sync, and putting their commands in the model.
+ */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
-import { createLogger } from '../../../lib/logger.js';
-import { NetworkModel } from '../../../lib/model/network.js';
-import { ServicesSlice } from '../../../lib/model/services.js';
-import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
-import {
-  askService,
-  fetchServiceCommands,
-  mergeListings,
-  parseHelp,
-  parseSubcommands,
-  withUnansweredKept,
-} from '../../../plugins/stats/service-help.js';
+import t, { type Test } from 'tap';
+import type { ServiceCommands } from '../../../lib/model/services.js';
 import { stripFormatting } from '../../../lib/irc/text.js';
-import { ScriptedTransport } from './fixtures/scripted-irc.js';
+import { mergeListings, parseHelp, parseSubcommands, withUnansweredKept } from '../../../plugins/stats/service-help.js';
+import { fakeNetwork } from '../../support/fake-network.js';
+import type { Harness } from '../../support/harness.js';
+import { INSPIRCD_ISUPPORT, startCollector } from './support.js';
 // Anope 2.1's answers, written out from its source (Anope 2.1.15: modules/help.cpp, src/misc.cpp's HelpWrapper
 // and LineWrapper, modules/nickserv/nickserv.cpp, modules/chanserv/chanserv.cpp, ns_set.cpp, cs_set.cpp, each
 // command's description, data/*.example.conf); the fixture's header says which part comes from where.
@@ -261,49 +257,82 @@ t.test('Anope: indented listing, groups named only, HELP ALL', async (t) => {
   );
 });
 
-function setup(config: Partial<StatsConfig> = {}) {
-  const irc = new ScriptedTransport();
-  irc.connect();
-  irc.register('DataBot', 'CASEMAPPING=rfc1459 PREFIX=(ov)@+');
-  const defaults = Object.fromEntries(
-    Object.entries(statsConfigSchema.properties).map(([key, schema]) => [key, schema.default]),
-  ) as unknown as StatsConfig;
-  return {
-    irc,
-    context: {
-      irc,
-      model: new NetworkModel(),
-      logger: createLogger({ sink: () => undefined }),
-      config: { ...defaults, ...config },
-    },
-  };
+/**
+ * The collector, not yet registered, asking `services` (those of them that are users of the network, on the
+ * services' server) once it has synced; the test tells the server their answers, then registers the bot.
+ */
+async function askingServices(t: Test, services: string[]): Promise<Harness> {
+  return startCollector(t, {
+    stats: { services, version_requests_per_second: 0 },
+    network: fakeNetwork({
+      users: [
+        { nick: 'DataBot', server: 'hub.test.net' },
+        ...services.map((nick) => ({
+          nick,
+          ident: 'services',
+          host: 'services.test.net',
+          server: 'services.test.net',
+        })),
+      ],
+    }),
+    version: 'InspIRCd-3',
+    isupport: INSPIRCD_ISUPPORT,
+    register: false,
+  });
+}
+
+/** Registers the bot; resolves once the services that answer have their commands in the model. */
+async function commandsAsked(bot: Harness, answering: string[]): Promise<ServiceCommands[]> {
+  await bot.register();
+  const { services } = bot.host.model;
+  await bot.until(() => answering.every((service) => services.get(service)), `the commands of ${answering.join(', ')}`);
+  return [...services.all()];
 }
 
 const notices = (service: string, texts: readonly string[]) =>
   texts.map((text) => `:${service}!${service}@services.test.net NOTICE DataBot :${text}`);
 
 t.test('an answer ends at its end line, or when the service falls silent', async (t) => {
-  const { irc } = setup();
-  irc.answer(/^PRIVMSG NickServ :?HELP$/, [
-    ...notices('NickServ', athemeNickServHelp.slice(0, 3)),
-    ':alice!a@h NOTICE DataBot :not from the service',
-    ...notices('NickServ', athemeNickServHelp.slice(3)),
-    // After the end line: not part of this answer.
-    ...notices('NickServ', ['late line']),
-  ]);
-  const started = Date.now();
-  const texts = await askService(irc, 'NickServ', 'HELP');
-  t.equal(texts.length, athemeNickServHelp.length);
-  t.ok(Date.now() - started < 1000, 'the end line ends the wait at once');
-
-  irc.answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', anopeChanServHelp));
-  const anope = await askService(irc, 'ChanServ', 'HELP');
-  t.equal(anope.length, anopeChanServHelp.length, 'without an end line, silence ends the answer');
+  const bot = await askingServices(t, ['NickServ', 'ChanServ']);
+  const end = notices('NickServ', [athemeNickServHelp.at(-1)!]);
+  bot.server
+    .answer(/^PRIVMSG NickServ :?HELP$/, [
+      ...notices('NickServ', athemeNickServHelp.slice(0, 3)),
+      ':alice!a@h NOTICE DataBot :not from the service',
+      ...notices('NickServ', athemeNickServHelp.slice(3)),
+      // After the end line: not part of this answer.
+      ...notices('NickServ', ['late line']),
+    ])
+    .answer(/^PRIVMSG NickServ :HELP COMMANDS$/, notices('NickServ', athemeNickServCommands))
+    .answer(/^PRIVMSG NickServ :HELP SET$/, end)
+    // Anope has no end line; without SET, its one answer.
+    .answer(
+      /^PRIVMSG ChanServ :?HELP$/,
+      notices(
+        'ChanServ',
+        anopeNickServHelp.filter((line) => !/^ {4}SET /.test(line)),
+      ),
+    );
+  const asked = bot.next(/^PRIVMSG NickServ :?HELP$/).then(() => performance.now());
+  const full = bot.next(/^PRIVMSG NickServ :HELP COMMANDS$/).then(() => performance.now());
+  const chanServAsked = bot.next(/^PRIVMSG ChanServ :?HELP$/).then(() => performance.now());
+  const lists = await commandsAsked(bot, ['NickServ', 'ChanServ']);
+  const answered = performance.now();
+  t.ok((await full) - (await asked) < 1000, 'the end line ends the wait at once: the full listing is asked next');
+  t.ok(answered - (await chanServAsked) >= 1400, 'without an end line, silence ends the answer');
+  t.same(
+    lists.map((list) => [list.service, list.commands.length]),
+    [
+      ['NickServ', 14],
+      ['ChanServ', 16],
+    ],
+    'each answer whole, and nothing else: not another user’s notice, nor a line after the end',
+  );
 });
 
 t.test('fetching: only services that WHOIS finds, the full listing when HELP points to one', async (t) => {
-  const { irc, context } = setup({ services: ['NickServ', 'ChanServ', 'BotServ'] });
-  irc
+  const bot = await askingServices(t, ['NickServ', 'ChanServ', 'BotServ']);
+  bot.server
     // ngircd's services answer WHOIS (310 is an IRC service) but are left out of ISON.
     .answer(/^WHOIS NickServ$/, [
       ':hub.test.net 311 DataBot NickServ NickServ services.test.net * :Nickname Services',
@@ -320,9 +349,9 @@ t.test('fetching: only services that WHOIS finds, the full listing when HELP poi
     .answer(/^PRIVMSG NickServ :HELP COMMANDS$/, notices('NickServ', athemeNickServCommands))
     .answer(/^PRIVMSG NickServ :HELP SET$/, notices('NickServ', transcript('atheme-7.2/nickserv-help-set.user.txt')))
     .answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', ['You are not authorized to use ChanServ.']));
-  const lists = await fetchServiceCommands(context);
+  const lists = await commandsAsked(bot, ['NickServ']);
   // The services are asked side by side; each one's questions in turn.
-  t.same(irc.sentMatching(/^PRIVMSG/), [
+  t.same(bot.irc.sentMatching(/^PRIVMSG/), [
     'PRIVMSG NickServ HELP',
     'PRIVMSG ChanServ HELP',
     'PRIVMSG NickServ :HELP COMMANDS',
@@ -339,15 +368,13 @@ t.test('fetching: only services that WHOIS finds, the full listing when HELP poi
 });
 
 t.test('a refresh keeps the last list of a service that did not answer, and only configured services', async (t) => {
-  const known = new ServicesSlice();
-  known.replace(
-    [
-      { service: 'NickServ', commands: [{ name: 'IDENTIFY', description: 'old' }] },
-      { service: 'ChanServ', commands: [{ name: 'OP', description: 'old' }] },
-      { service: 'OldServ', commands: [{ name: 'GONE', description: null }] },
-    ],
-    '2026-11-25T10:00:00.000Z',
-  );
+  const last = [
+    { service: 'NickServ', commands: [{ name: 'IDENTIFY', description: 'old' }] },
+    { service: 'ChanServ', commands: [{ name: 'OP', description: 'old' }] },
+    { service: 'OldServ', commands: [{ name: 'GONE', description: null }] },
+  ];
+  // What the model has from the last time, as the services slice gives it.
+  const known = { get: (service: string) => last.find((list) => list.service.toLowerCase() === service.toLowerCase()) };
   const answered = [{ service: 'NickServ', commands: [{ name: 'REGISTER', description: 'new' }] }];
   t.same(withUnansweredKept(answered, ['ChanServ', 'NickServ', 'MemoServ'], known), [
     { service: 'ChanServ', commands: [{ name: 'OP', description: 'old' }] },
@@ -532,23 +559,17 @@ t.test('Anope 2.1: a description wrapped onto a line indented to its column is r
 });
 
 t.test('Anope 2.1: fetching asks HELP, then HELP ALL where it points to it, then HELP SET', async (t) => {
-  const { irc, context } = setup({ services: ['NickServ', 'ChanServ'] });
-  for (const service of ['NickServ', 'ChanServ']) {
-    irc.answer(new RegExp(`^WHOIS ${service}$`), [
-      `:hub.test.net 311 DataBot ${service} services services.test.net * :${service}`,
-      `:hub.test.net 318 DataBot ${service} :End of /WHOIS list.`,
-    ]);
-  }
-  irc
+  const bot = await askingServices(t, ['NickServ', 'ChanServ']);
+  bot.server
     .answer(/^PRIVMSG NickServ :?HELP$/, notices('NickServ', anope21.nickServHelp))
     .answer(/^PRIVMSG NickServ :HELP SET$/, notices('NickServ', anope21.nickServHelpSet))
     .answer(/^PRIVMSG ChanServ :?HELP$/, notices('ChanServ', anope21.chanServHelp))
     .answer(/^PRIVMSG ChanServ :HELP ALL$/, notices('ChanServ', anope21.chanServHelpAll))
     .answer(/^PRIVMSG ChanServ :HELP SET$/, notices('ChanServ', anope21.chanServHelpSet));
-  const lists = await fetchServiceCommands(context);
+  const lists = await commandsAsked(bot, ['NickServ', 'ChanServ']);
   // The services are asked side by side; each one's questions in turn.
-  t.same(irc.sentMatching(/^PRIVMSG NickServ /), ['PRIVMSG NickServ HELP', 'PRIVMSG NickServ :HELP SET']);
-  t.same(irc.sentMatching(/^PRIVMSG ChanServ /), [
+  t.same(bot.irc.sentMatching(/^PRIVMSG NickServ /), ['PRIVMSG NickServ HELP', 'PRIVMSG NickServ :HELP SET']);
+  t.same(bot.irc.sentMatching(/^PRIVMSG ChanServ /), [
     'PRIVMSG ChanServ HELP',
     'PRIVMSG ChanServ :HELP ALL',
     'PRIVMSG ChanServ :HELP SET',
