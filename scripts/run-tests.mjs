@@ -3,10 +3,12 @@
 // "N passed, N failed" counting assertions. A test file that fails without a failing
 // assertion of its own (crash, non-zero exit, signal, timeout) counts as one failure.
 //
-// The integration tests that run the bot (those importing test/support/bot.js) run once per
-// IRC client library: first with everything else on irc-framework, then again with
-// TEST_IRC_CLIENT=matrix-org-irc. Their names carry the library ("host.test.js [matrix-org-irc]"),
-// and the last line counts both runs. With TEST_IRC_CLIENT set, there is one run, on that library.
+// The tests that run the bot run once per IRC client library: the integration tests that import
+// test/support/bot.js, and the plugin tests on the harness (test/support/harness.js, whose fake
+// connection stands for the library of TEST_IRC_CLIENT). They run first with everything else on
+// irc-framework, then again with TEST_IRC_CLIENT=matrix-org-irc. Their names carry the library
+// ("host.test.js [matrix-org-irc]"), and the last line counts both runs. With TEST_IRC_CLIENT set,
+// there is one run, on that library.
 //
 // usage: node scripts/run-tests.mjs [tap options] [files, dirs or name filters]
 //   no positional argument: every dist/test/**/*.test.js
@@ -183,10 +185,27 @@ const tapBin = path.join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs');
 const tapCommand = fs.existsSync(tapBin) ? [process.execPath, tapBin] : ['npx', 'tap'];
 const IRC_CLIENTS = ['irc-framework', 'matrix-org-irc'];
 
-/** Integration test files that start the bot (themselves or through the network suite), and so depend on its IRC client library. */
+/** The compiled test files (`dist/test/...`) that `file` imports, itself or through the test support files it imports. */
+function testImportsOf(file, seen = new Set()) {
+  if (seen.has(file) || !fs.existsSync(path.join(root, file))) return seen;
+  seen.add(file);
+  const source = fs.readFileSync(path.join(root, file), 'utf8');
+  for (const [, specifier] of source.matchAll(/from ['"](\.{1,2}\/[^'"]+)['"]/g)) {
+    const imported = path.join(path.dirname(file), specifier);
+    if (imported.startsWith(path.join('dist', 'test') + path.sep)) testImportsOf(imported, seen);
+  }
+  return seen;
+}
+
+/**
+ * Test files that run the bot, and so depend on its IRC client library: the integration tests that start it (themselves
+ * or through the network suite), and the tests on the plugin harness.
+ */
 function runsTheBot(file) {
-  if (!file.startsWith(path.join('dist', 'test', 'integration') + path.sep)) return false;
-  return /from ['"]\.\.\/support\/(?:bot|network-suite)\.js['"]/.test(fs.readFileSync(path.join(root, file), 'utf8'));
+  if (file.startsWith(path.join('dist', 'test', 'integration') + path.sep)) {
+    return /from ['"]\.\.\/support\/(?:bot|network-suite)\.js['"]/.test(fs.readFileSync(path.join(root, file), 'utf8'));
+  }
+  return testImportsOf(file).has(path.join('dist', 'test', 'support', 'harness.js'));
 }
 
 /** One tap run: `label` appends the library to the names of the files that run the bot. */
@@ -248,7 +267,7 @@ const runs = chosenClient
 
 const counters = [];
 for (const [index, run] of runs.entries()) {
-  if (index > 0) console.log(`# again on ${run.client}: ${run.files.length} integration test file(s) that run the bot`);
+  if (index > 0) console.log(`# again on ${run.client}: ${run.files.length} test file(s) that run the bot`);
   counters.push(await runTap(run.files, { TEST_IRC_CLIENT: run.client }, botFiles, run.client));
 }
 

@@ -50,8 +50,8 @@ export interface TestBotOptions {
 }
 
 /**
- * The IRC client library integration tests run the bot with: TEST_IRC_CLIENT
- * (scripts/run-tests.mjs runs them once per library), else irc-framework.
+ * The IRC client library the tests that run the bot stand for (integration tests, and the plugin harness):
+ * TEST_IRC_CLIENT (scripts/run-tests.mjs runs them once per library), else irc-framework.
  */
 export function testIrcClient(): IrcClientName {
   const wanted = process.env.TEST_IRC_CLIENT;
