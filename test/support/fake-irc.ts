@@ -20,6 +20,9 @@ export const fakeOptions: TransportOptions = {
   reconnect: { minMs: 10, maxMs: 50 },
 };
 
+/** The ISUPPORT tokens a fake server announces unless told otherwise. */
+export const DEFAULT_ISUPPORT = 'CASEMAPPING=rfc1459 PREFIX=(qaohv)~&@%+ CHANMODES=beI,k,l,imnpst WHOX BOT=B';
+
 /** What happened on the connection: a line the bot wrote, a line it received, or the connection opened or closed. */
 export type ConnectionEvent =
   { kind: 'written'; line: string } | { kind: 'received'; line: string } | { kind: 'opened' } | { kind: 'closed' };
@@ -91,10 +94,7 @@ export class FakeTransport extends BaseTransport {
   }
 
   /** Registration as a server would do it: 001, ISUPPORT, end of MOTD. */
-  register(
-    nick = 'DataBot',
-    isupport = 'CASEMAPPING=rfc1459 PREFIX=(qaohv)~&@%+ CHANMODES=beI,k,l,imnpst WHOX BOT=B',
-  ): void {
+  register(nick = 'DataBot', isupport = DEFAULT_ISUPPORT): void {
     this.receive(
       `:irc.test 001 ${nick} :Welcome`,
       `:irc.test 005 ${nick} ${isupport} :are supported by this server`,

@@ -11,7 +11,7 @@
  */
 import type { IrcClientName } from '../../lib/config.js';
 import { UNTAGGED_CAPS } from '../../lib/irc/matrix-org-irc.js';
-import type { FakeTransport } from './fake-irc.js';
+import { DEFAULT_ISUPPORT, type FakeTransport } from './fake-irc.js';
 import { hubOf, networkAnswer, type FakeNetwork } from './fake-network.js';
 
 /**
@@ -48,7 +48,7 @@ export const CAPS_ASKED: Readonly<Record<IrcClientName, readonly string[]>> = {
 /** How the server registers the bot. */
 export interface Registration {
   nick: string;
-  /** ISUPPORT tokens; default those of {@link FakeTransport.register}. */
+  /** ISUPPORT tokens; default {@link DEFAULT_ISUPPORT}. */
   isupport?: string | undefined;
   /** RPL_MYINFO's version (`InspIRCd-3`, `ngircd-26.1`); no 004 line without it. */
   version?: string | undefined;
@@ -70,7 +70,8 @@ export class FakeServer {
   private scheduled = 0;
 
   constructor(
-    private readonly connection: FakeTransport,
+    /** The connection whose other end it is. */
+    readonly connection: FakeTransport,
     options: { network?: FakeNetwork | null; operator?: boolean } = {},
   ) {
     this.network = options.network ?? null;
@@ -109,7 +110,7 @@ export class FakeServer {
       `${from} CAP * ACK :${CAPS_ASKED[client].join(' ')}`,
       `${from} 001 ${nick} :Welcome`,
       ...(version ? [`${from} 004 ${nick} ${this.name} ${version} iosw biklmnopstv :bklov`] : []),
-      `${from} 005 ${nick} ${isupport ?? 'CASEMAPPING=rfc1459 PREFIX=(qaohv)~&@%+ CHANMODES=beI,k,l,imnpst WHOX BOT=B'} :are supported by this server`,
+      `${from} 005 ${nick} ${isupport ?? DEFAULT_ISUPPORT} :are supported by this server`,
       `${from} 376 ${nick} :End of MOTD`,
     );
   }

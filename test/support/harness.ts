@@ -11,7 +11,7 @@
  * The fake server (`bot.server`, fake-server.ts) answers what the bot asks: what a test tells it
  * (`bot.server.answer(/^TIME hub/, [...])`), else what its network says (`network`, fake-network.ts: the
  * servers, users and channels of a small network, answered as InspIRCd answers), else nothing. The collector
- * then syncs as it would on a real network, and its test reads as one:
+ * then syncs as it would on a real network, and its test reads as a conversation with one:
  *
  * ```ts
  * const bot = await startHarness(t, {
@@ -25,7 +25,11 @@
  * t.ok(bot.host.model.users.get('alice'));
  * bot.server.network!.users.push({ nick: 'bob', server: 'leaf.test.net' });
  * await bot.clock.advance(60_000); // the next refresh
+ * await bot.synced();
+ * t.ok(bot.host.model.users.get('bob'));
  * ```
+ *
+ * A test waits for what it expects, never for a while: `synced()`, `settled()`, `next(pattern)`, `until(check)`.
  *
  * Time is the test's: the host's timers run on a manual clock (`bot.clock`, manual-clock.ts), so nothing a
  * plugin does every so often happens until the test moves the clock on, and `Date.now()` moves with it (the real
@@ -63,7 +67,7 @@ import type { PluginDefinition } from '../../lib/plugin.js';
 import { testIrcClient } from './bot.js';
 import { FakeTransport, fakeOptions } from './fake-irc.js';
 import type { FakeNetwork } from './fake-network.js';
-import { FakeServer } from './fake-server.js';
+import { FakeServer, type Registration } from './fake-server.js';
 import { testHostConfig } from './host-config.js';
 import { ManualClock } from './manual-clock.js';
 
@@ -88,13 +92,15 @@ export interface HarnessOptions {
   /** Other top-level config keys (e.g. `irc`). */
   config?: Record<string, unknown>;
   /**
-   * Whether the fake connection registers (001, ISUPPORT, end of MOTD) once the host started, which makes
-   * it `ready` (the collector then syncs); default true. False: the test feeds every line itself.
+   * Whether the fake server registers the bot once the host started (the capabilities its client library asks
+   * for, 001, RPL_MYINFO with a `version`, ISUPPORT, end of MOTD, then OPER for an `operator`), which makes the
+   * connection `ready` (the collector then syncs); default true. False: the test registers it (`register()`) or
+   * feeds every line itself.
    */
   register?: boolean;
   /** Where log lines go besides `logs` (e.g. nowhere at debug level for a quiet test). */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
-  /** The ISUPPORT tokens the fake server announces at registration; default those of {@link FakeTransport.register}. */
+  /** The ISUPPORT tokens the fake server announces at registration; default fake-irc.ts's `DEFAULT_ISUPPORT`. */
   isupport?: string;
   /** The model's clock (timestamps such as `synced_at`), pinned so that answers can be compared whole. */
   clock?: () => Date;
@@ -194,58 +200,39 @@ export interface Harness {
 /** Turns of the event loop without a line or an answer after which the bot is taken as settled. */
 const QUIET_TURNS = 5;
 
-/** Start the host with `options.plugins` on a fake IRC connection, registered and with the account tag. */
+/** Start the host with `options.plugins` on a fake IRC connection, registered unless `register` is false. */
 export async function startHarness(t: Test, options: HarnessOptions): Promise<Harness> {
-  const inMemory = options.storeDir === undefined && options.store !== 'files';
-  const storeDir = inMemory ? undefined : (options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'harness-')));
-  if (storeDir !== undefined && !options.storeDir) t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
+  const storeDir = harnessStore(t, options);
   const client = options.client ?? testIrcClient();
   const config = harnessConfig(options, storeDir, client);
-  const logs: string[] = [];
-  const changes = new Set<() => void>();
-  const happened = (): void => {
-    for (const listener of [...changes]) listener();
-  };
-  const irc = new FakeTransport({
-    ...transportOptions(config),
-    pacing: (options.config?.irc as { pacing?: unknown } | undefined)?.pacing
-      ? transportOptions(config).pacing
-      : fakeOptions.pacing,
-    reconnect: fakeOptions.reconnect,
-    ...(options.tryAgain ? { tryAgain: options.tryAgain } : {}),
+  const { irc, server } = fakeConnection(config, options);
+  const happenings = new Happenings();
+  const clock = new ManualClock(() => {
+    happenings.tell();
+    return settle(irc, server);
   });
-  irc.tagsFollowCaps = true;
-  const server = new FakeServer(irc, { network: options.network ?? null, operator: options.operator === true });
-  const settled = (): Promise<void> => settle(irc, server);
-  const clock = new ManualClock(settled);
-  // Before the host and its plugins are made: whatever keeps `Date.now` (the send queue's pacing) keeps this one.
-  // Not tap's `capture`, which records every call.
-  if (options.timers !== 'real') {
-    const runtimeNow = Date.now;
-    Date.now = () => clock.now();
-    t.teardown(() => {
-      Date.now = runtimeNow;
-    });
-  }
+  if (options.timers !== 'real') dateNowFrom(t, clock);
+  const logs: string[] = [];
   const host = new Host({
     config,
     logger: createLogger({
       level: options.logLevel ?? 'debug',
       sink: (line) => {
         logs.push(line);
-        happened();
+        happenings.tell();
       },
     }),
     plugins: options.registry ?? builtinPlugins,
     transport: irc,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.timers === 'real' ? {} : { timers: clock }),
-    storeInMemory: inMemory,
+    storeInMemory: storeDir === undefined,
     listen: options.socket === true,
   });
-  irc.watch(happened);
-  host.model.on('change', happened);
+  irc.watch(() => happenings.tell());
+  host.model.on('change', () => happenings.tell());
   const durableWrites = controlDurableWrites(host);
+  const waits = waitsOn(host, server, logs, happenings);
   await host.start();
   let stopped = false;
   const stop = async (): Promise<void> => {
@@ -254,76 +241,12 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
     await host.stop();
   };
   t.teardown(stop);
-  const until = (check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> =>
-    waitUntil(check, what, timeoutMs, changes, logs);
-  const register = async (): Promise<void> => {
-    const ready = new Promise<void>((resolve) => {
-      const off = irc.on('ready', () => {
-        off();
-        resolve();
-      });
-    });
-    server.register({ nick: config.irc.nick, isupport: options.isupport, version: options.version, client });
-    await ready;
-  };
-  if (options.register !== false) await register();
-  const reconnect = async (reason?: string): Promise<void> => {
-    const { opened } = irc;
-    const wasConnected = irc.state.connected;
-    if (wasConnected) irc.drop(reason);
-    await until(() => irc.state.connected && (!wasConnected || irc.opened > opened), 'the bot to connect again');
-    await register();
-  };
-  let syncsSeen = 0;
-  let syncs = 0;
-  host.model.on('change', (change) => {
-    if (change.slice === 'network' && change.kind === 'synced') syncs++;
-  });
-  const synced = async (): Promise<void> => {
-    const wanted = syncsSeen + 1;
-    await until(() => syncs >= wanted, `sync number ${wanted}`);
-    syncsSeen = syncs;
-    await settled();
-  };
-  const next = (pattern: RegExp, timeoutMs?: number): Promise<string> => {
-    const from = irc.sent.length;
-    let found: string | undefined;
-    return until(
-      () => (found = irc.sent.slice(from).find((line) => pattern.test(line))) !== undefined,
-      `a line matching ${pattern}`,
-      timeoutMs,
-    ).then(() => found!);
-  };
-  const say = async (nick: string, account: string | null, text: string): Promise<string[]> => {
-    const before = irc.sent.length;
-    // Without the account tag, the bot asks WHOIS for the sender's account.
-    if (!irc.state.caps.has('account-tag'))
-      server.answerOnce(new RegExp(`^WHOIS ${nick}$`), whoisOf(server, nick, account));
-    const tag = account === null ? '' : `@account=${account} `;
-    irc.receive(`${tag}:${nick}!${nick.toLowerCase()}@users.test PRIVMSG ${irc.state.nick} :${text}`);
-    await host.commands.settled();
-    const prefix = `NOTICE ${nick} :`;
-    return irc.sent
-      .slice(before)
-      .filter((line) => line.startsWith(prefix))
-      .map((line) => line.slice(prefix.length));
-  };
-  const from: Harness['from'] = (client) => ({
-    inject: (method, requestPath, headers, body) =>
-      host.http.inject({
-        method,
-        path: requestPath,
-        ...(headers ? { headers } : {}),
-        ...(body === undefined ? {} : { body }),
-        ...client,
-      }),
-  });
-  const slice = <Slice extends ModelSlice>(name: string): Slice => {
-    const found = host.model.slices().find((candidate) => candidate.name === name);
-    if (!found) throw new Error(`the model has no slice "${name}"; is the plugin that adds it enabled?`);
-    return found as Slice;
-  };
-  const { inject } = from({});
+  const connection = registration(
+    server,
+    { nick: config.irc.nick, isupport: options.isupport, version: options.version, client },
+    waits.until,
+  );
+  if (options.register !== false) await connection.register();
   return {
     host,
     irc,
@@ -334,17 +257,163 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
     storeDir,
     nick: config.irc.nick,
     durableWrites,
-    say,
-    inject,
-    from,
-    slice,
-    synced,
-    settled,
-    until,
-    next,
-    register,
-    reconnect,
+    ...conversation(host, server),
+    ...waits,
+    ...connection,
     stop,
+  };
+}
+
+/** The store's folder with `store: 'files'` (made here unless `storeDir` is given); undefined for the store in memory. */
+function harnessStore(t: Test, options: HarnessOptions): string | undefined {
+  if (options.storeDir !== undefined) return options.storeDir;
+  if (options.store !== 'files') return undefined;
+  const storeDir = mkdtempSync(path.join(tmpdir(), 'harness-'));
+  t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
+  return storeDir;
+}
+
+/** The fake connection the config describes, unpaced unless the test paces it, and the server at its other end. */
+function fakeConnection(config: HostConfig, options: HarnessOptions): { irc: FakeTransport; server: FakeServer } {
+  const connection = transportOptions(config);
+  const paced = (options.config?.irc as { pacing?: unknown } | undefined)?.pacing !== undefined;
+  const irc = new FakeTransport({
+    ...connection,
+    pacing: paced ? connection.pacing : fakeOptions.pacing,
+    reconnect: fakeOptions.reconnect,
+    ...(options.tryAgain ? { tryAgain: options.tryAgain } : {}),
+  });
+  irc.tagsFollowCaps = true;
+  const server = new FakeServer(irc, { network: options.network ?? null, operator: options.operator === true });
+  return { irc, server };
+}
+
+/**
+ * `Date.now` gives the clock's time until the test ends. Before the host and its plugins are made: whatever keeps
+ * the function (the send queue's pacing) keeps this one. Not tap's `capture`, which records every call.
+ */
+function dateNowFrom(t: Test, clock: ManualClock): void {
+  const runtimeNow = Date.now;
+  Date.now = () => clock.now();
+  t.teardown(() => {
+    Date.now = runtimeNow;
+  });
+}
+
+/** Whoever waits for something to happen, told of every line, model change, log line and clock move. */
+class Happenings {
+  private readonly listeners = new Set<() => void>();
+
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  tell(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+}
+
+/** {@link Harness.until}, `next`, `synced` and `settled`. */
+function waitsOn(
+  host: Host,
+  server: FakeServer,
+  logs: readonly string[],
+  happenings: Happenings,
+): Pick<Harness, 'until' | 'next' | 'synced' | 'settled'> {
+  const irc = server.connection;
+  const until = (check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> =>
+    waitUntil(check, what, timeoutMs, happenings, logs);
+  const settled = (): Promise<void> => settle(irc, server);
+  let syncs = 0;
+  let syncsSeen = 0;
+  host.model.on('change', (change) => {
+    if (change.slice === 'network' && change.kind === 'synced') syncs++;
+  });
+  return {
+    until,
+    settled,
+    async synced() {
+      const wanted = syncsSeen + 1;
+      await until(() => syncs >= wanted, `sync number ${wanted}`);
+      syncsSeen = syncs;
+      await settled();
+    },
+    async next(pattern, timeoutMs) {
+      const from = irc.sent.length;
+      let found: string | undefined;
+      const match = (): boolean => (found = irc.sent.slice(from).find((line) => pattern.test(line))) !== undefined;
+      await until(match, `a line matching ${pattern}`, timeoutMs);
+      return found!;
+    },
+  };
+}
+
+/** {@link Harness.register} and `reconnect`. */
+function registration(
+  server: FakeServer,
+  registered: Registration,
+  until: Harness['until'],
+): Pick<Harness, 'register' | 'reconnect'> {
+  const irc = server.connection;
+  const register = async (): Promise<void> => {
+    const ready = new Promise<void>((resolve) => {
+      const off = irc.on('ready', () => {
+        off();
+        resolve();
+      });
+    });
+    server.register(registered);
+    await ready;
+  };
+  return {
+    register,
+    async reconnect(reason) {
+      const { opened } = irc;
+      const wasConnected = irc.state.connected;
+      if (wasConnected) irc.drop(reason);
+      await until(() => irc.state.connected && (!wasConnected || irc.opened > opened), 'the bot to connect again');
+      await register();
+    },
+  };
+}
+
+/** {@link Harness.say}, `inject`, `from` and `slice`. */
+function conversation(host: Host, server: FakeServer): Pick<Harness, 'say' | 'inject' | 'from' | 'slice'> {
+  const irc = server.connection;
+  const from: Harness['from'] = (client) => ({
+    inject: (method, requestPath, headers, body) =>
+      host.http.inject({
+        method,
+        path: requestPath,
+        ...(headers ? { headers } : {}),
+        ...(body === undefined ? {} : { body }),
+        ...client,
+      }),
+  });
+  return {
+    from,
+    inject: from({}).inject,
+    async say(nick, account, text) {
+      const before = irc.sent.length;
+      // Without the account tag, the bot asks WHOIS for the sender's account.
+      if (!irc.state.caps.has('account-tag')) {
+        server.answerOnce(new RegExp(`^WHOIS ${nick}$`), whoisOf(server, nick, account));
+      }
+      const tag = account === null ? '' : `@account=${account} `;
+      irc.receive(`${tag}:${nick}!${nick.toLowerCase()}@users.test PRIVMSG ${irc.state.nick} :${text}`);
+      await host.commands.settled();
+      const prefix = `NOTICE ${nick} :`;
+      return irc.sent
+        .slice(before)
+        .filter((line) => line.startsWith(prefix))
+        .map((line) => line.slice(prefix.length));
+    },
+    slice<Slice extends ModelSlice>(name: string): Slice {
+      const found = host.model.slices().find((candidate) => candidate.name === name);
+      if (!found) throw new Error(`the model has no slice "${name}"; is the plugin that adds it enabled?`);
+      return found as Slice;
+    },
   };
 }
 
@@ -395,25 +464,24 @@ function waitUntil(
   check: () => boolean,
   what: string,
   timeoutMs: number,
-  changes: Set<() => void>,
+  happenings: Happenings,
   logs: readonly string[],
 ): Promise<void> {
   if (check()) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const done = (): void => {
-      changes.delete(listener);
+      stopListening();
       clearTimeout(timer);
     };
-    const listener = (): void => {
+    const stopListening = happenings.listen(() => {
       if (!check()) return;
       done();
       resolve();
-    };
+    });
     const timer = setTimeout(() => {
       done();
       reject(new Error(`waited ${timeoutMs} ms for ${what}; the last log lines:\n${logs.slice(-10).join('\n')}`));
     }, timeoutMs);
-    changes.add(listener);
   });
 }
 
