@@ -390,8 +390,8 @@ t.test('a question waits for the one before it to leave the send queue', async (
   await bot.next(/^PRIVMSG bob /);
   await tick(bot, 100);
   await bot.next(/^PRIVMSG carol /);
-  t.pass('once it has gone, the next');
-  await tick(bot, 100);
+  t.same(asked(bot), ['alice', 'bob', 'carol'], 'once it has gone, the next');
+  t.same(await tick(bot, 100), [], "dave's question waits in the send queue");
   // dave's question is still in the send queue when the connection drops: the line goes with it.
   await bot.reconnect();
   await bot.synced();

@@ -98,7 +98,7 @@ t.test('a split: the server goes with its users at once, and the counts are aske
   t.equal(model.stats.users, 3, 'LUSERS was asked again');
   t.match(bot.logs.join('\n'), /topology checked lost=leaf\.test\.net/);
   await bot.synced();
-  t.pass('a sync follows');
+  t.equal(bot.logs.filter((line) => /\[stats\] synced/.test(line)).length, 2, 'a sync follows');
   t.equal(checks(bot), 2, 'the QUITs of one split make one check, and asking during it one more after it');
   t.equal(bot.irc.sentMatching(/^LINKS$/).length - linksBefore, 3, 'LINKS: the two checks and the sync after them');
 });
