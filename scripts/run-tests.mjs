@@ -185,7 +185,10 @@ const tapBin = path.join(root, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs');
 const tapCommand = fs.existsSync(tapBin) ? [process.execPath, tapBin] : ['npx', 'tap'];
 const IRC_CLIENTS = ['irc-framework', 'matrix-org-irc'];
 
-/** The compiled test files (`dist/test/...`) that `file` imports, itself or through the test support files it imports. */
+/**
+ * The compiled test files (`dist/test/...`) that `file` imports, itself or through the test support files it
+ * imports.
+ */
 function testImportsOf(file, seen = new Set()) {
   if (seen.has(file) || !fs.existsSync(path.join(root, file))) return seen;
   seen.add(file);

@@ -91,7 +91,10 @@ export class FakeServer {
     return this.scheduled;
   }
 
-  /** Answer the lines that match `pattern` with `reply`; the latest rule for a line wins over earlier ones and the network. */
+  /**
+   * Answer the lines that match `pattern` with `reply`; the latest rule for a line wins over earlier ones and the
+   * network.
+   */
   answer(pattern: RegExp, reply: Reply): this {
     this.rules.unshift({ pattern, reply: typeof reply === 'function' ? reply : () => reply, once: false });
     return this;

@@ -115,7 +115,10 @@ export interface HarnessOptions {
   network?: FakeNetwork;
   /** The IRC client library the connection stands for; default TEST_IRC_CLIENT, else irc-framework. */
   client?: IrcClientName;
-  /** `'manual'` (the default): the host's timers and `Date.now()` move when the test advances `clock`. `'real'`: the runtime's. */
+  /**
+   * `'manual'` (the default): the host's timers and `Date.now()` move when the test advances `clock`. `'real'`: the
+   * runtime's.
+   */
   timers?: 'manual' | 'real';
   /** How the connection sends again a request the server refused with RPL_TRYAGAIN (263); default the transport's. */
   tryAgain?: TryAgainOptions;
@@ -264,7 +267,10 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
   };
 }
 
-/** The store's folder with `store: 'files'` (made here unless `storeDir` is given); undefined for the store in memory. */
+/**
+ * The store's folder with `store: 'files'` (made here unless `storeDir` is given); undefined for the store in
+ * memory.
+ */
 function harnessStore(t: Test, options: HarnessOptions): string | undefined {
   if (options.storeDir !== undefined) return options.storeDir;
   if (options.store !== 'files') return undefined;
