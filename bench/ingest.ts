@@ -187,6 +187,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
         register: () => undefined,
         addAdminCheck: () => undefined,
         isAdmin: () => Promise.resolve(false),
+        isListedAdmin: () => false,
         accountOf: () => Promise.resolve(null),
       },
       timers: { every: () => undefined, after: () => undefined },

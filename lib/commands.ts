@@ -393,11 +393,16 @@ export class CommandRegistry {
     return false;
   }
 
+  /** Whether `account` is one of the configured `admins` (folded with the network's casemapping). */
+  isListedAdmin(account: string): boolean {
+    const folded = this.irc.casefold(account);
+    return this.admins.some((admin) => this.irc.casefold(admin) === folded);
+  }
+
   /** `administrator` means: logged in to an account listed in `admins`, or accepted by a plugin's check. */
   async isAdmin(sender: CommandSender): Promise<boolean> {
     if (sender.account === null) return false;
-    const account = this.irc.casefold(sender.account);
-    if (this.admins.some((admin) => this.irc.casefold(admin) === account)) return true;
+    if (this.isListedAdmin(sender.account)) return true;
     for (const check of this.adminChecks) {
       try {
         if (await check(sender)) return true;

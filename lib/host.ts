@@ -450,6 +450,7 @@ export class Host {
         register: (command) => commands.register(name, command),
         addAdminCheck: (check) => commands.addAdminCheck(check),
         isAdmin: (sender) => commands.isAdmin(sender),
+        isListedAdmin: (account) => commands.isListedAdmin(account),
         accountOf: (message) => commands.accountOf(message),
       },
       timers: {

@@ -56,6 +56,8 @@ export interface PluginCommands {
   register<const Args extends Converters = []>(command: CommandDefinition<Args>): void;
   addAdminCheck(check: AdminCheck): void;
   isAdmin(sender: CommandSender): Promise<boolean>;
+  /** Whether an account is one of the configured `admins`: the part of {@link isAdmin} that needs no client. */
+  isListedAdmin(account: string): boolean;
   accountOf(message: IrcMessage): Promise<string | null>;
 }
 

@@ -63,7 +63,8 @@ const FORGERY_MESSAGES: Record<NonNullable<ReturnType<typeof forgery>>, string> 
     'Open the page again and send it from there.',
 };
 
-function notAdmin(visit: Visit, account: string): Rendered {
+/** The page that refuses a signed-in account that is not an administrator. */
+export function notAdmin(visit: Visit, account: string): Rendered {
   return refusalPage(
     visit,
     403,

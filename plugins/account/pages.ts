@@ -8,8 +8,8 @@ import { escapeHtml, inlineScriptSource, type Services } from '../../lib/sdk.js'
 
 type Layout = Services['web.layout'];
 type Tokens = Services['tokens.manage'];
-type TokenSummary = ReturnType<Tokens['all']>[number];
-type AuditRecord = ReturnType<Tokens['audit']>['entries'][number];
+type TokenSummary = ReturnType<Tokens['ownedBy']>[number];
+type AuditRecord = NonNullable<Awaited<ReturnType<Tokens['audit']>>>['entries'][number];
 type Endpoint = ReturnType<Tokens['endpoints']>[number];
 
 export const ACCOUNT_PATH = '/network/account/';

@@ -16,7 +16,7 @@ import type {
   Services,
 } from '../../lib/sdk.js';
 import { accountAnswers, type AccountAnswers } from './answers.js';
-import { accountGuards, type AccountGuards } from './guards.js';
+import { accountGuards, notAdmin, type AccountGuards } from './guards.js';
 import {
   ACCOUNT_PATH,
   ADMIN_PATH,
@@ -95,17 +95,23 @@ function pageHandlers(tokens: Services['tokens.manage'], answers: AccountAnswers
     );
   };
 
-  const adminPanel: Handler = (request, found) => {
+  // The guard let an administrator in; what the page shows is the token rules' to give, and they ask again.
+  const adminPanel: Handler = async (request, found) => {
     const session = found.get(administratorPage);
-    const visit = answers.visit(found.get(visitor).cookie, session, true);
-    const data = { tokens: tokens.all(), endpoints: tokens.endpoints(), offset: offsetOf(request) };
-    return answers.page(adminPage(visit, { ...data, message: takeNotice(session) }));
+    const { cookie } = found.get(visitor);
+    const all = await tokens.all({ account: session.account, address: request.ip });
+    if (all === null) return answers.page(notAdmin(answers.visit(cookie, session, false), session.account));
+    const data = { tokens: all, endpoints: tokens.endpoints(), offset: offsetOf(request) };
+    return answers.page(adminPage(answers.visit(cookie, session, true), { ...data, message: takeNotice(session) }));
   };
 
-  const auditLog: Handler = (request, found) => {
-    const visit = answers.visit(found.get(visitor).cookie, found.get(administratorPage), true);
+  const auditLog: Handler = async (request, found) => {
+    const session = found.get(administratorPage);
+    const { cookie } = found.get(visitor);
     const offset = offsetOf(request);
-    return answers.page(auditPage(visit, tokens.audit(offset, PAGE_SIZE), offset));
+    const entries = await tokens.audit({ account: session.account, address: request.ip }, offset, PAGE_SIZE);
+    if (entries === null) return answers.page(notAdmin(answers.visit(cookie, session, false), session.account));
+    return answers.page(auditPage(answers.visit(cookie, session, true), entries, offset));
   };
 
   return { accountPage, adminPanel, auditLog };

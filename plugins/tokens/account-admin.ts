@@ -7,13 +7,12 @@
 import type { PluginContext } from '../../lib/sdk.js';
 
 export function accountAdminCheck({
-  host,
   model,
   commands,
-}: Pick<PluginContext, 'host' | 'model' | 'commands'>): (account: string) => Promise<boolean> {
+}: Pick<PluginContext, 'model' | 'commands'>): (account: string) => Promise<boolean> {
   return async (account) => {
+    if (commands.isListedAdmin(account)) return true;
     const folded = model.fold(account);
-    if (host.admins.some((admin) => model.fold(admin) === folded)) return true;
     const clients = [...model.users.all()].filter(
       (user) => user.account !== null && model.fold(user.account) === folded,
     );

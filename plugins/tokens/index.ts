@@ -39,7 +39,7 @@ export default definePlugin<TokensConfig>({
       logger,
     });
     for (const route of staffRoutes({ rules, tokens, searchFold: searchFoldOf(model) })) http.route(route);
-    for (const command of tokenCommands({ rules, tokens, endpoints, logger })) commands.register(command);
+    for (const command of tokenCommands({ rules, endpoints, logger })) commands.register(command);
     if (config.opers_are_admins) commands.addAdminCheck(operAdminCheck(irc, logger));
     const isAdmin = accountAdminCheck(context);
     services.provide('tokens.manage', tokensManage({ rules, tokens, endpoints, isAdmin, logger }));

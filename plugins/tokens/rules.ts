@@ -10,7 +10,14 @@
  */
 import { errorMessage, type LogFields, type Logger } from '../../lib/sdk.js';
 import { grantableNames, type GrantableEndpoint } from './endpoints.js';
-import { SECRET_NOT_DELIVERED, TOKEN_NOT_SAVED, type ApiToken, type AuditActor, type TokensSlice } from './model.js';
+import {
+  SECRET_NOT_DELIVERED,
+  TOKEN_NOT_SAVED,
+  type ApiToken,
+  type AuditActor,
+  type AuditEntry,
+  type TokensSlice,
+} from './model.js';
 
 /** The most characters a label has. */
 export const MAX_LABEL_LENGTH = 64;
@@ -176,6 +183,12 @@ export class TokenRules {
     if (!('account' in whose)) return { ok: true, tokens: tokens.all(), owner: null };
     const owned = tokens.ownedBy(whose.account);
     return { ok: true, tokens: owned, owner: owned.at(-1)?.owner ?? (own ? account : whose.account) };
+  }
+
+  /** The audit log, oldest first, or one token's entries (`id`): an administrator's to read. */
+  async audit(caller: Caller, id?: number): Promise<{ ok: true; entries: AuditEntry[] } | Refusal<'not-admin'>> {
+    if (!(await caller.isAdmin())) return { ok: false, reason: 'not-admin', account: caller.actor.account };
+    return { ok: true, entries: this.options.tokens.audit(id) };
   }
 
   /**

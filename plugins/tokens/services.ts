@@ -69,10 +69,13 @@ export interface TokensManage {
   endpoints(): EndpointSummary[];
   /** The tokens of `account`, oldest first. */
   ownedBy(account: string): TokenSummary[];
-  /** Every token, oldest first (for administrators). */
-  all(): TokenSummary[];
-  /** The audit log, newest first: up to `limit` entries from `offset`, and how many there are. */
-  audit(offset: number, limit: number): { count: number; entries: AuditRecord[] };
+  /** Every token, oldest first, for an administrator; null for anyone else. */
+  all(who: WebActor): Promise<TokenSummary[] | null>;
+  /**
+   * The audit log, newest first, for an administrator: up to `limit` entries from `offset`, and how many there
+   * are; null for anyone else.
+   */
+  audit(who: WebActor, offset: number, limit: number): Promise<{ count: number; entries: AuditRecord[] } | null>;
   /** A new token of `who`'s account; its secret is in this answer only. */
   create(
     who: WebActor,
@@ -235,11 +238,15 @@ export function tokensManage(options: TokensManageOptions): TokensManage {
         .endpoints()
         .map(({ name, method, path, summary }) => ({ name, method, path: openApiPath(path), summary })),
     ownedBy: (account) => tokens.ownedBy(account).map(summary),
-    all: () => tokens.all().map(summary),
-    audit(offset, limit) {
-      const entries = tokens.audit();
-      const newestFirst = entries.slice().reverse();
-      return { count: entries.length, entries: newestFirst.slice(offset, offset + limit).map(auditJson) };
+    async all(who) {
+      const listed = await rules.list(callerOf(who, 'list'), { all: true });
+      return listed.ok ? listed.tokens.map(summary) : null;
+    },
+    async audit(who, offset, limit) {
+      const read = await rules.audit(callerOf(who, 'audit'));
+      if (!read.ok) return null;
+      const newestFirst = read.entries.slice().reverse();
+      return { count: read.entries.length, entries: newestFirst.slice(offset, offset + limit).map(auditJson) };
     },
     async create(who, label) {
       const created = await rules.create(callerOf(who, 'create'), label);

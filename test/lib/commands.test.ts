@@ -297,6 +297,8 @@ t.test('admin rights come from the account tag, never the nick', async (t) => {
   await deliver(context, '@account=Boss :someone!x@h PRIVMSG DataBot :SHUTDOWN');
   t.same(context.runs, ['shutdown by Boss'], 'the admin account (any nick, any case) may');
   t.ok(context.logs.some((line) => /admin command refused/.test(line)));
+  t.equal(context.registry.isListedAdmin('BOSS'), true, 'the list alone, folded, for an account with no client');
+  t.equal(context.registry.isListedAdmin('mallory'), false);
 });
 
 t.test('without account-tag the account comes from WHOIS 330', async (t) => {

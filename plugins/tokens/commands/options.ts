@@ -4,13 +4,10 @@
  */
 import type { ArgumentContext, CommandDefinition, Logger } from '../../../lib/sdk.js';
 import type { GrantableEndpoint } from '../endpoints.js';
-import type { TokensSlice } from '../model.js';
 import type { Caller, TokenRules } from '../rules.js';
 
 export interface TokenCommandsOptions {
   rules: TokenRules;
-  /** The tokens, for the commands that only read them (LIST, INFO, AUDIT). */
-  tokens: TokensSlice;
   /** The grantable endpoints now (the route table changes as plugins start). */
   endpoints: () => GrantableEndpoint[];
   logger: Logger;

@@ -15,6 +15,8 @@ type TokensManage = Services['tokens.manage'];
 /** Two token routes to request and grant, standing in for the api plugin. */
 /** Who acts on the website: an account, from an address. */
 const web = (account: string) => ({ account, address: '198.51.100.20' });
+/** An administrator on the website, for the listings that are theirs alone. */
+const boss = web('boss');
 
 const routes = definePlugin({
   name: 'routes',
@@ -98,7 +100,7 @@ t.test('a token made on the web and one made over IRC are the same thing, each l
     403,
     'the web secret authenticates, approved for nothing',
   );
-  t.notOk(JSON.stringify(manage.all()).includes(web.secret), 'no secret in any listing');
+  t.notOk(JSON.stringify((await manage.all(boss))!).includes(web.secret), 'no secret in any listing');
   t.notOk(
     bot.logs.some((line) => line.includes(web.secret)),
     'nor in the log',
@@ -113,7 +115,11 @@ t.test('an endpoint request waits for an administrator; approve, decline, withdr
   t.match(await manage.request(web('alice'), token.id, 'IRC.users'), { done: true, message: /Requested irc\.users/ });
   t.match(await manage.request(web('alice'), token.id, 'irc.users'), { done: true, message: /already waits/ });
   await manage.request(web('alice'), token.id, 'irc.opers');
-  t.same(manage.all()[0]!.requests, ['irc.users', 'irc.opers'], 'both pending, as an administrator sees them');
+  t.same(
+    (await manage.all(boss))![0]!.requests,
+    ['irc.users', 'irc.opers'],
+    'both pending, as an administrator sees them',
+  );
   t.match(await manage.request(web('alice'), token.id, 'irc.*'), { done: false, status: 400 }, 'no wildcard requests');
   t.match(await manage.request(web('alice'), token.id, 'irc.nope'), { done: false, status: 400 });
   t.match(await manage.request(web('bob'), token.id, 'irc.users'), { done: false, status: 404 }, "not bob's token");
@@ -146,12 +152,12 @@ t.test('an endpoint request waits for an administrator; approve, decline, withdr
     message: /revoked: every request with it now gets 401/,
   });
   t.equal((await bot.inject('GET', '/api/irc/users/', asAlice)).status, 401);
-  t.same(manage.all()[0]!.requests, [], 'a revoked token has nothing pending');
+  t.same((await manage.all(boss))![0]!.requests, [], 'a revoked token has nothing pending');
   t.match(await manage.grant(web('boss'), token.id, 'irc.users'), { done: false, status: 409 }, 'revoked: no change');
   t.match(await manage.request(web('alice'), token.id, 'irc.users'), { done: false, status: 409 });
   t.match(await manage.grant(web('boss'), 99, 'irc.users'), { done: false, status: 404 });
 
-  const audit = manage.audit(0, 100);
+  const audit = (await manage.audit(boss, 0, 100))!;
   t.equal(audit.count, 8);
   t.same(
     audit.entries.map((entry) => [entry.action, entry.details.join(','), entry.actor.account, entry.actor.via]),
@@ -168,7 +174,7 @@ t.test('an endpoint request waits for an administrator; approve, decline, withdr
     'newest first, every change with who did it and from where',
   );
   t.same(
-    manage.audit(2, 2).entries.map((entry) => entry.action),
+    (await manage.audit(boss, 2, 2))!.entries.map((entry) => entry.action),
     ['deny', 'decline'],
     'paged',
   );
@@ -183,7 +189,7 @@ t.test('IRC changes are in the web listing and audit log, with where they came f
   await bot.say('boss', 'boss', 'TOKEN GRANT 1 irc.opers');
   t.same(manage.ownedBy('alice')[0]!.grants, ['irc.opers']);
   t.same(
-    manage.audit(0, 10).entries.map((entry) => [entry.action, entry.actor.account, entry.actor.via]),
+    (await manage.audit(boss, 0, 10))!.entries.map((entry) => [entry.action, entry.actor.account, entry.actor.via]),
     [
       ['grant', 'boss', 'irc'],
       ['create', 'alice', 'irc'],
@@ -191,26 +197,37 @@ t.test('IRC changes are in the web listing and audit log, with where they came f
   );
 });
 
-t.test("the commands' rules: label length, the most live tokens, who is an administrator", async (t) => {
-  const { manage } = await start(t, { max_tokens_per_account: 2 });
-  t.equal(manage.maxLabelLength, 64);
-  t.match(await manage.create(web('alice'), 'x'.repeat(65)), { done: false, status: 400, message: /at most 64/ });
-  await created(manage, 'alice', 'one');
-  await created(manage, 'alice', 'two');
-  t.match(await manage.create(web('Alice'), 'three'), { done: false, status: 409, message: /already holds 2 active/ });
-  await manage.revoke(web('alice'), 1);
-  t.ok((await manage.create(web('alice'), 'three')).done, 'a revoked token frees its place');
-  t.equal(await manage.isAdmin('boss'), true, 'listed in admins (folded)');
-  t.equal(await manage.isAdmin('alice'), false);
-  t.same(
-    manage.endpoints(),
-    [
-      { name: 'irc.opers', method: 'GET', path: '/api/irc/opers/', summary: 'IRC operators' },
-      { name: 'irc.users', method: 'GET', path: '/api/irc/users/', summary: 'Connected users, with hostmasks' },
-    ],
-    'what each endpoint exposes',
-  );
-});
+t.test(
+  "the rules' refusals as the website words them; who is an administrator; what each endpoint exposes",
+  async (t) => {
+    const { manage } = await start(t, { max_tokens_per_account: 2 });
+    t.equal(manage.maxLabelLength, 64);
+    t.same(await manage.create(web('alice'), 'x'.repeat(65)), {
+      done: false,
+      status: 400,
+      message: 'A label has at most 64 characters; this one has 65.',
+    });
+    await created(manage, 'alice', 'one');
+    await created(manage, 'alice', 'two');
+    t.same(await manage.create(web('Alice'), 'three'), {
+      done: false,
+      status: 409,
+      message: 'The account Alice already holds 2 active tokens, the most allowed. Revoke one first.',
+    });
+    t.equal(await manage.all(web('alice')), null, 'every token is for administrators');
+    t.equal(await manage.audit(web('alice'), 0, 10), null, 'and so is the audit log');
+    t.equal(await manage.isAdmin('boss'), true, 'listed in admins (folded)');
+    t.equal(await manage.isAdmin('alice'), false);
+    t.same(
+      manage.endpoints(),
+      [
+        { name: 'irc.opers', method: 'GET', path: '/api/irc/opers/', summary: 'IRC operators' },
+        { name: 'irc.users', method: 'GET', path: '/api/irc/users/', summary: 'Connected users, with hostmasks' },
+      ],
+      'what each endpoint exposes',
+    );
+  },
+);
 
 t.test('opers_are_admins: an account whose online client a fresh WHOIS shows as an operator', async (t) => {
   const { bot, manage } = await start(t, { opers_are_admins: true });
@@ -252,7 +269,10 @@ t.test('answers wait for the disk; a token the store cannot save is revoked and 
   t.notOk('secret' in lost, 'no secret');
   const revoked = manage.ownedBy('alice').find((candidate) => candidate.label === 'lost')!;
   t.ok(revoked.revokedAt, 'revoked');
-  t.match(manage.audit(0, 1).entries[0], { action: 'revoke', actor: { via: 'system', reason: 'not saved' } });
+  t.match((await manage.audit(boss, 0, 1))!.entries[0], {
+    action: 'revoke',
+    actor: { via: 'system', reason: 'not saved' },
+  });
 
   const grant = await manage.grant(web('boss'), token.id, 'irc.users');
   t.match(grant, { done: false, status: 503, message: /^NOT SAVED: .* Token #1 may now call irc\.users\./ });
@@ -278,7 +298,7 @@ t.test("a staff token's changes over HTTP answer the requests and land in the sa
   const patched = await bot.inject('PATCH', '/api/staff/tokens/1/', asStaff, { grant: ['irc.opers'] });
   t.equal(patched.status, 200);
   t.match(patched.body, { endpoints: ['irc.opers'], requests: [] }, 'the grant answers the request');
-  t.match(manage.audit(0, 1).entries[0], {
+  t.match((await manage.audit(boss, 0, 1))!.entries[0], {
     action: 'grant',
     details: ['irc.opers'],
     actor: { account: 'carol', via: 'http', token_id: 2, address: '127.0.0.1' },
@@ -304,7 +324,7 @@ t.test('requests and who made each change survive a restart', async (t) => {
   });
   t.same(manage.ownedBy('alice')[0]!.requests, ['irc.users']);
   t.same(
-    manage.audit(0, 5).entries.map((entry) => [entry.action, entry.actor.via]),
+    (await manage.audit(boss, 0, 5))!.entries.map((entry) => [entry.action, entry.actor.via]),
     [
       ['request', 'web'],
       ['create', 'web'],

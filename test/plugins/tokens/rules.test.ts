@@ -1,8 +1,8 @@
 /**
- * The token rules, each once, called directly (no IRC, no HTTP): who may see and change which token, the
- * label and the live-token limit, endpoint names, a revoked token, the staff tier's change of several
- * parts, and the durable write's outcome. The front ends' words for each result are tested with them
- * (commands.test.ts, staff-routes.test.ts, manage.test.ts).
+ * The token rules, each once, called directly (no IRC, no HTTP): who may see and change which token, who
+ * may see every token and the audit log, the label and the live-token limit, endpoint names, a revoked token,
+ * the staff tier's change of several parts, and the durable write's outcome. The front ends' tests
+ * (commands.test.ts, staff-routes.test.ts, manage.test.ts) check how each words a result, not the rule again.
  */
 import t from 'tap';
 import { casefold } from '../../../lib/irc/casemapping.js';
@@ -110,6 +110,26 @@ t.test("list: one's own tokens; every token or another account's for an administ
   t.match(await rules.list(caller('boss', true), { account: 'BOB' }), { ok: true, owner: 'bob' });
   t.same(await rules.list(caller('boss', true), { account: 'Nobody' }), { ok: true, owner: 'Nobody', tokens: [] });
   t.same(await rules.list(caller('nobody'), { account: 'NOBODY' }), { ok: true, owner: 'nobody', tokens: [] });
+});
+
+t.test("audit: the log, or one token's entries, for an administrator alone", async (t) => {
+  const { rules, tokens, caller } = setup();
+  const irc = { account: 'x', via: 'irc' } as const;
+  const first = tokens.create('alice', 'a', irc).token;
+  tokens.create('bob', 'b', irc);
+  t.same(await rules.audit(caller('alice')), { ok: false, reason: 'not-admin', account: 'alice' });
+  t.same(
+    await rules.audit(caller('alice'), first.id),
+    { ok: false, reason: 'not-admin', account: 'alice' },
+    'even of their own',
+  );
+  const all = await rules.audit(caller('boss', true));
+  t.same(all.ok && all.entries.map((entry) => [entry.tokenId, entry.action]), [
+    [1, 'create'],
+    [2, 'create'],
+  ]);
+  const one = await rules.audit(caller('boss', true), first.id);
+  t.same(one.ok && one.entries.map((entry) => entry.tokenId), [1]);
 });
 
 t.test(
