@@ -21,7 +21,17 @@ interface Round {
   requestsPerSecond: number;
   p50: number;
   p99: number;
+  /** Requests autocannon counted as failed on the socket (no answer), and the answers it had. */
+  errors: number;
+  answered: number;
 }
+
+/**
+ * At most one socket error in this many requests is taken as the connection's end under load (nginx closes a
+ * kept-alive connection after `keepalive_requests`, 1,000 by default, and a request already on its way then
+ * fails), and counted in the figures; more, or any answer but a 2xx, fails the round.
+ */
+const ERRORS_TOLERATED_PER = 10_000;
 
 /** autocannon in a child process, so the load generator does not share the bot's or nginx's core. */
 async function load(url: string, seconds: number, connections: number, warm = false): Promise<Round> {
@@ -37,13 +47,19 @@ async function load(url: string, seconds: number, connections: number, warm = fa
   const result = JSON.parse(stdout) as {
     errors: number;
     non2xx: number;
-    requests: { average: number };
+    requests: { average: number; total: number };
     latency: { p50: number; p99: number };
   };
-  if (!warm && (result.errors > 0 || result.non2xx > 0)) {
+  if (!warm && (result.errors * ERRORS_TOLERATED_PER > result.requests.total || result.non2xx > 0)) {
     throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
   }
-  return { requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    answered: result.requests.total,
+  };
 }
 
 async function main() {
@@ -77,12 +93,15 @@ async function main() {
     });
     const a = summary(ours);
     const b = summary(cached);
+    const failed = (list: Round[]) =>
+      `${list.reduce((sum, round) => sum + round.errors, 0)} of ${formatCount(list.reduce((sum, round) => sum + round.answered, 0))}`;
     figures.push(
       { name: 'status data, direct: req/s', value: formatCount(a.requestsPerSecond) },
       { name: 'status data, direct: p50 / p99', value: `${formatMs(a.p50)} / ${formatMs(a.p99)}` },
       { name: 'status data, through nginx with cache: req/s', value: formatCount(b.requestsPerSecond) },
       { name: 'status data, through nginx with cache: p50 / p99', value: `${formatMs(b.p50)} / ${formatMs(b.p99)}` },
       { name: 'through nginx ÷ direct (req/s)', value: formatRatio(b.requestsPerSecond / a.requestsPerSecond) },
+      { name: 'socket errors, direct / through nginx (all rounds)', value: `${failed(ours)} / ${failed(cached)}` },
     );
   } finally {
     await nginx.stop();
