@@ -10,7 +10,7 @@ import { builtinPlugins } from '../app/builtin-plugins.js';
 import { parseConfig } from '../lib/config.js';
 import { Host } from '../lib/host.js';
 import { createLogger } from '../lib/logger.js';
-import { FakeTransport } from '../test/support/fake-irc.js';
+import { FakeTransport } from '../testing/fake-irc.js';
 
 export interface BenchHost {
   host: Host;

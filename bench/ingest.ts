@@ -28,7 +28,7 @@ import { NetworkModel } from '../lib/model/network.js';
 import type { PluginDefinition, ServiceName, Services } from '../lib/plugin.js';
 import api from '../plugins/api/index.js';
 import stats from '../plugins/stats/index.js';
-import { FakeTransport } from '../test/support/fake-irc.js';
+import { FakeTransport } from '../testing/fake-irc.js';
 import { formatCount, formatRatio, isSmoke, median, runBench, seededRandom } from './common.js';
 import { MinimalCollector } from './minimal-collector.js';
 import { channelOf, identityOf, nickOf, populate } from './model.js';

@@ -4,7 +4,7 @@
 // assertion of its own (crash, non-zero exit, signal, timeout) counts as one failure.
 //
 // The tests that run the bot run once per IRC client library: the integration tests that import
-// test/support/bot.js, and the plugin tests on the harness (test/support/harness.js, whose fake
+// test/support/bot.js, and the plugin tests on the harness (testing/harness.js, whose fake
 // connection stands for the library of TEST_IRC_CLIENT). They run first with everything else on
 // irc-framework, then again with TEST_IRC_CLIENT=matrix-org-irc. Their names carry the library
 // ("host.test.js [matrix-org-irc]"), and the last line counts both runs. With TEST_IRC_CLIENT set,
@@ -186,8 +186,8 @@ const tapCommand = fs.existsSync(tapBin) ? [process.execPath, tapBin] : ['npx', 
 const IRC_CLIENTS = ['irc-framework', 'matrix-org-irc'];
 
 /**
- * The compiled test files (`dist/test/...`) that `file` imports, itself or through the test support files it
- * imports.
+ * The compiled test files (`dist/test/...`, and the plugin harness's `dist/testing/...`) that `file` imports,
+ * itself or through the test support files it imports.
  */
 function testImportsOf(file, seen = new Set()) {
   if (seen.has(file) || !fs.existsSync(path.join(root, file))) return seen;
@@ -195,7 +195,8 @@ function testImportsOf(file, seen = new Set()) {
   const source = fs.readFileSync(path.join(root, file), 'utf8');
   for (const [, specifier] of source.matchAll(/from ['"](\.{1,2}\/[^'"]+)['"]/g)) {
     const imported = path.join(path.dirname(file), specifier);
-    if (imported.startsWith(path.join('dist', 'test') + path.sep)) testImportsOf(imported, seen);
+    const inTests = ['test', 'testing'].some((folder) => imported.startsWith(path.join('dist', folder) + path.sep));
+    if (inTests) testImportsOf(imported, seen);
   }
   return seen;
 }
@@ -208,7 +209,7 @@ function runsTheBot(file) {
   if (file.startsWith(path.join('dist', 'test', 'integration') + path.sep)) {
     return /from ['"]\.\.\/support\/(?:bot|network-suite)\.js['"]/.test(fs.readFileSync(path.join(root, file), 'utf8'));
   }
-  return testImportsOf(file).has(path.join('dist', 'test', 'support', 'harness.js'));
+  return testImportsOf(file).has(path.join('dist', 'testing', 'harness.js'));
 }
 
 /** One tap run: `label` appends the library to the names of the files that run the bot. */

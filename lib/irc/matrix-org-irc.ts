@@ -24,18 +24,7 @@ import { parseLine } from './line-parser.js';
 import { LineReader, LineSlicer } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, type TransportOptions } from './transport.js';
-
-/** Capabilities requested besides the library's own `sasl`: none of them puts tags on lines. */
-export const UNTAGGED_CAPS: readonly string[] = [
-  'account-notify',
-  'away-notify',
-  'cap-notify',
-  'chghost',
-  'extended-join',
-  'invite-notify',
-  'multi-prefix',
-  'userhost-in-names',
-];
+import { UNTAGGED_CAPS } from './untagged-caps.js';
 
 /** When a silent server gets a PING, and when it counts as gone (irc-framework's defaults). */
 export interface Keepalive {

@@ -17,7 +17,7 @@ import {
   type CommandRate,
 } from '../../lib/commands.js';
 import { createLogger } from '../../lib/logger.js';
-import { FakeTransport } from '../support/fake-irc.js';
+import { FakeTransport } from '../../testing/fake-irc.js';
 
 function setup(
   admins = ['boss'],

@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseConfig, type HostConfig, type IrcClientName } from '../../lib/config.js';
-import { IRC_CLIENTS } from '../../lib/config-schema.js';
 import { Host } from '../../lib/host.js';
 import { createTransport } from '../../lib/irc/create-transport.js';
 import type { IrcEventName } from '../../lib/irc/port.js';
@@ -14,7 +13,10 @@ import { createLogger } from '../../lib/logger.js';
 import type { PluginDefinition } from '../../lib/plugin.js';
 import { builtinPlugins } from '../../app/builtin-plugins.js';
 import type { IrcClient } from './irc-client.js';
+import { testIrcClient } from '../../testing/client.js';
 import type { TestNetwork } from './testnet.js';
+
+export { testIrcClient };
 
 export interface TestBot {
   host: Host;
@@ -49,18 +51,6 @@ export interface TestBotOptions {
   client?: IrcClientName;
 }
 
-/**
- * The IRC client library the tests that run the bot stand for (integration tests, and the plugin harness):
- * TEST_IRC_CLIENT (scripts/run-tests.mjs runs them once per library), else irc-framework.
- */
-export function testIrcClient(): IrcClientName {
-  const wanted = process.env.TEST_IRC_CLIENT;
-  if (!wanted) return 'irc-framework';
-  const known = IRC_CLIENTS.find((name) => name === wanted);
-  if (!known) throw new Error(`TEST_IRC_CLIENT="${wanted}" is not one of ${IRC_CLIENTS.join(', ')}`);
-  return known;
-}
-
 /** Start the host against `network`; resolves once it is ready (registered, opered, synced if stats runs). */
 export async function startBot(network: TestNetwork, options: TestBotOptions = {}): Promise<TestBot> {
   const storeDir = options.storeDir ?? mkdtempSync(path.join(tmpdir(), 'bot-store-'));
@@ -93,7 +83,7 @@ export async function startBot(network: TestNetwork, options: TestBotOptions = {
       if (options.echo) process.stdout.write(`# ${line}\n`);
     },
   });
-  const transport = createTransport(config, logger.child('irc'));
+  const transport = await createTransport(config, logger.child('irc'));
   // The transports write through one protected method; the test reads what went out (e.g. IDENTIFYs counted).
   const sent: string[] = [];
   const writable = transport as unknown as { writeLine(line: string): void };

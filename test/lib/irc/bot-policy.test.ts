@@ -7,7 +7,7 @@
 import t from 'tap';
 import { installBotPolicy } from '../../../lib/irc/bot-policy.js';
 import { createLogger } from '../../../lib/logger.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import { FakeTransport } from '../../../testing/fake-irc.js';
 
 const sasl = { account: 'databot', password: 'secret-pw' };
 

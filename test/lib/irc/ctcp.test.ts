@@ -9,7 +9,7 @@ import type { IrcTransport } from '../../../lib/irc/port.js';
 import { CTCP_ANSWERS_PER_CLIENT, installBotPolicy } from '../../../lib/irc/bot-policy.js';
 import type { TransportOptions } from '../../../lib/irc/transport.js';
 import { createLogger, type Logger } from '../../../lib/logger.js';
-import { fakeOptions } from '../../support/fake-irc.js';
+import { fakeOptions } from '../../../testing/fake-irc.js';
 import { ScriptedIrcServer } from './fixtures/scripted-server.js';
 
 const transports: [string, (options: TransportOptions, logger: Logger) => IrcTransport][] = [

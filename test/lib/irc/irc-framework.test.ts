@@ -8,7 +8,7 @@ import type IrcFramework from 'irc-framework';
 import { IrcFrameworkTransport } from '../../../lib/irc/irc-framework.js';
 import type { IrcMessage } from '../../../lib/irc/port.js';
 import { createLogger } from '../../../lib/logger.js';
-import { fakeOptions } from '../../support/fake-irc.js';
+import { fakeOptions } from '../../../testing/fake-irc.js';
 import { ScriptedIrcServer } from './fixtures/scripted-server.js';
 
 t.test('the bot gets WHO, LIST and chat lines; the library caches none of them and still answers PING', async (t) => {

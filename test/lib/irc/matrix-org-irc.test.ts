@@ -14,7 +14,7 @@ import { MatrixIrcTransport, type Keepalive } from '../../../lib/irc/matrix-org-
 import type { IrcEventName, IrcMessage, IrcTransport } from '../../../lib/irc/port.js';
 import type { TransportOptions } from '../../../lib/irc/transport.js';
 import { createLogger } from '../../../lib/logger.js';
-import { fakeOptions } from '../../support/fake-irc.js';
+import { fakeOptions } from '../../../testing/fake-irc.js';
 import { ScriptedIrcServer, type ScriptedServerOptions } from './fixtures/scripted-server.js';
 import { TEST_CERT, TEST_KEY } from './fixtures/self-signed.js';
 

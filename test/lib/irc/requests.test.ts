@@ -10,7 +10,7 @@ import { toIrcMessage } from '../../../lib/irc/irc-framework.js';
 import type { IrcRequest } from '../../../lib/irc/port.js';
 import { RequestLane, TRY_AGAIN, type TryAgainOptions } from '../../../lib/irc/requests.js';
 import { buildServerProfile } from '../../../lib/irc/server-profile.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import { FakeTransport } from '../../../testing/fake-irc.js';
 
 const TRY_AGAIN_TEXT = 'Server load is temporarily too heavy. Please wait a while and try again.';
 const tryAgain = (command: string) => `:hub.test.net 263 DataBot ${command} :${TRY_AGAIN_TEXT}`;

@@ -22,7 +22,7 @@ import {
 } from '../../../lib/irc/server-profile.js';
 import { SessionState } from '../../../lib/irc/session.js';
 import { createLogger } from '../../../lib/logger.js';
-import { FakeTransport, fakeOptions } from '../../support/fake-irc.js';
+import { FakeTransport, fakeOptions } from '../../../testing/fake-irc.js';
 import { findRepoRoot } from '../../support/testnet.js';
 import { ScriptedIrcServer } from './fixtures/scripted-server.js';
 

@@ -10,7 +10,7 @@ import {
   installBotPolicy,
 } from '../../../lib/irc/bot-policy.js';
 import { createLogger } from '../../../lib/logger.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import { FakeTransport } from '../../../testing/fake-irc.js';
 
 t.test('formatLine protects the last parameter only when it must', async (t) => {
   t.equal(formatLine('PRIVMSG', ['#chan', 'hello world']), 'PRIVMSG #chan :hello world');

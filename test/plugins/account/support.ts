@@ -6,7 +6,7 @@
 import type { Test } from 'tap';
 import { builtinPlugins } from '../../../app/builtin-plugins.js';
 import type { InjectResponse } from '../../../lib/http/inject.js';
-import { startHarness, type Harness } from '../../support/harness.js';
+import { startHarness, type Harness } from '../../../testing/harness.js';
 import { startFakeRpc, type FakeRpcServer, type RpcCall, type RpcReply } from '../nickserv/fixtures/fake-rpc.js';
 
 export const PASSWORD = 'hunter2-but-longer';

@@ -9,7 +9,7 @@ import stats from '../../../plugins/stats/index.js';
 import type { HistorySlice } from '../../../plugins/stats/model/history.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
-import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
 
 /** One public route to count, limit and log, without the api plugin's collector behind it. */
 const hello = definePlugin({

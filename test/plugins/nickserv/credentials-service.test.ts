@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { builtinPlugins } from '../../../app/builtin-plugins.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import type { Services } from '../../../lib/sdk.js';
-import { startHarness } from '../../support/harness.js';
+import { startHarness } from '../../../testing/harness.js';
 import { startFakeRpc, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
 import { testGuardPlugin } from './fixtures/test-guard.js';
 

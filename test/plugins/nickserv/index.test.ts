@@ -10,7 +10,7 @@ import { compileBodySchema } from '../../../lib/http/body.js';
 import type { InjectResponse } from '../../../lib/http/inject.js';
 import { builtinPlugins } from '../../../app/builtin-plugins.js';
 import { checkResponseSchema } from '../../../plugins/nickserv/route.js';
-import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
 import { startFakeRpc, type FakeRpcServer, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
 import { testGuardPlugin } from './fixtures/test-guard.js';
 

@@ -7,7 +7,7 @@ import type { PluginDefinition } from '../../../lib/plugin.js';
 import { isChatLine } from '../../../plugins/stats/activity.js';
 import stats from '../../../plugins/stats/index.js';
 import type { ActivitySlice } from '../../../plugins/stats/model/activity.js';
-import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
 
 /** The collector alone, on a registered fake connection that hears every line. */
 const collector: HarnessOptions = { registry: [stats as PluginDefinition<never>], plugins: { stats: {} } };

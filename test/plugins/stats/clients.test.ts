@@ -14,8 +14,8 @@ import {
   versionReplyText,
 } from '../../../plugins/stats/clients.js';
 import { clientVersions } from '../../../scripts/crowd.js';
-import { fakeNetwork, type FakeUser } from '../../support/fake-network.js';
-import type { Harness } from '../../support/harness.js';
+import { fakeNetwork, type FakeUser } from '../../../testing/fake-network.js';
+import type { Harness } from '../../../testing/harness.js';
 import { INSPIRCD_ISUPPORT, startCollector } from './support.js';
 
 /** CTCP VERSION replies as real clients send them, and what the collector makes of them. */

@@ -18,7 +18,7 @@ import { ChannelRecordsSlice } from '../../../plugins/stats/model/channel-record
 import { HistorySlice } from '../../../plugins/stats/model/history.js';
 import { statsConfigSchema, type StatsConfig } from '../../../plugins/stats/schema.js';
 import type { CollectorUnit } from '../../../plugins/stats/unit.js';
-import { FakeTransport } from '../../support/fake-irc.js';
+import { FakeTransport } from '../../../testing/fake-irc.js';
 
 const defaults = Object.fromEntries(
   Object.entries(statsConfigSchema.properties).map(([key, schema]) => [key, schema.default]),

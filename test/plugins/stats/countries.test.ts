@@ -12,7 +12,7 @@ import {
   packagedCountryDatabase,
 } from '../../../plugins/stats/countries.js';
 import { webircAddresses } from '../../../scripts/crowd.js';
-import type { Harness } from '../../support/harness.js';
+import type { Harness } from '../../../testing/harness.js';
 import { writeMmdb } from '../../support/mmdb.js';
 import { startCollector } from './support.js';
 

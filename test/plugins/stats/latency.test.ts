@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/requests.js';
-import { fakeNetwork } from '../../support/fake-network.js';
+import { fakeNetwork } from '../../../testing/fake-network.js';
 import { INSPIRCD_ISUPPORT, latencyRounds, startCollector } from './support.js';
 
 /** The network's servers: a hub and a leaf that answer TIME, Atheme's services (VERSION only), and one silent. */

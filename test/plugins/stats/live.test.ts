@@ -7,8 +7,8 @@ import type { Channel } from '../../../lib/model/channels.js';
 import type { NetworkModel } from '../../../lib/model/network.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
-import type { FakeTransport } from '../../support/fake-irc.js';
-import { startHarness, type HarnessOptions } from '../../support/harness.js';
+import type { FakeTransport } from '../../../testing/fake-irc.js';
+import { startHarness, type HarnessOptions } from '../../../testing/harness.js';
 
 /** The collector alone, on a registered fake connection that hears every line. */
 const collector: HarnessOptions = {

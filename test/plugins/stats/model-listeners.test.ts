@@ -3,7 +3,7 @@ import t from 'tap';
 import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
-import { startHarness } from '../../support/harness.js';
+import { startHarness } from '../../../testing/harness.js';
 
 t.test('countries and peaks follow real changes; a line that changes nothing is no change', async (t) => {
   const { host, irc: transport } = await startHarness(t, {

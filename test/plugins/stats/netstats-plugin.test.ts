@@ -5,8 +5,8 @@ import t from 'tap';
 import type { ActivitySlice } from '../../../plugins/stats/model/activity.js';
 import type { ChannelRecordsSlice } from '../../../plugins/stats/model/channel-records.js';
 import { DAY_MS, type HistorySlice } from '../../../plugins/stats/model/history.js';
-import { fakeNetwork } from '../../support/fake-network.js';
-import type { Harness } from '../../support/harness.js';
+import { fakeNetwork } from '../../../testing/fake-network.js';
+import type { Harness } from '../../../testing/harness.js';
 import { startCollector } from './support.js';
 
 /** The bot joins #chat, where NAMES lists `names`. */

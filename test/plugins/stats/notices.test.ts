@@ -10,7 +10,7 @@ import { buildServerProfile } from '../../../lib/irc/server-profile.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
 import { parseClientNotice as parseInWording } from '../../../plugins/stats/notices.js';
-import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
 
 /** The lines InspIRCd 3.15 sent an operator with snomasks +cCqQjJ on the test network (verbatim). */
 const SEEN = {

@@ -8,8 +8,8 @@ import t, { type Test } from 'tap';
 import type { ServiceCommands } from '../../../lib/model/services.js';
 import { stripFormatting } from '../../../lib/irc/text.js';
 import { mergeListings, parseHelp, parseSubcommands, withUnansweredKept } from '../../../plugins/stats/service-help.js';
-import { fakeNetwork } from '../../support/fake-network.js';
-import type { Harness } from '../../support/harness.js';
+import { fakeNetwork } from '../../../testing/fake-network.js';
+import type { Harness } from '../../../testing/harness.js';
 import { INSPIRCD_ISUPPORT, startCollector } from './support.js';
 // Anope 2.1's answers, written out from its source (Anope 2.1.15: modules/help.cpp, src/misc.cpp's HelpWrapper
 // and LineWrapper, modules/nickserv/nickserv.cpp, modules/chanserv/chanserv.cpp, ns_set.cpp, cs_set.cpp, each

@@ -6,8 +6,8 @@ import t, { type Test } from 'tap';
 import { parseLine } from '../../../lib/irc/line-parser.js';
 import type { IrcMessage } from '../../../lib/irc/port.js';
 import { burstEndedFrom, isLinkNotice, isNetsplitQuit } from '../../../plugins/stats/splits.js';
-import { fakeNetwork, type FakeNetwork, type FakeServerEntry, type FakeUser } from '../../support/fake-network.js';
-import type { Harness } from '../../support/harness.js';
+import { fakeNetwork, type FakeNetwork, type FakeServerEntry, type FakeUser } from '../../../testing/fake-network.js';
+import type { Harness } from '../../../testing/harness.js';
 import { startCollector } from './support.js';
 
 const HUB: FakeServerEntry = { name: 'hub.test.net', description: 'TestNet hub' };

@@ -1,11 +1,11 @@
 /**
  * The collector's tests: the stats plugin alone in the real host, on the fake connection to a fake server that
- * answers for a small network (test/support/harness.ts), so that each test reads as a conversation with it.
+ * answers for a small network (testing/harness.ts), so that each test reads as a conversation with it.
  */
 import type { Test } from 'tap';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
-import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
 
 /** The ISUPPORT of the test network's InspIRCd 3: WHOX, and LIST by user count and by age (ELIST). */
 export const INSPIRCD_ISUPPORT = 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst ELIST=CMNTU WHOX';

@@ -4,8 +4,8 @@
  */
 import t, { type Test } from 'tap';
 import { SYNC_RETRY_FIRST_MS, syncRetryDelayMs } from '../../../plugins/stats/sync-schedule.js';
-import { fakeNetwork } from '../../support/fake-network.js';
-import type { Harness } from '../../support/harness.js';
+import { fakeNetwork } from '../../../testing/fake-network.js';
+import type { Harness } from '../../../testing/harness.js';
 import { startCollector } from './support.js';
 
 t.test('the wait before a failed sync is tried again doubles, up to the refresh', async (t) => {

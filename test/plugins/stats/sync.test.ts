@@ -24,8 +24,8 @@ import {
   wholeListDue,
 } from '../../../plugins/stats/sync.js';
 import { parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
-import { fakeNetwork, networkAnswer, type FakeChannel, type FakeUser } from '../../support/fake-network.js';
-import { startHarness, type Harness } from '../../support/harness.js';
+import { fakeNetwork, networkAnswer, type FakeChannel, type FakeUser } from '../../../testing/fake-network.js';
+import { startHarness, type Harness } from '../../../testing/harness.js';
 import { INSPIRCD_ISUPPORT, startCollector } from './support.js';
 
 /** The server profile of a server that said this much of itself (ISUPPORT tokens, RPL_MYINFO's version). */

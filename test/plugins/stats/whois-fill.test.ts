@@ -3,8 +3,8 @@
  * a time, one per tick of `whois_per_second`, and the model learns from 330 (and 338/378, countries.ts).
  */
 import t, { type Test } from 'tap';
-import type { Harness } from '../../support/harness.js';
-import { fakeNetwork, type FakeUser } from '../../support/fake-network.js';
+import type { Harness } from '../../../testing/harness.js';
+import { fakeNetwork, type FakeUser } from '../../../testing/fake-network.js';
 import { startCollector } from './support.js';
 
 /** A server without WHOX, whose profile reads both WHOIS replies that give an IP (338 and 378). */

@@ -6,7 +6,7 @@ import t from 'tap';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { TokensSlice } from '../../../plugins/tokens/model.js';
-import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
 
 /** Stands in for the api plugin: the token routes an administrator may grant. */
 const api = definePlugin({

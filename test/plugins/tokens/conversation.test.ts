@@ -5,7 +5,7 @@
 import t from 'tap';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
-import { startHarness } from '../../support/harness.js';
+import { startHarness } from '../../../testing/harness.js';
 
 /** One token route to grant, standing in for the api plugin. */
 const users = definePlugin({

@@ -9,7 +9,7 @@ import type { RouteDefinition } from '../../../lib/http/types.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { TokensSlice } from '../../../plugins/tokens/model.js';
-import { startHarness } from '../../support/harness.js';
+import { startHarness } from '../../../testing/harness.js';
 import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 const admin = { account: 'boss', via: 'irc' } as const;

@@ -8,7 +8,7 @@ import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import type { Services } from '../../../lib/sdk.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import { eventually } from '../../support/bot.js';
-import { startHarness } from '../../support/harness.js';
+import { startHarness } from '../../../testing/harness.js';
 
 type TokensManage = Services['tokens.manage'];
 

@@ -10,7 +10,7 @@ import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../plugins/tokens/
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { InjectResponse } from '../../../lib/http/inject.js';
-import { startHarness, type Harness, type HarnessOptions } from '../../support/harness.js';
+import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
 import { OpenApiValidator } from '../api/fixtures/openapi-validator.js';
 
 /** Stands in for the api plugin: one public route and two token routes. */

@@ -4,9 +4,9 @@
  * server lines and read what it sent; lines are parsed by the bot's own parser,
  * as both adapters parse them.
  */
-import { parseLine } from '../../lib/irc/line-parser.js';
-import { BaseTransport, type TransportOptions } from '../../lib/irc/transport.js';
-import { createLogger, type Logger } from '../../lib/logger.js';
+import { parseLine } from '../lib/irc/line-parser.js';
+import { BaseTransport, type TransportOptions } from '../lib/irc/transport.js';
+import { createLogger, type Logger } from '../lib/logger.js';
 
 export const fakeOptions: TransportOptions = {
   host: '127.0.0.1',

@@ -8,7 +8,7 @@
  * const network = fakeNetwork({ users: [{ nick: 'alice', server: 'hub.test.net' }] });
  * ```
  */
-import { casefold } from '../../lib/irc/casemapping.js';
+import { casefold } from '../lib/irc/casemapping.js';
 
 export interface FakeServerEntry {
   name: string;

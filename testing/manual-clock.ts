@@ -10,7 +10,7 @@
  * await clock.jump(3_600_000); // an hour later: tick ran once
  * ```
  */
-import type { HostTimers } from '../../lib/host.js';
+import type { HostTimers } from '../lib/host.js';
 
 interface Timer {
   /** When it next falls due, in ms of the clock. */

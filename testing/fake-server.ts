@@ -9,8 +9,8 @@
  * server.answer(/^WHOIS (\S+)$/, (match) => [`:hub.test.net 401 DataBot ${match[1]} :No such nick`]);
  * ```
  */
-import type { IrcClientName } from '../../lib/config.js';
-import { UNTAGGED_CAPS } from '../../lib/irc/matrix-org-irc.js';
+import type { IrcClientName } from '../lib/config.js';
+import { UNTAGGED_CAPS } from '../lib/irc/untagged-caps.js';
 import { DEFAULT_ISUPPORT, type FakeTransport } from './fake-irc.js';
 import { hubOf, networkAnswer, type FakeNetwork } from './fake-network.js';
 

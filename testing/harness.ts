@@ -54,17 +54,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Test } from 'tap';
-import { builtinPlugins } from '../../app/builtin-plugins.js';
-import type { HostConfig, IrcClientName } from '../../lib/config.js';
-import { Host } from '../../lib/host.js';
-import { transportOptions } from '../../lib/irc/create-transport.js';
-import type { TryAgainOptions } from '../../lib/irc/requests.js';
-import type { InjectResponse } from '../../lib/http/inject.js';
-import { createLogger } from '../../lib/logger.js';
-import type { ModelSlice } from '../../lib/model/slice.js';
-import type { PluginDefinition } from '../../lib/plugin.js';
-import { testIrcClient } from './bot.js';
+import { builtinPlugins } from '../app/builtin-plugins.js';
+import type { HostConfig, IrcClientName } from '../lib/config.js';
+import { Host } from '../lib/host.js';
+import { transportOptions } from '../lib/irc/create-transport.js';
+import type { TryAgainOptions } from '../lib/irc/requests.js';
+import type { InjectResponse } from '../lib/http/inject.js';
+import { createLogger } from '../lib/logger.js';
+import type { ModelSlice } from '../lib/model/slice.js';
+import type { PluginDefinition } from '../lib/plugin.js';
+import { testIrcClient } from './client.js';
 import { FakeTransport, fakeOptions } from './fake-irc.js';
 import type { FakeNetwork } from './fake-network.js';
 import { FakeServer, type Registration } from './fake-server.js';
@@ -203,8 +202,21 @@ export interface Harness {
 /** Turns of the event loop without a line or an answer after which the bot is taken as settled. */
 const QUIET_TURNS = 5;
 
+/**
+ * The test a harness belongs to: what it started is stopped and removed when the test ends. tap's `t` (its
+ * `teardown`) and node:test's `t` (its `after`) are both one; with another runner, pass
+ * `{ teardown: (fn) => afterEach(fn) }` or the like.
+ */
+export type HarnessTest = { teardown(fn: () => unknown): void } | { after(fn: () => unknown): void };
+
+/** Run `fn` when `t` ends. */
+function atEnd(t: HarnessTest, fn: () => unknown): void {
+  if ('teardown' in t) t.teardown(fn);
+  else t.after(fn);
+}
+
 /** Start the host with `options.plugins` on a fake IRC connection, registered unless `register` is false. */
-export async function startHarness(t: Test, options: HarnessOptions): Promise<Harness> {
+export async function startHarness(t: HarnessTest, options: HarnessOptions): Promise<Harness> {
   const storeDir = harnessStore(t, options);
   const client = options.client ?? testIrcClient();
   const config = harnessConfig(options, storeDir, client);
@@ -243,7 +255,7 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
     stopped = true;
     await host.stop();
   };
-  t.teardown(stop);
+  atEnd(t, stop);
   const connection = registration(
     server,
     { nick: config.irc.nick, isupport: options.isupport, version: options.version, client },
@@ -271,11 +283,11 @@ export async function startHarness(t: Test, options: HarnessOptions): Promise<Ha
  * The store's folder with `store: 'files'` (made here unless `storeDir` is given); undefined for the store in
  * memory.
  */
-function harnessStore(t: Test, options: HarnessOptions): string | undefined {
+function harnessStore(t: HarnessTest, options: HarnessOptions): string | undefined {
   if (options.storeDir !== undefined) return options.storeDir;
   if (options.store !== 'files') return undefined;
   const storeDir = mkdtempSync(path.join(tmpdir(), 'harness-'));
-  t.teardown(() => rmSync(storeDir, { recursive: true, force: true }));
+  atEnd(t, () => rmSync(storeDir, { recursive: true, force: true }));
   return storeDir;
 }
 
@@ -298,10 +310,10 @@ function fakeConnection(config: HostConfig, options: HarnessOptions): { irc: Fak
  * `Date.now` gives the clock's time until the test ends. Before the host and its plugins are made: whatever keeps
  * the function (the send queue's pacing) keeps this one. Not tap's `capture`, which records every call.
  */
-function dateNowFrom(t: Test, clock: ManualClock): void {
+function dateNowFrom(t: HarnessTest, clock: ManualClock): void {
   const runtimeNow = Date.now;
   Date.now = () => clock.now();
-  t.teardown(() => {
+  atEnd(t, () => {
     Date.now = runtimeNow;
   });
 }
