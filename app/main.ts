@@ -40,7 +40,7 @@ async function main(): Promise<number> {
   }
   const logger = createLogger({ level: config.log.level, format: config.log.format });
   logger.info(`starting ${versionString}`, { config: path });
-  const transport = createTransport(config, logger.child('irc'));
+  const transport = await createTransport(config, logger.child('irc'));
   const host = new Host({ config, logger, plugins, transport });
 
   process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { error: errorMessage(reason) }));

@@ -53,9 +53,9 @@ export {
 export { packageName, packageVersion, versionString } from './version.js';
 
 // IRC.
+// The adapters themselves are the package's `irc-network-data/irc-framework` and `/matrix-org-irc` entries:
+// each loads its library, which importing this SDK must not.
 export { createTransport, transportOptions } from './irc/create-transport.js';
-export { IrcFrameworkTransport } from './irc/irc-framework.js';
-export { MatrixIrcTransport, type Keepalive } from './irc/matrix-org-irc.js';
 export type { LineOptions } from './irc/pacer.js';
 export { BaseTransport, type TransportOptions } from './irc/transport.js';
 export type { SessionState } from './irc/session.js';

@@ -49,6 +49,16 @@ declare module 'irc-framework' {
     use(middleware: RawMiddleware): void;
   }
 
+  /** A PRIVMSG, NOTICE or ACTION, as the client's `message` event gives it. */
+  export interface MessageEvent {
+    type: 'privmsg' | 'notice' | 'action';
+    nick: string;
+    target: string;
+    message: string;
+    /** Answer where it came from: the channel, or the sender of a private message. */
+    reply(text: string): void;
+  }
+
   export class Client {
     constructor(options?: Partial<ClientOptions>);
     readonly connected: boolean;
@@ -56,11 +66,13 @@ declare module 'irc-framework' {
     /** Write one raw line as is (a single string argument is not re-quoted). */
     raw(line: string): void;
     quit(message?: string): void;
+    join(channel: string, key?: string): void;
     requestCap(cap: string | string[]): void;
     use(middleware: (client: Client, raw: MiddlewareHandler, parsed: MiddlewareHandler) => void): this;
     on(event: 'socket close', listener: (error?: Error) => void): this;
     on(event: 'socket error', listener: (error: Error) => void): this;
     on(event: 'socket connected', listener: () => void): this;
+    on(event: 'message', listener: (event: MessageEvent) => void): this;
     on(event: string, listener: (...args: unknown[]) => void): this;
     off(event: string, listener: (...args: never[]) => void): this;
     removeAllListeners(): this;

@@ -1,8 +1,10 @@
-/** Builds the configured IRC adapter from the host config. */
+/**
+ * Builds the configured IRC adapter from the host config. Each adapter's module, and the client library it
+ * wraps, is loaded only when the config selects it: importing the host loads neither library, and
+ * matrix-org-irc need not be installed where it is not used.
+ */
 import type { HostConfig } from '../config.js';
 import type { Logger } from '../logger.js';
-import { IrcFrameworkTransport } from './irc-framework.js';
-import { MatrixIrcTransport } from './matrix-org-irc.js';
 import type { IrcTransport } from './port.js';
 import type { TransportOptions } from './transport.js';
 
@@ -23,12 +25,30 @@ export function transportOptions(config: HostConfig): TransportOptions {
   };
 }
 
-export function createTransport(config: HostConfig, logger: Logger): IrcTransport {
+/** The adapter `irc.client` names, its library loaded now; a library that is not installed is a clear error. */
+export async function createTransport(config: HostConfig, logger: Logger): Promise<IrcTransport> {
   const options = transportOptions(config);
-  switch (config.irc.client) {
-    case 'irc-framework':
-      return new IrcFrameworkTransport(options, logger);
-    case 'matrix-org-irc':
-      return new MatrixIrcTransport(options, logger);
+  const library = config.irc.client;
+  try {
+    switch (library) {
+      case 'irc-framework': {
+        const { IrcFrameworkTransport } = await import('./irc-framework.js');
+        return new IrcFrameworkTransport(options, logger);
+      }
+      case 'matrix-org-irc': {
+        const { MatrixIrcTransport } = await import('./matrix-org-irc.js');
+        return new MatrixIrcTransport(options, logger);
+      }
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String(error).includes(`'${library}'`)) {
+      throw new Error(
+        `irc.client is "${library}", but the package ${library} is not installed: npm install ${library}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    throw error;
   }
 }

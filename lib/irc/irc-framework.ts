@@ -8,11 +8,9 @@
  * own CTCP VERSION answer is off: the host's bot policy answers CTCP alike on both.
  */
 import IrcFramework from 'irc-framework';
-import type { ParsedMessage } from 'irc-framework';
-import NetTransport from 'irc-framework/src/transports/net.js';
 import type { Logger } from '../logger.js';
+import { BOT_LINES, SlicedNetTransport } from './irc-framework-socket.js';
 import { parseLine } from './line-parser.js';
-import { LineSlicer } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, type TransportOptions } from './transport.js';
 
@@ -28,10 +26,52 @@ const BOT_ONLY = new Set([
   ...['PRIVMSG', 'NOTICE', 'TAGMSG', 'JOIN', 'PART', 'QUIT', 'KICK', 'AWAY', 'ACCOUNT', 'CHGHOST', 'TOPIC'],
 ]);
 
-/** The connect option SlicedNetTransport finds the bot's own line handler under. */
-const BOT_LINES = 'bot_lines';
+/** A line as irc-framework parses it (its `ParsedMessage`). */
+export interface IrcFrameworkMessage {
+  tags: Record<string, string>;
+  prefix: string;
+  nick: string;
+  ident: string;
+  hostname: string;
+  command: string;
+  params: string[];
+}
 
-export function toIrcMessage(parsed: ParsedMessage): IrcMessage {
+/**
+ * What {@link IrcFrameworkTransport.attach} uses of your irc-framework `Client` (4.x): any such client is one.
+ * Declared here, not taken from the library (which ships no types), so that the package's types stand alone.
+ */
+export interface IrcFrameworkClient {
+  /** Whether the socket is open. */
+  readonly connected: boolean;
+  /** `registered`: when registration finished, false before (and while the `registered` event runs). */
+  readonly connection: { readonly registered: number | false };
+  readonly user: { readonly nick: string };
+  /** Write one raw line. */
+  raw(line: string): void;
+  /** Add a middleware: the adapter reads every line through the raw one. */
+  use(
+    middleware: (
+      client: unknown,
+      raw: {
+        use(
+          handler: (
+            command: string,
+            message: IrcFrameworkMessage,
+            rawLine: string,
+            source: unknown,
+            next: (error?: Error) => void,
+          ) => void,
+        ): void;
+      },
+      parsed: unknown,
+    ) => void,
+  ): unknown;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  off(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+export function toIrcMessage(parsed: IrcFrameworkMessage): IrcMessage {
   const time = parsed.tags.time ? new Date(parsed.tags.time) : new Date();
   return {
     command: parsed.command,
@@ -42,64 +82,31 @@ export function toIrcMessage(parsed: ParsedMessage): IrcMessage {
   };
 }
 
-/**
- * The library's socket transport, with what it reads handed on in slices of time ({@link LineSlicer}), so a
- * burst of replies never holds the event loop. Everything the library does with a line (parsing, its own
- * state, the raw middleware that brings it to the bot) happens within the slice. The close is passed on
- * after the last line read.
- */
-export class SlicedNetTransport extends NetTransport {
-  private slicer: LineSlicer | null = null;
-
-  override onSocketData(data: Buffer): void {
-    const socket = this.socket;
-    if (!socket) return;
-    this.slicer ??= new LineSlicer((line) => this.deliver(line), socket);
-    this.slicer.push(data);
-  }
-
-  /** A line to the bot first; to the library too unless the bot spares it ({@link BOT_ONLY}). */
-  private deliver(line: string): void {
-    const take = this.options[BOT_LINES] as ((line: string) => boolean) | undefined;
-    if (take?.(line)) return;
-    this.emit('line', line);
-  }
-
-  override onSocketClose(): void {
-    if (this.slicer) this.slicer.end(() => super.onSocketClose());
-    else super.onSocketClose();
-  }
-
-  override disposeSocket(): void {
-    this.slicer?.clear();
-    this.slicer = null;
-    super.disposeSocket();
-  }
-}
-
 export class IrcFrameworkTransport extends BaseTransport {
+  /** The client of a connection of its own. */
   private client: IrcFramework.Client | null = null;
+  /** The client the embedding bot handed over ({@link attach}). */
+  private ownersClient: IrcFrameworkClient | null = null;
   private closed: Promise<void> = Promise.resolve();
-  /** Removes what was put on an attached client. */
 
   constructor(options: TransportOptions, logger: Logger) {
     super(options, logger);
   }
 
   /**
-   * Use a client the embedding bot connected and registered itself (after its
-   * `registered` event). It keeps its own reconnecting (each new registration is
-   * followed by `ready` again) and its own CTCP VERSION answer; {@link quit}
-   * only lets go of it.
+   * Use a client the embedding bot connected itself: in its `registered` event or any time after. (irc-framework
+   * marks the connection registered only after that event's listeners ran; the transport takes the connection
+   * over then.) The client keeps its own reconnecting (each new registration is followed by `ready` again) and
+   * its own CTCP VERSION answer; {@link quit} only lets go of it.
    */
-  static attach(client: IrcFramework.Client, options: TransportOptions, logger: Logger): IrcFrameworkTransport {
-    if (!client.connected || client.connection.registered === false) {
+  static attach(client: IrcFrameworkClient, options: TransportOptions, logger: Logger): IrcFrameworkTransport {
+    if (!client.connected) {
       throw new Error(
-        'IrcFrameworkTransport.attach: the client is not registered yet; call client.connect() and attach in its "registered" event',
+        'IrcFrameworkTransport.attach: the client is not connected; call client.connect() and attach in its "registered" event',
       );
     }
     const transport = new IrcFrameworkTransport(options, logger);
-    transport.client = client;
+    transport.ownersClient = client;
     transport.adopted = true;
     return transport;
   }
@@ -153,7 +160,8 @@ export class IrcFrameworkTransport extends BaseTransport {
   }
 
   protected writeLine(line: string): void {
-    if (this.client?.connected) this.client.raw(line);
+    const client = this.ownersClient ?? this.client;
+    if (client?.connected) client.raw(line);
   }
 
   protected async closeConnection(message: string): Promise<void> {
@@ -165,7 +173,7 @@ export class IrcFrameworkTransport extends BaseTransport {
 
   /** Listen to an attached client, now and after each reconnect of its own. */
   private listenToAttached(): void {
-    const client = this.client!;
+    const client = this.ownersClient!;
     if (!this.detach) {
       // irc-framework has no way to remove a middleware: this one goes quiet instead.
       let listening = true;
@@ -176,15 +184,30 @@ export class IrcFrameworkTransport extends BaseTransport {
         });
       });
       const onConnected = (): void => this.handleConnected();
-      const onClose = (error?: Error): void => this.handleDisconnected(error ? error.message : 'connection closed');
+      const onClose = (error?: Error): void => {
+        client.off('connected', this.adoptRegistered);
+        this.handleDisconnected(error ? error.message : 'connection closed');
+      };
       client.on('socket connected', onConnected);
       client.on('socket close', onClose);
       this.detach = () => {
         listening = false;
         client.off('socket connected', onConnected);
         client.off('socket close', onClose);
+        client.off('connected', this.adoptRegistered);
       };
     }
-    if (client.connected) this.adoptConnection(client.user.nick);
+    if (!client.connected) return;
+    // Attached in the `registered` event, or while registering: the library's `connected` event follows
+    // the moment it marks the connection registered.
+    if (client.connection.registered === false) client.on('connected', this.adoptRegistered);
+    else this.adoptConnection(client.user.nick);
   }
+
+  /** Take over an attached client's connection once the library has it registered. */
+  private readonly adoptRegistered = (): void => {
+    const client = this.ownersClient!;
+    client.off('connected', this.adoptRegistered);
+    if (client.connected) this.adoptConnection(client.user.nick);
+  };
 }

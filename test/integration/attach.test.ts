@@ -120,16 +120,18 @@ t.test('a connected matrix-org-irc client handed to the host', async (t) => {
 t.test('a connected irc-framework client handed to the host', async (t) => {
   const nick = `fw${tag}`;
   const client = new IrcFramework.Client();
-  const registered = new Promise<void>((resolve) => client.on('registered', () => resolve()));
+  // As docs/transports.md says: the host is made and started in the client's `registered` event, the
+  // transport attached there synchronously.
+  const served = new Promise<Awaited<ReturnType<typeof hostOn>>>((resolve, reject) => {
+    client.on('registered', () => {
+      hostOn(t, (options, logger) => IrcFrameworkTransport.attach(client, options, logger), nick, 'irc-framework').then(
+        resolve,
+        reject,
+      );
+    });
+  });
   client.connect({ host: network.host, port: network.hubPort, nick, auto_reconnect: false });
-  await registered;
-
-  const { host, transport } = await hostOn(
-    t,
-    (options, logger) => IrcFrameworkTransport.attach(client, options, logger),
-    nick,
-    'irc-framework',
-  );
+  const { host, transport } = await served;
   await checkServed(t, host, transport, nick);
 
   await host.stop('embedding test over');

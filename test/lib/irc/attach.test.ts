@@ -12,7 +12,7 @@ import { IrcFrameworkTransport } from '../../../lib/irc/irc-framework.js';
 import { MatrixIrcTransport } from '../../../lib/irc/matrix-org-irc.js';
 import type { IrcEventName, IrcMessage, IrcTransport } from '../../../lib/irc/port.js';
 import { createLogger } from '../../../lib/logger.js';
-import { fakeOptions } from '../../support/fake-irc.js';
+import { fakeOptions } from '../../../testing/fake-irc.js';
 import { ScriptedIrcServer, SERVER_NAME, type ScriptedConnection } from './fixtures/scripted-server.js';
 
 function next(transport: IrcTransport, event: IrcEventName, timeoutMs = 5000): Promise<void> {
@@ -170,13 +170,39 @@ t.test('an attached matrix-org-irc transport follows the owner to a new client',
   t.equal((await seen).params[1], 'hello again', 'lines from the new client');
 });
 
+t.test('an irc-framework client attached in its registered event, as the docs say, is adopted', async (t) => {
+  const scripted = await server(t);
+  const client = new IrcFramework.Client();
+  t.throws(() => IrcFrameworkTransport.attach(client, fakeOptions, logger), /not connected/, 'refused before connect');
+  const attached = new Promise<{ transport: IrcFrameworkTransport; ready: Promise<void>; registered: unknown }>(
+    (resolve) => {
+      client.on('registered', () => {
+        // Synchronously in the event, while the library still has the connection unregistered.
+        const registered = client.connection.registered;
+        const transport = IrcFrameworkTransport.attach(client, fakeOptions, logger);
+        const ready = next(transport, 'ready');
+        transport.connect();
+        resolve({ transport, ready, registered });
+      });
+    },
+  );
+  client.connect({ host: '127.0.0.1', port: scripted.port, nick: 'FwBot', auto_reconnect: false });
+  const { transport, ready, registered } = await attached;
+  t.equal(registered, false, 'irc-framework had not marked the connection registered in its event');
+  await ready;
+  await checkAdopted(t, transport, await scripted.connection(0), 'FwBot');
+  await transport.quit('not sent');
+  client.quit('bye');
+});
+
 t.test('a registered irc-framework client is adopted; quitting lets go of it', async (t) => {
   const scripted = await server(t);
   const client = new IrcFramework.Client();
-  t.throws(() => IrcFrameworkTransport.attach(client, fakeOptions, logger), /not registered yet/);
-  const registered = new Promise<void>((resolve) => client.on('registered', () => resolve()));
+  // The library's `connected` event follows its marking the connection registered.
+  const registered = new Promise<void>((resolve) => client.on('connected', () => resolve()));
   client.connect({ host: '127.0.0.1', port: scripted.port, nick: 'FwBot', auto_reconnect: false });
   await registered;
+  t.not(client.connection.registered, false, 'registered before the handover');
   const connection = await scripted.connection(0);
   const transport = IrcFrameworkTransport.attach(client, fakeOptions, logger);
   const ready = next(transport, 'ready');

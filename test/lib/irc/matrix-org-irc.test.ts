@@ -305,6 +305,6 @@ t.test('createTransport picks the adapter named by irc.client', async (t) => {
       'test',
       {},
     );
-  t.type(createTransport(config(), logger), IrcFrameworkTransport, 'irc-framework by default');
-  t.type(createTransport(config('matrix-org-irc'), logger), MatrixIrcTransport);
+  t.type(await createTransport(config(), logger), IrcFrameworkTransport, 'irc-framework by default');
+  t.type(await createTransport(config('matrix-org-irc'), logger), MatrixIrcTransport);
 });
