@@ -5,6 +5,7 @@
  * reverse. A plugin's failing handler is logged with its name and never takes
  * the host down.
  */
+import semver from 'semver';
 import { CommandRegistry } from './commands.js';
 import { checkSchema, type HostConfig } from './config.js';
 import { unavailable } from './http/errors.js';
@@ -17,7 +18,7 @@ import { NetworkModel } from './model/network.js';
 import type { PluginContext, PluginDefinition, PluginStop } from './plugin.js';
 import { Store } from './store/store.js';
 import { installBotPolicy } from './irc/bot-policy.js';
-import { versionString } from './version.js';
+import { packageName, packageVersion, versionString } from './version.js';
 import { healthRoutes } from './health.js';
 import { HostMetrics } from './metrics.js';
 
@@ -83,6 +84,21 @@ interface RunningPlugin {
 const ENABLED_SCHEMA = { type: 'boolean', default: true, description: 'Set to false to keep the plugin off.' };
 
 /** Plugins to run, in start order; throws HostError naming every problem. */
+/** Whether this host's version is one `plugin` names in its `host` range; else what is wrong. */
+function hostVersionProblems(plugin: PluginDefinition<never>): string[] {
+  if (plugin.host === undefined) return [];
+  if (semver.validRange(plugin.host) === null) {
+    return [
+      `Plugin "${plugin.name}" names the host versions it works with as "${plugin.host}", which is not a version range`,
+    ];
+  }
+  if (semver.satisfies(packageVersion, plugin.host, { includePrerelease: true })) return [];
+  return [
+    `Plugin "${plugin.name}" works with ${packageName} ${plugin.host}; this is ${packageName} ${packageVersion}: ` +
+      'use a version of the plugin made for this one, or a host in its range',
+  ];
+}
+
 export function resolvePlugins(
   registry: readonly PluginDefinition<never>[],
   pluginConfig: Record<string, Record<string, unknown>>,
@@ -106,6 +122,7 @@ export function resolvePlugins(
     problems.push(...found);
     if (found.length === 0 && config.enabled !== false) enabled.set(name, config);
   }
+  for (const name of enabled.keys()) problems.push(...hostVersionProblems(byName.get(name)!));
   for (const name of enabled.keys()) {
     for (const dependency of byName.get(name)!.dependencies ?? []) {
       if (!byName.has(dependency))

@@ -16,6 +16,13 @@ export interface PluginDefinition<Config = Record<string, unknown>> {
   /** The key under `plugins` in the config, e.g. `stats`. */
   name: string;
   description: string;
+  /**
+   * The versions of the host (this package, irc-network-data) the plugin works with, as an npm version range
+   * (`^0.1.0`, `0.x`, `>=0.1.0 <0.3.0`), as a fastify plugin names the fastify it needs. A host of another
+   * version refuses to start, naming the plugin and both versions. Left out: any version. Prereleases count as
+   * their version.
+   */
+  host?: string;
   /** Plugins that must be enabled and started before this one. */
   dependencies?: readonly string[];
   /** Services this plugin offers the others ({@link Services}); it must provide each during start(). */

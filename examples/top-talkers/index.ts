@@ -67,6 +67,8 @@ function topTalkers(
 export default definePlugin<TopTalkersConfig>({
   name: 'top-talkers',
   description: "Today's most active nicks in public channels, over HTTP and IRC (an example of an outside plugin).",
+  // The host versions it was written for: another host refuses to start with it, naming both versions.
+  host: '0.x',
   uses: ['stats.activity'],
   configSchema,
   start({ http, commands, services, model, config }) {

@@ -3,14 +3,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { Host, HostError, resolvePlugins, type HostOptions } from '../../lib/host.js';
+import { packageVersion } from '../../lib/version.js';
+import semver from 'semver';
 import { ApiError } from '../../lib/http/errors.js';
 import type { ApiRequest } from '../../lib/http/types.js';
 import { createLogger } from '../../lib/logger.js';
 import type { ModelSlice } from '../../lib/model/slice.js';
 import { definePlugin, type PluginDefinition } from '../../lib/plugin.js';
-import { FakeTransport } from '../support/fake-irc.js';
-import { ManualClock } from '../support/manual-clock.js';
-import { testHostConfig } from '../support/host-config.js';
+import { FakeTransport } from '../../testing/fake-irc.js';
+import { ManualClock } from '../../testing/manual-clock.js';
+import { testHostConfig } from '../../testing/host-config.js';
 
 type AnyPlugin = PluginDefinition<never>;
 
@@ -56,6 +58,25 @@ t.test('plugins start in dependency order and stop in reverse', async (t) => {
   t.same(events, ['start stats', 'start tokens', 'start api']);
   await host.stop();
   t.same(events.slice(3), ['stop api', 'stop tokens', 'stop stats']);
+});
+
+t.test('a plugin names the host versions it works with; another host refuses to start', async (t) => {
+  const named = (host: string) => ({ ...plugin('hello'), host });
+  const major = semver.major(packageVersion);
+  for (const range of [packageVersion, `^${packageVersion}`, `>=${packageVersion}`, `${major}.x`, '*']) {
+    t.doesNotThrow(() => resolvePlugins([named(range)], { hello: {} }), `${range} takes ${packageVersion}`);
+  }
+  const later = `>=${semver.inc(packageVersion, 'minor')}`;
+  t.throws(() => resolvePlugins([named(later)], { hello: {} }), {
+    message: `Plugin "hello" works with irc-network-data ${later}; this is irc-network-data ${packageVersion}: use a version of the plugin made for this one, or a host in its range`,
+  });
+  t.throws(() => resolvePlugins([named(`${major + 1}.x`)], { hello: {} }), {
+    message: new RegExp(`works with irc-network-data ${major + 1}\\.x; this is irc-network-data`),
+  });
+  t.throws(() => resolvePlugins([named('version one')], { hello: {} }), {
+    message: 'Plugin "hello" names the host versions it works with as "version one", which is not a version range',
+  });
+  t.doesNotThrow(() => resolvePlugins([named(`${major + 1}.x`)], {}), 'a plugin not enabled is not checked');
 });
 
 t.test('boot errors name the plugin and the key', async (t) => {
