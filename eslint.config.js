@@ -67,6 +67,8 @@ export default tseslint.config(
     // An outside plugin has one entry into this package, the public SDK (app/sdk.ts): the contracts of the
     // built-in plugins' services it may use come with it.
     files: ['examples/**/*.ts'],
+    // A program that embeds the host, and a plugin's tests, use the package's other entries (below).
+    ignores: ['examples/embedded-bot/**', 'examples/**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -95,6 +97,26 @@ export default tseslint.config(
               group: ['**/app/**', '!**/app/sdk.js'],
               message:
                 "An outside plugin imports only the SDK (app/sdk.js here), not the package's entry or the program: the contracts of the built-in plugins' services come with the SDK.",
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': staticImportsOnly,
+    },
+  },
+  {
+    // A program that embeds the host, and a plugin's tests, import the package's entries (app/index.js,
+    // app/irc-framework.js, app/matrix-org-irc.js, testing/index.js here), never the files behind them.
+    files: ['examples/embedded-bot/**/*.ts', 'examples/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/lib/**', '**/plugins/**', '**/testing/*', '!**/testing/index.js'],
+              message:
+                "An integrator imports the package's entries (app/*.js, testing/index.js here), not the files behind them.",
             },
           ],
         },

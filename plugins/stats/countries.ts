@@ -9,8 +9,8 @@
  * packaged one). Answers are cached per IP.
  */
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Reader, type CountryResponse } from 'maxmind';
 import { errorMessage, type IrcMessage, type Logger, type NetworkModel, type User } from '../../lib/sdk.js';
 import type { CollectorContext } from './collector.js';
@@ -75,9 +75,12 @@ function countryFromHostName(host: string): string | null {
   return ISO_COUNTRIES.has(code) ? code : null;
 }
 
-/** The country database read when `geoip_database` is not set: GeoLite2 country data from npm. */
+/**
+ * The country database read when `geoip_database` is not set: GeoLite2 country data, as the package ships it
+ * (the build copies it to `dist/geoip/` from @ip-location-db/geolite2-country-mmdb).
+ */
 export function packagedCountryDatabase(): string {
-  return createRequire(import.meta.url).resolve('@ip-location-db/geolite2-country-mmdb/geolite2-country.mmdb');
+  return fileURLToPath(new URL('../../geoip/geolite2-country.mmdb', import.meta.url));
 }
 
 /** A country database read into memory. */

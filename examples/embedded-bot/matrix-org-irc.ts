@@ -1,0 +1,69 @@
+/**
+ * The same as index.ts with a matrix-org-irc client (as matrix-appservice-irc has one): your client, your
+ * handlers, our plugins over its connection. matrix-org-irc is an optional peer dependency of the package:
+ * install it beside it. Run it with a config file in the program's format:
+ *
+ *     node matrix-org-irc.js config.json
+ *
+ * matrix-org-irc's own reconnect does not finish registration on a server with CAP: when your client's
+ * connection drops, make a new `Client` and hand it over in its `registered` event with
+ * `transport.replaceClient(newClient)` (docs/transports.md).
+ */
+import { dirname } from 'node:path';
+import { Client } from 'matrix-org-irc';
+import {
+  builtinPlugins,
+  createLogger,
+  Host,
+  loadConfig,
+  loadPluginModules,
+  transportOptions,
+} from '../../app/index.js';
+import { MatrixIrcTransport } from '../../app/matrix-org-irc.js';
+
+const configPath = process.argv[2];
+if (!configPath) {
+  process.stderr.write('usage: node matrix-org-irc.js <config.json>\n');
+  process.exit(2);
+}
+const config = await loadConfig(configPath);
+const builtinNames = builtinPlugins.map((plugin) => plugin.name);
+const outside = await loadPluginModules(config.plugin_modules, dirname(configPath), builtinNames);
+const logger = createLogger({ level: config.log.level, format: config.log.format });
+
+// Your bot, as it was.
+const client = new Client(config.irc.host, config.irc.nick, {
+  port: config.irc.port,
+  secure: config.irc.tls,
+  userName: config.irc.username,
+  realName: config.irc.realname,
+  autoConnect: false,
+  retryCount: 0,
+});
+client.on('error', (message) => logger.warn('IRC error reply', { command: message.rawCommand }));
+client.on('message', (_nick, target, text) => {
+  if (target.startsWith('#') && text === '!ping') void client.say(target, 'pong');
+});
+
+client.once('registered', () => {
+  void client.join('#lobby');
+  const transport = MatrixIrcTransport.attach(client, transportOptions(config), logger.child('irc'));
+  const host = new Host({ config, logger, plugins: [...builtinPlugins, ...outside], transport });
+  host.start().then(
+    () => process.stdout.write(`plugins started; HTTP at ${host.url ?? '(off)'}\n`),
+    (error: unknown) => {
+      logger.error('the plugins did not start', { error: String(error) });
+      process.exitCode = 1;
+      client.disconnect('Startup failed');
+    },
+  );
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      void host.stop('Shutting down').finally(() => {
+        client.disconnect('Shutting down');
+        setTimeout(() => process.exit(0), 500).unref();
+      });
+    });
+  }
+});
+client.connect();
