@@ -5,7 +5,7 @@
  * there; re-exporting its types here brings that addition along to whoever imports this entry, so an
  * outside plugin's `services.get('stats.activity')` is typed, while lib/ never imports plugins/. Types
  * only from plugins/: importing this entry loads no plugin.
- * @packageDocumentation
+ * @module irc-network-data/sdk
  */
 export * from '../lib/sdk.js';
 export type {

@@ -2,10 +2,11 @@
  * A command's arguments, declared (Limnoria's `wrap`): a command names one converter per argument; each
  * takes the next word or words, converts them, or says why they will not do, and the handler gets the
  * converted values, typed by the declaration. The registry (`commands.ts`) runs them with
- * {@link convertArguments} and answers the errors; a plugin writes its own converters with
+ * `convertArguments` and answers the errors; a plugin writes its own converters with
  * {@link converted}, {@link invalid} and {@link refused}.
  */
 
+/** Who sent a command over IRC. */
 export interface CommandSender {
   nick: string;
   /** The NickServ account the sender is logged in to, null if none. */

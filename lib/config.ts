@@ -16,14 +16,25 @@ export { checkSchema, hostConfigSchema } from './config-schema.js';
 
 export type IrcClientName = (typeof IRC_CLIENTS)[number];
 
-/** The config file as its schema describes it, defaults filled in: every type below is read off it. */
+/**
+ * The config file as its schema describes it, defaults filled in: every type below is read off it. Not
+ * exported: the API docs show its keys in place (`@inline`), where {@link HostConfig} and {@link IrcConfig} use it.
+ * @inline
+ */
 type SchemaConfig = FromJsonSchema<typeof hostConfigSchema>;
+/** @inline */
 type SchemaIrc = SchemaConfig['irc'];
 
-/** `irc.sasl` once completed: the account defaults to the nick, the password may come from the environment. */
+/**
+ * `irc.sasl` once completed: the account defaults to the nick, the password may come from the environment.
+ * @useDeclaredType
+ */
 export type SaslConfig = Required<NonNullable<SchemaIrc['sasl']>>;
 
-/** `irc.oper` once completed (the name and the password may come from the environment). */
+/**
+ * `irc.oper` once completed (the name and the password may come from the environment).
+ * @useDeclaredType
+ */
 export type OperConfig = Required<NonNullable<SchemaIrc['oper']>>;
 
 /** `irc`, completed: `port` by `tls`, `username` from the nick, the SASL and OPER blocks whole. */
@@ -34,8 +45,10 @@ export type IrcConfig = Omit<SchemaIrc, 'port' | 'username' | 'sasl' | 'oper'> &
   oper?: OperConfig;
 };
 
+/** @useDeclaredType */
 export type HttpConfig = SchemaConfig['http'];
 
+/** @useDeclaredType */
 export type StoreConfig = SchemaConfig['store'];
 
 /** The whole configuration, every default filled in. */

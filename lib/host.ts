@@ -60,8 +60,8 @@ export interface HostOptions {
   /** Clock for the model; tests pin it. */
   clock?: () => Date;
   /**
-   * The timers plugins run on; default {@link RUNTIME_TIMERS}. The plugin test harness gives a manual clock,
-   * so that a test says when time passes.
+   * The timers plugins run on; default the runtime's `setInterval` and `setTimeout` (`RUNTIME_TIMERS`). The
+   * plugin test harness gives a manual clock, so that a test says when time passes.
    */
   timers?: HostTimers;
   /** What the bot answers to CTCP VERSION; default the package's name and version. */

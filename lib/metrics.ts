@@ -17,7 +17,7 @@ const STORE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** The longest a store write held the event loop: the 20 ms a write may hold it, and around it. */
 const BLOCKED_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25];
 
-interface MetricOptions<Label extends string> {
+export interface MetricOptions<Label extends string> {
   /** The metric's name, e.g. `irc_bot_ctcp_version_queue`; a plugin's names are its own. */
   name: string;
   help: string;
@@ -69,6 +69,10 @@ function omitWhenReset(gauge: Gauge): void {
   };
 }
 
+/**
+ * A host's metrics ({@link Host.metrics}): its prom-client `registry` holds the core's own and every plugin's,
+ * for an embedding program that serves them itself.
+ */
 export class HostMetrics {
   readonly registry = new Registry();
   private defaultsCollected = false;
@@ -136,16 +140,19 @@ export class HostMetrics {
   private readonly requestSeries = new Map<string, Counter.Internal>();
   private readonly durationSeries = new Map<string, Histogram.Internal<'route'>>();
 
+  /** @internal */
   ircLine(command: string): void {
     let series = this.lineSeries.get(command);
     if (!series) this.lineSeries.set(command, (series = this.ircLines.labels(command)));
     series.inc();
   }
 
+  /** @internal */
   reconnected(): void {
     this.reconnects.inc();
   }
 
+  /** @internal */
   storeWritten(
     file: 'store' | 'durable',
     seconds: number,
@@ -158,6 +165,7 @@ export class HostMetrics {
     if (bytes !== undefined) this.storeBytes.set({ file }, bytes);
   }
 
+  /** @internal */
   request({ route, status, seconds }: RequestFacts): void {
     const name = route ?? 'none';
     const key = `${name} ${status}`;
@@ -169,7 +177,10 @@ export class HostMetrics {
     duration.observe(seconds);
   }
 
-  /** The registry's view for one plugin; what it registered goes with `track`'s cleanup. */
+  /**
+   * The registry's view for one plugin; what it registered goes with `track`'s cleanup.
+   * @internal
+   */
   forPlugin(plugin: string, track: (cleanup: () => void) => void): PluginMetrics {
     const { registry } = this;
     const registers = [registry];

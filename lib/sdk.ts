@@ -23,7 +23,7 @@ export {
   type Services,
   type ServiceName,
 } from './plugin.js';
-export { Host, HostError, resolvePlugins, type HostOptions } from './host.js';
+export { Host, HostError, resolvePlugins, type HostOptions, type HostTimers } from './host.js';
 export type { FromJsonSchema, TypedJsonSchema } from './schema-types.js';
 export { loadPluginModules } from './plugin-modules.js';
 export {
@@ -58,7 +58,8 @@ export { packageName, packageVersion, versionString } from './version.js';
 export { createTransport, transportOptions } from './irc/create-transport.js';
 export type { LineOptions } from './irc/pacer.js';
 export { BaseTransport, type TransportOptions } from './irc/transport.js';
-export type { SessionState } from './irc/session.js';
+export type { TryAgainOptions } from './irc/requests.js';
+export type { SessionState, SessionStep } from './irc/session.js';
 export type {
   IrcMessage,
   IrcSource,
@@ -99,7 +100,7 @@ export {
   type InjectResponse,
 } from './http/server.js';
 export { ApiError, notFound, invalidParameter, unavailable, type ErrorBody, type ErrorDetail } from './http/errors.js';
-export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type Page, type PaginateOptions } from './http/paging.js';
+export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type ListItems, type Page, type PaginateOptions } from './http/paging.js';
 export { openApiPath } from './http/routes.js';
 export { SerializedJson } from './http/serialized-json.js';
 export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml, inlineScriptSource } from './http/html-document.js';
@@ -150,11 +151,26 @@ export {
 } from './command-arguments.js';
 
 // The store.
-export { Store, durablePathOf, type Migration, type PersistedSlice, type StoreOptions } from './store/store.js';
+export {
+  Store,
+  durablePathOf,
+  type Migration,
+  type PersistedSlice,
+  type StoreOptions,
+  type WriteReport,
+} from './store/store.js';
 export type { JsonPiece } from './store/json-pieces.js';
 
 // Metrics (Prometheus, through prom-client).
-export { Counter, Gauge, Histogram, type PluginMetrics } from './metrics.js';
+export {
+  Counter,
+  Gauge,
+  Histogram,
+  type HostMetrics,
+  type MetricOptions,
+  type PluginMetrics,
+  type RequestFacts,
+} from './metrics.js';
 
 // Small tools for work that must not hold the event loop.
 export { RateLimiter, type BucketConfig, type Decision } from './rate-limiter.js';

@@ -10,7 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const source = path.dirname(createRequire(import.meta.url).resolve('@ip-location-db/geolite2-country-mmdb/package.json'));
+const source = path.dirname(
+  createRequire(import.meta.url).resolve('@ip-location-db/geolite2-country-mmdb/package.json'),
+);
 const target = path.join(root, 'dist', 'geoip');
 mkdirSync(target, { recursive: true });
 for (const file of ['geolite2-country.mmdb', 'GEOLITE2_LICENSE', 'GEOLITE2_EULA']) {

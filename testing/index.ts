@@ -16,7 +16,7 @@
  *   assert.deepEqual(await bot.say('alice', 'alice', 'HELLO'), ['Hello, alice!']);
  * });
  * ```
- * @packageDocumentation
+ * @module irc-network-data/testing
  */
 export { startHarness, type Harness, type HarnessOptions, type HarnessTest, type DurableWrites } from './harness.js';
 export { FakeServer, type Registration, type Reply } from './fake-server.js';
@@ -29,4 +29,4 @@ export {
   type Asker,
 } from './fake-network.js';
 export { ManualClock } from './manual-clock.js';
-export { FakeTransport, DEFAULT_ISUPPORT } from './fake-irc.js';
+export { FakeTransport, DEFAULT_ISUPPORT, type ConnectionEvent } from './fake-irc.js';

@@ -66,7 +66,10 @@ export interface HttpServerOptions {
   accessLog?: boolean;
   /** Told of each request the server answered (for the request metrics). */
   onRequest?: (facts: RequestFacts) => void;
-  /** Instead of the routes: what the front does with a request (only the front's own server sets it). */
+  /**
+   * Instead of the routes: what the front does with a request (only the front's own server sets it).
+   * @internal
+   */
   dispatch?: (exchange: Exchange, respond: Respond) => void;
 }
 

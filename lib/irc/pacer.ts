@@ -15,8 +15,8 @@ export interface PacerOptions {
 /** How one line is queued. */
 export interface LineOptions {
   /**
-   * An answer to a person: it goes ahead of the other lines, which still get one turn in
-   * {@link URGENT_RUN} + 1 so that answers cannot stop a sync.
+   * An answer to a person: it goes ahead of the other lines, which still get a turn after at most
+   * `URGENT_RUN` (2) urgent lines in a row, so that answers cannot stop a sync.
    */
   urgent?: boolean;
   /** Urgent lines of different keys (the nicks answered) take turns: one client's long answer holds up no other's. */

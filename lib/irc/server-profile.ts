@@ -235,7 +235,10 @@ export interface ServerSelfDescription {
 export interface ServerProfile extends FamilyAnswers {
   /** The version string the family was found from; empty while unknown. */
   readonly version: string;
-  /** The family's name; null for software {@link SERVER_FAMILIES} does not name (the generic answers apply). */
+  /**
+   * The family's name; null for software the profile's table of families (`SERVER_FAMILIES`) does not name
+   * (the generic answers apply).
+   */
   readonly family: string | null;
   /** WHOX (ISUPPORT `WHOX`): WHO with fields, tokens and flags. */
   readonly whox: boolean;

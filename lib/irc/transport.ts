@@ -31,7 +31,10 @@ export interface TransportOptions {
   reconnect: { minMs: number; maxMs: number };
   /** Give up on a connection that has not registered after this long (default 30 s). */
   registrationTimeoutMs?: number;
-  /** How a request the server refused with RPL_TRYAGAIN (263) is sent again (default {@link TRY_AGAIN}). */
+  /**
+   * How a request the server refused with RPL_TRYAGAIN (263) is sent again; default `TRY_AGAIN`: 4 more tries,
+   * after waits of 2, 4, 8 and 16 s.
+   */
   tryAgain?: TryAgainOptions;
 }
 

@@ -31,6 +31,11 @@ export interface CredentialsService {
 
 declare module '../../lib/sdk.js' {
   interface Services {
+    /**
+     * The password check behind a sign-in (the nickserv plugin, for the website's account pages).
+     * For the built-in plugins only: not part of the SDK's promise; may change in any release.
+     * @internal
+     */
     'nickserv.credentials': CredentialsService;
   }
 }

@@ -95,6 +95,11 @@ export interface TokensManage {
 
 declare module '../../lib/sdk.js' {
   interface Services {
+    /**
+     * Managing API tokens from the website (the tokens plugin).
+     * For the built-in plugins only: not part of the SDK's promise; may change in any release.
+     * @internal
+     */
     'tokens.manage': TokensManage;
   }
 }

@@ -33,6 +33,11 @@ export interface WebLayout {
 
 declare module '../../lib/sdk.js' {
   interface Services {
+    /**
+     * The website's frame and look, for pages of other plugins (the web plugin).
+     * For the built-in plugins only: not part of the SDK's promise; may change in any release.
+     * @internal
+     */
     'web.layout': WebLayout;
   }
 }

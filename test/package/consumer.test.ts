@@ -15,9 +15,10 @@ import { IrcClient } from '../support/irc-client.js';
 import { findRepoRoot, freePorts, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 
 const root = findRepoRoot();
-const packageJson = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
-  devDependencies: Record<string, string>;
-};
+/** The version of a package this repository has installed: the consumer gets the same (from the npm cache). */
+const installed = (name: string): string =>
+  (JSON.parse(readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
+    .version;
 
 /** What the tarball may hold: the built entries and their types, the GeoIP data read, and the documents. */
 const ALLOWED = [
@@ -164,9 +165,9 @@ function writeConsumer(dir: string, tarball: string): void {
       type: 'module',
       dependencies: {
         'irc-network-data': `file:${tarball}`,
-        'irc-framework': packageJson.devDependencies['irc-framework'],
-        'matrix-org-irc': packageJson.devDependencies['matrix-org-irc'],
-        '@types/node': packageJson.devDependencies['@types/node'],
+        'irc-framework': installed('irc-framework'),
+        'matrix-org-irc': installed('matrix-org-irc'),
+        '@types/node': installed('@types/node'),
       },
     }),
   );
@@ -323,10 +324,10 @@ t.test('the packed package, installed, type-checked and embedded', async (t) => 
   );
 
   writeConsumer(dir, path.join(dir, packed.filename));
-  const installed = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], dir);
-  t.equal(installed.status, 0, 'npm install of the tarball');
-  if (installed.status !== 0) {
-    t.comment(installed.output);
+  const install = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], dir);
+  t.equal(install.status, 0, 'npm install of the tarball');
+  if (install.status !== 0) {
+    t.comment(install.output);
     return;
   }
   t.notOk(
