@@ -45,10 +45,16 @@ export type IrcConfig = Omit<SchemaIrc, 'port' | 'username' | 'sasl' | 'oper'> &
   oper?: OperConfig;
 };
 
-/** @useDeclaredType */
+/**
+ * `http`, every default filled in.
+ * @useDeclaredType
+ */
 export type HttpConfig = SchemaConfig['http'];
 
-/** @useDeclaredType */
+/**
+ * `store`, every default filled in.
+ * @useDeclaredType
+ */
 export type StoreConfig = SchemaConfig['store'];
 
 /** The whole configuration, every default filled in. */

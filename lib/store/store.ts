@@ -62,7 +62,7 @@ export interface StoreOptions {
   debounceMs?: number;
   /** Steps between schema versions; default: the project's list in `migrations.ts`. */
   migrations?: Migration[];
-  /** The version this store writes; default the one this release writes (`CURRENT_SCHEMA_VERSION`). */
+  /** The version this store writes; default this release's (`CURRENT_SCHEMA_VERSION`). */
   schemaVersion?: number;
   /** Told of every write of a file: which, how long it took, whether it succeeded, and the file's size after it. */
   onWrite?: (report: WriteReport) => void;

@@ -71,7 +71,7 @@ t.test('the example compiles in a repository of its own, against the built packa
         moduleResolution: 'NodeNext',
         strict: true,
         noEmit: true,
-        skipLibCheck: true,
+        skipLibCheck: false,
         types: ['node'],
         typeRoots: [path.join(root, 'node_modules/@types')],
       },
