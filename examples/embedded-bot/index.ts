@@ -13,27 +13,12 @@
  * In this repository it imports the package's entries by their paths (`../../app/...`); in yours, import
  * `irc-network-data` and `irc-network-data/irc-framework` (examples/embedded-bot/README.md).
  */
-import { dirname } from 'node:path';
 import IrcFramework from 'irc-framework';
-import {
-  builtinPlugins,
-  createLogger,
-  Host,
-  loadConfig,
-  loadPluginModules,
-  transportOptions,
-} from '../../app/index.js';
+import { Host, transportOptions } from '../../app/index.js';
 import { IrcFrameworkTransport } from '../../app/irc-framework.js';
+import { setup } from './setup.js';
 
-const configPath = process.argv[2];
-if (!configPath) {
-  process.stderr.write('usage: node index.js <config.json>\n');
-  process.exit(2);
-}
-const config = await loadConfig(configPath);
-const builtinNames = builtinPlugins.map((plugin) => plugin.name);
-const outside = await loadPluginModules(config.plugin_modules, dirname(configPath), builtinNames);
-const logger = createLogger({ level: config.log.level, format: config.log.format });
+const { config, plugins, logger } = await setup('index.js');
 
 // Your bot, as it was.
 const client = new IrcFramework.Client();
@@ -47,7 +32,7 @@ client.on('registered', () => {
   // Your client reconnects by itself (auto_reconnect): the transport follows it, and the host is made once.
   if (host) return;
   const transport = IrcFrameworkTransport.attach(client, transportOptions(config), logger.child('irc'));
-  host = new Host({ config, logger, plugins: [...builtinPlugins, ...outside], transport });
+  host = new Host({ config, logger, plugins, transport });
   host.start().then(
     () => process.stdout.write(`plugins started; HTTP at ${host?.url ?? '(off)'}\n`),
     (error: unknown) => {

@@ -9,27 +9,12 @@
  * connection drops, make a new `Client` and hand it over in its `registered` event with
  * `transport.replaceClient(newClient)` (docs/transports.md).
  */
-import { dirname } from 'node:path';
 import { Client } from 'matrix-org-irc';
-import {
-  builtinPlugins,
-  createLogger,
-  Host,
-  loadConfig,
-  loadPluginModules,
-  transportOptions,
-} from '../../app/index.js';
+import { Host, transportOptions } from '../../app/index.js';
 import { MatrixIrcTransport } from '../../app/matrix-org-irc.js';
+import { setup } from './setup.js';
 
-const configPath = process.argv[2];
-if (!configPath) {
-  process.stderr.write('usage: node matrix-org-irc.js <config.json>\n');
-  process.exit(2);
-}
-const config = await loadConfig(configPath);
-const builtinNames = builtinPlugins.map((plugin) => plugin.name);
-const outside = await loadPluginModules(config.plugin_modules, dirname(configPath), builtinNames);
-const logger = createLogger({ level: config.log.level, format: config.log.format });
+const { config, plugins, logger } = await setup('matrix-org-irc.js');
 
 // Your bot, as it was.
 const client = new Client(config.irc.host, config.irc.nick, {
@@ -48,7 +33,7 @@ client.on('message', (_nick, target, text) => {
 client.once('registered', () => {
   void client.join('#lobby');
   const transport = MatrixIrcTransport.attach(client, transportOptions(config), logger.child('irc'));
-  const host = new Host({ config, logger, plugins: [...builtinPlugins, ...outside], transport });
+  const host = new Host({ config, logger, plugins, transport });
   host.start().then(
     () => process.stdout.write(`plugins started; HTTP at ${host.url ?? '(off)'}\n`),
     (error: unknown) => {

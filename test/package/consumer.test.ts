@@ -96,6 +96,7 @@ function writeConsumer(dir: string, tarball: string): void {
   );
   writeFileSync(path.join(dir, 'src/embed.ts'), example('embedded-bot/index.ts'));
   writeFileSync(path.join(dir, 'src/embed-matrix.ts'), example('embedded-bot/matrix-org-irc.ts'));
+  writeFileSync(path.join(dir, 'src/setup.ts'), example('embedded-bot/setup.ts'));
   // irc-framework ships no types: a consumer declares what it uses, as this repository does (the client; not
   // the library's socket transport, which only the adapter extends).
   const declarations = readFileSync(path.join(root, 'types/irc-framework.d.ts'), 'utf8');
