@@ -83,7 +83,6 @@ interface RunningPlugin {
 
 const ENABLED_SCHEMA = { type: 'boolean', default: true, description: 'Set to false to keep the plugin off.' };
 
-/** Plugins to run, in start order; throws HostError naming every problem. */
 /** Whether this host's version is one `plugin` names in its `host` range; else what is wrong. */
 function hostVersionProblems(plugin: PluginDefinition<never>): string[] {
   if (plugin.host === undefined) return [];
@@ -99,6 +98,7 @@ function hostVersionProblems(plugin: PluginDefinition<never>): string[] {
   ];
 }
 
+/** Plugins to run, in start order; throws HostError naming every problem. */
 export function resolvePlugins(
   registry: readonly PluginDefinition<never>[],
   pluginConfig: Record<string, Record<string, unknown>>,

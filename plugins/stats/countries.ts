@@ -178,7 +178,7 @@ export function loadCountryLookup(file: string | null, logger: Logger): IpCountr
     }
     logger.warn('the packaged country database could not be read; countries come from host names only', {
       error: errorMessage(error),
-      fix: 'reinstall the dependencies (npm ci), or set plugins.stats.geoip_database',
+      fix: 'reinstall the package (or npm run build in a clone), or set plugins.stats.geoip_database',
     });
     return () => null;
   }

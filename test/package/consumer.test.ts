@@ -78,6 +78,87 @@ function pack(into: string): Packed {
   return (JSON.parse(json) as Packed[])[0]!;
 }
 
+/** The size of `tarball` packed again without the folder `left`. */
+function packedWithout(tarball: string, left: string): number {
+  const dir = mkdtempSync(path.join(tmpdir(), 'repack-'));
+  try {
+    const unpacked = spawnSync('tar', ['xzf', tarball, '-C', dir]);
+    if (unpacked.status !== 0) throw new Error(`tar xzf ${tarball}: ${String(unpacked.stderr)}`);
+    rmSync(path.join(dir, left), { recursive: true, force: true });
+    const packedAgain = spawnSync('tar', ['czf', '-', '-C', dir, 'package'], { maxBuffer: 64 * 1024 * 1024 });
+    return packedAgain.stdout.length;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The package installed alone, as a consumer on irc-framework who never asked for matrix-org-irc has it: npm
+ * brings irc-framework (a peer dependency) and not matrix-org-irc (an optional one); the types hold without
+ * it; a config naming it is a clear error, not a crash.
+ */
+function checkAlone(t: Test, parent: string, tarball: string): void {
+  const dir = path.join(parent, 'alone');
+  mkdirSync(path.join(dir, 'src'), { recursive: true });
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({
+      name: 'alone',
+      private: true,
+      type: 'module',
+      dependencies: { 'irc-network-data': `file:../${tarball}`, '@types/node': installed('@types/node') },
+    }),
+  );
+  const install = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], dir);
+  t.equal(install.status, 0, 'alone: npm install of the tarball');
+  if (install.status !== 0) return void t.comment(install.output);
+  t.ok(existsSync(path.join(dir, 'node_modules/irc-framework')), 'alone: npm brought irc-framework, a peer');
+  t.notOk(existsSync(path.join(dir, 'node_modules/matrix-org-irc')), 'alone: and not matrix-org-irc, an optional one');
+  const listed = run('npm', ['ls', '--all', '--parseable'], dir);
+  t.comment(`alone: ${listed.output.trim().split('\n').length - 1} packages installed`);
+  writeFileSync(
+    path.join(dir, 'src/main.ts'),
+    [
+      "import { createLogger, createTransport, parseConfig, type PluginDefinition } from 'irc-network-data';",
+      "import { definePlugin } from 'irc-network-data/sdk';",
+      "import { IrcFrameworkTransport } from 'irc-network-data/irc-framework';",
+      "const plugin: PluginDefinition = definePlugin({ name: 'p', description: 'p', configSchema: {}, start() {} });",
+      'const logger = createLogger({ sink: () => undefined });',
+      "const config = (client: string) => parseConfig(JSON.stringify({ irc: { host: 'irc.example', nick: 'Bot', client } }), 'main.ts', {});",
+      "const own = await createTransport(config('irc-framework'), logger);",
+      'console.log(plugin.name, own instanceof IrcFrameworkTransport);',
+      "await createTransport(config('matrix-org-irc'), logger).catch((error: Error) => console.log(error.message));",
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        skipLibCheck: false,
+        target: 'ES2022',
+        lib: ['ES2023'],
+        types: ['node'],
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        rootDir: 'src',
+        outDir: 'dist',
+      },
+      include: ['src'],
+    }),
+  );
+  const built = run(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+  t.equal(built.status, 0, 'alone: the types hold without matrix-org-irc (skipLibCheck false)');
+  if (built.status !== 0) return void t.comment(built.output);
+  const ran = run(process.execPath, ['dist/main.js'], dir);
+  t.equal(
+    ran.output.trim(),
+    'p true\nirc.client is "matrix-org-irc", but the package matrix-org-irc is not installed: npm install matrix-org-irc',
+    'alone: the irc-framework adapter is made; a config naming matrix-org-irc is a clear error',
+  );
+}
+
 /** The consumer's sources: the repository's examples, importing the package by its name. */
 function writeConsumer(dir: string, tarball: string): void {
   const fromPackage = (source: string) =>
@@ -318,13 +399,25 @@ t.test('the packed package, installed, type-checked and embedded', async (t) => 
     [],
     'every file an integrator needs is in it',
   );
+  // Built output of a source that is gone (a stale dist/) would pass the allow-list: each has its source.
+  const orphans = [...paths].filter((file) => {
+    const built = /^dist\/(.+?)(\.d)?\.js$|^dist\/(.+?)\.d\.ts$/.exec(file);
+    const base = built?.[1] ?? built?.[3];
+    return base !== undefined && !existsSync(path.join(root, `${base}.ts`));
+  });
+  t.same(orphans, [], 'every built file in it has its source');
   const geoip = packed.files
     .filter((file) => file.path.startsWith('dist/geoip/'))
     .reduce((sum, file) => sum + file.size, 0);
+  const withoutGeoip = packedWithout(path.join(dir, packed.filename), 'package/dist/geoip');
+  t.ok(withoutGeoip < 1e6, `under 1 MB packed without the GeoIP data (${(withoutGeoip / 1e6).toFixed(2)} MB)`);
   t.comment(
-    `tarball: ${(packed.size / 1e6).toFixed(2)} MB packed, ${(packed.unpackedSize / 1e6).toFixed(2)} MB unpacked ` +
-      `(${((packed.unpackedSize - geoip) / 1e6).toFixed(2)} MB without the GeoIP data), ${packed.entryCount} files`,
+    `tarball: ${(packed.size / 1e6).toFixed(2)} MB packed, ${(withoutGeoip / 1e6).toFixed(2)} MB without the GeoIP ` +
+      `data; ${(packed.unpackedSize / 1e6).toFixed(2)} MB unpacked (${((packed.unpackedSize - geoip) / 1e6).toFixed(2)} ` +
+      `MB without it); ${packed.entryCount} files`,
   );
+
+  checkAlone(t, dir, packed.filename);
 
   writeConsumer(dir, path.join(dir, packed.filename));
   const install = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'], dir);
