@@ -211,10 +211,19 @@ export const hostConfigSchema = {
           anyOf: [{ type: 'string' }, { type: 'array', items: nonEmptyString }],
           default: [],
           description:
-            'The reverse proxies (addresses, CIDR ranges, or loopback, linklocal, uniquelocal) whose Forwarded, ' +
-            'X-Forwarded-For and X-Forwarded-Proto headers are believed: the client they name is then the address ' +
+            'The reverse proxies (addresses, CIDR ranges, or loopback, linklocal, uniquelocal) whose notes of the ' +
+            'client (in the header proxy_header names) are believed: the client they name is then the address ' +
             'rate limits, logs and the audit log use, and its scheme decides Secure cookies. Empty (the default): ' +
             "no proxy is trusted and the socket's peer is the client.",
+        },
+        proxy_header: {
+          enum: ['x-forwarded-for', 'forwarded'],
+          default: 'x-forwarded-for',
+          description:
+            'The one header the proxies in trust_proxy write the client into: "x-forwarded-for" (with ' +
+            'X-Forwarded-Proto; nginx, Caddy, HAProxy with option forwardfor) or "forwarded" (RFC 7239; HAProxy with ' +
+            'option forwarded). The other header is ignored, whoever sends it: a proxy that appends to one passes ' +
+            'the other on as the client wrote it.',
         },
         access_log: {
           type: 'boolean',

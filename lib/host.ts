@@ -253,6 +253,7 @@ export class Host {
       front: config.http.front.enabled,
       frontReuseMs: config.http.front.reuse_ms,
       trustProxy: config.http.trust_proxy,
+      proxyHeader: config.http.proxy_header,
       accessLog: config.http.access_log,
       onRequest: (facts) => this.metrics.request(facts),
       logger: logger.child('http'),

@@ -1,10 +1,11 @@
 /**
  * Who the client is behind reverse proxies (`http.trust_proxy`). A request's address is its socket's
  * peer, unless that peer is a proxy the operator trusts: then the proxies' own notes are read, from the
- * nearest hop outwards, until an address that is not a trusted proxy: that is the client. The notes are
- * RFC 7239 `Forwarded` when present, else `X-Forwarded-For`; the scheme the client used comes from the
- * same note (`proto=`), or `X-Forwarded-Proto`. A peer that is not trusted is believed in nothing, so a
- * client cannot pick its own address by sending the headers itself.
+ * nearest hop outwards, until an address that is not a trusted proxy: that is the client. The notes are read
+ * from the one header the operator names (`http.proxy_header`): `X-Forwarded-For` (with `X-Forwarded-Proto`
+ * for the scheme) by default, or RFC 7239 `Forwarded` (its `for=` and `proto=`). The other is ignored: a proxy
+ * that appends to one passes the other on as the client wrote it. A peer that is not trusted is believed in
+ * nothing, so a client cannot pick its own address by sending the headers itself.
  *
  * Which addresses are trusted is compiled by proxy-addr (addresses, CIDR ranges, and the names
  * `loopback`, `linklocal` and `uniquelocal`), as Express does.
@@ -12,6 +13,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import parseForwarded from 'forwarded-parse';
 import proxyaddr from 'proxy-addr';
+
+/**
+ * The header the trusted proxies write the client into (`http.proxy_header`): nginx, HAProxy's `option
+ * forwardfor` and Caddy set `X-Forwarded-For`; HAProxy's `option forwarded` sets `Forwarded`.
+ */
+export type ProxyHeader = 'x-forwarded-for' | 'forwarded';
+
+/** Every {@link ProxyHeader}, the default first. */
+export const PROXY_HEADERS: readonly ProxyHeader[] = ['x-forwarded-for', 'forwarded'];
 
 /** Whether the address `hop` hops away from the bot is a trusted proxy (0: the socket's peer). */
 export type TrustProxy = (address: string, hop: number) => boolean;
@@ -66,20 +76,31 @@ function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
 
-/** The proxies' notes, the client's side first, or undefined when there are none (or they cannot be read). */
-function hopsOf(headers: IncomingHttpHeaders): Hop[] | undefined {
+/**
+ * The proxies' notes in `header`, the client's side first, or undefined when there are none (or they cannot be
+ * read).
+ */
+function hopsOf(headers: IncomingHttpHeaders, header: ProxyHeader): Hop[] | undefined {
+  return header === 'forwarded' ? forwardedHops(headers) : forwardedForHops(headers);
+}
+
+/** RFC 7239 `Forwarded`: `for=` and `proto=` of each element. */
+function forwardedHops(headers: IncomingHttpHeaders): Hop[] | undefined {
   const forwarded = headerText(headers.forwarded);
-  if (forwarded !== undefined && forwarded.trim() !== '') {
-    try {
-      return parseForwarded(forwarded).map((element) => ({
-        address: nodeAddress(element.for ?? 'unknown'),
-        proto: element.proto?.toLowerCase(),
-      }));
-    } catch {
-      // A proxy that writes an unreadable Forwarded is not followed at all: the peer is the client.
-      return undefined;
-    }
+  if (forwarded === undefined || forwarded.trim() === '') return undefined;
+  try {
+    return parseForwarded(forwarded).map((element) => ({
+      address: nodeAddress(element.for ?? 'unknown'),
+      proto: element.proto?.toLowerCase(),
+    }));
+  } catch {
+    // A proxy that writes an unreadable Forwarded is not followed at all: the peer is the client.
+    return undefined;
   }
+}
+
+/** `X-Forwarded-For`, with `X-Forwarded-Proto` for the scheme. */
+function forwardedForHops(headers: IncomingHttpHeaders): Hop[] | undefined {
   const forwardedFor = headerText(headers['x-forwarded-for']);
   if (forwardedFor === undefined || forwardedFor.trim() === '') return undefined;
   const addresses = forwardedFor.split(',').map((part) => part.trim());
@@ -93,16 +114,18 @@ function hopsOf(headers: IncomingHttpHeaders): Hop[] | undefined {
 
 /**
  * The client of a request that arrived from `peer` (over TLS when `peerSecure`) with these headers. Behind
- * a trusted proxy, the scheme is the one the proxy names; otherwise the connection's own.
+ * a trusted proxy, the address and scheme are the ones the proxies wrote into `header`; otherwise the
+ * connection's own.
  */
 export function clientFacts(
   peer: string,
   headers: IncomingHttpHeaders,
   trust: TrustProxy | undefined,
   peerSecure = false,
+  header: ProxyHeader = 'x-forwarded-for',
 ): ClientFacts {
   if (!trust || !trust(peer, 0)) return { ip: peer, secure: peerSecure };
-  const hops = hopsOf(headers);
+  const hops = hopsOf(headers, header);
   if (!hops || hops.length === 0) return { ip: peer, secure: peerSecure };
   // From the nearest hop outwards: the first address that is not a trusted proxy is the client.
   for (let index = hops.length - 1, distance = 1; index >= 0; index--, distance++) {

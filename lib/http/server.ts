@@ -21,7 +21,13 @@ import type { ApiError } from './errors.js';
 import { Exchange, type FrontFacts } from './exchange.js';
 import { FrontLink, frontFacts, listening } from './front/link.js';
 import type { RequestFacts } from '../metrics.js';
-import { clientFacts, compileTrustProxy, type ClientFacts, type TrustProxy } from './client-address.js';
+import {
+  clientFacts,
+  compileTrustProxy,
+  type ClientFacts,
+  type ProxyHeader,
+  type TrustProxy,
+} from './client-address.js';
 import { injected, type InjectRequest, type InjectResponse } from './inject.js';
 import { connectNotImplemented, expectationFailed, missingHost, protocolError } from './protocol-errors.js';
 import { API_VERSION, JSON_TYPE, Respond } from './respond.js';
@@ -58,10 +64,12 @@ export interface HttpServerOptions {
   /** The longest a public answer is reused by the front, in milliseconds (never longer than its max-age); default 1,000. */
   frontReuseMs?: number;
   /**
-   * The reverse proxies whose `Forwarded` / `X-Forwarded-For` / `X-Forwarded-Proto` are believed
-   * (`http.trust_proxy`; see client-address.ts). None by default: the socket's peer is the client.
+   * The reverse proxies whose notes of the client are believed (`http.trust_proxy`; see client-address.ts).
+   * None by default: the socket's peer is the client.
    */
   trustProxy?: string | readonly string[];
+  /** The one header those proxies write the client into (`http.proxy_header`); default `x-forwarded-for`. */
+  proxyHeader?: ProxyHeader;
   /** Write one access-log line per request (default true). */
   accessLog?: boolean;
   /** Told of each request the server answered (for the request metrics). */
@@ -219,6 +227,7 @@ export class HttpServer {
       headersTimeout: this.timeouts.headers,
       requestTimeout: this.timeouts.request,
       trustProxy: this.options.trustProxy,
+      proxyHeader: this.options.proxyHeader ?? 'x-forwarded-for',
       accessLog: this.options.accessLog ?? true,
     }).catch((error: unknown) => {
       this.server = undefined;
@@ -327,7 +336,7 @@ export class HttpServer {
       client = { ip: told.ip, secure: told.secure };
     } else {
       const tls = (socket as Partial<TLSSocket>).encrypted === true;
-      client = clientFacts(socket.remoteAddress ?? '', raw.headers, this.trustProxy, tls);
+      client = clientFacts(socket.remoteAddress ?? '', raw.headers, this.trustProxy, tls, this.options.proxyHeader);
     }
     const exchange = new Exchange(raw, response, raw.method ?? '?', path, search, client.ip, client.secure, started);
     exchange.front = front;

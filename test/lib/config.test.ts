@@ -57,6 +57,7 @@ t.test('a minimal file gets every default', async (t) => {
       port: 8080,
       body_limit: 16384,
       trust_proxy: [],
+      proxy_header: 'x-forwarded-for',
       access_log: true,
       front: { enabled: false, reuse_ms: 1000 },
     },
@@ -89,6 +90,7 @@ t.test('given values win over defaults', async (t) => {
     port: 0,
     body_limit: 16384,
     trust_proxy: [],
+    proxy_header: 'x-forwarded-for',
     access_log: true,
     front: { enabled: false, reuse_ms: 1000 },
   });

@@ -1,5 +1,6 @@
 /** What the bot's thread and the front's thread say to each other. */
 import type { LogFields, LogLevel } from '../../logger.js';
+import type { ProxyHeader } from '../client-address.js';
 
 /** The private headers between the front and the bot; a client's own are dropped. */
 export const FRONT_CLIENT = 'x-front-client';
@@ -25,6 +26,8 @@ export interface FrontStart {
   requestTimeout: number;
   /** `http.trust_proxy`: the front reads the proxies' headers for the client's address and scheme. */
   trustProxy: string | readonly string[] | undefined;
+  /** `http.proxy_header`: the one header those proxies write the client into. */
+  proxyHeader: ProxyHeader;
   /** `http.access_log`: the front writes the line of each request. */
   accessLog: boolean;
 }

@@ -50,6 +50,7 @@ const server = new HttpServer({
   headersTimeout: start.headersTimeout,
   requestTimeout: start.requestTimeout,
   trustProxy: start.trustProxy,
+  proxyHeader: start.proxyHeader,
   accessLog: start.accessLog,
   dispatch: (exchange, respond) => dispatch.dispatch(exchange, respond),
 });

@@ -47,27 +47,54 @@ t.test('a chain of trusted proxies is walked from the nearest', async (t) => {
   );
 });
 
-t.test('RFC 7239 Forwarded is read first: addresses with ports, IPv6 in brackets, proto', async (t) => {
+t.test('with proxy_header "forwarded", RFC 7239 Forwarded: ports, IPv6 in brackets, proto', async (t) => {
+  const read = (forwarded: string) => clientFacts('127.0.0.1', { forwarded }, loopback, false, 'forwarded');
+  t.same(read('for="192.0.2.60:4711";proto=https;by=203.0.113.43'), { ip: '192.0.2.60', secure: true });
+  t.same(read('for="[2001:db8:cafe::17]:4711"'), { ip: '2001:db8:cafe::17', secure: false });
+  t.same(read('for=198.51.100.17, for=127.0.0.2;proto=http'), { ip: '198.51.100.17', secure: false });
+  t.same(read('for=this is not;;; valid'), { ip: '127.0.0.1', secure: false }, 'unreadable: the peer');
+});
+
+t.test('only the header the operator names is read: the other, forged by the client, changes nothing', async (t) => {
+  // The proxy appends to its own header and passes the other on as the client wrote it.
+  const forged = {
+    xff: { 'x-forwarded-for': '198.51.100.4', 'x-forwarded-proto': 'http', forwarded: 'for=10.1.2.3;proto=https' },
+    forwarded: {
+      forwarded: 'for=198.51.100.4;proto=http',
+      'x-forwarded-for': '10.1.2.3',
+      'x-forwarded-proto': 'https',
+    },
+  };
+  t.same(
+    clientFacts('127.0.0.1', forged.xff, loopback),
+    { ip: '198.51.100.4', secure: false },
+    'x-forwarded-for (the default): a forged Forwarded is ignored',
+  );
+  t.same(
+    clientFacts('127.0.0.1', forged.xff, loopback, false, 'x-forwarded-for'),
+    { ip: '198.51.100.4', secure: false },
+    'x-forwarded-for, named',
+  );
+  t.same(
+    clientFacts('127.0.0.1', forged.forwarded, loopback, false, 'forwarded'),
+    { ip: '198.51.100.4', secure: false },
+    'forwarded: a forged X-Forwarded-For and X-Forwarded-Proto are ignored',
+  );
+  t.same(
+    clientFacts('127.0.0.1', { forwarded: 'for=10.1.2.3;proto=https' }, loopback),
+    { ip: '127.0.0.1', secure: false },
+    'x-forwarded-for mode, only a Forwarded: the proxy itself',
+  );
   t.same(
     clientFacts(
       '127.0.0.1',
-      { forwarded: 'for="192.0.2.60:4711";proto=https;by=203.0.113.43', 'x-forwarded-for': '1.1.1.1' },
+      { 'x-forwarded-for': '10.1.2.3', 'x-forwarded-proto': 'https' },
       loopback,
+      false,
+      'forwarded',
     ),
-    { ip: '192.0.2.60', secure: true },
-  );
-  t.same(clientFacts('127.0.0.1', { forwarded: 'for="[2001:db8:cafe::17]:4711"' }, loopback), {
-    ip: '2001:db8:cafe::17',
-    secure: false,
-  });
-  t.same(clientFacts('127.0.0.1', { forwarded: 'for=198.51.100.17, for=127.0.0.2;proto=http' }, loopback), {
-    ip: '198.51.100.17',
-    secure: false,
-  });
-  t.same(
-    clientFacts('127.0.0.1', { forwarded: 'for=this is not;;; valid' }, loopback),
     { ip: '127.0.0.1', secure: false },
-    'unreadable: the peer',
+    'forwarded mode, only an X-Forwarded-For: the proxy itself',
   );
 });
 

@@ -312,3 +312,15 @@ t.test('behind a trusted proxy, the front passes on the client the proxy names, 
   const line = await log.waitForLine(/GET \/api\/count\/ .*ip=198\.51\.100\.23/);
   t.match(line, / route=test\.route$/, "the front's access line names the client and the route");
 });
+
+t.test('behind a proxy that writes Forwarded, the front reads that header alone', async (t) => {
+  const { url, seen } = await startFront(t, { trustProxy: 'loopback', proxyHeader: 'forwarded', frontReuseMs: 0 });
+  await fetch(`${url}/api/count/`, {
+    headers: { Forwarded: 'for=198.51.100.24;proto=https', 'X-Forwarded-For': '10.1.2.3' },
+  });
+  t.equal(seen.at(-1)?.ip, '198.51.100.24', "the client the proxy's Forwarded names");
+  t.equal(seen.at(-1)?.secure, true);
+  await fetch(`${url}/api/count/`, { headers: { 'X-Forwarded-For': '10.1.2.3', 'X-Forwarded-Proto': 'https' } });
+  t.equal(seen.at(-1)?.ip, '127.0.0.1', 'a forged X-Forwarded-For alone: the proxy itself');
+  t.equal(seen.at(-1)?.secure, false);
+});

@@ -147,6 +147,23 @@ t.test('access_log false: no line per request', async (t) => {
   t.notOk(bot.logs.some((line) => line.includes('[http] GET /healthz')));
 });
 
+t.test('/metrics behind a proxy: the client forges the header the proxy does not write, to no effect', async (t) => {
+  const allowInside = ['10.0.0.0/8'];
+  const xff = await startHarness(t, withMetrics({ http: { trust_proxy: 'loopback' } }, allowInside));
+  // nginx appends X-Forwarded-For and passes on the Forwarded the client wrote.
+  const forgedForwarded = { 'x-forwarded-for': '198.51.100.7', forwarded: 'for=10.1.2.3' };
+  t.equal((await get(xff, '/metrics', '127.0.0.1', forgedForwarded)).status, 401, 'x-forwarded-for: Forwarded ignored');
+  t.equal((await get(xff, '/metrics', '127.0.0.1', { 'x-forwarded-for': '10.1.2.3' })).status, 200, 'inside: 200');
+
+  const forwarded = await startHarness(
+    t,
+    withMetrics({ http: { trust_proxy: 'loopback', proxy_header: 'forwarded' } }, allowInside),
+  );
+  const forgedXff = { forwarded: 'for=198.51.100.7', 'x-forwarded-for': '10.1.2.3' };
+  t.equal((await get(forwarded, '/metrics', '127.0.0.1', forgedXff)).status, 401, 'forwarded: X-Forwarded-For ignored');
+  t.equal((await get(forwarded, '/metrics', '127.0.0.1', { forwarded: 'for=10.1.2.3' })).status, 200, 'inside: 200');
+});
+
 t.test('/metrics: allowed addresses and approved tokens only; the network, the bot and the process', async (t) => {
   const bot = await startHarness(t, withMetrics());
   const { model } = bot.host;
