@@ -41,7 +41,10 @@ export function healthRoutes({ model, storeError, clock = () => new Date() }: He
         const problems: { field: string; message: string }[] = [];
         if (!connected) problems.push({ field: 'irc', message: 'not connected to IRC' });
         else if (!model.ready) problems.push({ field: 'sync', message: 'connected, the first sync has not finished' });
-        if (store !== undefined) problems.push({ field: 'store', message: `the store cannot be written: ${store}` });
+        // The reason names the file and the system's error: it is in the log, not in a public answer.
+        if (store !== undefined) {
+          problems.push({ field: 'store', message: "the store's last write failed (the bot's log says why)" });
+        }
         if (problems.length > 0) {
           throw new ApiError(
             503,

@@ -508,11 +508,8 @@ export class Store {
     file.timer = undefined;
     // A write in flight reschedules when it finishes, so there is never more than one.
     if (file.inFlight || !file.dirty) return;
-    this.startWrite(file).catch((error: unknown) => {
-      this.logger.error(
-        `could not save the store ${file.path}: ${errorMessage(error)}; retrying on the next change or at shutdown`,
-      );
-    });
+    // A failed write is logged where it is reported.
+    this.startWrite(file).catch(() => undefined);
   }
 
   /** The last write of each file failed (its reason), or undefined when the last writes succeeded. */
@@ -528,6 +525,13 @@ export class Store {
     const meter = new HoldMeter();
     const report = (ok: boolean, bytes: number | undefined, error: unknown): void => {
       file.writeError = ok ? undefined : errorMessage(error);
+      // Every failed write, debounced or durable, is in the log with its file and reason: /readyz says only
+      // that the store cannot be written (a public answer names no path).
+      if (!ok) {
+        this.logger.error(
+          `could not save the store ${file.path}: ${file.writeError}; retrying on the next change or at shutdown`,
+        );
+      }
       const written: WriteReport = {
         file: file === this.main ? 'store' : 'durable',
         seconds: (performance.now() - started) / 1000,

@@ -284,8 +284,17 @@ t.test("the stats plugin's records and CTCP queue; the store's writes, their siz
   const notReady = await get(bot, '/readyz', '127.0.0.1');
   t.equal(notReady.status, 503, 'not ready while the store cannot be written');
   t.match(notReady.body, {
-    error: { code: 'not_ready', details: [{ field: 'store', message: /^the store cannot be written: / }] },
+    error: {
+      code: 'not_ready',
+      details: [{ field: 'store', message: "the store's last write failed (the bot's log says why)" }],
+    },
   });
+  t.notMatch(notReady.text, folder, 'the public answer names no path');
+  t.notMatch(notReady.text, /ENOTDIR|EEXIST|ENOENT/, 'nor the system error');
+  t.ok(
+    bot.logs.some((line) => line.includes(`could not save the store ${folder}`) && /ENOTDIR|EEXIST|ENOENT/.test(line)),
+    'the log has the file and the reason',
+  );
   const after = (await get(bot, '/metrics', '127.0.0.1')).text;
   t.ok(
     countOf(after, 'file="store",result="failed"') + countOf(after, 'file="durable",result="failed"') >= 1,
