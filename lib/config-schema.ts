@@ -207,6 +207,39 @@ export const hostConfigSchema = {
           default: 16384,
           description: 'Largest request body accepted, in bytes.',
         },
+        headers_timeout_seconds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 600,
+          default: 60,
+          description:
+            "Seconds a client has to send a request's headers before it gets a 408 (a slow client holds a " +
+            'connection no longer); at most request_timeout_seconds.',
+        },
+        request_timeout_seconds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 3600,
+          default: 300,
+          description: 'Seconds a client has to send a whole request, body included, before it gets a 408.',
+        },
+        keep_alive_timeout_seconds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 600,
+          default: 5,
+          description: 'Seconds an idle kept-alive connection stays open for its next request.',
+        },
+        max_connections: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000000,
+          default: 1000,
+          description:
+            'Open HTTP connections at most; a connection beyond it is closed at once, unanswered. Behind a proxy ' +
+            'that keeps its connections alive (the shipped nginx site), a few are enough; keep it below the ' +
+            "process's open-file limit, which the IRC connection and the store need too.",
+        },
         trust_proxy: {
           anyOf: [{ type: 'string' }, { type: 'array', items: nonEmptyString }],
           default: [],

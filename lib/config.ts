@@ -308,6 +308,12 @@ function complete(config: HostConfig): string[] {
       `config.http.trust_proxy must name addresses, CIDR ranges or loopback/linklocal/uniquelocal: ${errorMessage(error)}`,
     );
   }
+  const { http } = config;
+  if (http.headers_timeout_seconds > http.request_timeout_seconds) {
+    problems.push(
+      `config.http.headers_timeout_seconds must be at most config.http.request_timeout_seconds (${http.request_timeout_seconds}), got ${http.headers_timeout_seconds}`,
+    );
+  }
   if (irc.reconnect.min_ms > irc.reconnect.max_ms) {
     problems.push(
       `config.irc.reconnect.min_ms must be at most config.irc.reconnect.max_ms (${irc.reconnect.max_ms}), got ${irc.reconnect.min_ms}`,

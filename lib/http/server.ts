@@ -55,6 +55,13 @@ export interface HttpServerOptions {
   headersTimeout?: number;
   /** Milliseconds a client has to send a whole request, body included, before it gets a 408; default 300 s (Node's). */
   requestTimeout?: number;
+  /** Milliseconds an idle kept-alive connection stays open; default 5 s (Node's). */
+  keepAliveTimeout?: number;
+  /**
+   * Open client connections at most; one beyond it is closed at once, unanswered (Node's `maxConnections`).
+   * Unlimited by default. Behind the front, it is the front's: the bot's own socket serves only the front.
+   */
+  maxConnections?: number;
   /**
    * Listen through the front (lib/http/front/): a thread of its own that owns the listening socket,
    * answers public reads from the answers this server marked reusable, and passes everything else on
@@ -85,6 +92,8 @@ const SLASH = 0x2f;
 /** Node's defaults: its connection checker looks for requests past these every 30 s. */
 const DEFAULT_HEADERS_TIMEOUT = 60_000;
 const DEFAULT_REQUEST_TIMEOUT = 300_000;
+/** Connections closed at `maxConnections` are told in the log at most this often. */
+const DROP_WARNING_EVERY_MS = 60_000;
 const DEFAULT_CHECK_INTERVAL = 30_000;
 const DEFAULT_FRONT_REUSE_MS = 1000;
 const FRONT_TIMEOUT_SLACK_MS = 1000;
@@ -226,6 +235,8 @@ export class HttpServer {
       bodyLimit: this.bodyLimit,
       headersTimeout: this.timeouts.headers,
       requestTimeout: this.timeouts.request,
+      keepAliveTimeout: this.options.keepAliveTimeout,
+      maxConnections: this.options.maxConnections,
       trustProxy: this.options.trustProxy,
       proxyHeader: this.options.proxyHeader ?? 'x-forwarded-for',
       accessLog: this.options.accessLog ?? true,
@@ -266,7 +277,31 @@ export class HttpServer {
       socket.once('close', () => this.connections.delete(socket));
     });
     server.on('error', (error) => this.logger.error('server error', { error: errorMessage(error) }));
+    if (this.options.keepAliveTimeout !== undefined) {
+      server.keepAliveTimeout = positiveMilliseconds('keepAliveTimeout', this.options.keepAliveTimeout);
+    }
+    // The front's connections to the bot are its own few; the cap is on the clients'.
+    if (!front && this.options.maxConnections !== undefined) {
+      server.maxConnections = this.options.maxConnections;
+      server.on('drop', () => this.droppedOverCap());
+    }
     return server;
+  }
+
+  /** Connections closed unanswered at the cap since the last warning, and when that warning was. */
+  private readonly dropped = { count: 0, warnedAt: -Infinity };
+
+  /** A client connection was closed at `maxConnections`: a warning at most once a minute, with the count. */
+  private droppedOverCap(): void {
+    this.dropped.count++;
+    const now = performance.now();
+    if (now - this.dropped.warnedAt < DROP_WARNING_EVERY_MS) return;
+    this.logger.warn('connections closed unanswered: http.max_connections reached', {
+      max_connections: this.options.maxConnections,
+      closed: this.dropped.count,
+    });
+    this.dropped.count = 0;
+    this.dropped.warnedAt = now;
   }
 
   /** Stop accepting connections, drop idle keep-alive ones, and resolve once the last one is gone. */

@@ -1,5 +1,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import t from 'tap';
 import { Host, HostError, resolvePlugins, type HostOptions } from '../../lib/host.js';
@@ -504,4 +505,58 @@ t.test('a manual clock that jumps runs each timer that fell due once, and goes o
   t.same(ran, ['every at 1000', 'after at 1000'], 'once each, in the order they fell due');
   await clock.advance(250);
   t.same(ran.slice(2), ['every at 1100', 'every at 1200']);
+});
+
+t.test("the config's HTTP timeouts and connection cap reach the server", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'host-test-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const config = testHostConfig(path.join(dir, 'store.json'), {
+    http: { host: '127.0.0.1', port: 0, headers_timeout_seconds: 1, request_timeout_seconds: 2, max_connections: 1 },
+  });
+  const logs: string[] = [];
+  const host = new Host({
+    config,
+    logger: createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+    plugins: [],
+    transport: new FakeTransport(),
+  });
+  await host.start();
+  t.teardown(() => host.stop());
+  const port = Number(new URL(host.url!).port);
+  // Headers that never end: a 408 after the configured second, not Node's minute.
+  const slow = net.connect(port, '127.0.0.1');
+  t.teardown(() => slow.destroy());
+  const started = performance.now();
+  const answer = await new Promise<string>((resolve) => {
+    let received = '';
+    slow.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    slow.on('close', () => resolve(received));
+    slow.on('error', () => resolve(received));
+    slow.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+  });
+  const waited = performance.now() - started;
+  t.match(answer, /^HTTP\/1\.1 408 /, 'a 408');
+  t.ok(waited < 5000, `after ${Math.round(waited)} ms (headers_timeout_seconds: 1)`);
+  // One connection at most: a second, while one is open, is closed unanswered.
+  const held = net.connect(port, '127.0.0.1');
+  t.teardown(() => held.destroy());
+  await new Promise((resolve) => held.once('connect', resolve));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const extra = net.connect(port, '127.0.0.1');
+  extra.on('error', () => undefined);
+  let extraAnswered = false;
+  extra.on('data', () => (extraAnswered = true));
+  extra.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  await new Promise((resolve) => extra.once('close', resolve));
+  t.notOk(extraAnswered, 'max_connections: 1');
+});
+
+t.test('headers_timeout_seconds over request_timeout_seconds is a config error', async (t) => {
+  t.throws(
+    () => testHostConfig('store.json', { http: { headers_timeout_seconds: 400, request_timeout_seconds: 300 } }),
+    {
+      message:
+        /config\.http\.headers_timeout_seconds must be at most config\.http\.request_timeout_seconds \(300\), got 400/,
+    },
+  );
 });

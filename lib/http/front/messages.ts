@@ -24,6 +24,10 @@ export interface FrontStart {
   bodyLimit: number;
   headersTimeout: number;
   requestTimeout: number;
+  /** `http.keep_alive_timeout_seconds`, in milliseconds; undefined: Node's. */
+  keepAliveTimeout: number | undefined;
+  /** `http.max_connections`: the front's client connections at most; undefined: no cap. */
+  maxConnections: number | undefined;
   /** `http.trust_proxy`: the front reads the proxies' headers for the client's address and scheme. */
   trustProxy: string | readonly string[] | undefined;
   /** `http.proxy_header`: the one header those proxies write the client into. */

@@ -49,6 +49,8 @@ const server = new HttpServer({
   bodyLimit: start.bodyLimit,
   headersTimeout: start.headersTimeout,
   requestTimeout: start.requestTimeout,
+  ...(start.keepAliveTimeout === undefined ? {} : { keepAliveTimeout: start.keepAliveTimeout }),
+  ...(start.maxConnections === undefined ? {} : { maxConnections: start.maxConnections }),
   trustProxy: start.trustProxy,
   proxyHeader: start.proxyHeader,
   accessLog: start.accessLog,

@@ -1218,3 +1218,66 @@ t.test('two servers in a process may each take a body schema with the same $id',
     );
   }
 });
+
+/** An open connection to `url`; resolves once connected, with a promise of its close. */
+async function openConnection(t: Test, url: string): Promise<{ socket: net.Socket; closed: Promise<void> }> {
+  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => undefined);
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  return { socket, closed };
+}
+
+/** One kept-alive request on `socket`; resolves with the answer's status line. */
+function askOn(socket: net.Socket, path: string): Promise<string> {
+  return new Promise((resolve) => {
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8').split('\r\n')[0]!));
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  });
+}
+
+for (const front of [false, true]) {
+  const through = front ? ' (through the front)' : '';
+  t.test(`maxConnections: one connection more is closed unanswered, and told in the log${through}`, async (t) => {
+    const { url, log } = await start(
+      t,
+      (server) => server.route('test', route({ path: '/api/ok/', handler: () => ({ body: { ok: true } }) })),
+      { maxConnections: 2, front },
+    );
+    const first = await openConnection(t, url);
+    const second = await openConnection(t, url);
+    t.equal(await askOn(first.socket, '/api/ok/'), 'HTTP/1.1 200 OK');
+    t.equal(await askOn(second.socket, '/api/ok/'), 'HTTP/1.1 200 OK', 'two kept-alive connections are served');
+    const third = await openConnection(t, url);
+    let answered = false;
+    third.socket.on('data', () => (answered = true));
+    third.socket.write('GET /api/ok/ HTTP/1.1\r\nHost: x\r\n\r\n');
+    await third.closed;
+    t.notOk(answered, 'the third is closed without an answer');
+    t.match(
+      await log.waitForLine(/connections closed unanswered/),
+      /WARN .*http\.max_connections reached .*max_connections=2 closed=1/,
+    );
+    first.socket.destroy();
+    await first.closed;
+    // The server counts the closed connection out when it sees the close.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const fourth = await openConnection(t, url);
+    t.equal(await askOn(fourth.socket, '/api/ok/'), 'HTTP/1.1 200 OK', 'once one closed, a new one is served');
+  });
+
+  t.test(`keepAliveTimeout: an idle kept-alive connection is closed after it${through}`, async (t) => {
+    const { url } = await start(
+      t,
+      (server) => server.route('test', route({ path: '/api/ok/', handler: () => ({ body: { ok: true } }) })),
+      { keepAliveTimeout: 300, front },
+    );
+    const { socket, closed } = await openConnection(t, url);
+    t.equal(await askOn(socket, '/api/ok/'), 'HTTP/1.1 200 OK');
+    const idleFrom = performance.now();
+    await closed;
+    const idle = performance.now() - idleFrom;
+    t.ok(idle >= 250 && idle < 3000, `closed after ${Math.round(idle)} ms idle (300 ms set)`);
+  });
+}
