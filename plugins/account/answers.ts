@@ -18,7 +18,7 @@ export interface AccountAnswers {
 }
 
 export function accountAnswers(layout: Services['web.layout'], botNick: string): AccountAnswers {
-  const security = securityHeaders(layout.scriptSources);
+  const security = securityHeaders(layout);
   return {
     page: (rendered, headers = {}) => ({
       status: rendered.status,

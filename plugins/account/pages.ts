@@ -71,22 +71,17 @@ const ONCE_SCRIPT =
   "addEventListener('pageshow',()=>{delete f.dataset.sent;});})();";
 
 /**
- * The headers of every account page: never stored by a browser or a proxy, no framing (a click on an
- * admin button cannot be borrowed by another site), forms only to the bot, scripts only the copy button's,
- * the send-once one's and the site's own (`siteScripts`: the frame's, by their hashes), nothing fetched from
- * elsewhere, no address in a Referer to another site.
+ * The headers of every account page: never stored by a browser or a proxy, and the site's security headers
+ * (`web.layout`'s: no framing, so a click on an admin button cannot be borrowed by another site; forms only to
+ * the bot; scripts only the site's own and, here, the copy button's and the send-once one's, by their hashes;
+ * nothing fetched from elsewhere; no address in a Referer to another site).
  */
-export function securityHeaders(siteScripts: readonly string[]): Readonly<Record<string, string>> {
-  const own = [inlineScriptSource(COPY_SCRIPT), inlineScriptSource(ONCE_SCRIPT)];
+export function securityHeaders(
+  layout: Pick<Services['web.layout'], 'securityHeaders'>,
+): Readonly<Record<string, string>> {
   return {
     'Cache-Control': 'no-store',
-    'Content-Security-Policy':
-      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; " +
-      `script-src ${[...own, ...siteScripts].join(' ')}; ` +
-      "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'same-origin',
-    'X-Content-Type-Options': 'nosniff',
+    ...layout.securityHeaders([inlineScriptSource(COPY_SCRIPT), inlineScriptSource(ONCE_SCRIPT)]),
   };
 }
 

@@ -2,7 +2,7 @@
  * The pages, each rendered from the public API's own answers (the `api.public` service): a page shows
  * what the public JSON shows, and nothing it leaves out. Everything from the network is escaped.
  */
-import { escapeHtml, type ApiError, type Services } from '../../lib/sdk.js';
+import { escapeHtml, inlineScriptSource, type ApiError, type Services } from '../../lib/sdk.js';
 import { barChart, lineChart, rankChart, type Ranked } from './charts.js';
 import { channelPath, count, page, table, userPath, when, type MenuEntry, type PageOptions } from './layout.js';
 
@@ -33,6 +33,8 @@ export function framed(site: Pick<SiteContext, 'network' | 'timeZone' | 'menu'>,
 export interface Rendered {
   status: number;
   html: string;
+  /** The inline scripts it carries besides the frame's, as Content-Security-Policy sources (`'sha256-…'`). */
+  scripts?: readonly string[];
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -131,13 +133,16 @@ export async function statusPage(site: SiteContext, range: string, now: number):
     ) +
     `<h2>Servers</h2>` +
     serverTable(list(servers.results));
+  // The live script is the same on every status page of this process: its hash is too.
+  const live = liveScript(site.liveSeconds, timeZone);
   return {
     status: 200,
     html: framed(site, {
       title: site.network(),
       current: '/network/',
-      body: body + liveScript(site.liveSeconds, timeZone),
+      body: body + `<script>${live}</script>`,
     }),
+    scripts: [inlineScriptSource(live)],
   };
 }
 
@@ -162,7 +167,7 @@ function serverTable(servers: readonly Json[]): string {
  */
 function liveScript(seconds: number, timeZone: string): string {
   return (
-    `<script>(()=>{let tag=null;let latest=null;const cards=document.querySelectorAll('[data-live]');` +
+    `(()=>{let tag=null;let latest=null;const cards=document.querySelectorAll('[data-live]');` +
     `const time=document.querySelector('[data-live-time]');const chart=document.querySelector('[data-live-chart]');` +
     `const format=new Intl.DateTimeFormat('sv-SE',{timeZone:${JSON.stringify(timeZone)},year:'numeric',month:'2-digit',` +
     `day:'2-digit',hour:'2-digit',minute:'2-digit',hour12:false});` +
@@ -175,7 +180,7 @@ function liveScript(seconds: number, timeZone: string): string {
     `if(time&&s.synced_at){time.setAttribute('data-synced-at',s.synced_at);time.textContent=format.format(new Date(s.synced_at));}` +
     `const point=JSON.stringify((answer.history||[]).at(-1)??null);` +
     `if(latest!==null&&point!==latest)await redraw();latest=point;}catch{}}` +
-    `tick();setInterval(tick,${seconds * 1000});})();</script>`
+    `tick();setInterval(tick,${seconds * 1000});})();`
   );
 }
 

@@ -20,6 +20,7 @@ import {
   type SiteContext,
 } from './pages.js';
 import type { WebConfig } from './schema.js';
+import { FRAME_SCRIPT_SOURCES, siteSecurityHeaders } from './services.js';
 
 /** The site's icon, so that no browser asks for a /favicon.ico the bot does not have: a "#" in the accent colour. */
 const ICON = new TextDocument(
@@ -38,12 +39,16 @@ interface Page {
   render: (request: ApiRequest) => Promise<Rendered>;
 }
 
-/** A rendered page as the answer; a refusal is never stored (`no-store`). */
+/**
+ * A rendered page as the answer, with the site's security headers (its inline scripts allowed by their
+ * hashes); a refusal is never stored (`no-store`).
+ */
 function pageAnswer(rendered: Rendered): ApiResponse {
   const body = new HtmlDocument(rendered.html);
+  const headers = siteSecurityHeaders([...FRAME_SCRIPT_SOURCES, ...(rendered.scripts ?? [])]);
   return rendered.status === 200
-    ? { body }
-    : { status: rendered.status, body, headers: { 'Cache-Control': 'no-store' } };
+    ? { body, headers }
+    : { status: rendered.status, body, headers: { ...headers, 'Cache-Control': 'no-store' } };
 }
 
 /** The search, order and offset of a list page, within bounds. */

@@ -29,6 +29,28 @@ export interface WebLayout {
    * a page with a policy of its own allows them, or its tables do not sort.
    */
   readonly scriptSources: readonly string[];
+  /**
+   * The security headers of a page of the site that also runs the inline scripts `scripts` (their
+   * Content-Security-Policy sources): {@link siteSecurityHeaders}.
+   */
+  securityHeaders(scripts?: readonly string[]): Readonly<Record<string, string>>;
+}
+
+/**
+ * The headers every HTML page under /network/ carries: a Content-Security-Policy that runs no script but
+ * the page's own inline ones, by their hashes (`scripts`), fetches from the bot alone, sends forms to it
+ * alone and lets no other site frame the page (with `X-Frame-Options` for browsers without
+ * `frame-ancestors`); no sniffing a type other than the one sent; no address in a Referer to another site.
+ */
+export function siteSecurityHeaders(scripts: readonly string[]): Readonly<Record<string, string>> {
+  return {
+    'Content-Security-Policy':
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; connect-src 'self'; " +
+      `script-src ${scripts.join(' ')}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'same-origin',
+    'X-Content-Type-Options': 'nosniff',
+  };
 }
 
 declare module '../../lib/sdk.js' {
@@ -42,7 +64,11 @@ declare module '../../lib/sdk.js' {
   }
 }
 
+/** The inline scripts of the frame every page carries (tables sorted, tooltips), as CSP sources. */
+export const FRAME_SCRIPT_SOURCES: readonly string[] = [inlineScriptSource(SITE_SCRIPT)];
+
 export function webLayout(site: { network(): string; timeZone: string; menu: MenuEntry[] }): WebLayout {
+  const scriptSources = FRAME_SCRIPT_SOURCES;
   return {
     page: ({ title, body, style, current }) =>
       framed(site, { title, body, ...(style ? { style } : {}), ...(current ? { current } : {}) }),
@@ -53,6 +79,7 @@ export function webLayout(site: { network(): string; timeZone: string; menu: Men
     count,
     table,
     timeZone: site.timeZone,
-    scriptSources: [inlineScriptSource(SITE_SCRIPT)],
+    scriptSources,
+    securityHeaders: (scripts = []) => siteSecurityHeaders([...scriptSources, ...scripts]),
   };
 }

@@ -118,8 +118,10 @@ t.test("a public GET comes from nginx's cache the second time, and is renewed af
   t.equal(first.status, 200);
   t.equal(first.headers['cache-control'], `public, max-age=${MAX_AGE}`);
   t.equal(first.headers['x-cache-status'], 'MISS');
+  t.equal(first.headers['strict-transport-security'], 'max-age=31536000', 'HSTS, as the TLS site sends it');
   const second = await getFrom(url, '127.0.0.4');
   t.equal(second.headers['x-cache-status'], 'HIT', 'the second request is answered by nginx');
+  t.equal(second.headers['strict-transport-security'], 'max-age=31536000', 'on a cached answer too');
   t.equal(second.text, first.text, 'the same answer');
   const bodyOf = (answer: Answer) => JSON.parse(answer.text) as { generated_at: string };
   // nginx counts max-age in whole seconds from the second it stored the answer: a second more is past it.

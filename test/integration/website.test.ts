@@ -101,7 +101,7 @@ async function open(pagePath: string, options: { javascript?: boolean; width?: n
   await page.setViewport({ width: options.width ?? 1280, height: 900 });
   if (options.dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   const response = await page.goto(bot.url + pagePath, { waitUntil: 'load' });
-  return { page, problems, requests, status: response?.status() ?? 0 };
+  return { page, problems, requests, status: response?.status() ?? 0, headers: response?.headers() ?? {} };
 }
 
 t.test(
@@ -109,9 +109,17 @@ t.test(
   async (t) => {
     const origin = new URL(bot.url).origin;
     for (const [name, pagePath] of PAGES) {
-      const { page, problems, requests, status } = await open(pagePath);
+      const { page, problems, requests, status, headers } = await open(pagePath);
       const missing = name.startsWith('not-found');
       t.equal(status, missing ? 404 : 200, `${pagePath} answers`);
+      // Under its Content-Security-Policy the page's scripts run (a blocked one is a console error below).
+      t.match(
+        headers['content-security-policy'],
+        /^default-src 'none'; .*script-src 'sha256-.*frame-ancestors 'none'/,
+        `${pagePath}: a strict Content-Security-Policy`,
+      );
+      t.equal(headers['x-content-type-options'], 'nosniff', `${pagePath}: nosniff`);
+      t.equal(headers['referrer-policy'], 'same-origin', `${pagePath}: Referrer-Policy`);
       // The browser reports a 404 document itself as a console error; that one is the page's point.
       const expected = (problem: string) => missing && /status of 404/.test(problem);
       t.same(

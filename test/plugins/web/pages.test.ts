@@ -4,6 +4,7 @@
  * private string (IP, host, ident, realname, account, hidden channel), escapes what comes from the
  * network, and answers a hidden or unknown channel with the same 404 page.
  */
+import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { when } from '../../../plugins/web/layout.js';
 import { startApi } from '../api/fixtures/api-host.js';
@@ -204,6 +205,39 @@ t.test("a channel's page: its record users in the site's time zone, its members 
   const outside = (await page('/network/channel/%23big/')).html;
   t.match(outside, /Members by IRC client: the bot does not sit in this channel, so it does not know its members\./);
   t.match(outside, /<dd data-record>3,000<\/dd>/, 'its users now are its record until the collector notes one');
+});
+
+/**
+ * The page's security headers, checked against its HTML: the policy allows exactly the inline scripts the
+ * page carries (by their SHA-256), runs nothing else, and lets no other site frame it.
+ */
+function checkSecurityHeaders(t: Test, path: string, answer: { headers: Record<string, string>; text: string }) {
+  const policy = answer.headers['content-security-policy'] ?? '';
+  t.match(policy, /^default-src 'none'; /, `${path}: a Content-Security-Policy that allows nothing by default`);
+  for (const directive of ["frame-ancestors 'none'", "base-uri 'none'", "form-action 'self'", "connect-src 'self'"]) {
+    t.ok(policy.includes(directive), `${path}: ${directive}`);
+  }
+  const scriptSources = /script-src ([^;]*)/.exec(policy)?.[1]?.split(' ') ?? [];
+  const inline = [...answer.text.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+    ([, code]) => `'sha256-${createHash('sha256').update(code!, 'utf8').digest('base64')}'`,
+  );
+  t.ok(inline.length > 0, `${path}: it has inline scripts`);
+  t.same(
+    [...scriptSources].sort(),
+    [...new Set(inline)].sort(),
+    `${path}: script-src is exactly its inline scripts' hashes`,
+  );
+  t.notMatch(policy, /script-src [^;]*('unsafe|\*|http)/, `${path}: no unsafe script source`);
+  t.equal(answer.headers['x-content-type-options'], 'nosniff', `${path}: nosniff`);
+  t.equal(answer.headers['x-frame-options'], 'DENY', `${path}: no framing, for browsers without frame-ancestors`);
+  t.equal(answer.headers['referrer-policy'], 'same-origin', `${path}: no address in a Referer to another site`);
+}
+
+t.test('every page, and the refusal page, carries the security headers', async (t) => {
+  const bot = await start(t);
+  for (const path of [...PAGES, '/network/channel/%23hush/', '/network/user/nosuchnick/']) {
+    checkSecurityHeaders(t, path, await bot.page(path));
+  }
 });
 
 t.test('a hidden channel and an unknown one get the same 404 page; the network text is escaped', async (t) => {
