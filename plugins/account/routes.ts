@@ -28,7 +28,7 @@ import {
   signInPage,
 } from './pages.js';
 import type { AccountConfig } from './schema.js';
-import type { Session, SessionsSlice } from './sessions.js';
+import { issueForm, type Session, type SessionsSlice } from './sessions.js';
 import { safeNext, signInHandlers } from './sign-in.js';
 import { tokenForms } from './token-forms.js';
 
@@ -90,7 +90,7 @@ function pageHandlers(tokens: Services['tokens.manage'], answers: AccountAnswers
         maxTokens: tokens.maxTokensPerAccount,
         maxLabelLength: tokens.maxLabelLength,
         message: takeNotice(session),
-        formId: randomBytes(16).toString('base64url'),
+        formId: issueForm(session, randomBytes),
       }),
     );
   };

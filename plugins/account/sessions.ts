@@ -34,6 +34,11 @@ export interface Session {
    * token.
    */
   readonly sentForms: Map<string, Promise<number | null>>;
+  /**
+   * The one-time ids of the token forms shown to this session and not sent yet, the latest
+   * {@link MAX_SENT_FORMS}; kept in memory only: a form shown before a restart has expired, and says so.
+   */
+  readonly issuedForms: Set<string>;
 }
 
 /** How many sent token forms a session remembers. */
@@ -42,11 +47,23 @@ export const MAX_SENT_FORMS = 20;
 /** A token form's one-time id: 22 base64url characters (16 random bytes). */
 export const FORM_ID = /^[A-Za-z0-9_-]{22}$/;
 
+/** A new one-time id for a token form shown to `session`, forgetting the oldest shown beyond {@link MAX_SENT_FORMS}. */
+export function issueForm(session: Session, random: (bytes: number) => Buffer): string {
+  const formId = random(16).toString('base64url');
+  session.issuedForms.add(formId);
+  for (const oldest of session.issuedForms) {
+    if (session.issuedForms.size <= MAX_SENT_FORMS) break;
+    session.issuedForms.delete(oldest);
+  }
+  return formId;
+}
+
 /**
- * Remember that the form `formId` makes the token `made` resolves to, forgetting the oldest beyond
- * {@link MAX_SENT_FORMS}.
+ * Remember that the form `formId` makes the token `made` resolves to (it is no longer an unsent one),
+ * forgetting the oldest beyond {@link MAX_SENT_FORMS}.
  */
 export function rememberSentForm(session: Session, formId: string, made: Promise<number | null>): void {
+  session.issuedForms.delete(formId);
   session.sentForms.delete(formId);
   session.sentForms.set(formId, made);
   for (const oldest of session.sentForms.keys()) {
@@ -105,6 +122,7 @@ export class SessionsSlice implements ModelSlice {
       lastSeenAt: now,
       notice: null,
       sentForms: new Map(),
+      issuedForms: new Set(),
     };
     this.byHash.set(session.idSha256, session);
     const mine = this.ownedBy(account).sort((a, b) => a.createdAt - b.createdAt);
@@ -200,6 +218,7 @@ export class SessionsSlice implements ModelSlice {
         lastSeenAt,
         notice: null,
         sentForms: new Map(),
+        issuedForms: new Set(),
       });
     }
   }

@@ -38,19 +38,30 @@ function actorOf(request: ApiRequest, found: GuardFindings, signedIn: RouteGuard
 
 /**
  * The token creation: its answer is the page with the new token's value, shown once. The form carries a
- * one-time id, so that a reload of that page, or a double click, makes no second token.
+ * one-time id the account page issued to this session, so that a reload of that page, or a double click,
+ * makes no second token; a form without one, or with one this session was not shown (a hand-made POST, or a
+ * page shown before the bot restarted), makes none and says why.
  */
 function createToken({ tokens, answers, csrf, signedIn }: TokenFormsContext): Handler {
   return async (request, found) => {
     const session = found.get(signedIn);
     const { fields, cookie } = found.get(csrf);
-    // A form without its id (a page from before it had one) still works, without the guard against a reload.
     const formId = fields.get('form') ?? '';
-    const guarded = FORM_ID.test(formId);
+    const known = FORM_ID.test(formId) && (session.issuedForms.has(formId) || session.sentForms.has(formId));
+    if (!known) {
+      session.notice = {
+        text: FORM_ID.test(formId)
+          ? 'That form has expired (the bot restarted since the page was shown, or the page was too old): no ' +
+            'token was made. Use the form below.'
+          : 'A token is made with the form on this page only: none was made. Use the form below.',
+        problem: true,
+      };
+      return answers.seeOther(ACCOUNT_PATH);
+    }
     // Sent before (or still being made, after a double click): no second token. One that made none may try again.
     // Looked up and claimed below with no await in between, so that two at once cannot both pass.
     let made: number | null = null;
-    for (let pending = guarded ? session.sentForms.get(formId) : undefined; pending !== undefined;) {
+    for (let pending = session.sentForms.get(formId); pending !== undefined;) {
       made = await pending;
       if (made !== null) break;
       // It made none: this one tries, unless another sent meanwhile tries already.
@@ -68,7 +79,7 @@ function createToken({ tokens, answers, csrf, signedIn }: TokenFormsContext): Ha
       return answers.seeOther(ACCOUNT_PATH);
     }
     let settle: (id: number | null) => void = () => undefined;
-    if (guarded) rememberSentForm(session, formId, new Promise((resolve) => (settle = resolve)));
+    rememberSentForm(session, formId, new Promise((resolve) => (settle = resolve)));
     let created: Awaited<ReturnType<Tokens['create']>>;
     try {
       created = await tokens.create(actorOf(request, found, signedIn), fields.get('label') ?? '');

@@ -189,6 +189,8 @@ t.test('sessions survive a restart of the bot; the oldest goes past max_per_acco
   await three.signIn('alice');
   t.match((await one.get('/network/account/')).text, /<h1>Sign in<\/h1>/, 'the oldest of three ended');
   t.match((await two.get('/network/account/')).text, /Signed in as/);
+  const form = /<input type="hidden" name="form" value="([A-Za-z0-9_-]{22})">/;
+  const before = form.exec((await three.get('/network/account/')).text)?.[1];
   await first.bot.stop();
 
   const second = await startSite(t, { storeDir: first.bot.storeDir, rpc: first.rpc });
@@ -197,7 +199,16 @@ t.test('sessions survive a restart of the bot; the oldest goes past max_per_acco
   const page = await restored.get('/network/account/');
   t.match(page.text, /Signed in as <strong>alice<\/strong>/, 'signed in after the restart');
   t.equal(page.csrf, csrfToken(three.cookie!), 'with the same forms');
-  const created = await restored.post('/network/account/tokens/', { label: 'after restart' });
+  // The create form of a page shown before the restart has expired, and says so; the page's new one works.
+  const expired = await restored.post('/network/account/tokens/', { label: 'after restart', form: before! });
+  t.equal(expired.status, 303, 'a form shown before the restart makes no token');
+  t.match(
+    (await restored.get('/network/account/')).text,
+    /That form has expired \(the bot restarted since the page was shown, or the page was too old\): no token was made\./,
+    'and the page says plainly why',
+  );
+  const fresh = form.exec((await restored.get('/network/account/')).text)?.[1];
+  const created = await restored.post('/network/account/tokens/', { label: 'after restart', form: fresh! });
   t.equal(created.status, 200, 'and the forms work');
 });
 

@@ -201,7 +201,8 @@ t.test('forged forms are refused: no CSRF token, a wrong one, a foreign Origin, 
   );
   t.equal(bot.logs.filter((line) => /form refused path=\/network\/account\/tokens\//.test(line)).length, forged.length);
   t.match(bot.logs.join('\n'), /form refused path=\/network\/account\/tokens\/ why=foreign-origin ip=127\.0\.0\.1/);
-  const withoutOrigin = await alice.post('/network/account/tokens/', { label: 'old browser' }, {});
+  const form = formIdOf(await alice.get('/network/account/'));
+  const withoutOrigin = await alice.post('/network/account/tokens/', { label: 'old browser', form }, {});
   t.equal(withoutOrigin.status, 200, 'no Origin (an old browser), the right token: taken');
   const noCookie = browser();
   noCookie.csrf = alice.csrf;
@@ -271,15 +272,18 @@ t.test('refusals of the rules come back as a notice on the page', async (t) => {
     /<p class="notice problem" role="alert">The account alice has no token #1\.<\/p>/,
     "not alice's token",
   );
-  await alice.post('/network/account/tokens/', { label: 'x'.repeat(65) });
+  const form = formIdOf(await alice.get('/network/account/'));
+  await alice.post('/network/account/tokens/', { label: 'x'.repeat(65), form });
   t.match(textOf((await alice.get('/network/account/')).text), /A label has at most 64 characters; this one has 65\./);
   t.match((await bot.say('bob', 'bob', 'TOKEN LIST')).join('\n'), /#1 "bobs" of bob: active/);
 });
 
-t.test('the create form sent again makes no second token: a reload, a double click', async (t) => {
+t.test('the create form sent again makes no second token: a reload, a double click; a forged one none', async (t) => {
   const { bot, browser } = await startSite(t);
   const alice = browser();
   await alice.signIn('alice');
+  const bob = browser();
+  await bob.signIn('bob');
   const settings = await alice.get('/network/account/');
   const form = formIdOf(settings);
   t.not(formIdOf(await alice.get('/network/account/')), form, 'each page has a form id of its own');
@@ -315,13 +319,20 @@ t.test('the create form sent again makes no second token: a reload, a double cli
   t.equal((await alice.post('/network/account/tokens/', { label: 'fixed', form: refused })).status, 200);
   const other = formIdOf(await alice.get('/network/account/'));
   t.equal((await alice.post('/network/account/tokens/', { label: 'other', form: other })).status, 200);
-  // A form without an id (a page from before it had one) still makes its token, each time it is sent.
-  t.equal((await alice.post('/network/account/tokens/', { label: 'old page' })).status, 200);
-  t.equal((await alice.post('/network/account/tokens/', { label: 'old page' })).status, 200);
-  t.match(
-    (await bot.say('alice', 'alice', 'TOKEN LIST')).join('\n'),
-    /#3 "fixed" of alice[^]*#4 "other" of alice[^]*#5 "old page" of alice[^]*#6 "old page" of alice/,
-  );
+  t.match((await bot.say('alice', 'alice', 'TOKEN LIST')).join('\n'), /#3 "fixed" of alice[^]*#4 "other" of alice/);
+
+  // A hand-made POST: without a form id, or with one this session was never shown, it makes no token.
+  for (const [fields, why] of [
+    [{ label: 'no id' }, /A token is made with the form on this page only: none was made\./],
+    [{ label: 'bad id', form: 'not-an-id' }, /A token is made with the form on this page only/],
+    [{ label: 'made up', form: 'A'.repeat(22) }, /That form has expired .*: no token was made\./],
+    [{ label: "bob's", form: formIdOf(await bob.get('/network/account/')) }, /That form has expired/],
+  ] as const) {
+    const answer = await alice.post('/network/account/tokens/', fields);
+    t.equal(answer.status, 303, `${fields.label}: sent back`);
+    t.match(textOf((await alice.get('/network/account/')).text), why, `${fields.label}: and told why`);
+  }
+  t.notMatch((await bot.say('alice', 'alice', 'TOKEN LIST')).join('\n'), /#5/, 'none of them made a token');
 });
 
 t.test(
