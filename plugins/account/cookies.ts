@@ -3,14 +3,17 @@
  * cookie; and the account pages' own cookie. Values are taken and given as they are, unencoded: the
  * session ids and sign-in-form values are base64url, which is cookie-octets already.
  *
- * The cookie (`network_session`, `Path=/network/`, `HttpOnly`, `SameSite=Lax`, `Secure` over HTTPS) holds
- * a session id once signed in, and before that a random value of the sign-in form, whose CSRF token is made
- * from it; neither is stored for a visitor who does not sign in. A sign-in always starts a new id.
+ * The cookie ({@link AccountCookie}: `__Host-network_session` with `Secure` and `Path=/` over HTTPS,
+ * `network_session` on `Path=/network/` over plain HTTP; `HttpOnly`, `SameSite=Lax`) holds a session id once
+ * signed in, and before that a random value of the sign-in form, whose CSRF token is made from it; neither is
+ * stored for a visitor who does not sign in. A sign-in always starts a new id.
  */
 import type { ApiRequest } from '../../lib/sdk.js';
 import { SESSION_ID } from './sessions.js';
 
 export const COOKIE = 'network_session';
+/** Its name over HTTPS: a browser takes it only with `Secure`, `Path=/` and no `Domain`, so no other host can set it. */
+export const HOST_COOKIE = `__Host-${COOKIE}`;
 /** The account pages and the admin panel are both below it. */
 export const COOKIE_PATH = '/network/';
 
@@ -75,13 +78,32 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   return parts.join('; ');
 }
 
-/** The value of the account pages' cookie that `request` sends, when it is well-formed (a session id's shape). */
-export function cookieOf(request: ApiRequest): string | undefined {
-  const value = parseCookies(request.headers.cookie).get(COOKIE);
-  return value !== undefined && SESSION_ID.test(value) ? value : undefined;
-}
+/**
+ * The account pages' cookie on this site. Over HTTPS — the request came over it, or `public_origin` says the
+ * site is served over it (behind a proxy whose scheme the bot was not told) — it is `__Host-network_session`,
+ * `Secure`, on `Path=/`: a browser keeps a cookie of that name only from this very host, so a sibling
+ * subdomain cannot plant a session; and only that name is read there. Over plain HTTP (the demo, a test) it
+ * is `network_session` on `Path=/network/`.
+ */
+export class AccountCookie {
+  constructor(private readonly publicOrigin: string | null) {}
 
-/** The `Set-Cookie` value of the account pages' cookie; `maxAge` 0 drops it, none keeps it for the browser session. */
-export function accountCookie(value: string, options: { secure: boolean; maxAge?: number }): string {
-  return serializeCookie(COOKIE, value, { path: COOKIE_PATH, ...options });
+  /** Whether the site is served over HTTPS, for `request`. */
+  https(request: ApiRequest): boolean {
+    return request.secure || this.publicOrigin?.startsWith('https://') === true;
+  }
+
+  /** The value `request` sends, when it is well-formed (a session id's shape). */
+  read(request: ApiRequest): string | undefined {
+    const value = parseCookies(request.headers.cookie).get(this.https(request) ? HOST_COOKIE : COOKIE);
+    return value !== undefined && SESSION_ID.test(value) ? value : undefined;
+  }
+
+  /** Its `Set-Cookie` value for `request`; `maxAge` 0 drops it, none keeps it for the browser session. */
+  set(request: ApiRequest, value: string, maxAge?: number): string {
+    const options = maxAge === undefined ? {} : { maxAge };
+    return this.https(request)
+      ? serializeCookie(HOST_COOKIE, value, { path: '/', secure: true, ...options })
+      : serializeCookie(COOKIE, value, { path: COOKIE_PATH, secure: false, ...options });
+  }
 }

@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger, RouteGuard } from '../../lib/sdk.js';
 import type { AccountAnswers } from './answers.js';
-import { accountCookie, cookieOf } from './cookies.js';
+import type { AccountCookie } from './cookies.js';
 import { forgery } from './csrf.js';
 import { ACCOUNT_PATH, refusalPage, type Rendered, type Visit } from './pages.js';
 import type { Session, SessionsSlice } from './sessions.js';
@@ -45,6 +45,8 @@ export interface AccountGuards {
 export interface AccountGuardsContext {
   /** The site's origin as the config gives it (`public_origin`), else null. */
   publicOrigin: string | null;
+  /** The account pages' cookie on this site. */
+  cookie: AccountCookie;
   sessions: SessionsSlice;
   /** The rule of the tokens plugin: whether a signed-in account is an administrator. */
   isAdmin: (account: string) => Promise<boolean>;
@@ -74,25 +76,28 @@ export function notAdmin(visit: Visit, account: string): Rendered {
 }
 
 /** `visitor`: who is visiting, from the cookie; a visitor without one is given a sign-in-form value. */
-function visitorGuard(sessions: SessionsSlice): RouteGuard<Visitor> {
+function visitorGuard(sessions: SessionsSlice, accountCookie: AccountCookie): RouteGuard<Visitor> {
   return {
     name: 'visitor',
     point: 'request',
     check(request) {
-      const cookie = cookieOf(request);
+      const cookie = accountCookie.read(request);
       const session = sessions.find(cookie);
       if (session) sessions.touch(session);
       if (cookie !== undefined) return { found: { cookie, session, setCookie: undefined } };
       const fresh = randomBytes(32).toString('base64url');
       return {
-        found: { cookie: fresh, session: undefined, setCookie: accountCookie(fresh, { secure: request.secure }) },
+        found: { cookie: fresh, session: undefined, setCookie: accountCookie.set(request, fresh) },
       };
     },
   };
 }
 
 /** `csrf`: a form whose cookie, origin or token says it may not be its cookie holder's is refused (403), and logged. */
-function csrfGuard({ publicOrigin, answers, logger }: AccountGuardsContext): RouteGuard<SentForm> {
+function csrfGuard(
+  { publicOrigin, answers, logger }: AccountGuardsContext,
+  accountCookie: AccountCookie,
+): RouteGuard<SentForm> {
   return {
     name: 'csrf',
     point: 'body',
@@ -101,7 +106,7 @@ function csrfGuard({ publicOrigin, answers, logger }: AccountGuardsContext): Rou
         throw new Error(`The guard csrf checks HTML forms: route ${route.method} ${route.path} must be marked form`);
       }
       const fields = request.body;
-      const cookie = cookieOf(request);
+      const cookie = accountCookie.read(request);
       const why = forgery(request, cookie, fields.get('csrf'), publicOrigin);
       if (why === null) return { found: { fields, cookie: cookie! } };
       logger.warn('form refused', { path: request.path, why, ip: request.ip });
@@ -182,8 +187,8 @@ function administratorPageGuard(
 }
 
 export function accountGuards(context: AccountGuardsContext): AccountGuards {
-  const visitor = visitorGuard(context.sessions);
-  const csrf = csrfGuard(context);
+  const visitor = visitorGuard(context.sessions, context.cookie);
+  const csrf = csrfGuard(context, context.cookie);
   const signedIn = signedInGuard(context, csrf);
   return {
     visitor,

@@ -15,6 +15,7 @@ import type {
   RouteGuard,
   Services,
 } from '../../lib/sdk.js';
+import { AccountCookie } from './cookies.js';
 import { accountAnswers, type AccountAnswers } from './answers.js';
 import { accountGuards, notAdmin, type AccountGuards } from './guards.js';
 import {
@@ -120,15 +121,18 @@ function pageHandlers(tokens: Services['tokens.manage'], answers: AccountAnswers
 export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] {
   const { tokens, sessions, logger } = context;
   const answers = accountAnswers(context.layout, context.botNick);
+  const publicOrigin = context.config.public_origin ?? null;
+  const cookie = new AccountCookie(publicOrigin);
   const guards = accountGuards({
-    publicOrigin: context.config.public_origin ?? null,
+    publicOrigin,
+    cookie,
     sessions,
     isAdmin: (account) => tokens.isAdmin(account),
     answers,
     logger,
   });
   const { visitor, csrf, signedIn, administrator, administratorPage } = guards;
-  const { signIn, signOut } = signInHandlers({ ...context, answers, csrf });
+  const { signIn, signOut } = signInHandlers({ ...context, answers, csrf, cookie });
   const forms = tokenForms({ tokens, answers, csrf, signedIn });
   const seeAccountPage = () => answers.seeOther(ACCOUNT_PATH);
 

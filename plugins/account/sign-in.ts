@@ -13,7 +13,7 @@ import {
   type Services,
 } from '../../lib/sdk.js';
 import type { AccountAnswers } from './answers.js';
-import { accountCookie } from './cookies.js';
+import type { AccountCookie } from './cookies.js';
 import type { SentForm } from './guards.js';
 import { ACCOUNT_PATH, ADMIN_PATH, AUDIT_PATH, refusalPage, signInPage, type Rendered, type Visit } from './pages.js';
 import type { SessionsSlice } from './sessions.js';
@@ -26,6 +26,8 @@ export interface SignInContext {
   answers: AccountAnswers;
   /** The guard the sign-in and sign-out routes list: the form's fields and cookie. */
   csrf: RouteGuard<SentForm>;
+  /** The account pages' cookie on this site. */
+  cookie: AccountCookie;
   logger: Logger;
 }
 
@@ -118,13 +120,13 @@ function signInHandler(context: SignInContext): Handler {
     session.notice = { text: `Signed in as ${check.account}.`, problem: false };
     const maxAge = sessions.secondsLeft(session);
     return answers.seeOther(next ?? ACCOUNT_PATH, {
-      'Set-Cookie': accountCookie(id, { maxAge, secure: request.secure }),
+      'Set-Cookie': context.cookie.set(request, id, maxAge),
     });
   };
 }
 
 /** The sign-out form: the session ends, and the cookie goes. */
-function signOutHandler({ sessions, answers, csrf, logger, persisted }: SignInContext): Handler {
+function signOutHandler({ sessions, answers, csrf, cookie, logger, persisted }: SignInContext): Handler {
   return async (request, found) => {
     const session = sessions.find(found.get(csrf).cookie);
     if (session) {
@@ -136,7 +138,7 @@ function signOutHandler({ sessions, answers, csrf, logger, persisted }: SignInCo
       );
     }
     return answers.seeOther(`${ACCOUNT_PATH}?signed_out`, {
-      'Set-Cookie': accountCookie('', { maxAge: 0, secure: request.secure }),
+      'Set-Cookie': cookie.set(request, '', 0),
     });
   };
 }

@@ -37,14 +37,29 @@ t.test('the sign-in page: a form in the site’s frame, a cookie for it, nothing
   t.equal(again.headers['set-cookie'], undefined, 'a browser that has the cookie keeps it');
   t.equal(again.csrf, page.csrf);
 
-  const overTls = await visitor.post(
+  // A site served over HTTPS: the cookie takes the __Host- prefix, which no other host can set.
+  const overTls = browser();
+  overTls.secure = true;
+  const tlsPage = await overTls.get('/network/account/');
+  t.match(
+    tlsPage.headers['set-cookie'],
+    /^__Host-network_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+    'over HTTPS: __Host-, Path=/, Secure',
+  );
+  const tlsSignIn = await overTls.post(
     '/network/account/sign-in/',
     { account: 'alice', password: PASSWORD },
     { Origin: 'https://localhost' },
-    true,
   );
-  t.equal(overTls.status, 303, 'signed in over TLS (its origin is https://)');
-  t.match(overTls.headers['set-cookie'], /; Secure$/, 'Secure when the request came over HTTPS');
+  t.equal(tlsSignIn.status, 303, 'signed in over TLS (its origin is https://)');
+  t.match(tlsSignIn.headers['set-cookie'], /^__Host-network_session=.*; Path=\/; .*; Secure$/, 'Secure over HTTPS');
+  t.match((await overTls.get('/network/account/')).text, /Signed in as <strong>alice<\/strong>/);
+  // A cookie of the plain name over HTTPS (one a sibling subdomain could have planted) is not read there.
+  const planted = browser();
+  planted.secure = true;
+  planted.cookie = overTls.cookie;
+  planted.cookieName = 'network_session';
+  t.match((await planted.get('/network/account/')).text, /<h1>Sign in<\/h1>/, 'a planted network_session is ignored');
   const opened = await browser().get('/network/account/sign-in/');
   t.equal(opened.status, 303, 'the form’s address, opened, leads to the form');
   t.equal(opened.headers.location, '/network/account/');
@@ -229,8 +244,9 @@ t.test(
   async (t) => {
     const { browser, bot } = await startSite(t, { http: { trust_proxy: '127.0.0.1' } });
     const visitor = browser();
-    await visitor.get('/network/account/');
-    const proxied = { Origin: 'https://localhost', 'X-Forwarded-Proto': 'https', 'X-Forwarded-For': '203.0.113.50' };
+    const forwarded = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-For': '203.0.113.50' };
+    await visitor.get('/network/account/', forwarded);
+    const proxied = { Origin: 'https://localhost', ...forwarded };
     const signedIn = await visitor.post('/network/account/sign-in/', { account: 'alice', password: PASSWORD }, proxied);
     t.equal(signedIn.status, 303, 'signed in through the proxy');
     t.match(signedIn.headers['set-cookie'], /; Secure$/, 'Secure: the client came over HTTPS to the proxy');
@@ -247,7 +263,7 @@ t.test(
       ip: '198.51.100.3',
       headers: {
         'Content-Type': 'application/x-www-form-urlencoded',
-        Cookie: `network_session=${spoofer.cookie}`,
+        Cookie: `${spoofer.cookieName}=${spoofer.cookie}`,
         ...proxied,
       },
       body: new URLSearchParams({ csrf: spoofer.csrf!, account: 'alice', password: PASSWORD }).toString(),

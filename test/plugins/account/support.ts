@@ -77,8 +77,12 @@ export interface Visit extends InjectResponse {
 }
 
 export class Browser {
-  /** The cookie the bot set (`network_session`), as the browser holds it. */
+  /** The value of the cookie the bot set, as the browser holds it. */
   cookie: string | null = null;
+  /** Its name: `network_session` over plain HTTP, `__Host-network_session` over HTTPS. */
+  cookieName = 'network_session';
+  /** Every request over TLS (as a browser on an https:// site); else as each call says. */
+  secure = false;
   /** Every Set-Cookie value the browser was sent. */
   readonly setCookies: string[] = [];
   /** The CSRF token of the page seen last. */
@@ -87,15 +91,16 @@ export class Browser {
   constructor(private readonly bot: Harness) {}
 
   private headers(extra: Record<string, string>): Record<string, string> {
-    return { ...(this.cookie ? { Cookie: `network_session=${this.cookie}` } : {}), ...extra };
+    return { ...(this.cookie ? { Cookie: `${this.cookieName}=${this.cookie}` } : {}), ...extra };
   }
 
   private take(response: InjectResponse): Visit {
     const set = response.headers['set-cookie'];
     if (set) {
       this.setCookies.push(set);
-      const value = /^network_session=([^;]*)/.exec(set)?.[1] ?? '';
+      const [, name = '', value = ''] = /^((?:__Host-)?network_session)=([^;]*)/.exec(set) ?? [];
       this.cookie = /Max-Age=0/.test(set) ? null : value;
+      this.cookieName = name;
     }
     const csrf = /name="csrf" value="([^"]+)"/.exec(response.text)?.[1] ?? null;
     if (csrf) this.csrf = csrf;
@@ -103,7 +108,7 @@ export class Browser {
   }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<Visit> {
-    return this.take(await this.bot.inject('GET', path, this.headers(headers)));
+    return this.take(await this.bot.from({ secure: this.secure }).inject('GET', path, this.headers(headers)));
   }
 
   /**
@@ -114,7 +119,7 @@ export class Browser {
     path: string,
     fields: Record<string, string | null> = {},
     headers: Record<string, string> = { Origin: ORIGIN },
-    secure = false,
+    secure = this.secure,
   ): Promise<Visit> {
     const form = new URLSearchParams();
     const all = { csrf: this.csrf, ...fields };

@@ -211,19 +211,27 @@ t.test('forged forms are refused: no CSRF token, a wrong one, a foreign Origin, 
   t.match(textOf(cookieless.text), /without the cookie of this site/);
 });
 
-t.test('public_origin: forms must come from it', async (t) => {
-  const { browser } = await startSite(t, { account: { public_origin: 'https://irc.example.net' } });
-  const visitor = browser();
-  await visitor.get('/network/account/');
-  const local = await visitor.post('/network/account/sign-in/', { account: 'alice', password: PASSWORD });
-  t.equal(local.status, 403, 'the Host the bot sees is not the public origin');
-  const right = await visitor.post(
-    '/network/account/sign-in/',
-    { account: 'alice', password: PASSWORD },
-    { Origin: 'https://IRC.example.net' },
-  );
-  t.equal(right.status, 303);
-});
+t.test(
+  'public_origin: forms must come from it; on https, the cookie is Secure even when the bot sees HTTP',
+  async (t) => {
+    const { browser } = await startSite(t, { account: { public_origin: 'https://irc.example.net' } });
+    const visitor = browser();
+    const page = await visitor.get('/network/account/');
+    t.match(
+      page.headers['set-cookie'],
+      /^__Host-network_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+      'a proxy that did not say https (no trust_proxy): the public origin does',
+    );
+    const local = await visitor.post('/network/account/sign-in/', { account: 'alice', password: PASSWORD });
+    t.equal(local.status, 403, 'the Host the bot sees is not the public origin');
+    const right = await visitor.post(
+      '/network/account/sign-in/',
+      { account: 'alice', password: PASSWORD },
+      { Origin: 'https://IRC.example.net' },
+    );
+    t.equal(right.status, 303);
+  },
+);
 
 t.test('the admin panel is for administrators: anyone else gets 403 and changes nothing', async (t) => {
   const { bot, browser } = await startSite(t);
