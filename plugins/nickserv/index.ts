@@ -11,6 +11,7 @@ import { anopeXmlRpcBackend } from './backends/anope-xmlrpc.js';
 import { athemeBackend } from './backends/atheme-jsonrpc.js';
 import type { CredentialBackend } from './backends/backend.js';
 import { saslBackend, type SaslBackendOptions } from './backends/sasl.js';
+import { clientGroup, KnownCallers } from './callers.js';
 import { FailureWindow } from './limiter.js';
 import { TaskPool } from './pool.js';
 import { checkCredentialsRoute, type CheckRouteContext } from './route.js';
@@ -86,6 +87,17 @@ export default definePlugin<NickservConfig>({
       maxWaitMs: timeoutMs,
       clearOnSuccess: true,
     });
+    // Failures of a nick from callers it does not know, together: a bound on guesses, which the owner passes.
+    const byAccount = new FailureWindow({
+      maxFailures: config.rate_limit.max_failures_per_account,
+      windowMs: config.rate_limit.account_window_seconds * 1000,
+      maxQueued: config.rate_limit.max_queued_per_nick,
+      queueFullRetryMs: timeoutMs,
+      maxWaitMs: timeoutMs,
+      // The owner's right password must not reopen the account to the guessers.
+      clearOnSuccess: false,
+    });
+    const known = new KnownCallers();
     const byToken = new FailureWindow({
       maxFailures: config.rate_limit.max_failures_per_token,
       windowMs,
@@ -127,7 +139,10 @@ export default definePlugin<NickservConfig>({
       backend,
       pool,
       byNick,
+      byAccount,
+      known,
       byToken,
+      group: (address) => clientGroup(address, config.rate_limit.ipv6_prefix_length),
       fold: (nick) => irc.casefold(nick),
       signal: () => (backend.throughIrc ? servicesLinked.signal : stopping.signal),
       servicesSplit: () => model.servers.servicesSplit,
@@ -138,6 +153,8 @@ export default definePlugin<NickservConfig>({
     services.provide('nickserv.credentials', credentialsService(checks, byAddress));
     timers.every(Math.min(windowMs, 60_000), () => {
       byNick.sweep();
+      byAccount.sweep();
+      known.sweep();
       byToken.sweep();
       byAddress.sweep();
     });

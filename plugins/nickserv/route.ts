@@ -17,14 +17,22 @@ import {
   type RouteDefinition,
 } from '../../lib/sdk.js';
 import { ServiceUnavailableError, type CheckOutcome, type CredentialBackend } from './backends/backend.js';
+import type { KnownCallers } from './callers.js';
 import { RefusedError, type Admission, type CheckResult, type FailureWindow } from './limiter.js';
 import { PoolBusyError, type TaskPool } from './pool.js';
 
 export interface CheckRouteContext {
   backend: CredentialBackend;
   pool: TaskPool;
+  /** Failures of one nick from one caller (a client address group, a token): a guesser limits itself only. */
   byNick: FailureWindow;
+  /** Failures of one nick from the callers it does not know, all together: the bound on guesses per account. */
+  byAccount: FailureWindow;
+  /** The callers each nick knows (a right password before): they pass `byAccount`, so its owner is never locked out. */
+  known: KnownCallers;
   byToken: FailureWindow;
+  /** A client address as one holder has it (an IPv6 address by its prefix). */
+  group: (address: string) => string;
   /** The network's casefolding, so `Alice` and `alice` share one failure count. */
   fold: (nick: string) => string;
   /**
@@ -128,8 +136,8 @@ export interface GatedCheck {
   ip: string;
   /**
    * The window of the caller besides the nick's: an API token's (the credential check), or a client
-   * address's (the website's sign-in); `whose` ends the refusal's message ("with this token"), `logged` its
-   * log line ("with the token").
+   * address group's (the website's sign-in); its `key` is the caller too, in the nick's windows. `whose` ends
+   * the refusal's message ("with this token"), `logged` its log line ("with the token").
    */
   second: { window: FailureWindow; key: string; whose: string; logged: string };
   /** What the log lines of this check carry (never the password). */
@@ -154,9 +162,10 @@ export async function gatedCheck(context: CheckRouteContext, check: GatedCheck):
 }
 
 async function throughTheGates(context: CheckRouteContext, check: GatedCheck): Promise<CheckOutcome> {
-  const { backend, pool, byNick, fold, signal, servicesSplit, logger } = context;
+  const { backend, pool, fold, signal, servicesSplit, logger, known } = context;
   const { nick, password, second, fields } = check;
   const nickKey = fold(nick);
+  const caller = second.key;
 
   // SASL needs the services linked: while they are split off, say so at once (it counts as nothing).
   const split = backend.throughIrc ? servicesSplit() : [];
@@ -169,24 +178,7 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
     );
   }
 
-  // Nick first, then the second window, always in this order: a check holds its nick's place while it waits.
-  let nickAdmission: Admission;
-  try {
-    nickAdmission = await byNick.admit(nickKey);
-  } catch (error) {
-    if (!(error instanceof RefusedError)) throw error;
-    logger.info(`credential check refused: ${error.message} for the nick`, fields);
-    throw refusal(error, `for nick ${nick}`);
-  }
-  let secondAdmission: Admission;
-  try {
-    secondAdmission = await second.window.admit(second.key);
-  } catch (error) {
-    nickAdmission.finish('unknown');
-    if (!(error instanceof RefusedError)) throw error;
-    logger.info(`credential check refused: ${error.message} ${second.logged}`, fields);
-    throw refusal(error, second.whose);
-  }
+  const admissions = await admitThroughWindows(context, check, nickKey, caller);
 
   let outcome: CheckOutcome | null = null;
   try {
@@ -205,9 +197,10 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
     }
     throw error;
   } finally {
-    nickAdmission.finish(resultOf(outcome));
-    secondAdmission.finish(resultOf(outcome));
+    const result = resultOf(outcome);
+    admissions.forEach((admission) => admission.finish(result));
   }
+  if (outcome.valid) known.remember(nickKey, caller);
 
   logger.info('credential check answered', {
     ...fields,
@@ -216,6 +209,45 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
     reason: outcome.valid ? undefined : (outcome.reason ?? undefined),
   });
   return outcome;
+}
+
+/**
+ * The brute-force windows a check passes, always in this order (a check holds its place in each while it waits
+ * in the next): the nick's from this caller; the nick's from the callers it does not know, all together,
+ * unless it knows this one; the caller's own (its address group or token, across nicks). Throws the refusal.
+ */
+async function admitThroughWindows(
+  context: CheckRouteContext,
+  check: GatedCheck,
+  nickKey: string,
+  caller: string,
+): Promise<Admission[]> {
+  const { byNick, byAccount, known, logger } = context;
+  const { nick, second, fields } = check;
+  const windows: { window: FailureWindow; key: string; whose: string; logged: string }[] = [
+    { window: byNick, key: `${nickKey} ${caller}`, whose: `for nick ${nick} ${second.whose}`, logged: 'for the nick' },
+  ];
+  if (!known.knows(nickKey, caller)) {
+    windows.push({
+      window: byAccount,
+      key: nickKey,
+      whose: `for nick ${nick} from callers it does not know (one that checked its password right before is let through)`,
+      logged: 'for the nick from unknown callers',
+    });
+  }
+  windows.push(second);
+  const admitted: Admission[] = [];
+  for (const { window, key, whose, logged } of windows) {
+    try {
+      admitted.push(await window.admit(key));
+    } catch (error) {
+      for (const admission of admitted) admission.finish('unknown');
+      if (!(error instanceof RefusedError)) throw error;
+      logger.info(`credential check refused: ${error.message} ${logged}`, fields);
+      throw refusal(error, whose);
+    }
+  }
+  return admitted;
 }
 
 export function checkCredentialsRoute(context: CheckRouteContext): RouteDefinition {
@@ -231,7 +263,7 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
     response: checkResponseSchema,
     async handler(request: ApiRequest) {
       const { nick, password } = request.body as CheckBody;
-      const tokenKey = request.tokenId !== undefined ? `token:${request.tokenId}` : `ip:${request.ip}`;
+      const tokenKey = request.tokenId !== undefined ? `token:${request.tokenId}` : `ip:${context.group(request.ip)}`;
       const outcome = await gatedCheck(context, {
         nick,
         password,

@@ -85,7 +85,35 @@ export const nickservConfigSchema = {
           type: 'integer',
           minimum: 1,
           default: 5,
-          description: 'Failures for one nick (any token) in the window; the next check of that nick is refused.',
+          description:
+            'Failures for one nick from one caller (a client address group on the website, an API token) in the ' +
+            "window; that caller's next check of that nick is refused. Other callers are not: a guesser cannot " +
+            'lock the owner out.',
+        },
+        max_failures_per_account: {
+          type: 'integer',
+          minimum: 1,
+          default: 30,
+          description:
+            'Failures for one nick from the callers it does not know, all together, in account_window_seconds: ' +
+            'the bound on guesses at one account from everywhere. Past it, only callers the nick knows (that ' +
+            'checked its password right in the last 30 days, since the bot started) may check it.',
+        },
+        account_window_seconds: {
+          type: 'integer',
+          minimum: 60,
+          maximum: 604800,
+          default: 3600,
+          description: 'The sliding window of max_failures_per_account, in seconds.',
+        },
+        ipv6_prefix_length: {
+          type: 'integer',
+          minimum: 32,
+          maximum: 128,
+          default: 64,
+          description:
+            'IPv6 client addresses count as their network of this prefix length (one holder usually has a whole ' +
+            '/64); IPv4 addresses each as itself.',
         },
         max_failures_per_token: {
           type: 'integer',

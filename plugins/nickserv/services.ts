@@ -60,7 +60,12 @@ export function credentialsService(context: CheckRouteContext, byAddress: Failur
           nick: name,
           password,
           ip: address,
-          second: { window: byAddress, key: address, whose: 'from this address', logged: 'from the address' },
+          second: {
+            window: byAddress,
+            key: `ip:${context.group(address)}`,
+            whose: 'from this address',
+            logged: 'from the address',
+          },
           fields: { nick: name, via: 'sign-in', ip: address, backend: context.backend.name },
         });
         return outcome.valid ? { result: 'valid', account: outcome.account } : { result: 'invalid' };

@@ -93,17 +93,65 @@ t.test('right, wrong, unknown, suspended and malformed: valid with the account, 
   );
 });
 
-t.test("one window per nick for sign-ins and the HTTP check: each counts the other's failures", async (t) => {
+t.test('a nick has a window per caller: a guesser limits itself, never the owner elsewhere', async (t) => {
   const { credentials, post } = await start(t, { max_failures_per_nick: 3 });
-  const address = '192.0.2.20';
-  t.same(await credentials.check({ name: 'alice', password: 'guess-1', address }), { result: 'invalid' });
-  t.same(await credentials.check({ name: 'ALICE', password: 'guess-2', address }), { result: 'invalid' });
-  t.equal((await post('alice', 'guess-3')).status, 200, 'the third failure, over HTTP');
-  const limited = await credentials.check({ name: 'alice', password: PASSWORD, address });
-  t.equal(limited.result, 'limited', 'the right password too, once the limit engaged');
+  const guesser = '192.0.2.20';
+  t.same(await credentials.check({ name: 'alice', password: 'guess-1', address: guesser }), { result: 'invalid' });
+  t.same(await credentials.check({ name: 'ALICE', password: 'guess-2', address: guesser }), { result: 'invalid' });
+  t.same(await credentials.check({ name: 'alice', password: 'guess-3', address: guesser }), { result: 'invalid' });
+  const limited = await credentials.check({ name: 'alice', password: PASSWORD, address: guesser });
+  t.equal(limited.result, 'limited', 'the guesser is refused, the right password too');
   t.ok(limited.result === 'limited' && limited.retryAfterSeconds > 800, `retry after ${JSON.stringify(limited)}`);
-  t.equal((await post('alice', PASSWORD)).status, 429, 'and over HTTP');
-  t.same(await credentials.check({ name: 'bob', password: PASSWORD, address }), { result: 'valid', account: 'bob' });
+  t.same(
+    await credentials.check({ name: 'alice', password: PASSWORD, address: '198.51.100.9' }),
+    { result: 'valid', account: 'alice' },
+    'the owner from another address signs in',
+  );
+  t.equal((await post('alice', PASSWORD)).status, 200, 'and an API token holder checks it');
+  // One holder's IPv6 addresses are one caller: its /64.
+  for (const host of ['1', '2', '3']) {
+    await credentials.check({ name: 'bob', password: 'guess', address: `2001:db8:1:2::${host}` });
+  }
+  t.match(
+    await credentials.check({ name: 'bob', password: PASSWORD, address: '2001:db8:1:2::ffff' }),
+    { result: 'limited' },
+    '2001:db8:1:2::/64 is one caller',
+  );
+  t.same(
+    await credentials.check({ name: 'bob', password: PASSWORD, address: '2001:db8:1:3::1' }),
+    { result: 'valid', account: 'bob' },
+    'another /64 is another',
+  );
+});
+
+t.test('guesses at one account from everywhere are bounded; the callers it knows still get in', async (t) => {
+  const { credentials, post } = await start(t, {
+    max_failures_per_nick: 2,
+    max_failures_per_account: 6,
+    max_failures_per_address: 100,
+  });
+  // The owner signed in from home before the attack: the nick knows that address.
+  t.same(await credentials.check({ name: 'alice', password: PASSWORD, address: '203.0.113.1' }), {
+    result: 'valid',
+    account: 'alice',
+  });
+  // Strangers, two guesses from each of three addresses: the account's bound (6) is reached.
+  for (const address of ['192.0.2.1', '192.0.2.2', '192.0.2.3']) {
+    for (const guess of ['a', 'b']) await credentials.check({ name: 'alice', password: guess, address });
+  }
+  const stranger = await credentials.check({ name: 'alice', password: 'c', address: '192.0.2.99' });
+  t.match(stranger, { result: 'limited' }, 'a fresh address is refused: the account took its guesses for the hour');
+  t.ok(stranger.result === 'limited' && stranger.retryAfterSeconds > 3000, 'until the hour is over');
+  t.equal((await post('alice', 'guess')).status, 429, 'an API token that never checked it right: refused');
+  t.same(
+    await credentials.check({ name: 'alice', password: PASSWORD, address: '203.0.113.1' }),
+    { result: 'valid', account: 'alice' },
+    'the owner, from an address that checked it right before, signs in',
+  );
+  t.same(await credentials.check({ name: 'bob', password: PASSWORD, address: '192.0.2.99' }), {
+    result: 'valid',
+    account: 'bob',
+  });
 });
 
 t.test('failures from one address are limited across accounts; other addresses are not', async (t) => {
