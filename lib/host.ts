@@ -378,7 +378,12 @@ export class Host {
     this.cleanups.push(
       installBotPolicy(
         irc,
-        { version: this.options.version ?? versionString, sasl: config.irc.sasl, attached: () => irc.attached },
+        {
+          version: this.options.version ?? versionString,
+          sasl: config.irc.sasl,
+          nick: config.irc.nick,
+          attached: () => irc.attached,
+        },
         this.logger.child('irc'),
       ),
       irc.on('ready', () => {

@@ -36,9 +36,26 @@ const IDENTIFY_TIMING: IdentifyTiming = { answerMs: 5000, retryMs: 30_000, maxRe
 /** After NickServ's first notice, the rest of its answer comes within this. */
 const NICKSERV_PAUSE_MS = 300;
 
+/** How long the bot waits for its nick to come back after each try, and between two rounds of tries. */
+export interface NickTiming {
+  answerMs: number;
+  retryMs: number;
+}
+
+const NICK_TIMING: NickTiming = { answerMs: 5000, retryMs: 60_000 };
+
+/** What the nick services offer to take a nick back, in the order they are tried (Atheme, Anope, either). */
+const TAKE_BACK = ['REGAIN', 'RECOVER', 'GHOST'] as const;
+/** NickServ's answer to a command it does not have (Atheme: "Invalid command", Anope: "Unknown command"). */
+const UNKNOWN_COMMAND = /\b(invalid|unknown|no such) command\b/i;
+
 export interface BotPolicyOptions {
   /** The answer to CTCP VERSION. */
   version: string;
+  /** The nick the bot is configured with: registered under another (it was taken), it takes this one back. */
+  nick?: string;
+  /** Waits around taking the nick back; tests shorten them. */
+  nickTiming?: NickTiming;
   /** The account to IDENTIFY to when SASL did not log the bot in; none: never. */
   sasl?: { account: string; password: string } | undefined;
   /** Whether the connection belongs to another bot that the host was attached to: its CTCP is that bot's business. */
@@ -58,9 +75,21 @@ export function installBotPolicy(irc: IrcTransport, options: BotPolicyOptions, l
     }),
     irc.on('ready', () => {
       connection++;
-      if (options.sasl && irc.state.account === null) {
-        const timing = options.identifyTiming ?? IDENTIFY_TIMING;
-        void identifyUntilLoggedIn(irc, options.sasl, timing, logger, () => connection);
+      const identified =
+        options.sasl && irc.state.account === null
+          ? identifyUntilLoggedIn(
+              irc,
+              options.sasl,
+              options.identifyTiming ?? IDENTIFY_TIMING,
+              logger,
+              () => connection,
+            )
+          : Promise.resolve();
+      const { nick } = options;
+      if (nick !== undefined && !attached() && irc.casefold(irc.state.nick) !== irc.casefold(nick)) {
+        void identified.then(() =>
+          takeNickBack(irc, nick, options.nickTiming ?? NICK_TIMING, logger, () => connection),
+        );
       }
     }),
     irc.on('disconnected', () => void connection++),
@@ -198,4 +227,83 @@ async function identify(
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Resolves true once the bot's nick is `nick`, false after `ms` (or when the connection is over). */
+function nickBecomes(irc: IrcTransport, nick: string, ms: number): Promise<boolean> {
+  const has = (): boolean => irc.casefold(irc.state.nick) === irc.casefold(nick);
+  if (has()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (result: boolean): void => {
+      clearTimeout(timer);
+      offMessage();
+      offGone();
+      resolve(result);
+    };
+    const timer = setTimeout(() => done(has()), ms);
+    timer.unref();
+    const offMessage = irc.on('message', (message) => {
+      if (message.command === 'NICK' && has()) done(true);
+    });
+    const offGone = irc.on('disconnected', () => done(false));
+  });
+}
+
+/**
+ * Registered under another nick because `nick` was taken: take it back. Logged in (SASL, or IDENTIFY, which
+ * this waits for), the bot asks NickServ in turn for what services offer — `REGAIN` (Atheme), `RECOVER`
+ * (Anope), `GHOST` — each followed by a NICK of its own where the service did not change the nick itself;
+ * without an account, or when none worked (a nick nobody registered), it sends NICK alone. Until the nick is
+ * back it tries again every `retryMs`, for as long as this connection lasts; the log says what happened.
+ */
+async function takeNickBack(
+  irc: IrcTransport,
+  nick: string,
+  timing: NickTiming,
+  logger: Logger,
+  connection: () => number,
+): Promise<void> {
+  const startedFor = connection();
+  const going = (): boolean => irc.state.connected && connection() === startedFor;
+  const tryNick = async (): Promise<boolean> => {
+    irc.send('NICK', nick);
+    return nickBecomes(irc, nick, timing.answerMs);
+  };
+  let warned = false;
+  while (going()) {
+    if (irc.state.account !== null) {
+      for (const command of TAKE_BACK) {
+        if (!going()) return;
+        const said = await askService(irc, 'NickServ', `${command} ${nick}`, {
+          quietMs: NICKSERV_PAUSE_MS,
+          timeoutMs: timing.answerMs,
+          ends: (message) => message.command === 'NICK' && irc.casefold(irc.state.nick) === irc.casefold(nick),
+        });
+        if (await nickBecomes(irc, nick, NICKSERV_PAUSE_MS)) {
+          logger.info('took the nick back', { nick, with: command });
+          return;
+        }
+        // A service without the command says so: the next one, without a NICK that would only be refused.
+        if (said.some((line) => UNKNOWN_COMMAND.test(stripFormatting(line)))) continue;
+        if (going() && (await tryNick())) {
+          logger.info('took the nick back', { nick, with: command });
+          return;
+        }
+      }
+    } else if (await tryNick()) {
+      logger.info('took the nick back', { nick, with: 'NICK' });
+      return;
+    }
+    if (!going()) return;
+    if (!warned) {
+      warned = true;
+      logger.warn('could not take the nick back yet; trying again', {
+        nick,
+        using: irc.state.nick,
+        account: irc.state.account ?? 'none',
+        retry_seconds: Math.round(timing.retryMs / 1000),
+      });
+    }
+    await new Promise<void>((resolve) => setTimeout(resolve, timing.retryMs).unref());
+  }
 }

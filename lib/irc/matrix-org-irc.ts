@@ -232,8 +232,9 @@ export class MatrixIrcTransport extends BaseTransport {
     }
     // CTCP is answered by the host's bot policy, as on every transport.
     if (message.rawCommand === 'PRIVMSG' && (message.args[1] ?? '').startsWith('\x01')) return true;
-    // A nick taken after registration concerns whoever sent NICK; the library would pick another nick.
-    return message.rawCommand === '433' && this.state.registered;
+    // A nick taken is the transport's to answer (another nick at registration) or whoever sent NICK's; the
+    // library would pick another nick of its own.
+    return message.rawCommand === '433' || message.rawCommand === '437';
   }
 
   private receiveLine(line: string): void {

@@ -175,6 +175,7 @@ export abstract class BaseTransport implements IrcTransport {
   /** Adapters call this when the socket is open. */
   protected handleConnected(): void {
     this.connectionNumber++;
+    this.fallbacksTried = 0;
     this.state.connected = true;
     this.readySent = false;
     this.clearRegistrationTimer();
@@ -297,9 +298,32 @@ export abstract class BaseTransport implements IrcTransport {
     }
   }
 
+  /** Nicks tried at this connection's registration after the configured one was taken. */
+  private fallbacksTried = 0;
+
+  /**
+   * The configured nick is taken (433) or held (437, a nick delay) while registering: register with another
+   * (`Nick_`, `Nick__`, then `Nick` and digits), so the service runs meanwhile; the bot policy takes the nick
+   * back once registered. Without this, a squatter on the nick kept the bot off the network.
+   */
+  private nickTakenAtRegistration(message: IrcMessage): void {
+    if (this.adopted || this.state.registered || !this.state.connected) return;
+    if (message.command !== '433' && message.command !== '437') return;
+    const wanted = this.options.nick;
+    const tried = ++this.fallbacksTried;
+    const fallback =
+      tried <= 2 ? `${wanted}${'_'.repeat(tried)}` : `${wanted.slice(0, 12)}${Math.floor(1000 + Math.random() * 9000)}`;
+    this.logger.warn('the nick is taken: registering with another, to take it back once registered', {
+      nick: message.params[1] ?? wanted,
+      instead: fallback,
+    });
+    this.writeLine(`NICK ${fallback}`);
+  }
+
   /** The session learns from the line; the connection acts on the steps it marks. */
   private updateState(message: IrcMessage): void {
     const { state } = this;
+    this.nickTakenAtRegistration(message);
     switch (state.apply(message)) {
       case 'registered':
         this.reconnector.succeeded();

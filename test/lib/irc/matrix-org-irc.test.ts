@@ -168,10 +168,15 @@ t.test('answers CTCP VERSION with the configured version, and CTCP PING once: th
   t.equal(connection.matching(/^NOTICE bob /).length, 1, 'answered once');
 });
 
-t.test('the library picks another nick when it is taken at registration, never after', async (t) => {
+t.test('a nick taken at registration: the transport registers with another, the library never picks one', async (t) => {
   const { server, transport } = await start(t, { takenNicks: ['DataBot', 'Taken'] });
   const connection = await server.connection(0);
-  t.equal(transport.state.nick, 'DataBot1', 'registered under the next free nick');
+  t.equal(transport.state.nick, 'DataBot_', "registered under the transport's next nick");
+  t.same(
+    connection.lines.filter((line) => line.startsWith('NICK')),
+    ['NICK DataBot', 'NICK DataBot_'],
+    "the library's own choice (DataBot1) never sent",
+  );
   const from = connection.lines.length;
   transport.send('NICK', 'Taken');
   await settle(transport);
@@ -180,7 +185,7 @@ t.test('the library picks another nick when it is taken at registration, never a
     ['NICK Taken'],
     'no NICK of the library after the 433',
   );
-  t.equal(transport.state.nick, 'DataBot1');
+  t.equal(transport.state.nick, 'DataBot_');
 });
 
 t.test('an error numeric reaches plugins and leaves the connection up', async (t) => {
