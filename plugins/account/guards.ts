@@ -83,7 +83,7 @@ function visitorGuard(sessions: SessionsSlice, accountCookie: AccountCookie): Ro
     check(request) {
       const cookie = accountCookie.read(request);
       const session = sessions.find(cookie);
-      if (session) sessions.touch(session);
+      if (session) sessions.touch(session, request.ip);
       if (cookie !== undefined) return { found: { cookie, session, setCookie: undefined } };
       const fresh = randomBytes(32).toString('base64url');
       return {
@@ -123,11 +123,11 @@ function signedInGuard({ sessions, answers }: AccountGuardsContext, csrf: RouteG
     name: 'signedIn',
     point: 'body',
     needs: [csrf],
-    check(_request, found) {
+    check(request, found) {
       const { cookie } = found.get(csrf);
       const session = sessions.find(cookie);
       if (session) {
-        sessions.touch(session);
+        sessions.touch(session, request.ip);
         return { found: session };
       }
       const message =

@@ -8,10 +8,14 @@
 import { definePlugin } from '../../lib/sdk.js';
 import { accountRoutes } from './routes.js';
 import { accountConfigSchema, type AccountConfig } from './schema.js';
+import { endDroppedAccounts } from './session-endings.js';
 import { SessionsSlice } from './sessions.js';
 
 /** Expired sessions are dropped, and sessions' last uses saved, this often (and uses at stop). */
 export const SWEEP_MS = 60_000;
+
+/** NickServ is asked whether the accounts holding sessions still exist this often (a dropped one's end). */
+export const ACCOUNT_CHECK_MS = 10 * 60_000;
 
 export default definePlugin<AccountConfig>({
   name: 'account',
@@ -19,7 +23,7 @@ export default definePlugin<AccountConfig>({
     'Sign-in with a NickServ account on the website: your API tokens, and an admin panel for administrators.',
   configSchema: accountConfigSchema,
   uses: ['web.layout', 'tokens.manage', 'nickserv.credentials'],
-  start({ config, model, http, services, store, timers, logger, host }) {
+  start({ config, model, http, services, store, timers, logger, host, irc }) {
     // Being seen changes a session at every request; it reaches the store with the sweep, not per request.
     let seenSinceSaved = false;
     const sessions = new SessionsSlice({
@@ -43,6 +47,13 @@ export default definePlugin<AccountConfig>({
     timers.every(SWEEP_MS, () => {
       sessions.sweep();
       announceSeen();
+    });
+    // One check at a time: a slow NickServ never piles them up.
+    let checking = false;
+    timers.every(ACCOUNT_CHECK_MS, () => {
+      if (checking || !irc.state.connected || sessions.size === 0) return;
+      checking = true;
+      void endDroppedAccounts(irc, sessions, logger).finally(() => (checking = false));
     });
     const layout = services.get('web.layout');
     // Every page of the site links to the sign-in and the account's tokens.

@@ -192,6 +192,29 @@ export interface SettingsData {
   message: { text: string; problem: boolean } | null;
   /** The create form's one-time id: the same form sent twice (a reload) makes one token. */
   formId: string;
+  /** Where the account is signed in: its sessions, newest first; `current` is the one this page is shown to. */
+  sessions: { createdAt: number; lastSeenAt: number; address: string; current: boolean }[];
+}
+
+/** The account's sessions, and the form that ends them all. */
+function sessionsSection(visit: Visit, sessions: SettingsData['sessions']): string {
+  const { layout } = visit;
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  return (
+    `<h2>Where you are signed in</h2>` +
+    layout.table(
+      `${sessions.length} session${sessions.length === 1 ? '' : 's'}, newest first`,
+      ['Signed in', 'Last used', 'From', 'Note'],
+      sessions.map((session) => [
+        text(layout.when(iso(session.createdAt))),
+        text(layout.when(iso(session.lastSeenAt))),
+        session.address ? `<code>${text(session.address)}</code>` : '<span class="muted">not known</span>',
+        session.current ? 'this browser' : '',
+      ]),
+    ) +
+    `<p>Not you, or a browser you no longer use? Sign out everywhere, this browser too; your tokens stay.</p>` +
+    button(visit, `${ACCOUNT_PATH}sessions/sign-out-everywhere/`, 'Sign out everywhere', '(every session)')
+  );
 }
 
 /** The signed-in account's page: its API tokens, a form to create one, the endpoints there are. */
@@ -245,6 +268,7 @@ export function settingsPage(visit: Visit, data: SettingsData): Rendered {
     `<button type="submit">Create a token</button></form>` +
     `<p class="muted">Its value is shown once, on the next page; copy it there.</p>` +
     `<script>${ONCE_SCRIPT}</script>` +
+    sessionsSection(visit, data.sessions) +
     `<h2>Token endpoints</h2>` +
     layout.table(
       'What each endpoint exposes',
@@ -357,7 +381,12 @@ export function adminPage(visit: Visit, data: AdminData): Rendered {
       ['Token', 'Owner', 'Created', 'Last used', 'Approved endpoints', 'Requested', 'State', 'Actions'],
       rows,
     ) +
-    pager(ADMIN_PATH, data.offset, data.tokens.length);
+    pager(ADMIN_PATH, data.offset, data.tokens.length) +
+    `<h2>Sessions</h2>` +
+    `<form class="stack" method="post" action="${ADMIN_PATH}sessions/end/">${csrfField(visit)}` +
+    `<label for="end-account">End every session of the account (its people sign in again)</label>` +
+    `<input id="end-account" name="account" autocomplete="off" maxlength="64">` +
+    `<button type="submit">End its sessions</button></form>`;
   return page(visit, 200, 'Admin panel', body);
 }
 

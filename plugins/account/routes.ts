@@ -31,6 +31,7 @@ import {
 import type { AccountConfig } from './schema.js';
 import { issueForm, type Session, type SessionsSlice } from './sessions.js';
 import { safeNext, signInHandlers } from './sign-in.js';
+import { sessionEndings } from './session-endings.js';
 import { tokenForms } from './token-forms.js';
 
 export interface AccountRoutesContext {
@@ -71,7 +72,12 @@ function form(path: string, name: string, summary: string, guards: RouteGuard[],
 }
 
 /** The GET pages' handlers: the account page, the admin panel and its audit log. */
-function pageHandlers(tokens: Services['tokens.manage'], answers: AccountAnswers, guards: AccountGuards) {
+function pageHandlers(
+  tokens: Services['tokens.manage'],
+  sessions: SessionsSlice,
+  answers: AccountAnswers,
+  guards: AccountGuards,
+) {
   const { visitor, administratorPage } = guards;
 
   /** The sign-in form, or a signed-in account's tokens. */
@@ -92,6 +98,10 @@ function pageHandlers(tokens: Services['tokens.manage'], answers: AccountAnswers
         maxLabelLength: tokens.maxLabelLength,
         message: takeNotice(session),
         formId: issueForm(session, randomBytes),
+        sessions: sessions
+          .ownedBy(session.account)
+          .sort((a, b) => b.createdAt - a.createdAt)
+          .map((held) => ({ ...held, current: held === session })),
       }),
     );
   };
@@ -136,7 +146,8 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
   const forms = tokenForms({ tokens, answers, csrf, signedIn });
   const seeAccountPage = () => answers.seeOther(ACCOUNT_PATH);
 
-  const { accountPage, adminPanel, auditLog } = pageHandlers(tokens, answers, guards);
+  const { accountPage, adminPanel, auditLog } = pageHandlers(tokens, sessions, answers, guards);
+  const ending = sessionEndings({ sessions, answers, csrf, signedIn, cookie, logger, persisted: context.persisted });
   const signedInForm = [csrf, signedIn];
   const adminForm = [csrf, signedIn, administrator];
   const adminPages = [visitor, administratorPage];
@@ -145,6 +156,20 @@ export function accountRoutes(context: AccountRoutesContext): RouteDefinition[] 
     page(`${ACCOUNT_PATH}sign-in/`, 'account.sign_in_page', 'The sign-in form', [], seeAccountPage),
     form(`${ACCOUNT_PATH}sign-in/`, 'account.sign_in', 'Sign in with a NickServ account', [csrf], signIn),
     form(`${ACCOUNT_PATH}sign-out/`, 'account.sign_out', 'Sign out', [csrf], signOut),
+    form(
+      `${ACCOUNT_PATH}sessions/sign-out-everywhere/`,
+      'account.sign_out_everywhere',
+      'End every session of the signed-in account',
+      signedInForm,
+      ending.everywhere,
+    ),
+    form(
+      `${ADMIN_PATH}sessions/end/`,
+      'account.end_sessions',
+      'End every session of an account (administrators)',
+      adminForm,
+      ending.ofAccount,
+    ),
     page(`${ACCOUNT_PATH}tokens/`, 'account.tokens_page', 'Your API tokens', [], seeAccountPage),
     form(`${ACCOUNT_PATH}tokens/`, 'account.create_token', 'Create an API token', signedInForm, forms.create),
     form(

@@ -22,6 +22,8 @@ export interface Session {
   /** Milliseconds since the epoch. */
   readonly createdAt: number;
   lastSeenAt: number;
+  /** The client address it was last used from (as `http.trust_proxy` resolves it); '' when not known. */
+  address: string;
   /**
    * What the next page shows once (the outcome of the form sent last, after its redirect); kept in memory
    * only.
@@ -88,7 +90,7 @@ export interface SessionsOptions {
 
 /** The slice's file format. */
 interface StoredSessions {
-  sessions: { id_sha256: string; account: string; created_at: string; last_seen_at: string }[];
+  sessions: { id_sha256: string; account: string; created_at: string; last_seen_at: string; address?: string }[];
 }
 
 export function hashSessionId(id: string): string {
@@ -111,8 +113,8 @@ export class SessionsSlice implements ModelSlice {
     return this.byHash.size;
   }
 
-  /** A new session of `account`; the id is in this answer only. */
-  start(account: string): { id: string; session: Session } {
+  /** A new session of `account`, signed in from `address`; the id is in this answer only. */
+  start(account: string, address: string): { id: string; session: Session } {
     const id = this.random(32).toString('base64url');
     const now = this.options.now();
     const session: Session = {
@@ -120,6 +122,7 @@ export class SessionsSlice implements ModelSlice {
       account,
       createdAt: now,
       lastSeenAt: now,
+      address,
       notice: null,
       sentForms: new Map(),
       issuedForms: new Set(),
@@ -146,10 +149,26 @@ export class SessionsSlice implements ModelSlice {
     return session;
   }
 
-  /** The session was used now: its idle time starts again. */
-  touch(session: Session): void {
+  /** The session was used now, from `address`: its idle time starts again. */
+  touch(session: Session, address: string): void {
     session.lastSeenAt = this.options.now();
+    session.address = address;
     this.options.onChange('touch');
+  }
+
+  /** End every session of `account` (sign out everywhere; an administrator's order; a dropped account); how many. */
+  endAll(account: string): number {
+    const ended = this.ownedBy(account);
+    for (const session of ended) this.byHash.delete(session.idSha256);
+    if (ended.length > 0) this.options.onChange('end');
+    return ended.length;
+  }
+
+  /** The accounts that hold a session now, each once. */
+  accounts(): string[] {
+    const seen = new Map<string, string>();
+    for (const session of this.byHash.values()) seen.set(this.options.fold(session.account), session.account);
+    return [...seen.values()];
   }
 
   /** Sign out: the session ends at once. False when it had ended already. */
@@ -193,6 +212,7 @@ export class SessionsSlice implements ModelSlice {
         account: session.account,
         created_at: new Date(session.createdAt).toISOString(),
         last_seen_at: new Date(session.lastSeenAt).toISOString(),
+        address: session.address,
       })),
     };
   }
@@ -216,6 +236,8 @@ export class SessionsSlice implements ModelSlice {
         account: stored.account,
         createdAt,
         lastSeenAt,
+        // Written by versions before it was kept: not known.
+        address: typeof stored.address === 'string' ? stored.address : '',
         notice: null,
         sentForms: new Map(),
         issuedForms: new Set(),

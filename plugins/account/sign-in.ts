@@ -106,7 +106,7 @@ function signInHandler(context: SignInContext): Handler {
     if (check.result !== 'valid') return refusedCheck(check, again, context, request, visit);
     const earlier = sessions.find(cookie);
     if (earlier) sessions.end(earlier);
-    const { id, session } = sessions.start(check.account);
+    const { id, session } = sessions.start(check.account, request.ip);
     try {
       await context.persisted();
     } catch (error) {

@@ -22,7 +22,7 @@ function slice(options: { idleMs?: number; lifetimeMs?: number; maxPerAccount?: 
 
 t.test('a session is found by its id only, and kept by its SHA-256', async (t) => {
   const { sessions, changes } = slice();
-  const { id, session } = sessions.start('Alice');
+  const { id, session } = sessions.start('Alice', '192.0.2.1');
   t.match(id, /^[A-Za-z0-9_-]{43}$/);
   t.equal(session.idSha256, createHash('sha256').update(id).digest('hex'));
   t.equal(sessions.find(id), session);
@@ -38,9 +38,9 @@ t.test('a session is found by its id only, and kept by its SHA-256', async (t) =
 
 t.test('idle for idleMs, or lifetimeMs old however busy: ended when next looked at, or swept', async (t) => {
   const { sessions, clock, changes } = slice();
-  const { id, session } = sessions.start('alice');
+  const { id, session } = sessions.start('alice', '192.0.2.1');
   clock.now += 59_999;
-  sessions.touch(session);
+  sessions.touch(session, '192.0.2.1');
   clock.now += 59_999;
   t.equal(sessions.find(id), session, 'used within the idle time');
   clock.now += 1;
@@ -48,17 +48,17 @@ t.test('idle for idleMs, or lifetimeMs old however busy: ended when next looked 
   t.equal(sessions.size, 0);
   t.same(changes, ['start', 'touch', 'expire']);
 
-  const busy = sessions.start('bob');
+  const busy = sessions.start('bob', '192.0.2.1');
   for (let minute = 1; minute <= 9; minute++) {
     clock.now += 59_000;
-    sessions.touch(busy.session);
+    sessions.touch(busy.session, '192.0.2.1');
   }
   t.equal(sessions.secondsLeft(busy.session), 69, 'the cookie lasts what the session has left');
   clock.now += 69_000;
   t.equal(sessions.find(busy.id), undefined, 'ten minutes after its start, used or not');
 
-  sessions.start('carol');
-  sessions.start('dave');
+  sessions.start('carol', '192.0.2.1');
+  sessions.start('dave', '192.0.2.1');
   clock.now += 60_000;
   t.equal(sessions.sweep(), 2, 'the sweep drops what expired');
   t.equal(sessions.size, 0);
@@ -66,11 +66,11 @@ t.test('idle for idleMs, or lifetimeMs old however busy: ended when next looked 
 
 t.test('sign-out ends a session at once; past maxPerAccount the oldest ends', async (t) => {
   const { sessions, clock } = slice({ maxPerAccount: 2 });
-  const first = sessions.start('alice');
+  const first = sessions.start('alice', '192.0.2.1');
   clock.now += 1;
-  const second = sessions.start('ALICE');
+  const second = sessions.start('ALICE', '192.0.2.1');
   clock.now += 1;
-  const third = sessions.start('alice');
+  const third = sessions.start('alice', '192.0.2.1');
   t.equal(sessions.find(first.id), undefined, 'the oldest of three');
   t.ok(sessions.find(second.id) && sessions.find(third.id));
   t.equal(sessions.ownedBy('Alice').length, 2, 'accounts compare folded');
@@ -81,7 +81,7 @@ t.test('sign-out ends a session at once; past maxPerAccount the oldest ends', as
 
 t.test('the file: restored whole; a broken one is refused, naming what is wrong', async (t) => {
   const { sessions, clock } = slice();
-  const { id } = sessions.start('alice');
+  const { id } = sessions.start('alice', '192.0.2.1');
   const snapshot = sessions.persistence.snapshot();
   const restored = slice().sessions;
   restored.persistence.restore(JSON.parse(JSON.stringify(snapshot)));

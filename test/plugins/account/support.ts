@@ -83,6 +83,8 @@ export class Browser {
   cookieName = 'network_session';
   /** Every request over TLS (as a browser on an https:// site); else as each call says. */
   secure = false;
+  /** The client address it sends from. */
+  ip = '127.0.0.1';
   /** Every Set-Cookie value the browser was sent. */
   readonly setCookies: string[] = [];
   /** The CSRF token of the page seen last. */
@@ -108,7 +110,9 @@ export class Browser {
   }
 
   async get(path: string, headers: Record<string, string> = {}): Promise<Visit> {
-    return this.take(await this.bot.from({ secure: this.secure }).inject('GET', path, this.headers(headers)));
+    return this.take(
+      await this.bot.from({ secure: this.secure, ip: this.ip }).inject('GET', path, this.headers(headers)),
+    );
   }
 
   /**
@@ -126,7 +130,7 @@ export class Browser {
     for (const [name, value] of Object.entries(all)) if (value !== null) form.set(name, value);
     return this.take(
       await this.bot
-        .from({ secure })
+        .from({ secure, ip: this.ip })
         .inject(
           'POST',
           path,
