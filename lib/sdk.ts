@@ -104,7 +104,7 @@ export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type ListItems, type Page, type Pag
 export { openApiPath } from './http/routes.js';
 export { SerializedJson } from './http/serialized-json.js';
 export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml, inlineScriptSource } from './http/html-document.js';
-export { compileAddressList } from './http/client-address.js';
+export { compileAddressList, type ProxyHeader } from './http/client-address.js';
 export type {
   RouteDefinition,
   RouteGuard,
