@@ -34,6 +34,8 @@ export default definePlugin<TokensConfig>({
       tokens,
       endpoints,
       maxTokensPerAccount: config.max_tokens_per_account,
+      maxCreatedPerDay: config.max_created_per_day,
+      now: () => Date.now(),
       fold: (name) => model.fold(name),
       persisted: () => store.persisted(),
       logger,

@@ -43,6 +43,8 @@ export interface Caller {
   asked: LogFields;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** Why a rule refused, by reason, with what a front end needs to word it. */
 export interface Refusals {
   /** The change is an administrator's, and `account` is not one. */
@@ -54,6 +56,8 @@ export interface Refusals {
   'label-too-long': { length: number; limit: number };
   /** `account` holds `live` tokens, the most allowed. */
   'too-many-tokens': { account: string; live: number; limit: number };
+  /** `account` made `limit` tokens in the last 24 hours, the most a day allows; the next may be made at `nextAt`. */
+  'too-many-today': { account: string; limit: number; nextAt: string };
   /** Names no endpoint has and no wildcard is; `valid` are the names that would do. */
   'unknown-endpoints': { unknown: string[]; valid: string[] };
   /** The new token could not be saved: the bot revoked it, and its secret must not be shown. */
@@ -91,7 +95,8 @@ export interface Listed {
   owner: string | null;
 }
 export type Created =
-  { ok: true; token: ApiToken; secret: string } | Refusal<'label-too-long' | 'too-many-tokens' | 'not-saved'>;
+  | { ok: true; token: ApiToken; secret: string }
+  | Refusal<'label-too-long' | 'too-many-tokens' | 'too-many-today' | 'not-saved'>;
 /** `outcome`: asked for now, or asked for already (`pending`), or approved already (`granted`). */
 export type Requested =
   | (Made & { name: string; outcome: 'requested' | 'pending' | 'granted' })
@@ -122,6 +127,13 @@ export interface TokenRulesOptions {
   /** The grantable endpoints now (the route table changes as plugins start). */
   endpoints: () => GrantableEndpoint[];
   maxTokensPerAccount: number;
+  /**
+   * Tokens one account may make in 24 hours, revoked ones included: create-then-revoke cannot grow the
+   * tokens and the audit log without bound.
+   */
+  maxCreatedPerDay: number;
+  /** Milliseconds since the epoch (the model's clock). */
+  now: () => number;
   /** Folds account names (the network's CASEMAPPING). */
   fold: (name: string) => string;
   /** Resolves once the token changes made so far are on disk; rejects when the store cannot write them. */
@@ -203,6 +215,13 @@ export class TokenRules {
     if (length > MAX_LABEL_LENGTH) return { ok: false, reason: 'label-too-long', length, limit: MAX_LABEL_LENGTH };
     const live = tokens.liveCount(account);
     if (live >= limit) return { ok: false, reason: 'too-many-tokens', account, live, limit };
+    const today = this.madeInTheLastDay(account);
+    const perDay = this.options.maxCreatedPerDay;
+    if (today.length >= perDay) {
+      // The next one when the oldest of the day's leaves the 24 hours.
+      const nextAt = new Date(today[today.length - perDay]! + DAY_MS).toISOString();
+      return { ok: false, reason: 'too-many-today', account, limit: perDay, nextAt };
+    }
     const { token, secret } = tokens.create(account, label, caller.actor);
     logger.info('token created', { token: `#${token.id}`, account, ...viaOf(caller) });
     // A secret is shown only for a token that a crash cannot take away again; one that could not be saved
@@ -213,6 +232,16 @@ export class TokenRules {
       return { ok: false, reason: 'not-saved', token };
     }
     return { ok: true, token, secret };
+  }
+
+  /** When `account`'s tokens of the last 24 hours were made (revoked ones too), oldest first, in milliseconds. */
+  private madeInTheLastDay(account: string): number[] {
+    const since = this.options.now() - DAY_MS;
+    return this.options.tokens
+      .ownedBy(account)
+      .map((token) => Date.parse(token.createdAt))
+      .filter((at) => at > since)
+      .sort((a, b) => a - b);
   }
 
   /**

@@ -42,6 +42,14 @@ export const tokensConfigSchema = {
       default: 10,
       description: 'How many live (not revoked) tokens one account may hold.',
     },
+    max_created_per_day: {
+      type: 'integer',
+      minimum: 1,
+      default: 20,
+      description:
+        'How many tokens one account may make in 24 hours, revoked ones included (create-then-revoke would ' +
+        'otherwise grow the tokens and the audit log without bound).',
+    },
     rate_limit: {
       type: 'object',
       additionalProperties: false,

@@ -48,7 +48,7 @@ export type TokenChange =
   | {
       done: false;
       /** 400 a bad name, 403 not allowed, 404 no such token (of theirs), 409 revoked or at the limit, 503 not saved. */
-      status: 400 | 403 | 404 | 409 | 503;
+      status: 400 | 403 | 404 | 409 | 429 | 503;
       message: string;
     };
 
@@ -132,7 +132,14 @@ type Refused = Extract<TokenChange, { done: false }>;
 
 /** The reasons a rule gives the website. */
 type WebRefusal = Refusal<
-  'not-admin' | 'no-such-token' | 'revoked' | 'label-too-long' | 'too-many-tokens' | 'unknown-endpoints' | 'not-saved'
+  | 'not-admin'
+  | 'no-such-token'
+  | 'revoked'
+  | 'label-too-long'
+  | 'too-many-tokens'
+  | 'too-many-today'
+  | 'unknown-endpoints'
+  | 'not-saved'
 >;
 
 /** A refusal as the website shows it; `endpoint` is the name as the person gave it. */
@@ -158,6 +165,12 @@ function refusedChange(refusal: WebRefusal, endpoint = ''): Refused {
       return refused(
         409,
         `The account ${refusal.account} already holds ${refusal.live} active tokens, the most allowed. Revoke one first.`,
+      );
+    case 'too-many-today':
+      return refused(
+        429,
+        `The account ${refusal.account} made ${refusal.limit} tokens in the last 24 hours, the most a day allows; ` +
+          `the next can be made at ${refusal.nextAt}.`,
       );
     case 'unknown-endpoints':
       return refused(400, `There is no token endpoint named "${endpoint}".`);

@@ -15,6 +15,11 @@ function refusalText(refusal: Exclude<Created, { ok: true }>, usage: string): st
         `The account ${refusal.account} already holds ${refusal.live} active tokens, the most allowed. ` +
         'Revoke one first (TOKEN LIST, then TOKEN REVOKE <id>).'
       );
+    case 'too-many-today':
+      return (
+        `The account ${refusal.account} made ${refusal.limit} tokens in the last 24 hours, the most a day ` +
+        `allows; the next can be made at ${refusal.nextAt}.`
+      );
     case 'not-saved':
       return (
         `Your new token #${refusal.token.id} could not be saved (the bot could not write its store), so it was ` +

@@ -14,17 +14,21 @@ import { TokenRules, cleanLabel, type Caller, type PersonActor } from '../../../
 const endpoint = (name: string): GrantableEndpoint => ({ name, method: 'GET', path: `/${name}/`, summary: name });
 
 /** Rules over a fresh slice: irc.user and irc.users served, at most `max` live tokens, writes that may fail. */
-function setup(max = 3) {
+function setup(max = 3, perDay = 100) {
   const logs: string[] = [];
   const logger = createLogger({ sink: (line) => logs.push(line.replace(/^\S+ /, '')) }, 'tokens');
   const tokens = new TokensSlice({ onChange: () => undefined, fold: casefold });
   const served = [endpoint('irc.user'), endpoint('irc.users')];
   let failure: Error | null = null;
   let writes = 0;
+  // The rules' clock; the tokens are dated by the runtime's.
+  const clock = { now: Date.now() };
   const rules = new TokenRules({
     tokens,
     endpoints: () => served,
     maxTokensPerAccount: max,
+    maxCreatedPerDay: perDay,
+    now: () => clock.now,
     fold: casefold,
     persisted: async () => {
       writes++;
@@ -58,6 +62,7 @@ function setup(max = 3) {
     logs,
     served,
     caller,
+    clock,
     writes: () => writes,
     failWrites: (error: Error | null) => (failure = error),
   };
@@ -163,6 +168,25 @@ t.test(
     ]);
   },
 );
+
+t.test('create: at most max_created_per_day a day, revoked ones too; the 24 hours slide', async (t) => {
+  const { rules, tokens, caller, clock } = setup(3, 4);
+  for (let made = 1; made <= 4; made++) {
+    const created = await rules.create(caller('alice'), `round ${made}`);
+    t.match(created, { ok: true }, `token ${made} of the day`);
+    if (created.ok) tokens.revoke(created.token, { account: 'alice', via: 'irc' });
+  }
+  const refused = await rules.create(caller('ALICE'), 'one more');
+  t.match(refused, { ok: false, reason: 'too-many-today', account: 'ALICE', limit: 4 }, 'revoking freed no place');
+  const firstAt = Date.parse(tokens.get(1)!.createdAt);
+  t.equal(
+    refused.ok === false && 'nextAt' in refused ? refused.nextAt : '',
+    new Date(firstAt + 86_400_000).toISOString(),
+  );
+  t.match(await rules.create(caller('bob'), 'his'), { ok: true }, 'another account is not counted');
+  clock.now = firstAt + 86_400_000 + 1;
+  t.match(await rules.create(caller('alice'), 'next day'), { ok: true }, 'once the first left the 24 hours');
+});
 
 t.test('create: a token the store cannot write is revoked by the bot, its secret never given', async (t) => {
   const { rules, tokens, logs, caller, failWrites } = setup();
