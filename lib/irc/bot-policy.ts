@@ -75,21 +75,14 @@ export function installBotPolicy(irc: IrcTransport, options: BotPolicyOptions, l
     }),
     irc.on('ready', () => {
       connection++;
-      const identified =
-        options.sasl && irc.state.account === null
-          ? identifyUntilLoggedIn(
-              irc,
-              options.sasl,
-              options.identifyTiming ?? IDENTIFY_TIMING,
-              logger,
-              () => connection,
-            )
-          : Promise.resolve();
+      if (options.sasl && irc.state.account === null) {
+        const timing = options.identifyTiming ?? IDENTIFY_TIMING;
+        void identifyUntilLoggedIn(irc, options.sasl, timing, logger, () => connection);
+      }
       const { nick } = options;
       if (nick !== undefined && !attached() && irc.casefold(irc.state.nick) !== irc.casefold(nick)) {
-        void identified.then(() =>
-          takeNickBack(irc, nick, options.nickTiming ?? NICK_TIMING, logger, () => connection),
-        );
+        // Logged in at registration (SASL), services are asked at once; else NICK alone until IDENTIFY logs in.
+        void takeNickBack(irc, nick, options.nickTiming ?? NICK_TIMING, logger, () => connection);
       }
     }),
     irc.on('disconnected', () => void connection++),
@@ -250,11 +243,12 @@ function nickBecomes(irc: IrcTransport, nick: string, ms: number): Promise<boole
 }
 
 /**
- * Registered under another nick because `nick` was taken: take it back. Logged in (SASL, or IDENTIFY, which
- * this waits for), the bot asks NickServ in turn for what services offer — `REGAIN` (Atheme), `RECOVER`
- * (Anope), `GHOST` — each followed by a NICK of its own where the service did not change the nick itself;
- * without an account, or when none worked (a nick nobody registered), it sends NICK alone. Until the nick is
- * back it tries again every `retryMs`, for as long as this connection lasts; the log says what happened.
+ * Registered under another nick because `nick` was taken: take it back. Once logged in (SASL at registration,
+ * or IDENTIFY later), the bot asks NickServ once for what services offer — `REGAIN` (Atheme), `RECOVER`
+ * (Anope), `GHOST` — each followed by a NICK of its own where the service did not change the nick itself.
+ * Services cannot help with a nick the bot's account does not own: from then on, and without an account, it
+ * sends NICK alone, every `retryMs` and then twice as long each time (at most ten times), for as long as
+ * this connection lasts. The log says what happened.
  */
 async function takeNickBack(
   irc: IrcTransport,
@@ -265,45 +259,56 @@ async function takeNickBack(
 ): Promise<void> {
   const startedFor = connection();
   const going = (): boolean => irc.state.connected && connection() === startedFor;
-  const tryNick = async (): Promise<boolean> => {
-    irc.send('NICK', nick);
-    return nickBecomes(irc, nick, timing.answerMs);
+  const tookBack = (how: string): true => {
+    logger.info('took the nick back', { nick, with: how });
+    return true;
   };
-  let warned = false;
+  let askedServices = false;
+  let waitMs = timing.retryMs;
   while (going()) {
-    if (irc.state.account !== null) {
-      for (const command of TAKE_BACK) {
-        if (!going()) return;
-        const said = await askService(irc, 'NickServ', `${command} ${nick}`, {
-          quietMs: NICKSERV_PAUSE_MS,
-          timeoutMs: timing.answerMs,
-          ends: (message) => message.command === 'NICK' && irc.casefold(irc.state.nick) === irc.casefold(nick),
-        });
-        if (await nickBecomes(irc, nick, NICKSERV_PAUSE_MS)) {
-          logger.info('took the nick back', { nick, with: command });
-          return;
-        }
-        // A service without the command says so: the next one, without a NICK that would only be refused.
-        if (said.some((line) => UNKNOWN_COMMAND.test(stripFormatting(line)))) continue;
-        if (going() && (await tryNick())) {
-          logger.info('took the nick back', { nick, with: command });
-          return;
-        }
+    if (irc.state.account !== null && !askedServices) {
+      askedServices = true;
+      if (await askServicesForNick(irc, nick, timing, going, tookBack)) return;
+    } else {
+      irc.send('NICK', nick);
+      if (await nickBecomes(irc, nick, timing.answerMs)) {
+        tookBack('NICK');
+        return;
       }
-    } else if (await tryNick()) {
-      logger.info('took the nick back', { nick, with: 'NICK' });
-      return;
     }
     if (!going()) return;
-    if (!warned) {
-      warned = true;
-      logger.warn('could not take the nick back yet; trying again', {
-        nick,
-        using: irc.state.nick,
-        account: irc.state.account ?? 'none',
-        retry_seconds: Math.round(timing.retryMs / 1000),
-      });
-    }
-    await new Promise<void>((resolve) => setTimeout(resolve, timing.retryMs).unref());
+    logger.warn('could not take the nick back yet; trying NICK again', {
+      nick,
+      using: irc.state.nick,
+      account: irc.state.account ?? 'none',
+      retry_seconds: Math.round(waitMs / 1000),
+    });
+    await new Promise<void>((resolve) => setTimeout(resolve, waitMs).unref());
+    waitMs = Math.min(waitMs * 2, timing.retryMs * 10);
   }
+}
+
+/** NickServ's REGAIN, RECOVER, GHOST in turn, each followed by a NICK; whether the nick came back. */
+async function askServicesForNick(
+  irc: IrcTransport,
+  nick: string,
+  timing: NickTiming,
+  going: () => boolean,
+  tookBack: (how: string) => true,
+): Promise<boolean> {
+  for (const command of TAKE_BACK) {
+    if (!going()) return false;
+    const said = await askService(irc, 'NickServ', `${command} ${nick}`, {
+      quietMs: NICKSERV_PAUSE_MS,
+      timeoutMs: timing.answerMs,
+      ends: (message) => message.command === 'NICK' && irc.casefold(irc.state.nick) === irc.casefold(nick),
+    });
+    if (await nickBecomes(irc, nick, NICKSERV_PAUSE_MS)) return tookBack(command);
+    // A service without the command says so: the next one, without a NICK that would only be refused.
+    if (said.some((line) => UNKNOWN_COMMAND.test(stripFormatting(line)))) continue;
+    if (!going()) return false;
+    irc.send('NICK', nick);
+    if (await nickBecomes(irc, nick, timing.answerMs)) return tookBack(command);
+  }
+  return false;
 }

@@ -38,6 +38,9 @@ export interface TransportOptions {
   tryAgain?: TryAgainOptions;
 }
 
+/** Nicks tried at one registration after the configured one was refused, before the watchdog takes over. */
+const MAX_FALLBACK_NICKS = 5;
+
 /**
  * A connection that has not registered after this long is dropped and retried: a server
  * waits for SASL (and CAP END) indefinitely, and services relinking after a netsplit may
@@ -302,17 +305,30 @@ export abstract class BaseTransport implements IrcTransport {
   private fallbacksTried = 0;
 
   /**
-   * The configured nick is taken (433) or held (437, a nick delay) while registering: register with another
-   * (`Nick_`, `Nick__`, then `Nick` and digits), so the service runs meanwhile; the bot policy takes the nick
-   * back once registered. Without this, a squatter on the nick kept the bot off the network.
+   * The configured nick is taken (433), held (437, a nick delay) or refused (432: the fallback too long for the
+   * server) while registering: register with another — `Nick_`, `Nick__`, then the nick's first five
+   * characters and four digits, each at most nine characters (RFC 1459's NICKLEN, before ISUPPORT says more) —
+   * so the service runs meanwhile; the bot policy takes the nick back once registered. At most
+   * {@link MAX_FALLBACK_NICKS} tries a connection; then the registration watchdog reconnects.
    */
   private nickTakenAtRegistration(message: IrcMessage): void {
     if (this.adopted || this.state.registered || !this.state.connected) return;
-    if (message.command !== '433' && message.command !== '437') return;
+    if (message.command !== '433' && message.command !== '437' && message.command !== '432') return;
     const wanted = this.options.nick;
     const tried = ++this.fallbacksTried;
+    if (tried > MAX_FALLBACK_NICKS) {
+      if (tried === MAX_FALLBACK_NICKS + 1) {
+        this.logger.error('no nick could be registered; trying again with the next connection', {
+          nick: wanted,
+          tries: MAX_FALLBACK_NICKS,
+        });
+      }
+      return;
+    }
     const fallback =
-      tried <= 2 ? `${wanted}${'_'.repeat(tried)}` : `${wanted.slice(0, 12)}${Math.floor(1000 + Math.random() * 9000)}`;
+      tried <= 2
+        ? `${wanted.slice(0, 9 - tried)}${'_'.repeat(tried)}`
+        : `${wanted.slice(0, 5)}${Math.floor(1000 + Math.random() * 9000)}`;
     this.logger.warn('the nick is taken: registering with another, to take it back once registered', {
       nick: message.params[1] ?? wanted,
       instead: fallback,

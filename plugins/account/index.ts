@@ -48,12 +48,13 @@ export default definePlugin<AccountConfig>({
       sessions.sweep();
       announceSeen();
     });
-    // One check at a time: a slow NickServ never piles them up.
+    // One check at a time: a slow NickServ never piles them up; none goes on after the plugin stopped.
     let checking = false;
+    let stopped = false;
     timers.every(ACCOUNT_CHECK_MS, () => {
       if (checking || !irc.state.connected || sessions.size === 0) return;
       checking = true;
-      void endDroppedAccounts(irc, sessions, logger).finally(() => (checking = false));
+      void endDroppedAccounts(irc, sessions, logger, () => !stopped).finally(() => (checking = false));
     });
     const layout = services.get('web.layout');
     // Every page of the site links to the sign-in and the account's tokens.
@@ -69,6 +70,9 @@ export default definePlugin<AccountConfig>({
       botNick: host.nick,
     });
     for (const route of routes) http.route(route);
-    return announceSeen;
+    return () => {
+      stopped = true;
+      announceSeen();
+    };
   },
 });

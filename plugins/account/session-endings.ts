@@ -64,19 +64,31 @@ export function sessionEndings(context: SessionEndingsContext): { everywhere: Ha
       });
       await save(account);
     }
+    // An administrator who ended their own account's sessions is signed out too: the sign-in form.
+    if (!sessions.ownedBy(admin.account).includes(admin)) {
+      return answers.seeOther(`${ACCOUNT_PATH}?signed_out`, { 'Set-Cookie': cookie.set(request, '', 0) });
+    }
     admin.notice =
       account === ''
         ? { text: 'Name the account whose sessions to end.', problem: true }
         : { text: `Ended ${ended} session${ended === 1 ? '' : 's'} of ${account}.`, problem: ended === 0 };
-    // An administrator who ended their own sessions is signed out too, and sees the sign-in form.
-    return answers.seeOther(sessions.ownedBy(admin.account).includes(admin) ? ADMIN_PATH : ACCOUNT_PATH);
+    return answers.seeOther(ADMIN_PATH);
   };
 
   return { everywhere, ofAccount };
 }
 
-/** How NickServ says an account or nick does not exist (Atheme: "is not registered", Anope: "isn't registered"). */
-const NOT_REGISTERED = /\b(is not|isn't) registered\b/i;
+/**
+ * How NickServ says an account or nick does not exist, naming it (Atheme: "alice is not registered.", Anope:
+ * "Nick alice isn't registered."): the name, so that an answer about another name (a late answer to an
+ * earlier question, or to the bot's own nick) ends nobody's sessions.
+ */
+const NOT_REGISTERED = /^(?:Nick )?(\S+) (?:is not|isn't) registered\b/i;
+
+/** The name an answer says is not registered, if it says so. */
+function notRegistered(line: string): string | undefined {
+  return NOT_REGISTERED.exec(stripFormatting(line).trim())?.[1];
+}
 
 /**
  * Ask NickServ about each account that holds a session (`INFO <account>`, one at a time) and end the sessions
@@ -87,15 +99,21 @@ export async function endDroppedAccounts(
   irc: IrcPort,
   sessions: SessionsSlice,
   logger: Logger,
+  going: () => boolean,
   timeoutMs = 5000,
 ): Promise<string[]> {
   const ended: string[] = [];
   for (const account of sessions.accounts()) {
-    if (!irc.state.connected) break;
+    if (!irc.state.connected || !going()) break;
     const said = await askService(irc, 'NickServ', `INFO ${account}`, { quietMs: 300, timeoutMs }).catch(
       () => [] as string[],
     );
-    if (!said.some((line) => NOT_REGISTERED.test(stripFormatting(line)))) continue;
+    const key = irc.casefold(account);
+    const dropped = said.some((line) => {
+      const name = notRegistered(line);
+      return name !== undefined && irc.casefold(name) === key;
+    });
+    if (!dropped || !going()) continue;
     const count = sessions.endAll(account);
     if (count === 0) continue;
     ended.push(account);

@@ -1,10 +1,13 @@
 /**
  * Who is checking a password, as the brute-force windows count them: a client address grouped as one holder
  * has them (an IPv6 address by its network prefix, /64 by default: one customer's line hands out a whole
- * /64, so a guesser would otherwise get a fresh window per address), or an API token; and which callers a
- * nick knows, because they checked its password right before.
+ * /64, so a guesser would otherwise get a fresh window per address), or an API token (with the address of the
+ * person its holder checks for, when it says); and which callers a nick knows, because they checked its
+ * password right before.
  */
+import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
+import type { ModelSlice, Persistence } from '../../lib/sdk.js';
 
 /** The client address `address` as one holder has it: an IPv4 address itself, an IPv6 address's `/prefix` network. */
 export function clientGroup(address: string, ipv6PrefixLength: number): string {
@@ -42,39 +45,88 @@ export const KNOWN_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 /** How many callers a nick knows at most (the latest). */
 export const KNOWN_PER_NICK = 20;
 
+/** The slice's file format: by folded nick, the SHA-256 of each known caller and when it last checked right. */
+interface StoredKnownCallers {
+  nicks: Record<string, Record<string, string>>;
+}
+
+/** A caller as the store keeps it: its SHA-256 (an address or a token number is not written down). */
+function callerHash(caller: string): string {
+  return createHash('sha256').update(caller, 'utf8').digest('hex');
+}
+
 /**
  * The callers each nick knows: those that checked its password right within {@link KNOWN_FOR_MS}, the latest
- * {@link KNOWN_PER_NICK}. Kept in memory: after a restart, a nick knows nobody until its next right password.
+ * {@link KNOWN_PER_NICK}. A slice of the model (`known_callers`), written with the store's debounced writes, so
+ * that a restart does not make strangers of everyone; callers are kept as the SHA-256 of their key.
  */
-export class KnownCallers {
+export class KnownCallers implements ModelSlice {
+  readonly name = 'known_callers';
+  readonly persistence: Persistence<StoredKnownCallers>;
   private readonly byNick = new Map<string, Map<string, number>>();
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly onChange: () => void = () => undefined,
+  ) {
+    this.persistence = { snapshot: () => this.snapshot(), restore: (data) => this.restore(data) };
+  }
 
   /** `caller` checked `nickKey`'s password right, now. */
   remember(nickKey: string, caller: string): void {
     const callers = this.byNick.get(nickKey) ?? new Map<string, number>();
-    callers.delete(caller);
-    callers.set(caller, this.now());
+    const hash = callerHash(caller);
+    callers.delete(hash);
+    callers.set(hash, this.now());
     for (const oldest of callers.keys()) {
       if (callers.size <= KNOWN_PER_NICK) break;
       callers.delete(oldest);
     }
     this.byNick.set(nickKey, callers);
+    this.onChange();
   }
 
   /** Whether `caller` checked `nickKey`'s password right within {@link KNOWN_FOR_MS}. */
   knows(nickKey: string, caller: string): boolean {
-    const at = this.byNick.get(nickKey)?.get(caller);
+    const at = this.byNick.get(nickKey)?.get(callerHash(caller));
     return at !== undefined && this.now() - at < KNOWN_FOR_MS;
   }
 
   /** Forget what is older than {@link KNOWN_FOR_MS}. */
   sweep(): void {
     const horizon = this.now() - KNOWN_FOR_MS;
+    let changed = false;
     for (const [nickKey, callers] of this.byNick) {
-      for (const [caller, at] of callers) if (at <= horizon) callers.delete(caller);
+      for (const [caller, at] of callers) {
+        if (at > horizon) continue;
+        callers.delete(caller);
+        changed = true;
+      }
       if (callers.size === 0) this.byNick.delete(nickKey);
+    }
+    if (changed) this.onChange();
+  }
+
+  private snapshot(): StoredKnownCallers {
+    const nicks: StoredKnownCallers['nicks'] = {};
+    for (const [nickKey, callers] of this.byNick) {
+      nicks[nickKey] = Object.fromEntries([...callers].map(([hash, at]) => [hash, new Date(at).toISOString()]));
+    }
+    return { nicks };
+  }
+
+  private restore(data: StoredKnownCallers): void {
+    if (typeof data !== 'object' || data === null || typeof data.nicks !== 'object' || data.nicks === null) {
+      throw new Error('the "known_callers" slice must be an object with a "nicks" object');
+    }
+    this.byNick.clear();
+    for (const [nickKey, callers] of Object.entries(data.nicks)) {
+      const known = new Map<string, number>();
+      for (const [hash, at] of Object.entries(callers)) {
+        const time = Date.parse(at);
+        if (/^[0-9a-f]{64}$/.test(hash) && !Number.isNaN(time)) known.set(hash, time);
+      }
+      if (known.size > 0) this.byNick.set(nickKey, known);
     }
   }
 }

@@ -97,7 +97,9 @@ export default definePlugin<NickservConfig>({
       // The owner's right password must not reopen the account to the guessers.
       clearOnSuccess: false,
     });
-    const known = new KnownCallers();
+    const known = new KnownCallers(Date.now, () => model.changed({ slice: 'known_callers', kind: 'remember' }));
+    // The host hands the slice to the store once this start returns, which restores the callers known before.
+    model.addSlice(known);
     const byToken = new FailureWindow({
       maxFailures: config.rate_limit.max_failures_per_token,
       windowMs,

@@ -8,8 +8,10 @@
  * failure to reach them is 503 and counts as neither success nor failure.
  * The password is never logged, stored or put in any answer.
  */
+import { isIP } from 'node:net';
 import {
   ApiError,
+  invalidParameter,
   type ApiRequest,
   type FromJsonSchema,
   type LogFields,
@@ -263,7 +265,14 @@ export function checkCredentialsRoute(context: CheckRouteContext): RouteDefiniti
     response: checkResponseSchema,
     async handler(request: ApiRequest) {
       const { nick, password } = request.body as CheckBody;
-      const tokenKey = request.tokenId !== undefined ? `token:${request.tokenId}` : `ip:${context.group(request.ip)}`;
+      // Checked a string by the body's schema.
+      const clientAddress = (request.body as { client_address?: string }).client_address;
+      if (clientAddress !== undefined && isIP(clientAddress) === 0) {
+        throw invalidParameter('client_address', 'must be an IPv4 or IPv6 address');
+      }
+      const token = request.tokenId !== undefined ? `token:${request.tokenId}` : `ip:${context.group(request.ip)}`;
+      // The person behind the token holder's service, when it says who: a caller of their own.
+      const tokenKey = clientAddress === undefined ? token : `${token} ip:${context.group(clientAddress)}`;
       const outcome = await gatedCheck(context, {
         nick,
         password,

@@ -188,6 +188,41 @@ t.test('a nick taken at registration: the transport registers with another, the 
   t.equal(transport.state.nick, 'DataBot_');
 });
 
+t.test('fallback nicks: nine characters at most, and five tries before the watchdog takes over', async (t) => {
+  const long = 'LongNickBot';
+  const taken = [long, 'LongNick_', 'LongNic__'];
+  const { server, transport } = await start(t, { takenNicks: taken }, { nick: long });
+  const connection = await server.connection(0);
+  const sent = connection.lines.filter((line) => line.startsWith('NICK')).map((line) => line.slice(5));
+  t.same(sent.slice(0, 3), [long, 'LongNick_', 'LongNic__'], 'the configured nick, then two within nine characters');
+  t.match(sent[3], /^LongN\d{4}$/, 'then five characters and four digits');
+  t.equal(transport.state.nick, sent[3], 'registered under it');
+
+  // Every nick refused: five tries, then nothing more until the registration watchdog reconnects.
+  const refusing = await ScriptedIrcServer.start({ caps: OFFERED, takenNicks: () => true });
+  t.teardown(() => refusing.close());
+  const logs: string[] = [];
+  const stuck = new MatrixIrcTransport(
+    { ...fakeOptions, port: refusing.port, registrationTimeoutMs: 60_000 },
+    createLogger({ level: 'debug', sink: (line) => logs.push(line) }),
+  );
+  t.teardown(() => stuck.quit('test over'));
+  stuck.connect();
+  const refused = await refusing.connection(0);
+  const deadline = Date.now() + 5000;
+  while (!logs.some((line) => line.includes('no nick could be registered')) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.equal(refused.lines.filter((line) => line.startsWith('NICK')).length, 6, 'the configured nick and five others');
+  t.ok(
+    logs.some((line) =>
+      /ERROR .*no nick could be registered; trying again with the next connection .*tries=5/.test(line),
+    ),
+    'then an error in the log, once',
+  );
+});
+
 t.test('an error numeric reaches plugins and leaves the connection up', async (t) => {
   const { server, transport } = await start(t);
   const connection = await server.connection(0);

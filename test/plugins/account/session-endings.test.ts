@@ -69,7 +69,9 @@ t.test('an account the nickname service no longer has: its sessions end at the n
   bot.server.answer(/^PRIVMSG NickServ :INFO alice$/i, [
     ":NickServ!services@services.test.net NOTICE DataBot :Nick \x02alice\x02 isn't registered.",
   ]);
+  // A late answer about another name, while bob is asked about, ends nobody's sessions.
   bot.server.answer(/^PRIVMSG NickServ :INFO bob$/i, [
+    ':NickServ!services@services.test.net NOTICE DataBot :\x02DataBot\x02 is not registered.',
     ':NickServ!services@services.test.net NOTICE DataBot :bob is bob',
     ':NickServ!services@services.test.net NOTICE DataBot :   Registered : Nov 01 2026',
   ]);

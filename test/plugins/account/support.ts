@@ -38,6 +38,8 @@ export interface SiteOptions {
   rpc?: FakeRpcServer;
   /** More `http` settings (e.g. `trust_proxy`). */
   http?: Record<string, unknown>;
+  /** More `plugins.tokens` settings. */
+  tokens?: Record<string, unknown>;
 }
 
 export interface Site {
@@ -54,7 +56,7 @@ export async function startSite(t: Test, options: SiteOptions = {}): Promise<Sit
     plugins: {
       stats: {},
       api: {},
-      tokens: { rate_limit: { enabled: false } },
+      tokens: { rate_limit: { enabled: false }, ...options.tokens },
       nickserv: { backend: 'anope-rpc', url: rpc.url, ...options.nickserv },
       web: { network_name: 'TestNet' },
       ...(options.withoutAccount ? {} : { account: options.account ?? {} }),

@@ -3,6 +3,8 @@
  * the edge: one answer for every refusal, the same per-nick window as the HTTP credential check (each
  * counts the other's failures), a window per client address, and "unavailable" when services are down.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import t, { type Test } from 'tap';
 import { builtinPlugins } from '../../../app/builtin-plugins.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
@@ -26,7 +28,7 @@ function anopeLike(call: RpcCall): RpcReply {
   return { error: { code: -32099, message: 'No such account' } };
 }
 
-async function start(t: Test, rateLimit: Record<string, unknown> = {}) {
+async function start(t: Test, rateLimit: Record<string, unknown> = {}, store: { storeDir?: string } = {}) {
   const rpc = await startFakeRpc(anopeLike);
   t.teardown(() => rpc.close());
   let credentials!: Credentials;
@@ -47,6 +49,8 @@ async function start(t: Test, rateLimit: Record<string, unknown> = {}) {
       nickserv: { backend: 'anope-rpc', url: rpc.url, rate_limit: rateLimit },
       metrics: { allow: ['127.0.0.1'] },
     },
+    store: 'files',
+    ...(store.storeDir ? { storeDir: store.storeDir } : {}),
   });
   const post = (nick: string, password: string) =>
     bot.inject('POST', '/api/irc/check-credentials/', { Authorization: 'Token api-client' }, { nick, password });
@@ -171,6 +175,32 @@ t.test('failures from one address are limited across accounts; other addresses a
     result: 'valid',
     account: 'bob',
   });
+});
+
+t.test('the callers a nick knows are kept across a restart of the bot', async (t) => {
+  const limits = { max_failures_per_nick: 2, max_failures_per_account: 4, max_failures_per_address: 100 };
+  const first = await start(t, limits);
+  t.same(await first.credentials.check({ name: 'alice', password: PASSWORD, address: '203.0.113.1' }), {
+    result: 'valid',
+    account: 'alice',
+  });
+  await first.bot.stop();
+  const stored = readFileSync(path.join(first.bot.storeDir!, 'store.json'), 'utf8');
+  t.notMatch(stored, /203\.0\.113\.1/, 'the address is not written down, only its SHA-256');
+  t.match(stored, /"known_callers"/);
+
+  const second = await start(t, limits, { storeDir: first.bot.storeDir! });
+  for (const address of ['192.0.2.1', '192.0.2.2']) {
+    for (const guess of ['a', 'b']) await second.credentials.check({ name: 'alice', password: guess, address });
+  }
+  t.match(await second.credentials.check({ name: 'alice', password: 'c', address: '192.0.2.3' }), {
+    result: 'limited',
+  });
+  t.same(
+    await second.credentials.check({ name: 'alice', password: PASSWORD, address: '203.0.113.1' }),
+    { result: 'valid', account: 'alice' },
+    'the owner, known from before the restart, gets in',
+  );
 });
 
 t.test('services down: unavailable, never invalid, and it counts as no failure', async (t) => {

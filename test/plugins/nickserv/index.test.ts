@@ -313,6 +313,25 @@ t.test('10 right then 10 wrong at once: the right ones valid, then the limit eng
   t.equal(rpc.calls.length, asked, 'a refused check never reaches services');
 });
 
+t.test('client_address: each person behind one token is a caller of their own', async (t) => {
+  const rpc = await fakeAnope(t);
+  const bot = await startHarness(t, withNickserv(rpc));
+  const from = (client_address: string, password: string) =>
+    bot.inject(
+      'POST',
+      '/api/irc/check-credentials/',
+      { Authorization: 'Token token-a' },
+      { nick: 'alice', password, client_address },
+    );
+  for (let i = 1; i <= 5; i++) t.equal((await from('198.51.100.66', `guess-${i}`)).status, 200);
+  t.equal((await from('198.51.100.66', PASSWORD)).status, 429, 'the guesser behind the service is limited');
+  const owner = await from('203.0.113.7', PASSWORD);
+  t.equal(answerOf(t, owner).valid, true, 'the owner behind the same service and token is not');
+  const bad = await from('not an address', PASSWORD);
+  t.equal(bad.status, 400);
+  t.match(errorOf(bad), { code: 'invalid_parameter', message: /client_address/ });
+});
+
 t.test('past max_queued_per_nick waiting checks of one nick, 429 with Retry-After', async (t) => {
   const held: (() => void)[] = [];
   const rpc = await fakeAnope(t, async (call) => {
