@@ -101,7 +101,12 @@ function pageHandlers(
         sessions: sessions
           .ownedBy(session.account)
           .sort((a, b) => b.createdAt - a.createdAt)
-          .map((held) => ({ ...held, current: held === session })),
+          .map((held) => ({
+            createdAt: held.createdAt,
+            lastSeenAt: held.lastSeenAt,
+            address: held.address,
+            current: held === session,
+          })),
       }),
     );
   };

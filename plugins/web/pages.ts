@@ -133,16 +133,15 @@ export async function statusPage(site: SiteContext, range: string, now: number):
     ) +
     `<h2>Servers</h2>` +
     serverTable(list(servers.results));
-  // The live script is the same on every status page of this process: its hash is too.
-  const live = liveScript(site.liveSeconds, timeZone);
+  const live = liveScriptOf(site.liveSeconds, timeZone);
   return {
     status: 200,
     html: framed(site, {
       title: site.network(),
       current: '/network/',
-      body: body + `<script>${live}</script>`,
+      body: body + `<script>${live.code}</script>`,
     }),
-    scripts: [inlineScriptSource(live)],
+    scripts: [live.source],
   };
 }
 
@@ -157,6 +156,21 @@ function serverTable(servers: readonly Json[]): string {
       count(server.latency_ms),
     ]),
   );
+}
+
+/** The live scripts made so far, by their settings, with their CSP sources: made and hashed once each. */
+const liveScripts = new Map<string, { code: string; source: string }>();
+
+/** The status page's live script for these settings, and its CSP source (the same on every status page). */
+function liveScriptOf(seconds: number, timeZone: string): { code: string; source: string } {
+  const key = `${seconds} ${timeZone}`;
+  let made = liveScripts.get(key);
+  if (!made) {
+    const code = liveScript(seconds, timeZone);
+    made = { code, source: inlineScriptSource(code) };
+    liveScripts.set(key, made);
+  }
+  return made;
 }
 
 /**
