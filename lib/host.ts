@@ -420,6 +420,7 @@ export class Host {
         restore: (data) => persistence.restore(data),
         ...(persistence.snapshotJson ? { snapshotJson: () => persistence.snapshotJson!() } : {}),
         durable: persistence.durable === true,
+        ...(persistence.journal ? { journal: persistence.journal } : {}),
       });
     }
   }

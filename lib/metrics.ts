@@ -99,7 +99,9 @@ export class HostMetrics {
     });
     this.storeWrites = new Histogram({
       name: 'irc_bot_store_write_duration_seconds',
-      help: 'Writes of a store file (store: the network data; durable: tokens and grants), and their result.',
+      help:
+        'Writes of a store file (store: the network data; durable: tokens and sessions, written whole; journal: ' +
+        'their changes appended), and their result.',
       labelNames: ['file', 'result'],
       buckets: STORE_BUCKETS,
       registers,
@@ -154,7 +156,7 @@ export class HostMetrics {
 
   /** @internal */
   storeWritten(
-    file: 'store' | 'durable',
+    file: 'store' | 'durable' | 'journal',
     seconds: number,
     ok: boolean,
     bytes: number | undefined,

@@ -23,9 +23,20 @@ export interface Persistence<T = unknown> {
    * Its changes are confirmed to people (a token created, a grant, a revocation), so a crash after the
    * confirmation must not undo them. The store keeps such slices in a small file of their own, which a
    * plugin has written at once with `context.store.persisted()` before it confirms a change. Keep
-   * durable slices small: each such write rewrites all of them.
+   * durable slices small, or give them a {@link journal}: without one, each such write rewrites all of them.
    */
   durable?: boolean;
+  /**
+   * For a durable slice: its changes as records, which the store appends to a journal, so that a confirmed
+   * change costs the change, not the slice; at startup they are replayed over the last snapshot. See the
+   * store's `SliceJournal` for what drain() and replay() must do.
+   */
+  journal?: {
+    /** The changes since the last call, as JSON records, in the order replay() must apply them. */
+    drain(): unknown[];
+    /** Apply one record drain() gave (possibly in an older run), without announcing a change. */
+    replay(record: unknown): void;
+  };
 }
 
 /** A change to the model, emitted after it happened. */

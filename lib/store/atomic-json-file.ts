@@ -149,7 +149,7 @@ async function syncFile(filePath: string): Promise<void> {
 }
 
 /** Make the renames durable. Platforms that cannot fsync a directory (Windows) are skipped. */
-async function syncDirectory(directory: string): Promise<void> {
+export async function syncDirectory(directory: string): Promise<void> {
   let handle;
   try {
     handle = await open(directory, 'r');

@@ -16,7 +16,12 @@ export interface Migration {
 }
 
 /** The schema version this build writes. */
-export const CURRENT_SCHEMA_VERSION = 1;
+export const CURRENT_SCHEMA_VERSION = 2;
 
 /** Every step up to {@link CURRENT_SCHEMA_VERSION}, oldest first. */
-export const MIGRATIONS: readonly Migration[] = [];
+export const MIGRATIONS: readonly Migration[] = [
+  // 1 → 2: the durable file has a journal beside it (journal.ts). The slices are as they were; the version
+  // rises so that a build of version 1, which knows nothing of the journal, refuses the file instead of
+  // loading it without the changes in its journal.
+  { from: 1, migrate: (slices) => slices },
+];

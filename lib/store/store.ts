@@ -7,8 +7,12 @@
  * `{ "schema_version": 1, "saved_at": "<ISO time>", "slices": { "<key>": <snapshot> } }`.
  *
  * Slices whose changes are confirmed to people (a token created, a grant, a revocation) are
- * `durable`: they live in a second, small file, which {@link Store.persisted} writes at once, so
- * that an answer can wait until its change is on disk without rewriting megabytes of activity.
+ * `durable`: they live in a second file, so that an answer can wait until its change is on disk
+ * without rewriting megabytes of activity. A durable slice with a {@link SliceJournal} gives its
+ * changes as records, which {@link Store.persisted} appends to the durable file's journal
+ * (journal.ts) and fsyncs: a confirmed change costs the change, however many tokens and audit
+ * entries there are. The durable file itself is written whole again (compacted) in the
+ * background once the journal has grown as big as it.
  *
  * A write is streamed to the file in pieces with the event loop free in between (so a big
  * slice does not stall the bot while it is saved). A slice that changes during a write has
@@ -22,6 +26,7 @@ import { Low } from 'lowdb';
 import { errorMessage, type Logger } from '../logger.js';
 import { AtomicJsonFile, UnusableFileError, isJsonObject } from './atomic-json-file.js';
 import { HoldMeter } from './hold-meter.js';
+import { DiskJournal, MemoryJournal, type JournalFiles, type JournalLine } from './journal.js';
 import { PiecewiseJson, type JsonPiece } from './json-pieces.js';
 import { MemoryJsonFile } from './memory-json-file.js';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations.js';
@@ -49,6 +54,28 @@ export interface PersistedSlice<T = unknown> {
    * durable file ({@link StoreOptions.durablePath}), which {@link Store.persisted} writes.
    */
   durable?: boolean;
+  /** For a durable slice: its changes as records, appended to the durable file's journal. */
+  journal?: SliceJournal;
+}
+
+/**
+ * A durable slice's changes as records of JSON. The store appends what {@link drain} gives to the journal
+ * of the durable file, and at startup, after `restore()` of the file's snapshot, gives every record that
+ * came after that snapshot to {@link replay}, in order.
+ */
+export interface SliceJournal<R = unknown> {
+  /**
+   * The changes since the last call, in the order they must be replayed; [] when there are none. Records
+   * may be coalesced (the latest state of a thing instead of each step to it), as long as replaying them
+   * over the state at the last call gives the state now. Called synchronously with a snapshot at times,
+   * so a record must never repeat what that snapshot holds.
+   */
+  drain(): R[];
+  /**
+   * Apply a record {@link drain} gave (possibly in an older run: accept older shapes as `restore` accepts
+   * older snapshots). Must not count as a new change: nothing it does is drained again.
+   */
+  replay(record: R): void;
 }
 
 /** How to construct a {@link Store}. */
@@ -64,6 +91,11 @@ export interface StoreOptions {
   migrations?: Migration[];
   /** The version this store writes; default this release's (`CURRENT_SCHEMA_VERSION`). */
   schemaVersion?: number;
+  /**
+   * The journal's size, in bytes, from which the durable file is written whole again (compacted) once the
+   * journal is also as big as the file; default 1 MiB.
+   */
+  compactAfterBytes?: number;
   /** Told of every write of a file: which, how long it took, whether it succeeded, and the file's size after it. */
   onWrite?: (report: WriteReport) => void;
   /**
@@ -76,11 +108,14 @@ export interface StoreOptions {
 
 /** One write of a store file. */
 export interface WriteReport {
-  /** `store`: the main file; `durable`: the durable slices' file. */
-  file: 'store' | 'durable';
+  /**
+   * `store`: the main file; `durable`: the durable slices' file, written whole; `journal`: changes of durable
+   * slices appended to its journal.
+   */
+  file: 'store' | 'durable' | 'journal';
   seconds: number;
   ok: boolean;
-  /** The file's size after a write that succeeded. */
+  /** The file's size after a write that succeeded (the journal's: every generation since the durable file). */
   bytes: number | undefined;
   /** Why a write failed. */
   error: string | undefined;
@@ -104,7 +139,11 @@ const writeChannel = channel(STORE_WRITE_CHANNEL);
 interface StoreContents {
   schema_version: number;
   saved_at?: unknown;
+  /** In the durable file: the first journal generation whose records it does not hold. */
+  journal_generation?: unknown;
   slices: Record<string, unknown>;
+  /** In the durable file: journal records of slices not registered when it was written (see Store.carried). */
+  carried_records?: unknown;
 }
 
 type Inspection =
@@ -114,6 +153,7 @@ type Inspection =
   | { kind: 'unusable'; reason: string };
 
 const DEFAULT_DEBOUNCE_MS = 1000;
+const DEFAULT_COMPACT_AFTER_BYTES = 1024 * 1024;
 
 /** Where the durable slices of the store at `storePath` are kept: `data/store.json` → `data/store.durable.json`. */
 export function durablePathOf(storePath: string): string {
@@ -175,6 +215,28 @@ export class Store {
   private readonly main: SliceFile;
   private readonly durable: SliceFile;
   private readonly memory: boolean;
+  private readonly journal: JournalFiles;
+  private readonly compactAfterBytes: number;
+  /** The first journal generation the durable file on disk does not hold. */
+  private snapshotGeneration = 0;
+  /**
+   * What `snapshotGeneration` is for the file that becomes the `.bak` at the next write of the durable file
+   * (undefined: there is none, so that write leaves no `.bak` the journal must serve).
+   */
+  private backupGeneration: number | undefined;
+  /** The durable file's size as last read or written. */
+  private durableBytes = 0;
+  /** The durable file is written whole at its next write: a slice without a journal changed, or an append failed. */
+  private needsSnapshot = false;
+  /** The journal's size when a compaction last failed: the next waits until it has grown by a compaction's worth. */
+  private compactionFailedAt = -Infinity;
+  /**
+   * Journal records not replayed into a durable slice yet, by slice: the slice is not registered (yet), or it
+   * became a slice of the main file, which has not been written since. The durable file keeps them.
+   */
+  private readonly carried = new Map<string, unknown[]>();
+  /** The durable file being written whole in the background, while appends go on. */
+  private compacting: Promise<void> | undefined;
   private loadCalled = false;
   private loaded = false;
   private closed = false;
@@ -202,6 +264,11 @@ export class Store {
       throw new Error(`StoreOptions.durablePath must differ from the store path, got ${this.path} for both`);
     }
     this.memory = options.memory === true;
+    this.compactAfterBytes = options.compactAfterBytes ?? DEFAULT_COMPACT_AFTER_BYTES;
+    if (!Number.isFinite(this.compactAfterBytes) || this.compactAfterBytes < 0) {
+      throw new Error(`StoreOptions.compactAfterBytes must be a number of bytes >= 0, got ${this.compactAfterBytes}`);
+    }
+    this.journal = this.memory ? new MemoryJournal() : new DiskJournal(this.durablePath, this.logger);
     this.main = new SliceFile(this.path, this.memory);
     this.durable = new SliceFile(this.durablePath, this.memory);
   }
@@ -254,10 +321,35 @@ export class Store {
         break;
     }
     file.db.data = null;
+    if (file === this.durable) await this.loadJournal(contents);
     if (!contents) return false;
     const slices = this.migrate(contents, recovered ? file.file.backupPath : file.path);
     for (const [key, data] of Object.entries(slices)) file.stored.set(key, data);
     return recovered || contents.schema_version < this.schemaVersion;
+  }
+
+  /** The journal records after the durable file's snapshot (`contents`; none: the whole journal), by slice. */
+  private async loadJournal(contents: StoreContents | undefined): Promise<void> {
+    const generation = contents?.journal_generation;
+    this.snapshotGeneration =
+      Number.isSafeInteger(generation) && (generation as number) > 0 ? (generation as number) : 0;
+    // The file loaded (after a recovery, the .bak, which stays) is the .bak once the file is written again.
+    this.backupGeneration = contents ? this.snapshotGeneration : undefined;
+    this.durableBytes = (await this.durable.file.size()) ?? 0;
+    const carried = contents?.carried_records;
+    if (isJsonObject(carried)) {
+      for (const [key, records] of Object.entries(carried))
+        if (Array.isArray(records)) this.carried.set(key, [...records]);
+    }
+    const lines = await this.journal.load(this.snapshotGeneration);
+    for (const line of lines) {
+      const records = this.carried.get(line.slice);
+      if (records) records.push(line.record);
+      else this.carried.set(line.slice, [line.record]);
+    }
+    if (lines.length > 0) {
+      this.logger.info(`read ${lines.length} change(s) from the journal of ${this.durablePath}`);
+    }
   }
 
   /**
@@ -291,6 +383,7 @@ export class Store {
         );
       }
     }
+    this.replay(slice, own);
     own.stored.delete(slice.key);
     own.slices.set(slice.key, slice);
     if (source === other) {
@@ -300,6 +393,34 @@ export class Store {
     } else if (other.stored.delete(slice.key)) {
       // A copy left behind by a move cut short after the slice's own file was written: that file is newer.
       this.markFileDirty(other);
+    }
+  }
+
+  /** Give `slice` the journal's records of it, once it is restored. */
+  private replay(slice: PersistedSlice, own: SliceFile): void {
+    const records = this.carried.get(slice.key);
+    if (!records) return;
+    if (!slice.journal) {
+      throw new Error(
+        `the journal of ${this.durablePath} has ${records.length} change(s) of slice '${slice.key}', which has no journal to replay them; ` +
+          `give the slice its journal back, or remove the journal files to lose those changes`,
+      );
+    }
+    let index = 0;
+    try {
+      for (; index < records.length; index++) slice.journal.replay(records[index]);
+    } catch (error) {
+      throw new Error(
+        `slice '${slice.key}' could not replay change ${index + 1} of ${records.length} from the journal of ${this.durablePath}: ${errorMessage(error)}`,
+        { cause: error },
+      );
+    }
+    if (own === this.durable) {
+      this.carried.delete(slice.key);
+    } else {
+      // The journal keeps them until the main file has the slice.
+      own.movingIn.add(slice.key);
+      this.markFileDirty(own);
     }
   }
 
@@ -326,7 +447,8 @@ export class Store {
     }
     const file = this.fileOf(key);
     if (!file) throw new Error(`Store.markDirty('${key}'): no slice '${key}' is registered; register it first`);
-    this.markFileDirty(file);
+    // A journal takes a durable slice's changes; a durable slice without one is written whole.
+    this.markFileDirty(file, !(file === this.durable && this.durable.slices.get(key)!.journal));
   }
 
   /**
@@ -349,22 +471,35 @@ export class Store {
         new Error(`the store ${this.durablePath} is closed (the bot is stopping), so the change was not saved`),
       );
     }
+    // A durable slice without a journal may have changed without a markDirty(): its file is written whole.
+    for (const slice of this.durable.slices.values()) if (!slice.journal) this.needsSnapshot = true;
     this.durable.nextWrite ??= this.writeSoon(this.durable);
     return this.durable.nextWrite;
   }
 
-  /** Write both files now if dirty, after any write in flight; resolves once the data is on disk. */
+  /**
+   * Write both files now if dirty, after any write in flight; resolves once the data is on disk (the durable
+   * slices' changes in the journal, or in their file when a slice without a journal changed).
+   */
   async flush(): Promise<void> {
     const results = await Promise.allSettled([this.flushFile(this.main), this.flushFile(this.durable)]);
     for (const result of results) if (result.status === 'rejected') throw result.reason;
   }
 
-  /** flush() and clear timers; markDirty() after close is ignored with a debug log, persisted() rejects. */
+  /**
+   * flush(), write the durable file whole if its journal has anything (so that the next start has nothing to
+   * replay), and clear timers; markDirty() after close is ignored with a debug log, persisted() rejects.
+   */
   async close(): Promise<void> {
     this.closed = true;
     this.clearTimer(this.main);
     this.clearTimer(this.durable);
     await this.flush();
+    while (this.compacting) await this.compacting.catch(() => undefined);
+    if (this.journal.bytesSinceSnapshot > 0 && this.durable.holdsSlices) {
+      this.needsSnapshot = true;
+      await this.startWrite(this.durable);
+    }
   }
 
   private fileOf(key: string): SliceFile | undefined {
@@ -373,8 +508,10 @@ export class Store {
     return undefined;
   }
 
-  private markFileDirty(file: SliceFile): void {
+  /** `whole`: the durable file must be written whole (not only its journal appended to). */
+  private markFileDirty(file: SliceFile, whole = true): void {
     file.dirty = true;
+    if (file === this.durable && whole) this.needsSnapshot = true;
     file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);
   }
 
@@ -423,7 +560,16 @@ export class Store {
         reason: `not a store file ("slices" is ${JSON.stringify(data.slices) === undefined ? 'missing' : 'not an object'})`,
       };
     }
-    return { kind: 'good', file: { schema_version: version, saved_at: data.saved_at, slices: data.slices } };
+    return {
+      kind: 'good',
+      file: {
+        schema_version: version,
+        saved_at: data.saved_at,
+        journal_generation: data.journal_generation,
+        carried_records: data.carried_records,
+        slices: data.slices,
+      },
+    };
   }
 
   /**
@@ -519,38 +665,13 @@ export class Store {
 
   /** Snapshot every slice of `file` now and write; the returned promise is also its `inFlight`. */
   private startWrite(file: SliceFile): Promise<void> {
+    if (file === this.durable) return this.startDurableWrite();
     file.dirty = false;
     const moving = [...file.movingIn];
     const started = performance.now();
     const meter = new HoldMeter();
-    const report = (ok: boolean, bytes: number | undefined, error: unknown): void => {
-      file.writeError = ok ? undefined : errorMessage(error);
-      // Every failed write, debounced or durable, is in the log with its file and reason: /readyz says only
-      // that the store cannot be written (a public answer names no path).
-      if (!ok) {
-        this.logger.error(
-          `could not save the store ${file.path}: ${file.writeError}; retrying on the next change or at shutdown`,
-        );
-      }
-      const written: WriteReport = {
-        file: file === this.main ? 'store' : 'durable',
-        seconds: (performance.now() - started) / 1000,
-        ok,
-        bytes,
-        error: file.writeError,
-        blockedSeconds: meter.longestMs / 1000,
-        blockedAt: meter.longestAt,
-      };
-      this.logger.debug('written', {
-        file: written.file,
-        ok,
-        bytes,
-        ms: Math.round(written.seconds * 1000),
-        blocked_ms: Number(meter.longestMs.toFixed(1)),
-      });
-      this.onWrite?.(written);
-      if (writeChannel.hasSubscribers) writeChannel.publish(written);
-    };
+    const report = (ok: boolean, bytes: number | undefined, error: unknown): void =>
+      this.reportWrite(file, 'store', started, meter, ok, bytes, error);
     const write = this.write(file, meter).then(
       async () => {
         report(true, await file.file.size(), undefined);
@@ -575,8 +696,205 @@ export class Store {
     for (const key of keys) {
       file.movingIn.delete(key);
       other.stored.delete(key);
+      if (file === this.main) this.carried.delete(key);
     }
     if (!this.closed) this.markFileDirty(other);
+  }
+
+  /**
+   * A write of the durable file: its slices' changes appended to the journal; or, when the journal has grown as
+   * big as the file (or a slice without a journal changed), the file written whole. The returned promise is
+   * the file's `inFlight`, which {@link persisted} callers wait for: an append, or, when a slice without a
+   * journal changed, the whole file. A compaction otherwise goes on in the background, while appends go to
+   * a new generation of the journal.
+   */
+  private startDurableWrite(): Promise<void> {
+    const file = this.durable;
+    file.dirty = false;
+    const write = this.writeDurable().then(
+      () => {
+        file.inFlight = undefined;
+        if (file.dirty && !this.closed) file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);
+      },
+      (error: unknown) => {
+        file.inFlight = undefined;
+        file.dirty = true;
+        // What was drained is in memory only: the next write is of the whole file.
+        this.needsSnapshot = true;
+        throw error;
+      },
+    );
+    file.inFlight = write;
+    return write;
+  }
+
+  private async writeDurable(): Promise<void> {
+    // A write of the whole file waits for the one under way; appends never do.
+    if (this.needsSnapshot) while (this.compacting) await this.compacting.catch(() => undefined);
+    const waited = this.needsSnapshot;
+    let document: Record<string, unknown> | undefined;
+    const generation = this.journal.generation;
+    if (waited || (!this.compacting && this.compactionDue())) {
+      // The snapshot and the drain below are taken in one turn of the event loop: the snapshot holds exactly
+      // what was drained, whose lines go to the generation before the snapshot's.
+      try {
+        document = this.durableDocument(generation + 1);
+      } catch (error) {
+        if (waited) throw error;
+        this.compactionFailed(error);
+      }
+    }
+    const lines = this.drain();
+    if (document) {
+      this.needsSnapshot = false;
+      this.journal.startGeneration();
+    }
+    const appended = lines.length > 0 ? this.appendLines(lines, generation) : Promise.resolve();
+    if (!document) return appended;
+    const compaction = this.compact(appended, document, generation + 1);
+    this.compacting = compaction.then(
+      () => {
+        this.compacting = undefined;
+      },
+      (error: unknown) => {
+        this.compacting = undefined;
+        if (!waited) this.compactionFailed(error);
+      },
+    );
+    // Callers of persisted() wait for the lines, not the whole file, unless a slice without a journal changed.
+    await (waited ? compaction : appended);
+  }
+
+  /** Whether the journal has grown as big as the durable file (and at least {@link StoreOptions.compactAfterBytes}). */
+  private compactionDue(): boolean {
+    const size = this.journal.bytesSinceSnapshot;
+    return (
+      size >= Math.max(this.compactAfterBytes, this.durableBytes) &&
+      size >= this.compactionFailedAt + this.compactAfterBytes
+    );
+  }
+
+  private compactionFailed(error: unknown): void {
+    this.compactionFailedAt = this.journal.bytesSinceSnapshot;
+    this.logger.error(
+      `could not write ${this.durablePath} whole (${errorMessage(error)}); its journal keeps every change, and it is tried again once the journal has grown`,
+    );
+  }
+
+  /** The changes of every durable slice with a journal, as journal lines. */
+  private drain(): JournalLine[] {
+    const lines: JournalLine[] = [];
+    for (const [key, slice] of this.durable.slices) {
+      if (!slice.journal) continue;
+      let records: unknown[];
+      try {
+        records = slice.journal.drain();
+      } catch (error) {
+        throw new Error(`slice '${key}' failed to give its changes for ${this.durablePath}: ${errorMessage(error)}`, {
+          cause: error,
+        });
+      }
+      for (const record of records) lines.push({ slice: key, record });
+    }
+    return lines;
+  }
+
+  private async appendLines(lines: readonly JournalLine[], generation: number): Promise<void> {
+    const started = performance.now();
+    const meter = new HoldMeter();
+    try {
+      const bytes = await this.journal.append(lines, generation);
+      this.reportWrite(this.durable, 'journal', started, meter, true, bytes, undefined);
+    } catch (error) {
+      this.reportWrite(this.durable, 'journal', started, meter, false, undefined, error);
+      throw error;
+    }
+  }
+
+  /** The durable file as it is now, naming `generation` as the first journal generation it does not hold. */
+  private durableDocument(generation: number): Record<string, unknown> {
+    const slices = new Map(this.durable.stored);
+    for (const [key, slice] of this.durable.slices) {
+      try {
+        slices.set(key, slice.snapshot());
+      } catch (error) {
+        throw this.snapshotError(this.durable, key, error);
+      }
+    }
+    const sortedKeys = [...slices.keys()].sort();
+    return {
+      schema_version: this.schemaVersion,
+      saved_at: new Date().toISOString(),
+      journal_generation: generation,
+      ...(this.carried.size > 0 ? { carried_records: Object.fromEntries(this.carried) } : {}),
+      slices: Object.fromEntries(sortedKeys.map((key) => [key, slices.get(key)])),
+    };
+  }
+
+  /**
+   * Write the durable file whole from `document` (taken when the journal's generation `generation` began),
+   * after the lines drained with it are appended; then the generations neither it nor its `.bak` needs go.
+   */
+  private async compact(appended: Promise<void>, document: Record<string, unknown>, generation: number): Promise<void> {
+    // The lines' own callers hear of their failure; the file holds them anyway.
+    await appended.catch(() => undefined);
+    const file = this.durable;
+    const moving = [...file.movingIn];
+    const started = performance.now();
+    const meter = new HoldMeter();
+    try {
+      await file.file.write(document, meter);
+      // The file it replaced is the .bak now, which the generations from its own on complete.
+      const kept = this.backupGeneration ?? generation;
+      this.snapshotGeneration = generation;
+      this.backupGeneration = generation;
+      this.durableBytes = (await file.file.size()) ?? 0;
+      this.compactionFailedAt = -Infinity;
+      await this.journal.dropBefore(kept, generation);
+    } catch (error) {
+      this.reportWrite(file, 'durable', started, meter, false, undefined, error);
+      throw error;
+    }
+    this.reportWrite(file, 'durable', started, meter, true, this.durableBytes, undefined);
+    if (moving.length > 0) this.moved(file, moving);
+  }
+
+  /** Log and publish one write. */
+  private reportWrite(
+    file: SliceFile,
+    kind: WriteReport['file'],
+    started: number,
+    meter: HoldMeter,
+    ok: boolean,
+    bytes: number | undefined,
+    error: unknown,
+  ): void {
+    file.writeError = ok ? undefined : errorMessage(error);
+    // Every failed write, debounced or durable, is in the log with its file and reason: /readyz says only
+    // that the store cannot be written (a public answer names no path).
+    if (!ok) {
+      this.logger.error(
+        `could not save the store ${kind === 'journal' ? `journal of ${file.path}` : file.path}: ${file.writeError}; retrying on the next change or at shutdown`,
+      );
+    }
+    const written: WriteReport = {
+      file: kind,
+      seconds: (performance.now() - started) / 1000,
+      ok,
+      bytes,
+      error: file.writeError,
+      blockedSeconds: meter.longestMs / 1000,
+      blockedAt: meter.longestAt,
+    };
+    this.logger.debug('written', {
+      file: written.file,
+      ok,
+      bytes,
+      ms: Math.round(written.seconds * 1000),
+      blocked_ms: Number(meter.longestMs.toFixed(1)),
+    });
+    this.onWrite?.(written);
+    if (writeChannel.hasSubscribers) writeChannel.publish(written);
   }
 
   private async write(file: SliceFile, meter: HoldMeter): Promise<void> {

@@ -88,10 +88,22 @@ export interface SessionsOptions {
   random?: (size: number) => Buffer;
 }
 
+/** A session in the file. */
+interface StoredSession {
+  id_sha256: string;
+  account: string;
+  created_at: string;
+  last_seen_at: string;
+  address?: string;
+}
+
 /** The slice's file format. */
 interface StoredSessions {
-  sessions: { id_sha256: string; account: string; created_at: string; last_seen_at: string; address?: string }[];
+  sessions: StoredSession[];
 }
+
+/** A change in the store's journal: a session as it is now, or one that ended. */
+type SessionsRecord = { session: StoredSession } | { end: string };
 
 export function hashSessionId(id: string): string {
   return createHash('sha256').update(id, 'utf8').digest('hex');
@@ -102,10 +114,17 @@ export class SessionsSlice implements ModelSlice {
   readonly persistence: Persistence<StoredSessions>;
   private readonly byHash = new Map<string, Session>();
   private readonly random: (size: number) => Buffer;
+  /** The sessions started, used or ended since the store last drained the journal: ids' hashes, in order. */
+  private pending = new Set<string>();
 
   constructor(private readonly options: SessionsOptions) {
     this.random = options.random ?? randomBytes;
-    this.persistence = { durable: true, snapshot: () => this.snapshot(), restore: (data) => this.restore(data) };
+    this.persistence = {
+      durable: true,
+      snapshot: () => this.snapshot(),
+      restore: (data) => this.restore(data),
+      journal: { drain: () => this.drain(), replay: (record) => this.replay(record as SessionsRecord) },
+    };
   }
 
   /** Sessions held now (expired ones until they are looked at or swept). */
@@ -128,10 +147,9 @@ export class SessionsSlice implements ModelSlice {
       issuedForms: new Set(),
     };
     this.byHash.set(session.idSha256, session);
+    this.pending.add(session.idSha256);
     const mine = this.ownedBy(account).sort((a, b) => a.createdAt - b.createdAt);
-    for (const old of mine.slice(0, Math.max(0, mine.length - this.options.maxPerAccount))) {
-      this.byHash.delete(old.idSha256);
-    }
+    for (const old of mine.slice(0, Math.max(0, mine.length - this.options.maxPerAccount))) this.drop(old);
     this.options.onChange('start');
     return { id, session };
   }
@@ -142,7 +160,7 @@ export class SessionsSlice implements ModelSlice {
     const session = this.byHash.get(hashSessionId(id));
     if (!session) return undefined;
     if (this.expired(session, this.options.now())) {
-      this.byHash.delete(session.idSha256);
+      this.drop(session);
       this.options.onChange('expire');
       return undefined;
     }
@@ -153,13 +171,14 @@ export class SessionsSlice implements ModelSlice {
   touch(session: Session, address: string): void {
     session.lastSeenAt = this.options.now();
     session.address = address;
+    this.pending.add(session.idSha256);
     this.options.onChange('touch');
   }
 
   /** End every session of `account` (sign out everywhere; an administrator's order; a dropped account); how many. */
   endAll(account: string): number {
     const ended = this.ownedBy(account);
-    for (const session of ended) this.byHash.delete(session.idSha256);
+    for (const session of ended) this.drop(session);
     if (ended.length > 0) this.options.onChange('end');
     return ended.length;
   }
@@ -173,7 +192,8 @@ export class SessionsSlice implements ModelSlice {
 
   /** Sign out: the session ends at once. False when it had ended already. */
   end(session: Session): boolean {
-    if (!this.byHash.delete(session.idSha256)) return false;
+    if (!this.byHash.has(session.idSha256)) return false;
+    this.drop(session);
     this.options.onChange('end');
     return true;
   }
@@ -189,7 +209,7 @@ export class SessionsSlice implements ModelSlice {
     let dropped = 0;
     for (const session of [...this.byHash.values()]) {
       if (!this.expired(session, now)) continue;
-      this.byHash.delete(session.idSha256);
+      this.drop(session);
       dropped++;
     }
     if (dropped > 0) this.options.onChange('expire');
@@ -201,20 +221,41 @@ export class SessionsSlice implements ModelSlice {
     return [...this.byHash.values()].filter((session) => this.options.fold(session.account) === wanted);
   }
 
+  private drop(session: Session): void {
+    this.byHash.delete(session.idSha256);
+    // Re-added, so that it comes after a start or use of the same session in this drain.
+    this.pending.delete(session.idSha256);
+    this.pending.add(session.idSha256);
+  }
+
+  /** The journal's records: each session changed since the last drain, once, as it is now (or ended). */
+  private drain(): SessionsRecord[] {
+    const records: SessionsRecord[] = [];
+    for (const hash of this.pending) {
+      const session = this.byHash.get(hash);
+      records.push(session ? { session: storedSession(session) } : { end: hash });
+    }
+    this.pending = new Set();
+    return records;
+  }
+
+  private replay(record: SessionsRecord): void {
+    if ('session' in record) {
+      const session = restoredSession(record.session);
+      this.byHash.set(session.idSha256, session);
+    } else if ('end' in record && typeof record.end === 'string') {
+      this.byHash.delete(record.end);
+    } else {
+      throw new Error(`not a record of the sessions slice: ${JSON.stringify(record)}`);
+    }
+  }
+
   private expired(session: Session, now: number): boolean {
     return now - session.lastSeenAt >= this.options.idleMs || now - session.createdAt >= this.options.lifetimeMs;
   }
 
   private snapshot(): StoredSessions {
-    return {
-      sessions: [...this.byHash.values()].map((session) => ({
-        id_sha256: session.idSha256,
-        account: session.account,
-        created_at: new Date(session.createdAt).toISOString(),
-        last_seen_at: new Date(session.lastSeenAt).toISOString(),
-        address: session.address,
-      })),
-    };
+    return { sessions: [...this.byHash.values()].map(storedSession) };
   }
 
   private restore(data: StoredSessions): void {
@@ -222,26 +263,42 @@ export class SessionsSlice implements ModelSlice {
       throw new Error('the "sessions" slice must be an object with a "sessions" array');
     }
     this.byHash.clear();
+    this.pending = new Set();
     for (const stored of data.sessions) {
-      const createdAt = Date.parse(stored.created_at);
-      const lastSeenAt = Date.parse(stored.last_seen_at);
-      if (!/^[0-9a-f]{64}$/.test(stored.id_sha256) || typeof stored.account !== 'string' || !stored.account) {
-        throw new Error(`a stored session has no SHA-256 of its id or no account (${JSON.stringify(stored.account)})`);
-      }
-      if (Number.isNaN(createdAt) || Number.isNaN(lastSeenAt)) {
-        throw new Error(`the session of ${stored.account} has an unreadable time`);
-      }
-      this.byHash.set(stored.id_sha256, {
-        idSha256: stored.id_sha256,
-        account: stored.account,
-        createdAt,
-        lastSeenAt,
-        // Written by versions before it was kept: not known.
-        address: typeof stored.address === 'string' ? stored.address : '',
-        notice: null,
-        sentForms: new Map(),
-        issuedForms: new Set(),
-      });
+      const session = restoredSession(stored);
+      this.byHash.set(session.idSha256, session);
     }
   }
+}
+
+function storedSession(session: Session): StoredSession {
+  return {
+    id_sha256: session.idSha256,
+    account: session.account,
+    created_at: new Date(session.createdAt).toISOString(),
+    last_seen_at: new Date(session.lastSeenAt).toISOString(),
+    address: session.address,
+  };
+}
+
+function restoredSession(stored: StoredSession): Session {
+  const createdAt = Date.parse(stored.created_at);
+  const lastSeenAt = Date.parse(stored.last_seen_at);
+  if (!/^[0-9a-f]{64}$/.test(stored.id_sha256) || typeof stored.account !== 'string' || !stored.account) {
+    throw new Error(`a stored session has no SHA-256 of its id or no account (${JSON.stringify(stored.account)})`);
+  }
+  if (Number.isNaN(createdAt) || Number.isNaN(lastSeenAt)) {
+    throw new Error(`the session of ${stored.account} has an unreadable time`);
+  }
+  return {
+    idSha256: stored.id_sha256,
+    account: stored.account,
+    createdAt,
+    lastSeenAt,
+    // Written by versions before it was kept: not known.
+    address: typeof stored.address === 'string' ? stored.address : '',
+    notice: null,
+    sentForms: new Map(),
+    issuedForms: new Set(),
+  };
 }

@@ -13,6 +13,7 @@ import type { ModelSlice, Persistence } from '../../lib/sdk.js';
 /** `ntd_` and 43 base64url characters: 32 random bytes. */
 export const TOKEN_PATTERN = /^ntd_[A-Za-z0-9_-]{43}$/;
 const TOKEN_PREFIX = 'ntd_';
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 export interface ApiToken {
   id: number;
@@ -79,31 +80,48 @@ interface StoredActor {
   address?: string;
 }
 
+/** A token in the file (snake_case, like the rest of the store file). */
+interface StoredToken {
+  id: number;
+  label: string;
+  owner: string;
+  secret_sha256: string;
+  created_at: string;
+  last_used_at: string | null;
+  uses: Record<string, number>;
+  grants: string[];
+  /** Absent when there is none (and in files of earlier versions). */
+  requests?: string[];
+  staff: boolean;
+  revoked_at: string | null;
+}
+
+/** An audit entry in the file. */
+export interface StoredAuditEntry {
+  at: string;
+  token_id: number;
+  action: AuditAction;
+  actor: StoredActor;
+  details: string[];
+  grants_after?: string[];
+}
+
+/**
+ * A change in the store's journal: a token as it is now, an audit entry added, the id counter, tokens
+ * forgotten (archived), or the oldest audit entries forgotten (archived).
+ */
+type TokensRecord =
+  | { token: StoredToken }
+  | { audit: StoredAuditEntry }
+  | { next_id: number }
+  | { forget_tokens: number[] }
+  | { forget_audit: number };
+
 /** The slice's file format (snake_case, like the rest of the store file). */
 interface StoredTokens {
   next_id: number;
-  tokens: {
-    id: number;
-    label: string;
-    owner: string;
-    secret_sha256: string;
-    created_at: string;
-    last_used_at: string | null;
-    uses: Record<string, number>;
-    grants: string[];
-    /** Absent when there is none (and in files of earlier versions). */
-    requests?: string[];
-    staff: boolean;
-    revoked_at: string | null;
-  }[];
-  audit: {
-    at: string;
-    token_id: number;
-    action: AuditAction;
-    actor: StoredActor;
-    details: string[];
-    grants_after?: string[];
-  }[];
+  tokens: StoredToken[];
+  audit: StoredAuditEntry[];
 }
 
 export interface TokensSliceOptions {
@@ -154,13 +172,101 @@ function restoredActor(stored: StoredActor): AuditActor {
   };
 }
 
+/** What {@link TokensSlice.expired} finds past the retention policy, oldest first. */
+export interface Expired {
+  /** Revoked tokens revoked before the policy's cut-off. */
+  tokens: ApiToken[];
+  /** The oldest audit entries: before the cut-off, or beyond the count kept. */
+  audit: AuditEntry[];
+}
+
+/** How long revoked tokens and audit entries are kept in the slice (the rest goes to the archive). */
+export interface RetentionPolicy {
+  revokedDays: number;
+  auditDays: number;
+  auditMaxEntries: number;
+}
+
+/** The token and audit entry as the archive keeps them (the file format, which an operator may read). */
+export function archivedToken(token: ApiToken): StoredToken {
+  return storedToken(token);
+}
+
+export function archivedAudit(entry: AuditEntry): StoredAuditEntry {
+  return storedAudit(entry);
+}
+
+function storedToken(token: ApiToken): StoredToken {
+  return {
+    id: token.id,
+    label: token.label,
+    owner: token.owner,
+    secret_sha256: token.secretSha256,
+    created_at: token.createdAt,
+    last_used_at: token.lastUsedAt,
+    uses: { ...token.uses },
+    grants: [...token.grants],
+    ...(token.requests.length > 0 ? { requests: [...token.requests] } : {}),
+    staff: token.staff,
+    revoked_at: token.revokedAt,
+  };
+}
+
+function restoredToken(stored: StoredToken): ApiToken {
+  if (!Number.isInteger(stored.id) || !/^[0-9a-f]{64}$/.test(stored.secret_sha256)) {
+    throw new Error(`token ${JSON.stringify(stored.id)} has no integer id or no SHA-256 of its secret`);
+  }
+  return {
+    id: stored.id,
+    label: stored.label,
+    owner: stored.owner,
+    secretSha256: stored.secret_sha256,
+    createdAt: stored.created_at,
+    lastUsedAt: stored.last_used_at ?? null,
+    uses: { ...stored.uses },
+    grants: [...stored.grants],
+    requests: Array.isArray(stored.requests) ? stored.requests.filter((name) => typeof name === 'string') : [],
+    staff: stored.staff === true,
+    revokedAt: stored.revoked_at ?? null,
+  };
+}
+
+function storedAudit(entry: AuditEntry): StoredAuditEntry {
+  return {
+    at: entry.at,
+    token_id: entry.tokenId,
+    action: entry.action,
+    actor: storedActor(entry.actor),
+    details: [...entry.details],
+    ...(entry.grantsAfter ? { grants_after: [...entry.grantsAfter] } : {}),
+  };
+}
+
+function restoredAudit(entry: StoredAuditEntry): AuditEntry {
+  return {
+    at: entry.at,
+    tokenId: entry.token_id,
+    action: entry.action,
+    actor: restoredActor(entry.actor),
+    details: [...entry.details],
+    ...(entry.grants_after ? { grantsAfter: [...entry.grants_after] } : {}),
+  };
+}
+
+/** What changed since the store last drained the slice's journal, in order. */
+type Pending = { token: number } | { audit: AuditEntry } | { forgetTokens: number[] } | { forgetAudit: number };
+
 export class TokensSlice implements ModelSlice {
   readonly name = 'tokens';
   readonly persistence: Persistence<StoredTokens>;
   private readonly byId = new Map<number, ApiToken>();
   private readonly byHash = new Map<string, ApiToken>();
-  private readonly auditLog: AuditEntry[] = [];
+  /** Oldest first; entries before `auditStart` are forgotten (kept until enough are, then cut off at once). */
+  private auditLog: AuditEntry[] = [];
+  private auditStart = 0;
   private nextId = 1;
+  private pending: Pending[] = [];
+  private drainedNextId = 1;
   private readonly clock: () => Date;
   private readonly random: (size: number) => Buffer;
 
@@ -168,7 +274,13 @@ export class TokensSlice implements ModelSlice {
     this.clock = options.clock ?? (() => new Date());
     this.random = options.random ?? randomBytes;
     // Durable: a secret is shown, and a grant or revocation confirmed, only once the store has it on disk.
-    this.persistence = { durable: true, snapshot: () => this.snapshot(), restore: (data) => this.restore(data) };
+    // Journaled: that costs the change, however many tokens and audit entries there are.
+    this.persistence = {
+      durable: true,
+      snapshot: () => this.snapshot(),
+      restore: (data) => this.restore(data),
+      journal: { drain: () => this.drain(), replay: (record) => this.replay(record as TokensRecord) },
+    };
   }
 
   get(id: number): ApiToken | undefined {
@@ -202,7 +314,61 @@ export class TokensSlice implements ModelSlice {
 
   /** Audit entries, oldest first; only those of one token when `tokenId` is given. */
   audit(tokenId?: number): AuditEntry[] {
-    return tokenId === undefined ? [...this.auditLog] : this.auditLog.filter((entry) => entry.tokenId === tokenId);
+    const kept = this.auditLog.slice(this.auditStart);
+    return tokenId === undefined ? kept : kept.filter((entry) => entry.tokenId === tokenId);
+  }
+
+  /** How many audit entries are kept. */
+  get auditCount(): number {
+    return this.auditLog.length - this.auditStart;
+  }
+
+  /** What is past `policy` at `now`: revoked tokens revoked too long ago, the oldest audit entries. */
+  expired(policy: RetentionPolicy, now: number): Expired {
+    const revokedBefore = now - policy.revokedDays * DAY_MS;
+    const auditBefore = now - policy.auditDays * DAY_MS;
+    const tokens = this.all().filter(
+      (token) => token.revokedAt !== null && Date.parse(token.revokedAt) < revokedBefore,
+    );
+    const overCount = Math.max(0, this.auditCount - policy.auditMaxEntries);
+    let count = 0;
+    for (let index = this.auditStart; index < this.auditLog.length; index++) {
+      if (count >= overCount && Date.parse(this.auditLog[index]!.at) >= auditBefore) break;
+      count++;
+    }
+    return { tokens, audit: this.auditLog.slice(this.auditStart, this.auditStart + count) };
+  }
+
+  /**
+   * Forget what {@link expired} found (once it is archived): the tokens, and that many of the oldest audit
+   * entries. Their ids are never handed out again.
+   */
+  forget(expired: Expired): void {
+    const ids = expired.tokens.map((token) => token.id).filter((id) => this.byId.has(id));
+    this.forgetTokens(ids);
+    if (ids.length > 0) this.pending.push({ forgetTokens: ids });
+    const count = Math.min(expired.audit.length, this.auditCount);
+    this.forgetAudit(count);
+    if (count > 0) this.pending.push({ forgetAudit: count });
+    if (ids.length > 0 || count > 0) this.options.onChange('forget', ids[0] ?? 0);
+  }
+
+  private forgetTokens(ids: readonly number[]): void {
+    for (const id of ids) {
+      const token = this.byId.get(id);
+      if (!token) continue;
+      this.byId.delete(id);
+      this.byHash.delete(token.secretSha256);
+    }
+  }
+
+  private forgetAudit(count: number): void {
+    this.auditStart += Math.min(count, this.auditCount);
+    // Cut the array once the forgotten part is as long as the rest: each entry is moved O(1) times.
+    if (this.auditStart > 1024 && this.auditStart * 2 >= this.auditLog.length) {
+      this.auditLog = this.auditLog.slice(this.auditStart);
+      this.auditStart = 0;
+    }
   }
 
   /** Create a token with no endpoint approved. The returned secret is never stored and cannot be shown again. */
@@ -223,6 +389,7 @@ export class TokensSlice implements ModelSlice {
       revokedAt: null,
     };
     this.index(token);
+    this.pending.push({ token: token.id });
     this.record(token.id, 'create', actor, []);
     this.options.onChange('create', token.id);
     return { token, secret };
@@ -237,6 +404,7 @@ export class TokensSlice implements ModelSlice {
     if (added.length === 0) return [];
     token.grants.push(...added);
     token.requests = token.requests.filter((name) => !grantsCover(token.grants, name));
+    this.pending.push({ token: token.id });
     this.record(token.id, 'grant', actor, added, [...token.grants]);
     this.options.onChange('grant', token.id);
     return added;
@@ -249,6 +417,7 @@ export class TokensSlice implements ModelSlice {
   request(token: ApiToken, name: string, actor: AuditActor): boolean {
     if (token.requests.includes(name) || grantsCover(token.grants, name)) return false;
     token.requests.push(name);
+    this.pending.push({ token: token.id });
     this.record(token.id, 'request', actor, [name]);
     this.options.onChange('request', token.id);
     return true;
@@ -258,6 +427,7 @@ export class TokensSlice implements ModelSlice {
   decline(token: ApiToken, name: string, actor: AuditActor): boolean {
     if (!token.requests.includes(name)) return false;
     token.requests = token.requests.filter((pending) => pending !== name);
+    this.pending.push({ token: token.id });
     this.record(token.id, 'decline', actor, [name]);
     this.options.onChange('decline', token.id);
     return true;
@@ -297,6 +467,7 @@ export class TokensSlice implements ModelSlice {
     }
     if (denied.length === 0) return { denied, expanded };
     token.grants = grants;
+    this.pending.push({ token: token.id });
     this.record(token.id, 'deny', actor, denied, [...grants]);
     this.options.onChange('deny', token.id);
     return { denied, expanded };
@@ -305,6 +476,7 @@ export class TokensSlice implements ModelSlice {
   setStaff(token: ApiToken, staff: boolean, actor: AuditActor): boolean {
     if (token.staff === staff) return false;
     token.staff = staff;
+    this.pending.push({ token: token.id });
     this.record(token.id, 'staff', actor, [staff ? 'on' : 'off']);
     this.options.onChange('staff', token.id);
     return true;
@@ -315,6 +487,7 @@ export class TokensSlice implements ModelSlice {
     if (token.revokedAt !== null) return false;
     token.revokedAt = this.clock().toISOString();
     token.requests = [];
+    this.pending.push({ token: token.id });
     this.record(token.id, 'revoke', actor, []);
     this.options.onChange('revoke', token.id);
     return true;
@@ -324,6 +497,9 @@ export class TokensSlice implements ModelSlice {
   recordUse(token: ApiToken, endpoint: string | null): void {
     token.lastUsedAt = this.clock().toISOString();
     if (endpoint !== null) token.uses[endpoint] = (token.uses[endpoint] ?? 0) + 1;
+    // Many uses of a token between two drains are one record: it is written as it is at the drain.
+    const last = this.pending.at(-1);
+    if (!(last && 'token' in last && last.token === token.id)) this.pending.push({ token: token.id });
     this.options.onChange('use', token.id);
   }
 
@@ -342,32 +518,62 @@ export class TokensSlice implements ModelSlice {
     const entry: AuditEntry = { at: this.clock().toISOString(), tokenId, action, actor: { ...actor }, details };
     if (grantsAfter) entry.grantsAfter = grantsAfter;
     this.auditLog.push(entry);
+    this.pending.push({ audit: entry });
+  }
+
+  /** The journal's records of the changes since the last drain: each token changed once, as it is now. */
+  private drain(): TokensRecord[] {
+    const records: TokensRecord[] = [];
+    if (this.nextId !== this.drainedNextId) {
+      records.push({ next_id: this.nextId });
+      this.drainedNextId = this.nextId;
+    }
+    const written = new Set<number>();
+    for (const change of this.pending) {
+      if ('token' in change) {
+        const token = this.byId.get(change.token);
+        // Forgotten since: the forget record that follows says so.
+        if (!token || written.has(token.id)) continue;
+        written.add(token.id);
+        records.push({ token: storedToken(token) });
+      } else if ('audit' in change) {
+        records.push({ audit: storedAudit(change.audit) });
+      } else if ('forgetTokens' in change) {
+        records.push({ forget_tokens: change.forgetTokens });
+      } else {
+        records.push({ forget_audit: change.forgetAudit });
+      }
+    }
+    this.pending = [];
+    return records;
+  }
+
+  private replay(record: TokensRecord): void {
+    if ('token' in record) {
+      const token = restoredToken(record.token);
+      const old = this.byId.get(token.id);
+      if (old) this.byHash.delete(old.secretSha256);
+      this.index(token);
+      this.nextId = Math.max(this.nextId, token.id + 1);
+    } else if ('audit' in record) {
+      this.auditLog.push(restoredAudit(record.audit));
+    } else if ('next_id' in record) {
+      this.nextId = Math.max(this.nextId, record.next_id);
+    } else if ('forget_tokens' in record) {
+      this.forgetTokens(record.forget_tokens);
+    } else if ('forget_audit' in record) {
+      this.forgetAudit(record.forget_audit);
+    } else {
+      throw new Error(`not a record of the tokens slice: ${JSON.stringify(record)}`);
+    }
+    this.drainedNextId = this.nextId;
   }
 
   private snapshot(): StoredTokens {
     return {
       next_id: this.nextId,
-      tokens: this.all().map((token) => ({
-        id: token.id,
-        label: token.label,
-        owner: token.owner,
-        secret_sha256: token.secretSha256,
-        created_at: token.createdAt,
-        last_used_at: token.lastUsedAt,
-        uses: { ...token.uses },
-        grants: [...token.grants],
-        ...(token.requests.length > 0 ? { requests: [...token.requests] } : {}),
-        staff: token.staff,
-        revoked_at: token.revokedAt,
-      })),
-      audit: this.auditLog.map((entry) => ({
-        at: entry.at,
-        token_id: entry.tokenId,
-        action: entry.action,
-        actor: storedActor(entry.actor),
-        details: [...entry.details],
-        ...(entry.grantsAfter ? { grants_after: [...entry.grantsAfter] } : {}),
-      })),
+      tokens: this.all().map(storedToken),
+      audit: this.audit().map(storedAudit),
     };
   }
 
@@ -377,38 +583,18 @@ export class TokensSlice implements ModelSlice {
     }
     this.byId.clear();
     this.byHash.clear();
-    this.auditLog.length = 0;
+    this.auditLog = [];
+    this.auditStart = 0;
     let highest = 0;
     for (const stored of data.tokens) {
-      if (!Number.isInteger(stored.id) || !/^[0-9a-f]{64}$/.test(stored.secret_sha256)) {
-        throw new Error(`token ${JSON.stringify(stored.id)} has no integer id or no SHA-256 of its secret`);
-      }
-      highest = Math.max(highest, stored.id);
-      this.index({
-        id: stored.id,
-        label: stored.label,
-        owner: stored.owner,
-        secretSha256: stored.secret_sha256,
-        createdAt: stored.created_at,
-        lastUsedAt: stored.last_used_at ?? null,
-        uses: { ...stored.uses },
-        grants: [...stored.grants],
-        requests: Array.isArray(stored.requests) ? stored.requests.filter((name) => typeof name === 'string') : [],
-        staff: stored.staff === true,
-        revokedAt: stored.revoked_at ?? null,
-      });
+      const token = restoredToken(stored);
+      highest = Math.max(highest, token.id);
+      this.index(token);
     }
-    for (const entry of data.audit) {
-      this.auditLog.push({
-        at: entry.at,
-        tokenId: entry.token_id,
-        action: entry.action,
-        actor: restoredActor(entry.actor),
-        details: [...entry.details],
-        ...(entry.grants_after ? { grantsAfter: [...entry.grants_after] } : {}),
-      });
-    }
+    for (const entry of data.audit) this.auditLog.push(restoredAudit(entry));
     // Never below a stored id, even if the counter was lost: ids are not reused.
     this.nextId = Math.max(Number.isInteger(data.next_id) ? data.next_id : 1, highest + 1);
+    this.drainedNextId = this.nextId;
+    this.pending = [];
   }
 }

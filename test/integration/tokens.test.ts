@@ -15,6 +15,7 @@ import { askBot, eventually, startBot, type TestBot } from '../support/bot.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { OpenApiValidator } from '../plugins/api/fixtures/openapi-validator.js';
 import { durablePathOf } from '../../lib/store/store.js';
+import { storedText } from '../support/stored.js';
 
 const tag = Math.random().toString(36).slice(2, 6);
 const botAccount = `tokbot${tag}`;
@@ -92,9 +93,8 @@ async function api(pathname: string, authorization?: string, init: RequestInit =
 
 const withToken = (created: Created) => `Token ${created.secret}`;
 
-/** The text of both store files: the tokens live in the durable one. */
-const storeFiles = (): string =>
-  [bot.config.store.path, durablePathOf(bot.config.store.path)].map((file) => readFileSync(file, 'utf8')).join('\n');
+/** The text of every store file: the tokens live in the durable one and its journal. */
+const storeFiles = (): string => storedText(bot.config.store.path);
 
 async function whenSynced(): Promise<void> {
   await eventually(() => bot.host.model.ready, 'the bot to finish its first sync', 30000);

@@ -137,8 +137,11 @@ t.test('a file newer than the code is refused and left untouched', async (t) => 
 
 t.test('a newer file is refused even when the rest of its shape is unfamiliar', async (t) => {
   const file = path.join(makeTempDir(t), 'store.json');
-  fs.writeFileSync(file, JSON.stringify({ schema_version: 2, data: ['new layout'] }));
+  fs.writeFileSync(file, JSON.stringify({ schema_version: CURRENT_SCHEMA_VERSION + 1, data: ['new layout'] }));
   const { logger } = captureLogger();
-  await t.rejects(new Store({ path: file, logger }).load(), /schema_version 2, newer than the 1/);
+  await t.rejects(
+    new Store({ path: file, logger }).load(),
+    new RegExp(`schema_version ${CURRENT_SCHEMA_VERSION + 1}, newer than the ${CURRENT_SCHEMA_VERSION}`),
+  );
   t.same(fs.readdirSync(path.dirname(file)), ['store.json']);
 });

@@ -85,7 +85,7 @@ t.test('the file is versioned, timestamped and compact', async (t) => {
   const contents = readStoreFile(file);
   t.same(Object.keys(contents), ['schema_version', 'saved_at', 'slices']);
   t.equal(contents.schema_version, CURRENT_SCHEMA_VERSION);
-  t.equal(CURRENT_SCHEMA_VERSION, 1);
+  t.equal(CURRENT_SCHEMA_VERSION, 2);
   t.ok(Date.parse(contents.saved_at) >= before - 1, 'saved_at is the write time');
   t.equal(new Date(contents.saved_at).toISOString(), contents.saved_at, 'saved_at is an ISO time');
   t.same(contents.slices, { users: { alice: { nick: 'alice' } } });
@@ -540,6 +540,7 @@ t.test('a store in memory writes as it would to disk, and leaves nothing on it',
   const durable = {
     schema_version: CURRENT_SCHEMA_VERSION,
     saved_at: new Date().toISOString(),
+    journal_generation: 2,
     slices: { tokens: { in: 'memory' } },
   };
   const durableBytes = JSON.stringify(durable).length + 1;

@@ -4,10 +4,9 @@
  * the credential check, services down, sessions kept hashed in the store across a restart, idle and
  * absolute expiry, sign-out at once, and nothing secret in the log.
  */
-import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import t from 'tap';
-import { durablePathOf } from '../../../lib/store/store.js';
+import { storedText } from '../../support/stored.js';
 import { csrfToken } from '../../../plugins/account/csrf.js';
 import { PASSWORD, startSite, textOf } from './support.js';
 
@@ -108,7 +107,7 @@ t.test('a wrong password and an unknown account get the same answer; the right o
   t.match(textOf(empty.text), /Enter your NickServ account \(or nick\) and your password\./);
 
   await bot.host.store.persisted();
-  const stored = readFileSync(durablePathOf(bot.config.store.path), 'utf8');
+  const stored = storedText(bot.config.store.path);
   const id = visitor.cookie!;
   t.match(stored, createHash('sha256').update(id).digest('hex'), 'the store keeps the SHA-256 of the id');
   t.notOk(stored.includes(id), 'never the id');

@@ -5,9 +5,8 @@
  * came from; forged forms are refused; the admin panel is for administrators only; public pages do not
  * change.
  */
-import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { durablePathOf } from '../../../lib/store/store.js';
+import { storedText } from '../../support/stored.js';
 import { ORIGIN, PASSWORD, startSite, textOf, type Browser, type Visit } from './support.js';
 
 /** The new token's value on the page right after its creation. */
@@ -129,7 +128,7 @@ t.test('a token from creation to revocation: web and IRC, owner and administrato
   t.match(ircAudit.join('\n'), /#1 grant irc\.users by Boss on the website/, 'the same log over IRC');
 
   await bot.host.store.persisted();
-  const durable = readFileSync(durablePathOf(bot.config.store.path), 'utf8');
+  const durable = storedText(bot.config.store.path);
   t.notOk(durable.includes(secret) || bot.logs.join('\n').includes(secret), 'the value is neither stored nor logged');
 });
 

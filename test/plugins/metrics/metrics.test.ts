@@ -7,6 +7,8 @@ import { buildOpenApiDocument } from '../../../plugins/api/openapi-document.js';
 import metricsPlugin from '../../../plugins/metrics/index.js';
 import stats from '../../../plugins/stats/index.js';
 import type { HistorySlice } from '../../../plugins/stats/model/history.js';
+import type { TokensSlice } from '../../../plugins/tokens/model.js';
+import { journalFiles } from '../../support/stored.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
@@ -267,18 +269,22 @@ t.test("the stats plugin's records and CTCP queue; the store's writes, their siz
   const countOf = (text: string, labels: string): number =>
     Number(new RegExp(`^irc_bot_store_write_duration_seconds_count\\{${labels}\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
   const text = (await get(bot, '/metrics', '127.0.0.1')).text;
-  t.ok(countOf(text, 'file="durable",result="ok"') >= 1, 'the durable write is counted');
-  const blocked = /^irc_bot_store_write_blocked_seconds_count\{file="durable"\} (\d+)$/m.exec(text);
+  t.ok(countOf(text, 'file="journal",result="ok"') >= 1, "the durable change's append to the journal is counted");
+  const blocked = /^irc_bot_store_write_blocked_seconds_count\{file="journal"\} (\d+)$/m.exec(text);
   t.ok(Number(blocked?.[1]) >= 1, 'and how long it held the event loop');
-  const size = value(families, 'irc_bot_store_size_bytes', { file: 'durable' })!;
-  t.ok(size > 100 && size === statSync(bot.host.store.durablePath).size, `the durable file's size (${size} bytes)`);
+  const size = value(families, 'irc_bot_store_size_bytes', { file: 'journal' })!;
+  const journal = journalFiles(bot.host.store.path).reduce((sum, file) => sum + statSync(file).size, 0);
+  t.ok(size > 100 && size === journal, `the journal's size (${size} bytes)`);
 
   // The store's folder turns into a file: writes fail, and the bot is not ready until they succeed again.
   const folder = path.dirname(bot.host.store.path);
   const aside = `${folder}.aside`;
   renameSync(folder, aside);
   writeFileSync(folder, 'not a folder');
-  await t.rejects(bot.host.store.flush().then(() => bot.host.store.persisted()));
+  bot.host.store.markDirty('history');
+  await t.rejects(bot.host.store.flush());
+  bot.slice<TokensSlice>('tokens').create('alice', 'unsaved', { account: 'alice', via: 'irc' });
+  await t.rejects(bot.host.store.persisted());
   bot.host.model.connectionOpened('rfc1459');
   bot.host.model.markSynced(true, 10);
   const notReady = await get(bot, '/readyz', '127.0.0.1');
@@ -297,11 +303,12 @@ t.test("the stats plugin's records and CTCP queue; the store's writes, their siz
   );
   const after = (await get(bot, '/metrics', '127.0.0.1')).text;
   t.ok(
-    countOf(after, 'file="store",result="failed"') + countOf(after, 'file="durable",result="failed"') >= 1,
-    'the failed write is counted',
+    countOf(after, 'file="store",result="failed"') >= 1 && countOf(after, 'file="journal",result="failed"') >= 1,
+    'the failed writes are counted',
   );
   unlinkSync(folder);
   renameSync(aside, folder);
   await bot.host.store.persisted();
-  t.equal((await get(bot, '/readyz', '127.0.0.1')).status, 200, 'ready again once a write succeeded');
+  await bot.host.store.flush();
+  t.equal((await get(bot, '/readyz', '127.0.0.1')).status, 200, 'ready again once the writes succeeded');
 });

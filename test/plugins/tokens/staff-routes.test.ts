@@ -3,10 +3,12 @@
  * staff routes, its guards and rate limits as wired by the plugin, config defaults, and tokens that
  * survive a restart through the store's files.
  */
-import { mkdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
 import { buildOpenApiDocument } from '../../../plugins/api/openapi-document.js';
-import { SECRET_NOT_DELIVERED, type TokensSlice } from '../../../plugins/tokens/model.js';
+import { SECRET_NOT_DELIVERED, TokensSlice } from '../../../plugins/tokens/model.js';
+import { restoredFromDisk, storedText } from '../../support/stored.js';
 import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
 import tokensPlugin from '../../../plugins/tokens/index.js';
 import type { InjectResponse } from '../../../lib/http/inject.js';
@@ -62,11 +64,6 @@ const admin = { account: 'boss', via: 'irc' } as const;
 function as(bot: Harness, secret: string) {
   return (method: string, path: string, body?: object) =>
     bot.inject(method, path, { Authorization: `Token ${secret}` }, body);
-}
-
-/** The store's file of durable slices, where the tokens live (with `store: 'files'`). */
-function tokensFile(bot: Harness): string {
-  return bot.host.store.durablePath;
 }
 
 t.test('the plugin fills its config defaults', async (t) => {
@@ -176,19 +173,20 @@ t.test('PATCH and DELETE answer once the change is on disk; when the store canno
   const user = tokens.create('alice', 'laptop', admin);
   const asStaff = as(bot, staff.secret);
   const asUser = as(bot, user.secret);
-  const tokensPath = tokensFile(bot);
-  /** The user's token as the durable file has it. */
-  const onDisk = () =>
-    (JSON.parse(readFileSync(tokensPath, 'utf8')) as { slices: { tokens: { tokens: Record<string, unknown>[] } } })
-      .slices.tokens.tokens[1]!;
+  /** The user's token as a restart would find it on disk (the durable file and its journal). */
+  const onDisk = async () =>
+    (
+      await restoredFromDisk(bot.host.store.path, new TokensSlice({ onChange: () => undefined, fold: (name) => name }))
+    ).get(user.token.id)!;
 
   const patched = await asStaff('PATCH', `/api/staff/tokens/${user.token.id}/`, { grant: ['irc.users'] });
   t.equal(patched.status, 200);
-  t.same(onDisk().grants, ['irc.users'], 'the grant was on disk when the answer came');
+  t.same((await onDisk()).grants, ['irc.users'], 'the grant was on disk when the answer came');
 
-  // A directory where the file goes: every write of it fails until it is gone.
-  rmSync(tokensPath);
-  mkdirSync(tokensPath);
+  // The store's folder turns into a file: every write fails until it is a folder again.
+  const folder = path.dirname(bot.host.store.path);
+  renameSync(folder, `${folder}.aside`);
+  writeFileSync(folder, '');
   const failed = await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`);
   t.equal(failed.status, 503);
   const error = (failed.body as { error: { code: string; message: string } }).error;
@@ -200,10 +198,11 @@ t.test('PATCH and DELETE answer once the change is on disk; when the store canno
   t.equal((await asUser('GET', '/api/irc/users/')).status, 401, 'the revocation holds in memory');
   t.ok(bot.logs.some((line) => /a token change could not be saved method=DELETE token=#2 error=/.test(line)));
 
-  rmdirSync(tokensPath);
+  rmSync(folder);
+  renameSync(`${folder}.aside`, folder);
   const again = await asStaff('DELETE', `/api/staff/tokens/${user.token.id}/`);
   t.equal(again.status, 200, 'sent again, it saves what it changed before');
-  t.not(onDisk().revoked_at, null, 'the revocation was on disk when the answer came');
+  t.not((await onDisk()).revokedAt, null, 'the revocation was on disk when the answer came');
 });
 
 t.test('staff answers match the OpenAPI document generated from the routes', async (t) => {
@@ -362,7 +361,7 @@ t.test('tokens, grants and the audit log survive a restart; the file holds no se
   firstTokens.revoke(gone.token, admin);
   t.equal((await as(first, kept.secret)('GET', '/api/irc/users/')).status, 200);
   await first.stop();
-  const file = readFileSync(tokensFile(first), 'utf8');
+  const file = storedText(first.host.store.path);
   t.notOk(file.includes(kept.secret) || file.includes(gone.secret), 'the store file holds no secret');
   t.ok(file.includes(kept.token.secretSha256), 'it holds the hash');
 
@@ -397,11 +396,10 @@ t.test('token uses are not announced per request; stopping writes them to the st
     [],
     'no change is announced per request',
   );
-  const tokensPath = tokensFile(first);
-  const before = readFileSync(tokensPath, 'utf8');
+  const before = storedText(first.host.store.path);
   t.notOk(before.includes('"irc.users":3'), 'nor written yet');
   await first.stop();
-  t.ok(readFileSync(tokensPath, 'utf8').includes('"irc.users":3'), 'stopping writes the pending uses');
+  t.ok(storedText(first.host.store.path).includes('"irc.users":3'), 'stopping writes the pending uses');
   const second = await startHarness(t, withTokens({}, { storeDir: first.storeDir! }));
   const tokens = second.slice<TokensSlice>('tokens');
   t.equal(tokens.get(issued.token.id)!.uses['irc.users'], 3);
@@ -420,7 +418,7 @@ t.test('a use after the plugin stopped, while the HTTP server still answers, sti
   tokens.recordUse(issued.token, 'irc.users');
   await stop;
   t.ok(changes.includes('tokens/use'), 'the late use was announced');
-  t.ok(readFileSync(tokensFile(first), 'utf8').includes('"irc.users":1'), 'and written');
+  t.ok(storedText(first.host.store.path).includes('"irc.users":1'), 'and written');
 });
 
 t.test('rate limits per IP and per token, and failed authentications draw from the IP bucket', async (t) => {
