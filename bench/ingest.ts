@@ -191,7 +191,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
         accountOf: () => Promise.resolve(null),
       },
       timers: { every: () => undefined, after: () => undefined },
-      store: { persisted: () => Promise.resolve() },
+      store: { persisted: () => Promise.resolve(), archive: () => Promise.resolve('') },
       services: {
         provide: (name, value) => void services.set(name, value),
         get: <Name extends ServiceName>(name: Name) => services.get(name) as Services[Name],

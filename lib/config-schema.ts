@@ -305,7 +305,15 @@ export const hostConfigSchema = {
           default: 'data/store.json',
           description:
             'The JSON file the data is saved in; a relative path is taken from the working directory. The API tokens ' +
-            'are saved beside it, in <name>.durable.json.',
+            'and sign-in sessions are saved beside it, in <name>.durable.json and its journal, ' +
+            '<name>.durable.journal-<n>.jsonl.',
+        },
+        archive_dir: {
+          ...nonEmptyString,
+          description:
+            'The folder where plugins append what their retention policy stops keeping (revoked tokens and old ' +
+            'audit entries: tokens.jsonl), one JSON line per record; the bot never reads it back. Default: the ' +
+            'folder "archive" beside the store file.',
         },
       },
     },

@@ -264,6 +264,7 @@ export class Host {
     });
     this.store = new Store({
       path: config.store.path,
+      ...(config.store.archive_dir === undefined ? {} : { archiveDir: config.store.archive_dir }),
       logger: logger.child('store'),
       onWrite: (report) =>
         this.metrics.storeWritten(report.file, report.seconds, report.ok, report.bytes, report.blockedSeconds),
@@ -487,6 +488,7 @@ export class Host {
       },
       store: {
         persisted: () => store.persisted(),
+        archive: (records) => store.archive(name, records),
       },
       services: {
         provide: (service, value) => {

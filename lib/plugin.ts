@@ -82,6 +82,13 @@ export interface PluginStore {
    * that confirms such a change: a crash after the answer then cannot undo the change.
    */
   persisted(): Promise<void>;
+  /**
+   * Append `records` (JSON) to the plugin's archive file, `<store folder>/archive/<plugin>.jsonl` (the
+   * `store.archive_dir` setting), one line each, fsynced; resolves with the file's path. For state the plugin
+   * stops keeping by its retention policy: archive, then forget it and await {@link persisted}. The bot never
+   * reads the archive back; the operator keeps or rotates it.
+   */
+  archive(records: readonly unknown[]): Promise<string>;
 }
 
 /**

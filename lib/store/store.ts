@@ -20,7 +20,7 @@
  */
 
 import { channel } from 'node:diagnostics_channel';
-import { mkdir, rename } from 'node:fs/promises';
+import { mkdir, open, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { errorMessage, type Logger } from '../logger.js';
@@ -84,6 +84,8 @@ export interface StoreOptions {
   path: string;
   /** The file of the durable slices; default {@link durablePathOf}(path), e.g. `data/store.durable.json`. */
   durablePath?: string;
+  /** Where {@link Store.archive} appends; default the folder `archive` beside the store file. */
+  archiveDir?: string;
   logger: Logger;
   /** How long after the first change a save happens; default 1000. */
   debounceMs?: number;
@@ -207,6 +209,10 @@ export class Store {
   readonly path: string;
   /** The file of the durable slices. */
   readonly durablePath: string;
+  /** The folder of the archive files ({@link Store.archive}). */
+  readonly archiveDir: string;
+  /** What was archived, by name, when the store is kept in memory. */
+  private readonly archivedInMemory = new Map<string, unknown[]>();
   private readonly logger: Logger;
   private readonly debounceMs: number;
   private readonly onWrite: ((report: WriteReport) => void) | undefined;
@@ -260,6 +266,7 @@ export class Store {
       this.migrations.set(migration.from, migration);
     }
     this.durablePath = options.durablePath ?? durablePathOf(this.path);
+    this.archiveDir = options.archiveDir ?? path.join(path.dirname(this.path), 'archive');
     if (path.resolve(this.durablePath) === path.resolve(this.path)) {
       throw new Error(`StoreOptions.durablePath must differ from the store path, got ${this.path} for both`);
     }
@@ -475,6 +482,43 @@ export class Store {
     for (const slice of this.durable.slices.values()) if (!slice.journal) this.needsSnapshot = true;
     this.durable.nextWrite ??= this.writeSoon(this.durable);
     return this.durable.nextWrite;
+  }
+
+  /**
+   * Append `records` to the archive file `<archiveDir>/<name>.jsonl`, one line of JSON each, and fsync it;
+   * resolves with the file's path once they are on disk. For what a slice stops keeping (revoked tokens,
+   * old audit entries): archive it, then forget it, so that a crash in between repeats a line in the archive
+   * rather than losing one. The store never reads the archive; the operator keeps, rotates or deletes it.
+   */
+  async archive(name: string, records: readonly unknown[]): Promise<string> {
+    if (!/^[a-z0-9][a-z0-9_-]*$/i.test(name)) {
+      throw new Error(
+        `an archive's name is letters, digits, '-' and '_' (it names a file), got ${JSON.stringify(name)}`,
+      );
+    }
+    const lines = records.map((record) => JSON.stringify(record));
+    const file = path.join(this.archiveDir, `${name}.jsonl`);
+    if (this.memory) {
+      const kept = this.archivedInMemory.get(name) ?? [];
+      for (const line of lines) kept.push(JSON.parse(line) as unknown);
+      this.archivedInMemory.set(name, kept);
+      return `${file} (in memory)`;
+    }
+    if (lines.length === 0) return file;
+    await mkdir(this.archiveDir, { recursive: true });
+    const handle = await open(file, 'a');
+    try {
+      await handle.write(lines.map((line) => `${line}\n`).join(''));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return file;
+  }
+
+  /** What was archived under `name`, oldest first, when the store is kept in memory (for tests). */
+  archivedRecords(name: string): readonly unknown[] {
+    return this.archivedInMemory.get(name) ?? [];
   }
 
   /**

@@ -19,6 +19,7 @@ import { tokensManage } from './services.js';
 import { staffRoutes } from './staff-routes.js';
 import { installTiers } from './tiers.js';
 import { addTokensSlice } from './add-tokens-slice.js';
+import { RETENTION_CHECK_MS, retention } from './retention.js';
 
 export default definePlugin<TokensConfig>({
   name: 'tokens',
@@ -26,8 +27,17 @@ export default definePlugin<TokensConfig>({
   configSchema: tokensConfigSchema,
   provides: ['http.guard', 'tokens.manage'],
   start(context) {
-    const { config, model, http, commands, irc, logger, store, services } = context;
+    const { config, model, http, commands, irc, logger, store, services, timers } = context;
     const { tokens, stop } = addTokensSlice(context);
+    const applyRetention = retention(context, tokens, {
+      revokedDays: config.retention.revoked_days,
+      auditDays: config.retention.audit_days,
+      auditMaxEntries: config.retention.audit_max_entries,
+    });
+    // Once the stored tokens are restored (when start returns), then every hour.
+    const applyNow = async (): Promise<void> => void (await applyRetention());
+    timers.after(0, applyNow);
+    timers.every(RETENTION_CHECK_MS, applyNow);
     installTiers(context, tokens);
     const endpoints = () => grantableEndpoints(http.routes());
     const rules = new TokenRules({

@@ -50,6 +50,34 @@ export const tokensConfigSchema = {
         'How many tokens one account may make in 24 hours, revoked ones included (create-then-revoke would ' +
         'otherwise grow the tokens and the audit log without bound).',
     },
+    retention: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description:
+        'What the tokens slice keeps. Checked at start and every hour; what is past it is appended to the ' +
+        'archive file (store.archive_dir, tokens.jsonl) and then forgotten.',
+      properties: {
+        revoked_days: {
+          type: 'integer',
+          minimum: 1,
+          default: 90,
+          description: 'Days a revoked token is kept after its revocation (its id is never handed out again).',
+        },
+        audit_days: {
+          type: 'integer',
+          minimum: 1,
+          default: 365,
+          description: 'Days an audit entry is kept.',
+        },
+        audit_max_entries: {
+          type: 'integer',
+          minimum: 100,
+          default: 100_000,
+          description: 'The most audit entries kept; the oldest beyond it go first, whatever their age.',
+        },
+      },
+    },
     rate_limit: {
       type: 'object',
       additionalProperties: false,
