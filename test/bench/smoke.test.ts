@@ -60,17 +60,19 @@ t.test('store: a flush, a file and a load', async (t) => {
   t.match(figure(result, 'load at startup (read + parse / restore)'), /^[\d.]+ ms \/ [\d.]+ ms$/);
 });
 
-t.test('durable: a TOKEN command write for each store, and the one-file comparison', async (t) => {
+t.test('durable: a confirmed change at each size of the audit log, and the whole-file comparison', async (t) => {
   const { status, result } = runSmoke('durable.js');
   t.equal(status, 0);
   if (!result) return t.fail('no result line');
-  t.match(
-    figure(result, "tokens only: TOKEN command's write"),
-    /^[\d.]+ ms \(max [\d.]+ ms\), p90 [\d.]+ ms; durable file /,
-  );
-  const stores = result.figures.filter((candidate) => candidate.name.endsWith('one store file instead (not taken)'));
-  t.equal(stores.length, 2, 'both stores with activity are compared with the one-file design');
-  for (const { name, value } of result.figures) t.match(value, /^[\d.]+ ms /, name);
+  const sizes = result.figures.filter((candidate) => candidate.name.endsWith('audit entries: confirmed change'));
+  t.equal(sizes.length, 3, 'three sizes of the audit log');
+  for (const { name, value } of sizes) {
+    t.match(value, /^p50 [\d.]+ ms, p99 [\d.]+ ms, max [\d.]+ ms; durable file [\d,]+ KB; \d+ compaction/, name);
+    t.match(value, /a compaction's snapshot holds the loop [\d.]+ ms$/, name);
+  }
+  const whole = result.figures.filter((candidate) => candidate.name.endsWith('(before the journal)'));
+  t.equal(whole.length, 3, 'each compared with the file written whole');
+  t.match(figure(result, '1,000 audit entries, while the store file is written'), /^p50 [\d.]+ ms, p99 /);
 });
 
 t.test('web: every page answers, with its p50, p99 and size', async (t) => {
