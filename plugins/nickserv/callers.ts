@@ -45,9 +45,14 @@ export const KNOWN_FOR_MS = 30 * 24 * 60 * 60 * 1000;
 /** How many callers a nick knows at most (the latest). */
 export const KNOWN_PER_NICK = 20;
 
-/** The slice's file format: by folded nick, the SHA-256 of each known caller and when it last checked right. */
+/**
+ * The slice's file format: by folded account (or nick), the SHA-256 of each known caller and when it last checked
+ * right; and by folded nick, the folded account the services said it belongs to, and when they last said so.
+ */
 interface StoredKnownCallers {
   nicks: Record<string, Record<string, string>>;
+  /** Absent in files of earlier versions. */
+  accounts?: Record<string, [account: string, at: string]>;
 }
 
 /** A caller as the store keeps it: its SHA-256 (an address or a token number is not written down). */
@@ -64,6 +69,8 @@ export class KnownCallers implements ModelSlice {
   readonly name = 'known_callers';
   readonly persistence: Persistence<StoredKnownCallers>;
   private readonly byNick = new Map<string, Map<string, number>>();
+  /** The account each nick belongs to (a grouped nick: its account), as a right password showed, and when. */
+  private readonly accountByNick = new Map<string, { account: string; at: number }>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -86,6 +93,19 @@ export class KnownCallers implements ModelSlice {
     this.onChange();
   }
 
+  /** A right password for `nickKey` said it belongs to `accountKey` (both folded): a grouped nick, or the account. */
+  rememberAccount(nickKey: string, accountKey: string): void {
+    const known = this.accountByNick.get(nickKey);
+    this.accountByNick.set(nickKey, { account: accountKey, at: this.now() });
+    if (known?.account !== accountKey) this.onChange();
+  }
+
+  /** The account `nickKey` belongs to, as a right password showed within {@link KNOWN_FOR_MS}; undefined when not known. */
+  accountOf(nickKey: string): string | undefined {
+    const known = this.accountByNick.get(nickKey);
+    return known && this.now() - known.at < KNOWN_FOR_MS ? known.account : undefined;
+  }
+
   /** Whether `caller` checked `nickKey`'s password right within {@link KNOWN_FOR_MS}. */
   knows(nickKey: string, caller: string): boolean {
     const at = this.byNick.get(nickKey)?.get(callerHash(caller));
@@ -104,6 +124,11 @@ export class KnownCallers implements ModelSlice {
       }
       if (callers.size === 0) this.byNick.delete(nickKey);
     }
+    for (const [nickKey, { at }] of this.accountByNick) {
+      if (at > horizon) continue;
+      this.accountByNick.delete(nickKey);
+      changed = true;
+    }
     if (changed) this.onChange();
   }
 
@@ -112,7 +137,11 @@ export class KnownCallers implements ModelSlice {
     for (const [nickKey, callers] of this.byNick) {
       nicks[nickKey] = Object.fromEntries([...callers].map(([hash, at]) => [hash, new Date(at).toISOString()]));
     }
-    return { nicks };
+    const accounts: NonNullable<StoredKnownCallers['accounts']> = {};
+    for (const [nickKey, { account, at }] of this.accountByNick) {
+      accounts[nickKey] = [account, new Date(at).toISOString()];
+    }
+    return { nicks, accounts };
   }
 
   private restore(data: StoredKnownCallers): void {
@@ -127,6 +156,12 @@ export class KnownCallers implements ModelSlice {
         if (/^[0-9a-f]{64}$/.test(hash) && !Number.isNaN(time)) known.set(hash, time);
       }
       if (known.size > 0) this.byNick.set(nickKey, known);
+    }
+    this.accountByNick.clear();
+    for (const [nickKey, entry] of Object.entries(data.accounts ?? {})) {
+      const time = Array.isArray(entry) ? Date.parse(String(entry[1])) : Number.NaN;
+      if (typeof entry[0] === 'string' && !Number.isNaN(time))
+        this.accountByNick.set(nickKey, { account: entry[0], at: time });
     }
   }
 }

@@ -38,6 +38,11 @@ export interface CheckRouteContext {
   /** The network's casefolding, so `Alice` and `alice` share one failure count. */
   fold: (nick: string) => string;
   /**
+   * The folded account a folded nick is logged in to now, as the model knows it (the nick is online), or
+   * undefined: with the accounts right passwords showed, how a grouped nick counts with its account.
+   */
+  onlineAccount?: (nickKey: string) => string | undefined;
+  /**
    * The signal of a check starting now (taken when it reaches the backend, so a check that waited
    * through a split gets an aborted one): aborted when the plugin stops, or, for a backend that goes
    * through IRC, when the services server splits from the network.
@@ -167,6 +172,9 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
   const { backend, pool, fold, signal, servicesSplit, logger, known } = context;
   const { nick, password, second, fields } = check;
   const nickKey = fold(nick);
+  // A grouped nick counts with its account, once the bot knows which: a right password for it told it, or the
+  // nick is online, logged in. Until then it counts on its own.
+  const accountKey = known.accountOf(nickKey) ?? context.onlineAccount?.(nickKey) ?? nickKey;
   const caller = second.key;
 
   // SASL needs the services linked: while they are split off, say so at once (it counts as nothing).
@@ -180,7 +188,7 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
     );
   }
 
-  const admissions = await admitThroughWindows(context, check, nickKey, caller);
+  const admissions = await admitThroughWindows(context, check, nickKey, accountKey, caller);
 
   let outcome: CheckOutcome | null = null;
   try {
@@ -202,7 +210,11 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
     const result = resultOf(outcome);
     admissions.forEach((admission) => admission.finish(result));
   }
-  if (outcome.valid) known.remember(nickKey, caller);
+  if (outcome.valid) {
+    const account = fold(outcome.account);
+    known.rememberAccount(nickKey, account);
+    known.remember(account, caller);
+  }
 
   logger.info('credential check answered', {
     ...fields,
@@ -215,13 +227,15 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
 
 /**
  * The brute-force windows a check passes, always in this order (a check holds its place in each while it waits
- * in the next): the nick's from this caller; the nick's from the callers it does not know, all together,
- * unless it knows this one; the caller's own (its address group or token, across nicks). Throws the refusal.
+ * in the next): the nick's from this caller; the account's from the callers it does not know, all together
+ * (every nick of the account the bot knows of), unless it knows this one; the caller's own (its address group
+ * or token, across nicks). Throws the refusal.
  */
 async function admitThroughWindows(
   context: CheckRouteContext,
   check: GatedCheck,
   nickKey: string,
+  accountKey: string,
   caller: string,
 ): Promise<Admission[]> {
   const { byNick, byAccount, known, logger } = context;
@@ -229,10 +243,10 @@ async function admitThroughWindows(
   const windows: { window: FailureWindow; key: string; whose: string; logged: string }[] = [
     { window: byNick, key: `${nickKey} ${caller}`, whose: `for nick ${nick} ${second.whose}`, logged: 'for the nick' },
   ];
-  if (!known.knows(nickKey, caller)) {
+  if (!known.knows(accountKey, caller)) {
     windows.push({
       window: byAccount,
-      key: nickKey,
+      key: accountKey,
       whose: `for nick ${nick} from callers it does not know (one that checked its password right before is let through)`,
       logged: 'for the nick from unknown callers',
     });

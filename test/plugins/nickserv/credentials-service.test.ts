@@ -158,6 +158,39 @@ t.test('guesses at one account from everywhere are bounded; the callers it knows
   });
 });
 
+t.test('a grouped nick counts with its account, and knows its callers', async (t) => {
+  const { bot, credentials } = await start(t, {
+    max_failures_per_nick: 2,
+    max_failures_per_account: 4,
+    max_failures_per_address: 100,
+  });
+  // The owner signed in once with the grouped nick: the bot learns it is alice's.
+  t.same(await credentials.check({ name: 'AliceAlt', password: PASSWORD, address: '203.0.113.1' }), {
+    result: 'valid',
+    account: 'alice',
+  });
+  // Strangers guess at the account under its own name: its bound (4) is reached.
+  for (const address of ['192.0.2.1', '192.0.2.2']) {
+    for (const guess of ['a', 'b']) await credentials.check({ name: 'alice', password: guess, address });
+  }
+  t.match(
+    await credentials.check({ name: 'alicealt', password: 'c', address: '192.0.2.3' }),
+    { result: 'limited' },
+    'a guess under the grouped nick is refused: it counts with the account, not on a window of its own',
+  );
+  t.same(
+    await credentials.check({ name: 'alice', password: PASSWORD, address: '203.0.113.1' }),
+    { result: 'valid', account: 'alice' },
+    'the owner, known from the grouped nick, signs in under the account name too',
+  );
+  // A nick online and logged in counts with the account its user is logged in to, before any right password.
+  bot.host.model.upsertUser('BobAway', { account: 'bob' });
+  for (const address of ['192.0.2.4', '192.0.2.5']) {
+    for (const guess of ['a', 'b']) await credentials.check({ name: 'bob', password: guess, address });
+  }
+  t.match(await credentials.check({ name: 'BobAway', password: 'c', address: '192.0.2.6' }), { result: 'limited' });
+});
+
 t.test('failures from one address are limited across accounts; other addresses are not', async (t) => {
   const { credentials } = await start(t, { max_failures_per_address: 3 });
   const address = '198.51.100.7';
