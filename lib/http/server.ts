@@ -62,6 +62,8 @@ export interface HttpServerOptions {
    * Unlimited by default. Behind the front, it is the front's: the bot's own socket serves only the front.
    */
   maxConnections?: number;
+  /** @internal How often connections closed at `maxConnections` are told in the log; default a minute (tests shorten it). */
+  dropWarningEveryMs?: number;
   /**
    * Listen through the front (lib/http/front/): a thread of its own that owns the listening socket,
    * answers public reads from the answers this server marked reusable, and passes everything else on
@@ -288,20 +290,41 @@ export class HttpServer {
     return server;
   }
 
-  /** Connections closed unanswered at the cap since the last warning, and when that warning was. */
-  private readonly dropped = { count: 0, warnedAt: -Infinity };
+  /**
+   * Connections closed unanswered at the cap since the last warning, when that warning was, and the timer that
+   * tells the ones closed since, once the minute is over, should no more come.
+   */
+  private readonly dropped: { count: number; warnedAt: number; timer: NodeJS.Timeout | undefined } = {
+    count: 0,
+    warnedAt: -Infinity,
+    timer: undefined,
+  };
 
-  /** A client connection was closed at `maxConnections`: a warning at most once a minute, with the count. */
+  /**
+   * A client connection was closed at `maxConnections`: a warning at most once a minute, with the count; those
+   * closed within the minute after a warning are told when it is over (or at close), so none goes untold.
+   */
   private droppedOverCap(): void {
     this.dropped.count++;
-    const now = performance.now();
-    if (now - this.dropped.warnedAt < DROP_WARNING_EVERY_MS) return;
+    const every = this.options.dropWarningEveryMs ?? DROP_WARNING_EVERY_MS;
+    const since = performance.now() - this.dropped.warnedAt;
+    if (since >= every) {
+      this.warnDropped();
+      return;
+    }
+    this.dropped.timer ??= setTimeout(() => this.warnDropped(), every - since).unref();
+  }
+
+  private warnDropped(): void {
+    clearTimeout(this.dropped.timer);
+    this.dropped.timer = undefined;
+    if (this.dropped.count === 0) return;
     this.logger.warn('connections closed unanswered: http.max_connections reached', {
       max_connections: this.options.maxConnections,
       closed: this.dropped.count,
     });
     this.dropped.count = 0;
-    this.dropped.warnedAt = now;
+    this.dropped.warnedAt = performance.now();
   }
 
   /** Stop accepting connections, drop idle keep-alive ones, and resolve once the last one is gone. */
@@ -311,6 +334,7 @@ export class HttpServer {
     // The front first: it stops taking requests and answers (through this server, still open) those it has.
     const front = this.front;
     this.front = undefined;
+    this.warnDropped();
     try {
       await front?.close();
       this.closing = true;

@@ -212,7 +212,7 @@ function sessionsSection(visit: Visit, sessions: SettingsData['sessions']): stri
         session.current ? 'this browser' : '',
       ]),
     ) +
-    `<p>Not you, or a browser you no longer use? Sign out everywhere, this browser too; your tokens stay.</p>` +
+    `<p>Not you, a browser you no longer use, or a password you just changed at NickServ (the bot is not told of that)? Sign out everywhere, this browser too; your tokens stay.</p>` +
     button(visit, `${ACCOUNT_PATH}sessions/sign-out-everywhere/`, 'Sign out everywhere', '(every session)')
   );
 }

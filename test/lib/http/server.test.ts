@@ -1267,6 +1267,28 @@ for (const front of [false, true]) {
     t.equal(await askOn(fourth.socket, '/api/ok/'), 'HTTP/1.1 200 OK', 'once one closed, a new one is served');
   });
 
+  if (!front) {
+    t.test('connections closed within the minute after a warning are told once it is over', async (t) => {
+      const { url, log } = await start(
+        t,
+        (server) => server.route('test', route({ path: '/api/ok/', handler: () => ({ body: { ok: true } }) })),
+        { maxConnections: 1, dropWarningEveryMs: 300 },
+      );
+      const held = await openConnection(t, url);
+      t.equal(await askOn(held.socket, '/api/ok/'), 'HTTP/1.1 200 OK');
+      for (let extra = 0; extra < 3; extra++) {
+        const dropped = await openConnection(t, url);
+        await dropped.closed;
+      }
+      t.match(await log.waitForLine(/closed=1/), /max_connections=1 closed=1/, 'the first at once');
+      t.match(
+        await log.waitForLine(/closed=2/),
+        /max_connections=1 closed=2/,
+        'the two closed within the interval, once it is over, though no more came',
+      );
+    });
+  }
+
   t.test(`keepAliveTimeout: an idle kept-alive connection is closed after it${through}`, async (t) => {
     const { url } = await start(
       t,
