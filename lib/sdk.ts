@@ -156,6 +156,7 @@ export {
   durablePathOf,
   type Migration,
   type PersistedSlice,
+  type SliceJournal,
   type StoreOptions,
   type WriteReport,
 } from './store/store.js';

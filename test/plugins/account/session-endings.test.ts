@@ -25,7 +25,10 @@ t.test('the account page lists your sessions; sign out everywhere ends them all'
   t.notMatch(page, /127\.0\.0\.1/, "not bob's session");
 
   // The page that shows the button, and its form's token.
-  t.match((await phone.get('/network/account/')).text, /a password you just changed at NickServ .*Sign out everywhere/s);
+  t.match(
+    (await phone.get('/network/account/')).text,
+    /a password you just changed at NickServ .*Sign out everywhere/s,
+  );
   const ended = await phone.post('/network/account/sessions/sign-out-everywhere/');
   t.equal(ended.status, 303);
   t.equal(ended.headers.location, '/network/account/?signed_out');
