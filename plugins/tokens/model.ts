@@ -81,7 +81,7 @@ interface StoredActor {
 }
 
 /** A token in the file (snake_case, like the rest of the store file). */
-interface StoredToken {
+export interface StoredToken {
   id: number;
   label: string;
   owner: string;
@@ -187,16 +187,8 @@ export interface RetentionPolicy {
   auditMaxEntries: number;
 }
 
-/** The token and audit entry as the archive keeps them (the file format, which an operator may read). */
-export function archivedToken(token: ApiToken): StoredToken {
-  return storedToken(token);
-}
-
-export function archivedAudit(entry: AuditEntry): StoredAuditEntry {
-  return storedAudit(entry);
-}
-
-function storedToken(token: ApiToken): StoredToken {
+/** A token as the store file (and the archive, which an operator may read) keeps it. */
+export function storedToken(token: ApiToken): StoredToken {
   return {
     id: token.id,
     label: token.label,
@@ -231,7 +223,8 @@ function restoredToken(stored: StoredToken): ApiToken {
   };
 }
 
-function storedAudit(entry: AuditEntry): StoredAuditEntry {
+/** An audit entry as the store file (and the archive) keeps it. */
+export function storedAudit(entry: AuditEntry): StoredAuditEntry {
   return {
     at: entry.at,
     token_id: entry.tokenId,

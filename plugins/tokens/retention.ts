@@ -5,7 +5,7 @@
  * first, forgotten second: a crash in between repeats a line in the archive, never loses one.
  */
 import { errorMessage, type PluginContext } from '../../lib/sdk.js';
-import { archivedAudit, archivedToken, type RetentionPolicy, type TokensSlice } from './model.js';
+import { storedAudit, storedToken, type RetentionPolicy, type TokensSlice } from './model.js';
 
 /** How often the policy is applied (and once at start). */
 export const RETENTION_CHECK_MS = 60 * 60 * 1000;
@@ -23,8 +23,8 @@ export function retention(
     if (expired.tokens.length === 0 && expired.audit.length === 0) return { tokens: 0, audit: 0 };
     const at = new Date(now()).toISOString();
     const file = await store.archive([
-      ...expired.tokens.map((token) => ({ archived_at: at, token: archivedToken(token) })),
-      ...expired.audit.map((entry) => ({ archived_at: at, audit: archivedAudit(entry) })),
+      ...expired.tokens.map((token) => ({ archived_at: at, token: storedToken(token) })),
+      ...expired.audit.map((entry) => ({ archived_at: at, audit: storedAudit(entry) })),
     ]);
     tokens.forget(expired);
     await store.persisted();

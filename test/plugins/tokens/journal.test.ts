@@ -5,14 +5,7 @@
  */
 import t from 'tap';
 import { TokensSlice, type ApiToken, type AuditActor } from '../../../plugins/tokens/model.js';
-
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
+import { journalFollower, seeded } from '../../support/journal-check.js';
 
 function slice(clock: { now: number }): TokensSlice {
   let counter = 0;
@@ -31,16 +24,10 @@ t.test('snapshot + drained records replayed = the slice now, through a random ru
   const random = seeded(39);
   const clock = { now: Date.parse('2026-01-01T00:00:00Z') };
   const live = slice(clock);
-  let base = live.persistence.snapshot();
-  let records: unknown[] = [];
+  const follower = journalFollower(live, () => slice(clock));
   const check = (step: number) => {
-    records.push(...live.persistence.journal!.drain());
-    const copy = slice(clock);
-    copy.persistence.restore(structuredClone(base));
-    for (const record of structuredClone(records)) copy.persistence.journal!.replay(record);
-    return t.same(copy.persistence.snapshot(), live.persistence.snapshot(), `step ${step}: the copy matches`, {
-      diagnostic: false,
-    });
+    const { live: now, copy } = follower.compare();
+    return t.same(copy, now, `step ${step}: the copy matches`, { diagnostic: false });
   };
   const pick = (): ApiToken | undefined => {
     const all = live.all();
@@ -70,11 +57,8 @@ t.test('snapshot + drained records replayed = the slice now, through a random ru
     const moment = random();
     if (moment < 0.3) {
       if (!check(step)) failures++;
-    } else if (moment < 0.35) {
-      records.push(...live.persistence.journal!.drain());
-      base = live.persistence.snapshot();
-      records = [];
-    }
+    } else if (moment < 0.6) follower.drain();
+    else if (moment < 0.65) follower.compact();
   }
   t.ok(check(3000), 'at the end too');
   t.ok(live.auditCount <= 300 + 50, `audit entries stay bounded by the policy (${live.auditCount})`);
