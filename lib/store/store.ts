@@ -24,7 +24,7 @@ import { mkdir, open, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { Low } from 'lowdb';
 import { errorMessage, type Logger } from '../logger.js';
-import { AtomicJsonFile, UnusableFileError, isJsonObject } from './atomic-json-file.js';
+import { AtomicJsonFile, UnusableFileError, isJsonObject, syncDirectory } from './atomic-json-file.js';
 import { HoldMeter } from './hold-meter.js';
 import { DiskJournal, MemoryJournal, type JournalFiles, type JournalLine } from './journal.js';
 import { PiecewiseJson, type JsonPiece } from './json-pieces.js';
@@ -298,15 +298,31 @@ export class Store {
     await mkdir(path.dirname(this.path), { recursive: true });
     await mkdir(path.dirname(this.durablePath), { recursive: true });
     const outdated: SliceFile[] = [];
-    for (const file of [this.main, this.durable]) if (await this.loadFile(file)) outdated.push(file);
+    let durableRecovered = false;
+    for (const file of [this.main, this.durable]) {
+      const why = await this.loadFile(file);
+      if (why) outdated.push(file);
+      if (why === 'recovered' && file === this.durable) durableRecovered = true;
+    }
     this.loaded = true;
     // Bring the files on disk up to date: after a migration the old file becomes the .bak; after a
     // recovery the file is written again.
     for (const file of outdated) this.markFileDirty(file);
+    if (durableRecovered) {
+      // At once: the journal is replayed over the backup only while the backup is all there is.
+      try {
+        await this.startWrite(this.durable);
+      } catch (error) {
+        throw new Error(
+          `the store file ${this.durablePath} was recovered from its backup, but writing it again failed: ${errorMessage(error)}`,
+          { cause: error },
+        );
+      }
+    }
   }
 
-  /** Read one file into its stored slices; true when it should be written again (migrated or recovered). */
-  private async loadFile(file: SliceFile): Promise<boolean> {
+  /** Read one file into its stored slices; says whether it should be written again, and why. */
+  private async loadFile(file: SliceFile): Promise<'recovered' | 'migrated' | undefined> {
     const found = await this.inspect(async () => {
       await file.db.read();
       return file.db.data;
@@ -315,7 +331,10 @@ export class Store {
     let recovered = false;
     switch (found.kind) {
       case 'missing':
-        this.logger.info(`no store file at ${file.path} yet; starting empty`);
+        // A recovery cut short (the file moved aside, the backup not written back yet) leaves only the backup.
+        contents = await this.orphanedBackup(file);
+        recovered = contents !== undefined;
+        if (!recovered) this.logger.info(`no store file at ${file.path} yet; starting empty`);
         break;
       case 'newer':
         throw this.newerError(file.path, found.version);
@@ -329,10 +348,24 @@ export class Store {
     }
     file.db.data = null;
     if (file === this.durable) await this.loadJournal(contents);
-    if (!contents) return false;
+    if (!contents) return undefined;
     const slices = this.migrate(contents, recovered ? file.file.backupPath : file.path);
     for (const [key, data] of Object.entries(slices)) file.stored.set(key, data);
-    return recovered || contents.schema_version < this.schemaVersion;
+    if (recovered) return 'recovered';
+    return contents.schema_version < this.schemaVersion ? 'migrated' : undefined;
+  }
+
+  /** The backup of a file that is missing, when the backup is there and good; logged. */
+  private async orphanedBackup(file: SliceFile): Promise<StoreContents | undefined> {
+    if (this.memory) return undefined;
+    const backupPath = file.file.backupPath;
+    const backup = await this.inspect(() => new AtomicJsonFile(backupPath).read());
+    if (backup.kind === 'newer') throw this.newerError(backupPath, backup.version);
+    if (backup.kind !== 'good') return undefined;
+    this.logger.warn(
+      `there is no store file at ${file.path}, but its backup ${backupPath} is there (a recovery cut short?); loaded the backup`,
+    );
+    return backup.file;
   }
 
   /** The journal records after the durable file's snapshot (`contents`; none: the whole journal), by slice. */
@@ -513,6 +546,8 @@ export class Store {
     } finally {
       await handle.close();
     }
+    // A new file's name (the first archive, or after the operator rotated it) must survive a power cut too.
+    await syncDirectory(this.archiveDir);
     return file;
   }
 
@@ -540,10 +575,15 @@ export class Store {
     this.clearTimer(this.durable);
     await this.flush();
     while (this.compacting) await this.compacting.catch(() => undefined);
-    if (this.journal.bytesSinceSnapshot > 0 && this.durable.holdsSlices) {
+    // A write of one file may have let the other drop a slice that moved (see moved()): that one is dirty now.
+    if (this.main.dirty) await this.flushFile(this.main);
+    const durableBehind = this.journal.bytesSinceSnapshot > 0 || this.needsSnapshot || this.durable.dirty;
+    // Even with no durable slice left: the file then says the journal's records are in the other file now.
+    if (durableBehind) {
       this.needsSnapshot = true;
       await this.startWrite(this.durable);
     }
+    if (this.main.dirty) await this.flushFile(this.main);
   }
 
   private fileOf(key: string): SliceFile | undefined {
@@ -556,7 +596,8 @@ export class Store {
   private markFileDirty(file: SliceFile, whole = true): void {
     file.dirty = true;
     if (file === this.durable && whole) this.needsSnapshot = true;
-    file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);
+    // While closing, close() writes what is dirty itself.
+    if (!this.closed) file.timer ??= setTimeout(() => this.onTimer(file), this.debounceMs);
   }
 
   private async flushFile(file: SliceFile): Promise<void> {
@@ -742,7 +783,7 @@ export class Store {
       other.stored.delete(key);
       if (file === this.main) this.carried.delete(key);
     }
-    if (!this.closed) this.markFileDirty(other);
+    this.markFileDirty(other);
   }
 
   /**
@@ -795,7 +836,7 @@ export class Store {
     }
     const appended = lines.length > 0 ? this.appendLines(lines, generation) : Promise.resolve();
     if (!document) return appended;
-    const compaction = this.compact(appended, document, generation + 1);
+    const compaction = this.compact(appended, document, generation + 1, [...this.durable.movingIn]);
     this.compacting = compaction.then(
       () => {
         this.compacting = undefined;
@@ -851,6 +892,9 @@ export class Store {
       this.reportWrite(this.durable, 'journal', started, meter, true, bytes, undefined);
     } catch (error) {
       this.reportWrite(this.durable, 'journal', started, meter, false, undefined, error);
+      // What the failed append left of its lines stays the last thing in its generation: later lines go to a
+      // new one, so a cut line is never glued to a whole one.
+      if (generation === this.journal.generation) this.journal.startGeneration();
       throw error;
     }
   }
@@ -879,11 +923,15 @@ export class Store {
    * Write the durable file whole from `document` (taken when the journal's generation `generation` began),
    * after the lines drained with it are appended; then the generations neither it nor its `.bak` needs go.
    */
-  private async compact(appended: Promise<void>, document: Record<string, unknown>, generation: number): Promise<void> {
+  private async compact(
+    appended: Promise<void>,
+    document: Record<string, unknown>,
+    generation: number,
+    moving: string[],
+  ): Promise<void> {
     // The lines' own callers hear of their failure; the file holds them anyway.
     await appended.catch(() => undefined);
     const file = this.durable;
-    const moving = [...file.movingIn];
     const started = performance.now();
     const meter = new HoldMeter();
     try {

@@ -146,10 +146,6 @@ export default definePlugin<NickservConfig>({
       byToken,
       group: (address) => clientGroup(address, config.rate_limit.ipv6_prefix_length),
       fold: (nick) => irc.casefold(nick),
-      onlineAccount: (nickKey) => {
-        const account = model.users.get(nickKey)?.account;
-        return account ? irc.casefold(account) : undefined;
-      },
       signal: () => (backend.throughIrc ? servicesLinked.signal : stopping.signal),
       servicesSplit: () => model.servers.servicesSplit,
       logger,

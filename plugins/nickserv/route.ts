@@ -38,11 +38,6 @@ export interface CheckRouteContext {
   /** The network's casefolding, so `Alice` and `alice` share one failure count. */
   fold: (nick: string) => string;
   /**
-   * The folded account a folded nick is logged in to now, as the model knows it (the nick is online), or
-   * undefined: with the accounts right passwords showed, how a grouped nick counts with its account.
-   */
-  onlineAccount?: (nickKey: string) => string | undefined;
-  /**
    * The signal of a check starting now (taken when it reaches the backend, so a check that waited
    * through a split gets an aborted one): aborted when the plugin stops, or, for a backend that goes
    * through IRC, when the services server splits from the network.
@@ -172,9 +167,9 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
   const { backend, pool, fold, signal, servicesSplit, logger, known } = context;
   const { nick, password, second, fields } = check;
   const nickKey = fold(nick);
-  // A grouped nick counts with its account, once the bot knows which: a right password for it told it, or the
-  // nick is online, logged in. Until then it counts on its own.
-  const accountKey = known.accountOf(nickKey) ?? context.onlineAccount?.(nickKey) ?? nickKey;
+  // A grouped nick counts with its account once a right password for it said which (only the services can: who
+  // holds a nick on IRC, logged in to what, is anyone's choice). Until then it counts on its own.
+  const accountKey = known.accountOf(nickKey) ?? nickKey;
   const caller = second.key;
 
   // SASL needs the services linked: while they are split off, say so at once (it counts as nothing).

@@ -22,12 +22,28 @@ export function retention(
     const expired = tokens.expired(policy, now());
     if (expired.tokens.length === 0 && expired.audit.length === 0) return { tokens: 0, audit: 0 };
     const at = new Date(now()).toISOString();
-    const file = await store.archive([
-      ...expired.tokens.map((token) => ({ archived_at: at, token: storedToken(token) })),
-      ...expired.audit.map((entry) => ({ archived_at: at, audit: storedAudit(entry) })),
-    ]);
+    let file: string;
+    try {
+      file = await store.archive([
+        ...expired.tokens.map((token) => ({ archived_at: at, token: storedToken(token) })),
+        ...expired.audit.map((entry) => ({ archived_at: at, audit: storedAudit(entry) })),
+      ]);
+    } catch (error) {
+      logger.error(
+        `could not archive old tokens and audit entries; they are kept until the next try: ${errorMessage(error)}`,
+      );
+      return { tokens: 0, audit: 0 };
+    }
     tokens.forget(expired);
-    await store.persisted();
+    try {
+      await store.persisted();
+    } catch (error) {
+      // The store logs its failure too; what was forgotten is saved with the next write that succeeds.
+      logger.error(
+        `archived old tokens and audit entries to ${file}, but the store could not save that they are gone: ${errorMessage(error)}`,
+      );
+      return { tokens: expired.tokens.length, audit: expired.audit.length };
+    }
     logger.info(
       `archived ${expired.tokens.length} revoked token(s) and ${expired.audit.length} audit entr${expired.audit.length === 1 ? 'y' : 'ies'} to ${file}`,
       { kept_tokens: tokens.all().length, kept_audit: tokens.auditCount },
@@ -37,9 +53,7 @@ export function retention(
   return () => {
     running ??= run()
       .catch((error: unknown) => {
-        logger.error(
-          `could not archive old tokens and audit entries; they are kept until the next try: ${errorMessage(error)}`,
-        );
+        logger.error(`the retention check of the tokens failed; it runs again within the hour: ${errorMessage(error)}`);
         return { tokens: 0, audit: 0 };
       })
       .finally(() => {

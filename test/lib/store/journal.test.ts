@@ -270,3 +270,72 @@ t.test('a failed append rejects its callers; the next write is of the whole file
   await again.store.close();
   t.same(problems(lines), []);
 });
+
+t.test('a recovery from the .bak writes the file again at once; a recovery cut short is finished', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const durable = durablePathOf(file);
+  const { store } = await open(file);
+  const list = listSlice();
+  store.register(list);
+  list.add(1);
+  store.markDirty('list');
+  await store.close(); // the file whole: [1]
+  const second = await open(file);
+  const more = listSlice();
+  second.store.register(more);
+  more.add(2);
+  second.store.markDirty('list');
+  await second.store.close(); // the file [1, 2], its .bak [1]
+  const third = await open(file);
+  const journaled = listSlice();
+  third.store.register(journaled);
+  journaled.add(3);
+  third.store.markDirty('list');
+  await third.store.persisted(); // 3 in the journal only: a kill now
+
+  fs.writeFileSync(durable, '{"broken');
+  const recovering = await open(file);
+  t.ok(fs.existsSync(durable), 'the file is written again before load() returns, from the .bak and the journal');
+  const recovered = listSlice();
+  recovering.store.register(recovered);
+  t.same(recovered.items, [1, 2, 3], 'the .bak with every generation since it');
+
+  // Killed between moving a broken file aside and writing it again: only the .bak is left.
+  fs.renameSync(durable, `${durable}.aside`);
+  const cutShort = await open(file);
+  t.match(problems(cutShort.lines), [
+    /there is no store file at .*store\.durable\.json, but its backup .* is there .*loaded the backup/,
+  ]);
+  const finished = listSlice();
+  cutShort.store.register(finished);
+  t.same(finished.items, [1, 2, 3], 'not an empty start');
+  await cutShort.store.close();
+  await recovering.store.close();
+});
+
+t.test('a slice that stops being durable takes its journal records along, once', async (t) => {
+  const file = path.join(makeTempDir(t), 'store.json');
+  const { store } = await open(file);
+  const list = listSlice();
+  store.register(list);
+  for (const item of [1, 2]) list.add(item);
+  store.markDirty('list');
+  await store.persisted(); // in the journal only
+
+  const moved = await open(file);
+  const now = Object.assign(listSlice(), { durable: false });
+  moved.store.register(now);
+  t.same(now.items, [1, 2], 'replayed into the slice of the store file');
+  await moved.store.close();
+  t.notOk(
+    'carried_records' in readStoreFile(durablePathOf(file)),
+    'the durable file no longer carries them once the store file has the slice',
+  );
+
+  const again = await open(file);
+  const later = Object.assign(listSlice(), { durable: false });
+  again.store.register(later);
+  t.same(later.items, [1, 2], 'not replayed a second time');
+  await again.store.close();
+  await store.close();
+});
