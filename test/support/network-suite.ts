@@ -5,15 +5,22 @@
  * commands, makes and grants tokens over IRC, and checks passwords with the credential backend that fits.
  */
 import type { Test } from 'tap';
+import { anopeBackend } from '../../plugins/nickserv/backends/anope-rpc.js';
 import { NO_SASL_MESSAGE, saslBackend } from '../../plugins/nickserv/backends/sasl.js';
 import { isOnline } from '../../lib/irc/presence.js';
 import { askBot, eventually, startBot, synced, type TestBot } from './bot.js';
 import { IrcClient, type IrcMessage } from './irc-client.js';
 import { networkParts, registerAccount, startTestNetwork, type NetworkKind, type TestNetwork } from './testnet.js';
 
+/** Whether a kind's IRC server offers SASL (the others log in with IDENTIFY). */
+function offersSasl(kind: NetworkKind): boolean {
+  const { ircd } = networkParts(kind);
+  return ircd === 'inspircd' || ircd === 'unreal';
+}
+
 /** The credential backend each kind is checked with: SASL where the server offers it, else the services' RPC. */
 function nickservConfig(network: TestNetwork): Record<string, unknown> {
-  if (network.ircd === 'inspircd') return { backend: 'sasl' };
+  if (offersSasl(network.network)) return { backend: 'sasl' };
   return { backend: network.rpcProtocol, url: network.rpcUrl };
 }
 
@@ -86,7 +93,9 @@ export function networkSuite(t: Test, kind: NetworkKind): void {
     await second.request(`JOIN ${publicChannel}`, '366');
     await secret.request(`JOIN ${secretChannel}`, '366');
     await secret.request(`MODE ${secretChannel} +s`, 'MODE');
-    await hidden.request(`MODE four${tag} +i`, 'MODE');
+    // Invisible: set, then asked (UnrealIRCd makes every user +i at connect, and then says nothing to +i).
+    hidden.send(`MODE four${tag} +i`);
+    await hidden.request(`MODE four${tag}`, '221');
     bot = await startBot(network, {
       echo: process.env.NETWORK_SUITE_ECHO === '1',
       sasl: accounts.bot,
@@ -161,7 +170,7 @@ export function networkSuite(t: Test, kind: NetworkKind): void {
       .map((line) => bot.host.model.fold(line.params[5]!));
     const known = [...bot.host.model.users.all()].map((user) => bot.host.model.fold(user.nick));
     t.same([...known].sort(), [...new Set(who)].sort(), "users as an operator's WHO shows them");
-    if (network.ircd !== 'inspircd') {
+    if (network.ircd === 'hybrid' || network.ircd === 'ngircd') {
       // ircd-hybrid's and ngircd's WHO never list an invisible user outside the asker's channels, even to an
       // operator (docs/compatibility.md): LUSERS counts them, the users list cannot name them.
       t.notOk(
@@ -225,7 +234,7 @@ export function networkSuite(t: Test, kind: NetworkKind): void {
       ((lists.find((list) => list.service === service)?.commands ?? []) as { name: string }[]).map((c) => c.name);
     t.ok(names('NickServ').includes('SET EMAIL'), 'NickServ SET EMAIL');
     t.ok(names('ChanServ').includes('FLAGS'), 'ChanServ FLAGS');
-    if (network.services === 'anope') {
+    if (network.services === 'anope' || network.services === 'anope21') {
       t.ok(names('ChanServ').length >= 40, `Anope's ChanServ lists its 40 commands (${names('ChanServ').length})`);
     }
   });
@@ -250,7 +259,36 @@ export function networkSuite(t: Test, kind: NetworkKind): void {
     t.match(await check(accounts.alice.password), { status: 200, body: { valid: true } }, 'the right password');
     t.match(await check('wrong-password'), { status: 200, body: { valid: false } }, 'a wrong one');
 
-    if (network.ircd !== 'inspircd') {
+    if (network.services === 'anope21') {
+      // Anope 2.1's own JSON-RPC, beside SASL: it swaps its codes for a wrong password and an unknown account
+      // (-32099 "Invalid account" for the one, -32098 "Invalid password" for the other), and its uniqueid is
+      // beyond 2^53. Both are no account, whatever the code; the account is the answer's, never a number.
+      const raw = await fetch(network.rpcUrl, {
+        method: 'POST',
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'anope.checkCredentials',
+          params: [accounts.alice.account, accounts.alice.password],
+          id: 'raw',
+        }),
+      });
+      const text = await raw.text();
+      const uniqueid = /"uniqueid":(\d+)/.exec(text)?.[1];
+      t.match(uniqueid, /^\d+$/, 'Anope 2.1 answers with a uniqueid');
+      // Random 64-bit: above 2^53 but for one account in 2,048, which a test run then names.
+      if (BigInt(uniqueid ?? 0) > BigInt(Number.MAX_SAFE_INTEGER)) t.pass(`its uniqueid ${uniqueid} is beyond 2^53`);
+      else t.comment(`this account's uniqueid ${uniqueid} happens to be below 2^53`);
+      const rpc = anopeBackend({ url: new URL(network.rpcUrl), timeoutMs: 10000 });
+      const checkWith = (nick: string, password: string) =>
+        rpc.check({ nick, password, sourceIp: '127.0.0.1', signal: new AbortController().signal });
+      t.same(await checkWith(accounts.alice.account.toUpperCase(), accounts.alice.password), {
+        valid: true,
+        account: accounts.alice.account,
+      });
+      t.same(await checkWith(accounts.alice.account, 'wrong'), { valid: false, reason: null }, 'a wrong password');
+      t.same(await checkWith(`nobody${tag}`, 'x'), { valid: false, reason: null }, 'an unknown account');
+    }
+    if (!offersSasl(network.network)) {
       // The sasl backend on a server without SASL says so, and names the backends that work.
       const sasl = saslBackend({
         host: network.host,
@@ -272,7 +310,7 @@ export function networkSuite(t: Test, kind: NetworkKind): void {
     const since = Date.now() - loggedInAt;
     if (since < 12000) await new Promise((resolve) => setTimeout(resolve, 12000 - since));
     const identifies = bot.sent.filter((line) => /^PRIVMSG NickServ :?IDENTIFY /i.test(line)).length;
-    const hasSasl = networkParts(kind).ircd === 'inspircd';
+    const hasSasl = offersSasl(kind);
     t.equal(identifies, hasSasl ? 0 : 1, `${identifies} IDENTIFY sent over the whole run`);
     t.equal(bot.host.irc.state.account, accounts.bot.account, 'still logged in');
   });

@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { IrcClient } from './irc-client.js';
 
 /** The kinds of network testnet/start.sh starts (its NETWORK): IRC server software + services. */
-export type NetworkKind = 'inspircd+atheme' | 'inspircd+anope' | 'hybrid+anope' | 'ngircd+atheme';
+export type NetworkKind = 'inspircd+atheme' | 'inspircd+anope' | 'hybrid+anope' | 'ngircd+atheme' | 'unreal+anope21';
 
-/** Every {@link NetworkKind}, the default (InspIRCd 3 + Atheme 7.2) first. */
+/** The kinds built from Debian's packages, the default (InspIRCd 3 + Atheme 7.2) first. */
 export const NETWORK_KINDS: readonly NetworkKind[] = [
   'inspircd+atheme',
   'inspircd+anope',
@@ -17,11 +17,44 @@ export const NETWORK_KINDS: readonly NetworkKind[] = [
   'ngircd+atheme',
 ];
 
+/**
+ * The kinds whose software Debian does not package: testnet/build-source.sh builds it from the source archives
+ * (testnet/sources.txt) once per machine.
+ */
+export const SOURCE_KINDS: readonly NetworkKind[] = ['unreal+anope21'];
+
 /** The IRC server software of a kind. */
-export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd';
+export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd' | 'unreal';
 
 /** The services package of a kind; also the name of its daemon (see {@link ServerName}). */
-export type ServicesName = 'atheme' | 'anope';
+export type ServicesName = 'atheme' | 'anope' | 'anope21';
+
+/** The source archives a kind needs (testnet/sources.txt names), by the software's name in the kind. */
+const SOURCE_NAMES: Partial<Record<IrcdName | ServicesName, string>> = { unreal: 'unrealircd', anope21: 'anope21' };
+
+/**
+ * Why a kind cannot start on this machine, in one line, when the source archives it needs are missing
+ * (looked for in IRCD_SOURCES, default ../shared/ircd-sources beside the repository); undefined when it can.
+ */
+export function missingSources(kind: NetworkKind): string | undefined {
+  const folder = process.env.IRCD_SOURCES ?? path.resolve(repoRoot, '..', 'shared', 'ircd-sources');
+  const listed = fs
+    .readFileSync(path.join(testnetDir, 'sources.txt'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    .map((line) => line.split(/\s+/) as [string, string, string]);
+  const { ircd, services } = networkParts(kind);
+  const missing = [ircd, services]
+    .map((part) => SOURCE_NAMES[part])
+    .filter((name) => name !== undefined)
+    .map((name) => listed.find(([listedName]) => listedName === name)![1])
+    .filter((file) => !fs.existsSync(path.join(folder, file)));
+  if (missing.length === 0) return undefined;
+  return (
+    `${kind} is built from source, and ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not in ${folder}: ` +
+    'put the archives there (testnet/sources.txt lists them with their sha256) or set IRCD_SOURCES to their folder'
+  );
+}
 
 /** The IRC server and services software of a network kind. */
 export function networkParts(kind: NetworkKind): { ircd: IrcdName; services: ServicesName } {
@@ -65,10 +98,10 @@ export interface TestNetwork {
   leafPort: number;
   hubServerPort: number;
   leafServerPort: number;
-  /** The services' RPC endpoint: Atheme JSON-RPC (atheme kinds) or Anope 2.0 XML-RPC (anope kinds). */
+  /** The services' RPC endpoint: Atheme JSON-RPC, Anope 2.0 XML-RPC or Anope 2.1 JSON-RPC. */
   rpcUrl: string;
-  /** What {@link rpcUrl} speaks. */
-  rpcProtocol: 'atheme-jsonrpc' | 'anope-xmlrpc';
+  /** What {@link rpcUrl} speaks: the name of the nickserv plugin's backend for it. */
+  rpcProtocol: 'atheme-jsonrpc' | 'anope-xmlrpc' | 'anope-rpc';
   /** The hub's InspIRCd httpd_stats XML endpoint (InspIRCd kinds only: reading it elsewhere throws). */
   statsUrl: string;
   operName: string;
@@ -272,6 +305,9 @@ interface DaemonContext {
   hubServerPort: number;
   leafPort: number;
   leafServerPort: number;
+  /** Where build-source.sh installed UnrealIRCd and Anope 2.1 (IRC_UNREAL_PREFIX, IRC_ANOPE21_PREFIX). */
+  unrealPrefix: string;
+  anope21Prefix: string;
 }
 
 /** The command line start.sh uses for each daemon (keep in sync with testnet/start.sh). */
@@ -337,7 +373,52 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
           ],
         };
       }
+      if (ircd === 'unreal') {
+        // Its own mount namespace: the server's folders bound over the install's, then as irc.
+        return {
+          logFile,
+          argv: [
+            'unshare',
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            'dir=$1 prefix=$2; shift 2; for d in data tmp logs cache; do mount --bind "$dir/$d" "$prefix/$d" || exit 1; done; exec "$@"',
+            'unreal-ns',
+            inRun(name),
+            context.unrealPrefix,
+            'setpriv',
+            '--reuid=irc',
+            '--regid=irc',
+            '--clear-groups',
+            path.join(context.unrealPrefix, 'bin', 'unrealircd'),
+            '-F',
+            '-f',
+            inRun(name, 'ircd.conf'),
+          ],
+        };
+      }
       return { logFile, argv: ['/usr/sbin/inspircd', '--nofork', ...rootFlag, `--config=${inRun(`${name}.conf`)}`] };
+    case 'anope21':
+      if (name !== services) throw new Error(`a ${context.kind} network has no ${name}`);
+      return {
+        logFile,
+        argv: [
+          'setpriv',
+          '--reuid=irc',
+          '--regid=irc',
+          '--clear-groups',
+          path.join(context.anope21Prefix, 'bin', 'anope'),
+          '--nofork',
+          `--confdir=${inRun('anope21', 'conf')}`,
+          '--config=services.conf',
+          `--dbdir=${inRun('anope21', 'data')}`,
+          `--logdir=${inRun('anope21', 'logs')}`,
+          `--modulesdir=${path.join(context.anope21Prefix, 'modules')}`,
+          `--localedir=${path.join(context.anope21Prefix, 'locale')}`,
+        ],
+      };
     case 'atheme':
     case 'anope':
       if (name !== services) throw new Error(`a ${context.kind} network has no ${name}`);
@@ -396,14 +477,8 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
   let lastError = '';
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ircnet-test-'));
-    const [hubPort, leafPort, hubServerPort, leafServerPort, rpcPort, httpdPort] = (await freePorts(6)) as [
-      number,
-      number,
-      number,
-      number,
-      number,
-      number,
-    ];
+    const [hubPort, leafPort, hubServerPort, leafServerPort, rpcPort, httpdPort, hubTlsPort, leafTlsPort] =
+      (await freePorts(8)) as [number, number, number, number, number, number, number, number];
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       NETWORK: options.network ?? 'inspircd+atheme',
@@ -415,6 +490,8 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
       LEAF_SPORT: String(leafServerPort),
       RPC_PORT: String(rpcPort),
       HTTPD_PORT: String(httpdPort),
+      HUB_TLS_PORT: String(hubTlsPort),
+      LEAF_TLS_PORT: String(leafTlsPort),
       OPER_NAME: options.operName ?? 'botoper',
       OPER_PASS: options.operPass ?? 'operpass',
       WEBIRC_PASS: options.webircPass ?? 'webircpass',
@@ -450,7 +527,9 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
 function startCommand(kind: NetworkKind): [string, string[]] {
   const startScript = path.join(testnetDir, 'start.sh');
   const { ircd, services } = networkParts(kind);
-  const programs = {
+  // Built by start.sh (build-source.sh) into its cache: serialised like an install while it may build.
+  if (SOURCE_KINDS.includes(kind)) return ['flock', [path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
+  const programs: Record<string, string> = {
     inspircd: '/usr/sbin/inspircd',
     hybrid: '/usr/sbin/ircd-hybrid',
     // unpacked by start.sh (default NGIRCD_ROOT), not installed: it conflicts with ircd-hybrid
@@ -458,7 +537,7 @@ function startCommand(kind: NetworkKind): [string, string[]] {
     atheme: '/usr/bin/atheme-services',
     anope: '/usr/sbin/anope',
   };
-  const installed = fs.existsSync(programs[ircd]) && fs.existsSync(programs[services]);
+  const installed = fs.existsSync(programs[ircd]!) && fs.existsSync(programs[services]!);
   if (installed) return [startScript, []];
   return ['flock', [path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
 }
@@ -486,11 +565,16 @@ function makeNetwork(
   options: TestNetworkOptions,
 ): TestNetwork {
   const kind = (env.IRC_NETWORK ?? 'inspircd+atheme') as NetworkKind;
-  if (!NETWORK_KINDS.includes(kind)) throw new Error(`network.env names an unknown kind ${kind}`);
+  if (!NETWORK_KINDS.includes(kind) && !SOURCE_KINDS.includes(kind)) {
+    throw new Error(`network.env names an unknown kind ${kind}`);
+  }
   const { ircd, services } = networkParts(kind);
   const hubPort = Number(requireEnv(env, 'IRC_HUB_PORT'));
   const leafPort = Number(requireEnv(env, 'IRC_LEAF_PORT'));
-  const rpcUrl = requireEnv(env, services === 'anope' ? 'ANOPE_XMLRPC_URL' : 'ATHEME_RPC_URL');
+  const rpcUrl = requireEnv(
+    env,
+    services === 'anope' ? 'ANOPE_XMLRPC_URL' : services === 'anope21' ? 'ANOPE_JSONRPC_URL' : 'ATHEME_RPC_URL',
+  );
   const rpcPort = Number(new URL(rpcUrl).port);
   const context: DaemonContext = {
     kind,
@@ -501,6 +585,8 @@ function makeNetwork(
     hubServerPort: Number(requireEnv(env, 'IRC_HUB_SERVER_PORT')),
     leafPort,
     leafServerPort: Number(requireEnv(env, 'IRC_LEAF_SERVER_PORT')),
+    unrealPrefix: env.IRC_UNREAL_PREFIX ?? '',
+    anope21Prefix: env.IRC_ANOPE21_PREFIX ?? '',
   };
   const statsUrl = env.INSPIRCD_STATS_URL;
   const operName = requireEnv(env, 'IRC_OPER_NAME');
@@ -589,7 +675,7 @@ function makeNetwork(
     hubServerPort: Number(requireEnv(env, 'IRC_HUB_SERVER_PORT')),
     leafServerPort: Number(requireEnv(env, 'IRC_LEAF_SERVER_PORT')),
     rpcUrl,
-    rpcProtocol: services === 'anope' ? 'anope-xmlrpc' : 'atheme-jsonrpc',
+    rpcProtocol: services === 'anope' ? 'anope-xmlrpc' : services === 'anope21' ? 'anope-rpc' : 'atheme-jsonrpc',
     get statsUrl(): string {
       if (statsUrl === undefined) throw new Error(`a ${kind} network has no InspIRCd httpd_stats endpoint`);
       return statsUrl;
