@@ -59,6 +59,16 @@ export interface FamilyAnswers {
    * starts with `[+` is then a topic), null where the server's configuration decides (read from the rows).
    */
   readonly listShowsModes: boolean | null;
+  /**
+   * What to add to LIST so that it lists every channel: none where a plain LIST does; `>0` where a plain LIST
+   * hides small channels (Solanum and Charybdis hide those under `displayed_usercount`, 3 by default).
+   */
+  readonly listEveryChannel: readonly string[];
+  /**
+   * The WHO mask that asks for every user the asker may see: `*` on most servers; `0` where `WHO *` means the
+   * asker's own channel (Solanum, Charybdis).
+   */
+  readonly whoEveryone: string;
   /** The STATS letter that lists the operators online as `nick (ident@host) Idle: …`; null where none does. */
   readonly operatorsStats: string | null;
   /**
@@ -100,6 +110,8 @@ export const GENERIC_ANSWERS: FamilyAnswers = {
   operatorWhoSeesInvisible: true,
   whoReplyLimit: null,
   listShowsModes: null,
+  listEveryChannel: [],
+  whoEveryone: '*',
   operatorsStats: 'P',
   mapLine: USERS_BEFORE_SHARE_MAP,
   serverNotices: null,
@@ -134,8 +146,8 @@ const INSPIRCD_NOTICES: ServerNoticeWording = {
 
 /**
  * The software the profile knows, first match wins. Each entry says only where it differs from
- * {@link GENERIC_ANSWERS}; the answers of the families the test networks do not run yet (UnrealIRCd, Solanum,
- * ircu, ircd 2.11) are the generic ones until a test network checks them (docs/adding-an-irc-server.md).
+ * {@link GENERIC_ANSWERS}; the answers of the families the test networks do not run yet (ircu, ircd 2.11) are the
+ * generic ones until a test network checks them (docs/adding-an-irc-server.md).
  */
 export const SERVER_FAMILIES: readonly ServerFamily[] = [
   {
@@ -195,6 +207,13 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     name: 'Solanum',
     // Charybdis is its ancestor, and answers alike.
     version: /^(?:solanum|charybdis)-/i,
+    // A plain LIST hides channels under `displayed_usercount` users (3 by default); `LIST >0` lists them all.
+    listEveryChannel: ['>0'],
+    // `WHO *` answers the asker's first channel; `WHO 0` everyone it may see.
+    whoEveryone: '0',
+    // An operator's WHO shows only the invisible users who share a channel with them, as anyone's does; only
+    // operspy (`WHO !*`) sees the others, and every operator is told of each such look.
+    operatorWhoSeesInvisible: false,
     // STATS P lists its ports (the operators are under STATS p, `p :nick (user@host)`); MAP reads
     // `name[SID] ---- | Users: N (x%)`, a form the collector does not read.
     operatorsStats: null,

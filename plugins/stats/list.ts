@@ -90,10 +90,15 @@ export function parseListEntry(message: IrcMessage, modesShown: boolean | null =
  * The LIST requests of one sync: all at once, or by user-count bands on a big network whose server allows it
  * (its profile's `listsByUsers`: ELIST with `U`).
  */
-export function listQueries(networkChannels: number | null, chunkAbove: number, listsByUsers: boolean): string[][] {
+export function listQueries(
+  networkChannels: number | null,
+  chunkAbove: number,
+  listsByUsers: boolean,
+  listEveryChannel: readonly string[] = [],
+): string[][] {
   const big = networkChannels === null || networkChannels > chunkAbove;
   if (big && listsByUsers) return LIST_BANDS.map((band) => ['LIST', band]);
-  return [['LIST']];
+  return [['LIST', ...listEveryChannel]];
 }
 
 /** MODE #channel: the live handler applies the 324 reply; this records the check, or forgets a gone channel. */
@@ -398,7 +403,12 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   state.newListedAt = state.listedAt;
   const taker = new ListTaker(context, state);
   const { profile } = irc.state;
-  const queries = listQueries(model.stats.channels, config.list_chunk_above, profile.listsByUsers);
+  const queries = listQueries(
+    model.stats.channels,
+    config.list_chunk_above,
+    profile.listsByUsers,
+    profile.listEveryChannel,
+  );
   for (const send of queries) await taker.list(send);
   // The channels as the answer ended (one formed while this is sliced was not in it, yet not gone).
   const known = [...model.channels.all()];

@@ -290,9 +290,11 @@ async function whoOnce(
   const fields = whoxFields(irc.state.isOperator, irc.state.profile.whoxIp);
   const whox = flags !== null;
   const parseWhox = whoxParser(fields, token);
-  const send = whox ? ['WHO', mask, `${flags}%${fields},${token}`] : ['WHO', mask];
+  // `*` (every user) is asked in the server's own words.
+  const asked = mask === '*' ? irc.state.profile.whoEveryone : mask;
+  const send = whox ? ['WHO', asked, `${flags}%${fields},${token}`] : ['WHO', asked];
   // For the debug log: how long the request waited for its turn, for its first row, and for its end.
-  const asked = Date.now();
+  const queued = Date.now();
   let sentAt: number | null = null;
   let firstRowAt: number | null = null;
   let rows = 0;
@@ -301,7 +303,7 @@ async function whoOnce(
     send,
     onSent: () => (sentAt = Date.now()),
     reply: (line) => (whox ? line.command === '354' && line.params[1] === token : line.command === '352'),
-    end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
+    end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === asked.toLowerCase(),
     // Each row is taken as it arrives, in order with the live lines around it: a QUIT or NICK right after
     // the row is applied after it, never before (which would bring the user back from a row already stale).
     onReply: (line) => {
@@ -316,9 +318,9 @@ async function whoOnce(
   context.logger.debug('who', {
     mask,
     rows,
-    wait_ms: sentAt === null ? null : sentAt - asked,
+    wait_ms: sentAt === null ? null : sentAt - queued,
     first_row_ms: sentAt === null || firstRowAt === null ? null : firstRowAt - sentAt,
-    ms: ended - asked,
+    ms: ended - queued,
   });
 }
 
@@ -419,10 +421,11 @@ async function realHostsOf({ irc, model }: SyncContext, mask: string, proof: Rea
   const take = (nick: string, host: string): void => {
     if (model.users.get(nick)) model.upsertUser(nick, { realHost: host });
   };
+  const asked = mask === '*' ? irc.state.profile.whoEveryone : mask;
   await irc.request({
-    send: ['WHO', mask, `${mask === '*' ? '' : 'n'}${flag}%tihn,${token}`],
+    send: ['WHO', asked, `${mask === '*' ? '' : 'n'}${flag}%tihn,${token}`],
     reply: (line) => line.command === '354' && line.params[1] === token,
-    end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === mask.toLowerCase(),
+    end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === asked.toLowerCase(),
     // 354 me <token> <ip> <host> <nick>: WHOX sends the fields in its own order.
     onReply: (line) => {
       const [, , ip, host, nick] = line.params;

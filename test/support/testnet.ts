@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { IrcClient } from './irc-client.js';
 
 /** The kinds of network testnet/start.sh starts (its NETWORK): IRC server software + services. */
-export type NetworkKind = 'inspircd+atheme' | 'inspircd+anope' | 'hybrid+anope' | 'ngircd+atheme' | 'unreal+anope21';
+export type NetworkKind =
+  'inspircd+atheme' | 'inspircd+anope' | 'hybrid+anope' | 'ngircd+atheme' | 'unreal+anope21' | 'solanum+atheme';
 
 /** The kinds built from Debian's packages, the default (InspIRCd 3 + Atheme 7.2) first. */
 export const NETWORK_KINDS: readonly NetworkKind[] = [
@@ -21,16 +22,20 @@ export const NETWORK_KINDS: readonly NetworkKind[] = [
  * The kinds whose software Debian does not package: testnet/build-source.sh builds it from the source archives
  * (testnet/sources.txt) once per machine.
  */
-export const SOURCE_KINDS: readonly NetworkKind[] = ['unreal+anope21'];
+export const SOURCE_KINDS: readonly NetworkKind[] = ['unreal+anope21', 'solanum+atheme'];
 
 /** The IRC server software of a kind. */
-export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd' | 'unreal';
+export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd' | 'unreal' | 'solanum';
 
 /** The services package of a kind; also the name of its daemon (see {@link ServerName}). */
 export type ServicesName = 'atheme' | 'anope' | 'anope21';
 
 /** The source archives a kind needs (testnet/sources.txt names), by the software's name in the kind. */
-const SOURCE_NAMES: Partial<Record<IrcdName | ServicesName, string>> = { unreal: 'unrealircd', anope21: 'anope21' };
+const SOURCE_NAMES: Partial<Record<IrcdName | ServicesName, string>> = {
+  unreal: 'unrealircd',
+  solanum: 'solanum',
+  anope21: 'anope21',
+};
 
 /**
  * Why a kind cannot start on this machine, in one line, when the source archives it needs are missing
@@ -308,6 +313,7 @@ interface DaemonContext {
   /** Where build-source.sh installed UnrealIRCd and Anope 2.1 (IRC_UNREAL_PREFIX, IRC_ANOPE21_PREFIX). */
   unrealPrefix: string;
   anope21Prefix: string;
+  solanumPrefix: string;
 }
 
 /** The command line start.sh uses for each daemon (keep in sync with testnet/start.sh). */
@@ -370,6 +376,38 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
             '--nodaemon',
             '--config',
             inRun(name, 'ngircd.conf'),
+          ],
+        };
+      }
+      if (ircd === 'solanum') {
+        // Its own mount namespace: its ban database helper writes <prefix>/etc/ban.db, whatever -banfile says.
+        return {
+          logFile,
+          argv: [
+            'unshare',
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            'mount --bind "$1" "$2" || exit 1; shift 2; exec "$@"',
+            'solanum-ns',
+            inRun(name, 'etc'),
+            path.join(context.solanumPrefix, 'etc'),
+            'setpriv',
+            '--reuid=irc',
+            '--regid=irc',
+            '--clear-groups',
+            path.join(context.solanumPrefix, 'bin', 'solanum'),
+            '-foreground',
+            '-configfile',
+            inRun(name, 'ircd.conf'),
+            '-logfile',
+            inRun(name, 'ircd.log'),
+            '-pidfile',
+            inRun(name, 'ircd.pid'),
+            '-banfile',
+            inRun(name, 'ban.db'),
           ],
         };
       }
@@ -587,6 +625,7 @@ function makeNetwork(
     leafServerPort: Number(requireEnv(env, 'IRC_LEAF_SERVER_PORT')),
     unrealPrefix: env.IRC_UNREAL_PREFIX ?? '',
     anope21Prefix: env.IRC_ANOPE21_PREFIX ?? '',
+    solanumPrefix: env.IRC_SOLANUM_PREFIX ?? '',
   };
   const statsUrl = env.INSPIRCD_STATS_URL;
   const operName = requireEnv(env, 'IRC_OPER_NAME');

@@ -203,6 +203,10 @@ t.test('the families no test network runs yet: known by version, answered by fea
     channelLimit: 250,
     botMode: null,
     sasl: true,
+    // A plain LIST hides channels under 3 users, and `WHO *` is the asker's first channel.
+    listEveryChannel: ['>0'],
+    whoEveryone: '0',
+    operatorWhoSeesInvisible: false,
   });
   t.match(sessionAfter(PUBLIC.ircu, 'scaussin').profile, {
     family: 'ircu',

@@ -254,6 +254,7 @@ t.test('WHO masks and LIST queries grow into chunks only on a big network', asyn
   );
   t.same(listQueries(5000, 2000, byUsers()), [['LIST']], 'without ELIST=U there is only the one LIST');
   t.same(listQueries(5000, 2000, byUsers('CMNT')), [['LIST']]);
+  t.same(listQueries(100, 2000, byUsers('CTU'), ['>0']), [['LIST', '>0']], "Solanum's LIST of every channel");
 });
 
 /** `count` users whose nicks start with `u`, on the hub. */
