@@ -316,6 +316,39 @@ interface DaemonContext {
   solanumPrefix: string;
 }
 
+/** The folders UnrealIRCd writes, compiled into its install. */
+const UNREAL_FOLDERS = ['data', 'tmp', 'logs', 'cache'] as const;
+
+/**
+ * `program` run as irc in a mount namespace of its own, where each `[folder, over]` is bound over a folder the
+ * program writes (start.sh's `own_folders`): unshare, sh and setpriv all exec, so the PID is the program's.
+ */
+function asIrcWithOwnFolders(
+  binds: readonly (readonly [folder: string, over: string])[],
+  program: readonly string[],
+): string[] {
+  return [
+    'unshare',
+    '--mount',
+    '--propagation',
+    'private',
+    'sh',
+    '-c',
+    OWN_FOLDERS_SCRIPT,
+    'own-folders',
+    ...binds.flat(),
+    '--',
+    'setpriv',
+    '--reuid=irc',
+    '--regid=irc',
+    '--clear-groups',
+    ...program,
+  ];
+}
+
+/** Binds each pair of arguments until `--`, then execs the rest (the same in testnet/start.sh). */
+const OWN_FOLDERS_SCRIPT = 'while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 1; shift 2; done; shift; exec "$@"';
+
 /** The command line start.sh uses for each daemon (keep in sync with testnet/start.sh). */
 function daemonCommand(runDir: string, name: ServerName, context: DaemonContext): { logFile: string; argv: string[] } {
   const root = process.getuid?.() === 0;
@@ -380,61 +413,34 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
         };
       }
       if (ircd === 'solanum') {
-        // Its own mount namespace: its ban database helper writes <prefix>/etc/ban.db, whatever -banfile says.
+        // Its ban database helper writes <prefix>/etc/ban.db, whatever -banfile says: a folder of its own there.
         return {
           logFile,
-          argv: [
-            'unshare',
-            '--mount',
-            '--propagation',
-            'private',
-            'sh',
-            '-c',
-            'mount --bind "$1" "$2" || exit 1; shift 2; exec "$@"',
-            'solanum-ns',
-            inRun(name, 'etc'),
-            path.join(context.solanumPrefix, 'etc'),
-            'setpriv',
-            '--reuid=irc',
-            '--regid=irc',
-            '--clear-groups',
-            path.join(context.solanumPrefix, 'bin', 'solanum'),
-            '-foreground',
-            '-configfile',
-            inRun(name, 'ircd.conf'),
-            '-logfile',
-            inRun(name, 'ircd.log'),
-            '-pidfile',
-            inRun(name, 'ircd.pid'),
-            '-banfile',
-            inRun(name, 'ban.db'),
-          ],
+          argv: asIrcWithOwnFolders(
+            [[inRun(name, 'etc'), path.join(context.solanumPrefix, 'etc')]],
+            [
+              path.join(context.solanumPrefix, 'bin', 'solanum'),
+              '-foreground',
+              '-configfile',
+              inRun(name, 'ircd.conf'),
+              '-logfile',
+              inRun(name, 'ircd.log'),
+              '-pidfile',
+              inRun(name, 'ircd.pid'),
+              '-banfile',
+              inRun(name, 'ban.db'),
+            ],
+          ),
         };
       }
       if (ircd === 'unreal') {
-        // Its own mount namespace: the server's folders bound over the install's, then as irc.
+        // Its data, temp, log and cache folders are compiled into the install: the server's own bound over them.
         return {
           logFile,
-          argv: [
-            'unshare',
-            '--mount',
-            '--propagation',
-            'private',
-            'sh',
-            '-c',
-            'dir=$1 prefix=$2; shift 2; for d in data tmp logs cache; do mount --bind "$dir/$d" "$prefix/$d" || exit 1; done; exec "$@"',
-            'unreal-ns',
-            inRun(name),
-            context.unrealPrefix,
-            'setpriv',
-            '--reuid=irc',
-            '--regid=irc',
-            '--clear-groups',
-            path.join(context.unrealPrefix, 'bin', 'unrealircd'),
-            '-F',
-            '-f',
-            inRun(name, 'ircd.conf'),
-          ],
+          argv: asIrcWithOwnFolders(
+            UNREAL_FOLDERS.map((folder) => [inRun(name, folder), path.join(context.unrealPrefix, folder)] as const),
+            [path.join(context.unrealPrefix, 'bin', 'unrealircd'), '-F', '-f', inRun(name, 'ircd.conf')],
+          ),
         };
       }
       return { logFile, argv: ['/usr/sbin/inspircd', '--nofork', ...rootFlag, `--config=${inRun(`${name}.conf`)}`] };
