@@ -199,6 +199,7 @@ async function freshCollector(): Promise<{ model: NetworkModel; handle: (message
       onModelChange: (listener) =>
         void model.on('change', isolated(logger, definition.name, 'model change handler', listener)),
       metrics: metrics.forPlugin(definition.name, () => undefined),
+      commandLine: { register: () => undefined },
     });
   };
   await start(stats);

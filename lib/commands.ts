@@ -57,6 +57,12 @@ export interface CommandDefinition<Args extends Converters = Converters> {
   /** Only senders logged in to an account may run it. */
   requiresAccount?: boolean;
   /**
+   * For a command that needs an account (adminOnly, requiresAccount), what to say besides the refusal where
+   * nobody can have one, the network's IRC server knowing no accounts (the TOKEN commands: who manages tokens
+   * instead).
+   */
+  withoutAccounts?: string;
+  /**
    * Its arguments, one converter each, in order (`[visibleToken, many(endpointName)]`; `[]` for none).
    * The host reads the words after the name with them once the sender may run the command, and answers
    * the errors itself: too many words (`Too many arguments. Usage: …`: a word the sender meant is never
@@ -257,9 +263,15 @@ export class CommandRegistry {
       return;
     }
     if ((definition.adminOnly || definition.requiresAccount) && sender.account === null) {
-      reply(
-        `You are not logged in. Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>), then try again.`,
-      );
+      const missing = this.noAccountServices();
+      if (missing === null) {
+        reply(
+          `You are not logged in. Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>), then try again.`,
+        );
+      } else {
+        const more = definition.withoutAccounts === undefined ? '' : ` ${definition.withoutAccounts}`;
+        reply(`${definition.name} needs a NickServ account, and ${missing}.${more}`);
+      }
       return;
     }
     if (definition.adminOnly && !isAdmin) {
@@ -436,6 +448,16 @@ export class CommandRegistry {
     }
   }
 
+  /**
+   * Why nobody can log in to an account here, in words that end a sentence: the IRC server knows no accounts
+   * (its profile says so); null where it does.
+   */
+  private noAccountServices(): string | null {
+    const { profile } = this.irc.state;
+    if (profile.accounts) return null;
+    return `this network has no account services: its IRC server (${profile.family ?? profile.version}) knows no accounts`;
+  }
+
   private sameNick(a: string | undefined, b: string): boolean {
     return a !== undefined && this.irc.casefold(a) === this.irc.casefold(b);
   }
@@ -508,6 +530,13 @@ export class CommandRegistry {
       .map((definition) => definition.name);
     if (needing.length === 0) return;
     const names = needing.length === 1 ? needing[0] : `${needing.slice(0, -1).join(', ')} and ${needing.at(-1)}`;
+    if (!this.irc.state.profile.accounts) {
+      reply(
+        `${names} need${needing.length === 1 ? 's' : ''} a NickServ account, and this network has no account ` +
+          'services: nobody can log in to one here.',
+      );
+      return;
+    }
     reply(
       `You are not logged in: ${names} need${needing.length === 1 ? 's' : ''} a NickServ account. ` +
         'Identify to NickServ first (/msg NickServ IDENTIFY <account> <password>).',

@@ -15,7 +15,8 @@ import type { RouteDefinition, TierGuards } from './http/types.js';
 import type { IrcEventName, IrcEvents, IrcPort, IrcTransport, Unsubscribe } from './irc/port.js';
 import { errorMessage, type Logger } from './logger.js';
 import { NetworkModel } from './model/network.js';
-import type { PluginContext, PluginDefinition, PluginStop } from './plugin.js';
+import type { CommandLineCommand, PluginContext, PluginDefinition, PluginStop } from './plugin.js';
+import { StoreLockedError } from './store/lock.js';
 import { Store } from './store/store.js';
 import { installBotPolicy } from './irc/bot-policy.js';
 import { packageName, packageVersion, versionString } from './version.js';
@@ -73,6 +74,11 @@ export interface HostOptions {
    * `http.inject()` (the plugin test harness), and {@link Host.url} stays null.
    */
   listen?: boolean;
+  /**
+   * Whether the host connects to IRC once its plugins have started; default true. False: the command line's
+   * host (`irc-network-data token …`), which only runs a plugin's command over the store.
+   */
+  connect?: boolean;
 }
 
 interface RunningPlugin {
@@ -233,6 +239,7 @@ export class Host {
   private readonly persisted = new Set<string>();
   /** What running plugins provide, by key name. */
   private readonly services = new Map<string, { plugin: string; value: unknown }>();
+  private readonly commandLine = new Map<string, { plugin: string; command: CommandLineCommand }>();
   private httpAddress: { url: string; port: number } | null = null;
   /** The host's metrics: the core's own, and what plugins register through their context. */
   readonly metrics = new HostMetrics();
@@ -296,7 +303,13 @@ export class Host {
   /** Check the plugins, load the store, start plugins in order, listen, connect. */
   async start(): Promise<void> {
     const plan = resolvePlugins(this.options.plugins, this.options.config.plugins);
-    await this.store.load();
+    try {
+      await this.store.load();
+    } catch (error) {
+      if (error instanceof StoreLockedError)
+        throw new HostError([`${this.options.config.store.path}: ${error.message}`]);
+      throw error;
+    }
     this.persistNewSlices();
     this.wireCore();
     for (const { definition, config } of plan) {
@@ -334,7 +347,12 @@ export class Host {
       this.httpAddress = address;
       this.logger.info(`HTTP API listening on ${address.url}`, { url: address.url });
     }
-    if (!this.irc.state.connected) this.irc.connect();
+    if (this.options.connect !== false && !this.irc.state.connected) this.irc.connect();
+  }
+
+  /** The command-line commands the plugins added, by name ({@link PluginContext.commandLine}). */
+  commandLineCommands(): { plugin: string; command: CommandLineCommand }[] {
+    return [...this.commandLine.values()];
   }
 
   /** Stop plugins (reverse order), flush the store, QUIT, close HTTP. Safe to call twice. */
@@ -515,6 +533,18 @@ export class Host {
         track(model.on('change', isolated(this.logger, name, 'model change handler', listener)));
       },
       metrics: this.metrics.forPlugin(name, track),
+      commandLine: {
+        register: (command) => {
+          const taken = this.commandLine.get(command.name);
+          if (taken) {
+            throw new Error(
+              `the plugin "${name}" adds the command-line command "${command.name}", which "${taken.plugin}" added`,
+            );
+          }
+          this.commandLine.set(command.name, { plugin: name, command });
+          track(() => this.commandLine.delete(command.name));
+        },
+      },
     };
   }
 }

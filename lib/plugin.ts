@@ -131,6 +131,31 @@ export interface PluginServices {
   get<Name extends ServiceName>(name: Name): Services[Name];
 }
 
+/** How a command-line command writes its answer: `out` to standard output, `err` to standard error. */
+export interface CommandLineOutput {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+/**
+ * A command of the `irc-network-data` command line that a plugin adds (`irc-network-data token list`), for an
+ * operator on the bot's machine. It runs in a host started from the same config without IRC or HTTP, which
+ * holds the store (a running bot's store is refused: see docs/plugins.md).
+ */
+export interface CommandLineCommand {
+  /** The word after `irc-network-data`: `token`. */
+  name: string;
+  /** One line for `irc-network-data --help`. */
+  summary: string;
+  /** Runs with the words after the name (the `--config` option taken out); resolves with the exit code. */
+  run(args: readonly string[], output: CommandLineOutput): Promise<number>;
+}
+
+export interface PluginCommandLine {
+  /** Adds a command to the command line, under a name no other plugin's command has. */
+  register(command: CommandLineCommand): void;
+}
+
 export interface PluginContext<Config = Record<string, unknown>> {
   name: string;
   config: Config;
@@ -149,6 +174,8 @@ export interface PluginContext<Config = Record<string, unknown>> {
   onModelChange(listener: Parameters<NetworkModel['on']>[1]): void;
   /** Register the plugin's metrics (Prometheus; removed when it stops); the metrics plugin serves them. */
   metrics: PluginMetrics;
+  /** Add commands to the `irc-network-data` command line. */
+  commandLine: PluginCommandLine;
 }
 
 /** Identity function that gives a plugin definition its types. */

@@ -20,6 +20,9 @@ export {
   type PluginTimers,
   type PluginStore,
   type PluginServices,
+  type PluginCommandLine,
+  type CommandLineCommand,
+  type CommandLineOutput,
   type Services,
   type ServiceName,
 } from './plugin.js';

@@ -53,6 +53,8 @@ export interface Registration {
   /** RPL_MYINFO's version (`InspIRCd-3`, `ngircd-26.1`); no 004 line without it. */
   version?: string | undefined;
   client: IrcClientName;
+  /** Whether the server knows CAP (default true); false: it acknowledges none, as ircd 2.11 has no CAP. */
+  cap?: boolean | undefined;
 }
 
 interface Rule {
@@ -107,10 +109,10 @@ export class FakeServer {
   }
 
   /** Registration: the capabilities the client asks for, 001, 004 when there is a version, ISUPPORT, end of MOTD. */
-  register({ nick, isupport, version, client }: Registration): void {
+  register({ nick, isupport, version, client, cap = true }: Registration): void {
     const from = `:${this.name}`;
     this.connection.receive(
-      `${from} CAP * ACK :${CAPS_ASKED[client].join(' ')}`,
+      ...(cap ? [`${from} CAP * ACK :${CAPS_ASKED[client].join(' ')}`] : []),
       `${from} 001 ${nick} :Welcome`,
       ...(version ? [`${from} 004 ${nick} ${this.name} ${version} iosw biklmnopstv :bklov`] : []),
       `${from} 005 ${nick} ${isupport ?? DEFAULT_ISUPPORT} :are supported by this server`,

@@ -105,6 +105,8 @@ export interface HarnessOptions {
   clock?: () => Date;
   /** The server's software as RPL_MYINFO (004) names it at registration (`InspIRCd-3`, `ngircd-26.1`); default none. */
   version?: string;
+  /** Whether the fake server knows CAP (default true); false: it grants no capability, as ircd 2.11. */
+  cap?: boolean;
   /**
    * Whether the bot is an IRC operator: its config gets OPER credentials (unless `config.irc.oper` gives them) and
    * the fake server accepts them, before the connection is ready. Default false.
@@ -258,7 +260,7 @@ export async function startHarness(t: HarnessTest, options: HarnessOptions): Pro
   atEnd(t, stop);
   const connection = registration(
     server,
-    { nick: config.irc.nick, isupport: options.isupport, version: options.version, client },
+    { nick: config.irc.nick, isupport: options.isupport, version: options.version, client, cap: options.cap },
     waits.until,
   );
   if (options.register !== false) await connection.register();

@@ -69,13 +69,25 @@ export function installBotPolicy(irc: IrcTransport, options: BotPolicyOptions, l
   const attached = options.attached ?? (() => false);
   const ctcp = new CtcpAnswers(irc, options.version, logger);
   let connection = 0;
+  let saidNoAccounts = false;
   const offs = [
     irc.on('message', (message) => {
       if (!attached()) ctcp.answer(message);
     }),
     irc.on('ready', () => {
       connection++;
-      if (options.sasl && irc.state.account === null) {
+      const { profile } = irc.state;
+      if (options.sasl && !profile.accounts) {
+        // Nothing to log in to, on this connection or the next: said once, never tried.
+        if (!saidNoAccounts) {
+          logger.error(
+            `this network's IRC server (${profile.family ?? profile.version}) has no accounts, so there are no ` +
+              'account services to log in to: the bot stays logged out. Remove irc.sasl from the config.',
+            { account: options.sasl.account },
+          );
+        }
+        saidNoAccounts = true;
+      } else if (options.sasl && irc.state.account === null) {
         const timing = options.identifyTiming ?? IDENTIFY_TIMING;
         void identifyUntilLoggedIn(irc, options.sasl, timing, logger, () => connection);
       }

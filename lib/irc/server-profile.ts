@@ -85,6 +85,12 @@ export interface FamilyAnswers {
    * are linked, false where it never does (then a bot logs in with IDENTIFY), null where that is not known.
    */
   readonly sasl: boolean | null;
+  /**
+   * Whether the software knows accounts at all: says who is logged in to which (RPL_WHOISACCOUNT 330, the
+   * `account-tag` and `account-notify` CAPs, SASL). Where it does not (ircd 2.11), no services could tell the bot
+   * who anyone is: nobody can log in, the bot included, and what needs an account cannot be had.
+   */
+  readonly accounts: boolean;
   /** What to do about a command the server refused with RPL_TRYAGAIN (263) too often; null: the generic advice. */
   readonly tryAgainAdvice: string | null;
 }
@@ -117,6 +123,7 @@ export const GENERIC_ANSWERS: FamilyAnswers = {
   serverNotices: null,
   latencyProbes: ['TIME', 'VERSION'],
   sasl: null,
+  accounts: true,
   tryAgainAdvice: null,
 };
 
@@ -229,9 +236,10 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
   {
     ...GENERIC_ANSWERS,
     name: 'ircd 2.11',
-    // `2.11.2p3`: no CAP, no services, so no SASL.
+    // `2.11.2p3`: no CAP, so no SASL; no account in WHOIS or anywhere (IRCnet runs no services).
     version: /^2\.11\./,
     sasl: false,
+    accounts: false,
   },
 ];
 
@@ -326,6 +334,8 @@ export function buildServerProfile(server: ServerSelfDescription): ServerProfile
     localChannelTypes,
     accountFrom: server.caps.has('account-tag') ? 'account-tag' : 'whois',
     sasl,
+    // A server that offers SASL or account tags knows accounts, whatever its family.
+    accounts: familyAnswers.accounts || sasl === true || server.caps.has('account-tag'),
     tryAgainText:
       familyAnswers.tryAgainAdvice === null
         ? GENERIC_TRY_AGAIN_ADVICE

@@ -27,6 +27,7 @@ import { errorMessage, type Logger } from '../logger.js';
 import { AtomicJsonFile, UnusableFileError, isJsonObject, syncDirectory } from './atomic-json-file.js';
 import { HoldMeter } from './hold-meter.js';
 import { DiskJournal, MemoryJournal, type JournalFiles, type JournalLine } from './journal.js';
+import { lockStore, type StoreLock } from './lock.js';
 import { PiecewiseJson, type JsonPiece } from './json-pieces.js';
 import { MemoryJsonFile } from './memory-json-file.js';
 import { CURRENT_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations.js';
@@ -246,6 +247,8 @@ export class Store {
   private loadCalled = false;
   private loaded = false;
   private closed = false;
+  /** This process's hold on the store's files (lock.ts), from load() to close(). */
+  private lock: StoreLock | undefined;
 
   constructor(options: StoreOptions) {
     this.path = options.path;
@@ -297,12 +300,20 @@ export class Store {
     }
     await mkdir(path.dirname(this.path), { recursive: true });
     await mkdir(path.dirname(this.durablePath), { recursive: true });
+    // Before anything is read: another process writing these files would lose this one's changes, or it its.
+    this.lock = await lockStore(`${this.path}.lock`);
     const outdated: SliceFile[] = [];
     let durableRecovered = false;
-    for (const file of [this.main, this.durable]) {
-      const why = await this.loadFile(file);
-      if (why) outdated.push(file);
-      if (why === 'recovered' && file === this.durable) durableRecovered = true;
+    try {
+      for (const file of [this.main, this.durable]) {
+        const why = await this.loadFile(file);
+        if (why) outdated.push(file);
+        if (why === 'recovered' && file === this.durable) durableRecovered = true;
+      }
+    } catch (error) {
+      // A store that failed to load writes nothing: it lets go of the files.
+      await this.lock.release();
+      throw error;
     }
     this.loaded = true;
     // Bring the files on disk up to date: after a migration the old file becomes the .bak; after a
@@ -571,6 +582,14 @@ export class Store {
    */
   async close(): Promise<void> {
     this.closed = true;
+    try {
+      await this.closeFiles();
+    } finally {
+      await this.lock?.release();
+    }
+  }
+
+  private async closeFiles(): Promise<void> {
     this.clearTimer(this.main);
     this.clearTimer(this.durable);
     await this.flush();

@@ -402,6 +402,8 @@ function source(actor: AuditRecord['actor']): { by: string; from: string } {
         by: actor.account ?? '–',
         from: `staff API (token #${actor.token_id ?? '?'})${actor.address ? `, ${actor.address}` : ''}`,
       };
+    case 'cli':
+      return { by: actor.account ?? '–', from: "the bot's command line" };
     case 'system':
       return { by: 'the bot', from: actor.reason ?? '' };
   }

@@ -132,6 +132,21 @@ export default definePlugin<NickservConfig>({
       else if (servicesLinked.signal.aborted && !stopping.signal.aborted) servicesLinked = new AbortController();
     });
 
+    // A network whose IRC server knows no accounts (ircd 2.11) has no account services: the config asks for
+    // what cannot be, which is said once, and every check is refused with it.
+    let refusal: string | undefined;
+    irc.on('ready', () => {
+      const { profile } = irc.state;
+      if (profile.accounts || refusal !== undefined) return;
+      refusal =
+        `This network has no account services (its IRC server, ${profile.family ?? profile.version}, knows no ` +
+        'accounts): there are no passwords to check';
+      logger.error(
+        `${refusal}. plugins.nickserv cannot work on this network: remove it from the config (or set its "enabled" ` +
+          'to false).',
+      );
+    });
+
     const checked = metrics.counter<'result'>({
       name: 'irc_bot_credential_checks_total',
       help: "Credential checks (the API's and the sign-ins') by result: valid, invalid, refused, unavailable, error.",
@@ -148,6 +163,7 @@ export default definePlugin<NickservConfig>({
       fold: (nick) => irc.casefold(nick),
       signal: () => (backend.throughIrc ? servicesLinked.signal : stopping.signal),
       servicesSplit: () => model.servers.servicesSplit,
+      refusal: () => refusal,
       logger,
       counted: (result) => checked.inc({ result }),
     };

@@ -45,6 +45,11 @@ export interface CheckRouteContext {
   signal: () => AbortSignal;
   /** The services servers split from the network now, as the model knows them (none without a collector). */
   servicesSplit: () => readonly string[];
+  /**
+   * Why no password can be checked on this network at all (its IRC server knows no accounts, so it has no account
+   * services); undefined while one can.
+   */
+  refusal?: () => string | undefined;
   logger: Logger;
   /** Told of each check's result (the API's and the sign-ins'): valid, invalid, refused (a brute-force limit), unavailable, or error. */
   counted?: (result: 'valid' | 'invalid' | 'refused' | 'unavailable' | 'error') => void;
@@ -171,6 +176,9 @@ async function throughTheGates(context: CheckRouteContext, check: GatedCheck): P
   // holds a nick on IRC, logged in to what, is anyone's choice). Until then it counts on its own.
   const accountKey = known.accountOf(nickKey) ?? nickKey;
   const caller = second.key;
+
+  const refusal = context.refusal?.();
+  if (refusal !== undefined) throw new ApiError(503, 'unavailable', refusal);
 
   // SASL needs the services linked: while they are split off, say so at once (it counts as nothing).
   const split = backend.throughIrc ? servicesSplit() : [];

@@ -10,6 +10,7 @@
  */
 import { definePlugin, searchFoldOf } from '../../lib/sdk.js';
 import { accountAdminCheck } from './account-admin.js';
+import { tokenCommandLine } from './command-line.js';
 import { tokenCommands } from './commands/index.js';
 import { grantableEndpoints } from './endpoints.js';
 import { operAdminCheck } from './oper-admin.js';
@@ -52,6 +53,7 @@ export default definePlugin<TokensConfig>({
     });
     for (const route of staffRoutes({ rules, tokens, searchFold: searchFoldOf(model) })) http.route(route);
     for (const command of tokenCommands({ rules, endpoints, logger })) commands.register(command);
+    context.commandLine.register(tokenCommandLine({ rules, tokens, endpoints }));
     if (config.opers_are_admins) commands.addAdminCheck(operAdminCheck(irc, logger));
     const isAdmin = accountAdminCheck(context);
     services.provide('tokens.manage', tokensManage({ rules, tokens, endpoints, isAdmin, logger }));

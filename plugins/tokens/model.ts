@@ -45,8 +45,9 @@ export type AuditAction = 'create' | 'grant' | 'deny' | 'revoke' | 'staff' | 're
  */
 export type AuditActor =
   | {
+      /** The NickServ account; from the command line (`cli`), the name of the operator who ran it. */
       account: string;
-      via: 'irc' | 'web' | 'http';
+      via: 'irc' | 'web' | 'http' | 'cli';
       /** The staff token used, for changes made over HTTP. */
       tokenId?: number;
       /** The client's address (after the proxy rules), for changes made over HTTP or on the website. */
@@ -74,7 +75,7 @@ export interface AuditEntry {
 /** An actor in the file: `reason` only for the bot itself (`system`), whose `account` is null. */
 interface StoredActor {
   account: string | null;
-  via: 'irc' | 'web' | 'http' | 'system';
+  via: 'irc' | 'web' | 'http' | 'cli' | 'system';
   token_id?: number;
   reason?: string;
   address?: string;

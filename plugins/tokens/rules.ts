@@ -204,12 +204,14 @@ export class TokenRules {
   }
 
   /**
-   * A new token of the caller's account, labelled `text` (cleaned), reaching no endpoint: within the
-   * label's length and the account's live tokens. Its secret is answered only once the token is on disk.
+   * A new token of the caller's account (from the command line, of `owner`), labelled `text` (cleaned), reaching
+   * no endpoint: within the label's length and the account's live tokens. Its secret is answered only once the
+   * token is on disk.
    */
-  async create(caller: Caller, text: string): Promise<Created> {
+  async create(caller: Caller, text: string, owner?: string): Promise<Created> {
     const { tokens, logger, maxTokensPerAccount: limit } = this.options;
-    const { account } = caller.actor;
+    // Only the command line makes a token for someone else: its operator names the holder.
+    const account = caller.actor.via === 'cli' && owner !== undefined ? owner : caller.actor.account;
     const label = cleanLabel(text);
     const length = [...label].length;
     if (length > MAX_LABEL_LENGTH) return { ok: false, reason: 'label-too-long', length, limit: MAX_LABEL_LENGTH };
@@ -409,9 +411,13 @@ export class TokenRules {
   }
 }
 
-/** `via=web` on the website's log lines (a command's line needs none; the staff tier's says "over HTTP"). */
+/**
+ * `via=web` on the website's log lines and `via=cli` on the command line's (a command's line needs none; the staff
+ * tier's says "over HTTP").
+ */
 function viaOf(caller: Caller): LogFields {
-  return caller.actor.via === 'web' ? { via: 'web' } : {};
+  const { via } = caller.actor;
+  return via === 'web' || via === 'cli' ? { via } : {};
 }
 
 /**

@@ -83,13 +83,13 @@ const auditEntrySchema = {
       required: ['account', 'via', 'token_id', 'reason', 'address'],
       description:
         'Who made the change: an account over IRC or on the website (signed in), the owner of a staff token over ' +
-        'HTTP, or the bot itself (system).',
+        "HTTP, an operator on the bot's command line (cli: the name they ran it as), or the bot itself (system).",
       properties: {
         account: {
           type: ['string', 'null'],
           description: 'The account that made the change; null when the bot made it by itself (via system).',
         },
-        via: { enum: ['irc', 'web', 'http', 'system'] },
+        via: { enum: ['irc', 'web', 'http', 'cli', 'system'] },
         token_id: { type: ['integer', 'null'], description: 'The staff token used, for changes over HTTP.' },
         address: {
           type: ['string', 'null'],

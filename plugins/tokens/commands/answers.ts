@@ -26,7 +26,9 @@ export function describeAudit(entry: AuditEntry): string {
         ? `${actor.account} with staff token #${actor.tokenId ?? '?'}`
         : actor.via === 'web'
           ? `${actor.account} on the website`
-          : actor.account;
+          : actor.via === 'cli'
+            ? `${actor.account} on the command line`
+            : actor.account;
   const details = entry.details.length > 0 ? ` ${entry.details.join(', ')}` : '';
   return `${entry.at} #${entry.tokenId} ${entry.action}${details} by ${by}`;
 }

@@ -36,6 +36,10 @@ const COMMANDS: readonly TokenCommand[] = [
   auditCommand,
 ];
 
+/** What a TOKEN command adds to its refusal where the IRC server knows no accounts (a network without services). */
+const WITHOUT_ACCOUNTS =
+  "API tokens are managed by the bot's operator instead, on its machine: irc-network-data token --help.";
+
 export function tokenCommands(options: TokenCommandsOptions): CommandDefinition[] {
-  return COMMANDS.map((command) => command(options));
+  return COMMANDS.map((command) => ({ ...command(options), withoutAccounts: WITHOUT_ACCOUNTS }));
 }

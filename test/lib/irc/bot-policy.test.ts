@@ -119,6 +119,41 @@ t.test('IDENTIFY refused: says what NickServ answered, tries again later, each t
   t.notOk(logs.join('\n').includes('secret-pw'), 'the password is never logged');
 });
 
+t.test(
+  'a server that knows no accounts (ircd 2.11): said once, never tried, on this connection or the next',
+  async (t) => {
+    const { irc, logs } = setup();
+    const registerAs211 = (): void => {
+      irc.receive(
+        ':irc.test 001 DataBot :Welcome',
+        ':irc.test 004 DataBot irc.test 2.11.2p3 aoOirw abeiIklmnoOpqrRstv',
+        ':irc.test 005 DataBot PREFIX=(ov)@+ CHANTYPES=#&!+ :are supported by this server',
+        ':irc.test 376 DataBot :End of MOTD',
+      );
+    };
+    irc.connect();
+    registerAs211();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    t.same(
+      irc.sent.filter((line) => /NickServ|IDENTIFY/.test(line)),
+      [],
+      'neither WHOIS NickServ nor IDENTIFY',
+    );
+    const said = (): string[] => logs.filter((line) => /has no accounts/.test(line));
+    t.match(said(), [/ircd 2\.11.*no account services to log in to.*Remove irc\.sasl/]);
+    irc.drop();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (!irc.state.connected) irc.connect();
+    registerAs211();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    t.equal(said().length, 1, 'once, not at every connection');
+    t.same(
+      irc.sent.filter((line) => /NickServ|IDENTIFY/.test(line)),
+      [],
+    );
+  },
+);
+
 t.test('logged in by SASL: no IDENTIFY', async (t) => {
   const { irc } = setup();
   irc.connect();

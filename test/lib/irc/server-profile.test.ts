@@ -284,6 +284,10 @@ t.test('by feature first: what the server advertises wins over its family', asyn
   t.equal(profile('', [['MAXCHANNELS', '']]).channelLimit, null, 'no number: no limit');
   t.equal(profile('', [['ELIST', 'mntu']]).listsByUsers, true, 'ELIST letters in either case');
   t.equal(profile('', [['BOT', '']]).botMode, null, 'BOT without a letter is no bot mode');
+  t.equal(profile('2.11.2p3', []).accounts, false, 'ircd 2.11 knows no accounts');
+  t.equal(profile('2.11.2p3', [], ['account-tag']).accounts, true, 'unless it tags lines with them');
+  t.equal(profile('2.11.2p3', [], [], ['sasl']).accounts, true, 'or offers SASL');
+  t.equal(profile('ngircd-26.1', []).accounts, true, 'the others do');
 });
 
 t.test('the session builds the profile again after RPL_MYINFO, RPL_VERSION, ISUPPORT and CAP lines', async (t) => {

@@ -91,7 +91,7 @@ t.test('the file is versioned, timestamped and compact', async (t) => {
   t.same(contents.slices, { users: { alice: { nick: 'alice' } } });
   t.equal(text, JSON.stringify(contents) + '\n', 'no indentation');
   t.same(
-    fs.readdirSync(path.dirname(file)).filter((name) => name !== 'store.json'),
+    fs.readdirSync(path.dirname(file)).filter((name) => name !== 'store.json' && name !== 'store.json.lock'),
     [],
     'no temp file left behind',
   );
@@ -300,7 +300,11 @@ t.test('each write keeps the previous file as .bak', async (t) => {
       `after write ${version} the backup is write ${version - 1}`,
     );
   }
-  t.same(fs.readdirSync(path.dirname(file)).sort(), ['store.json', 'store.json.bak'], 'no temp files left behind');
+  t.same(
+    fs.readdirSync(path.dirname(file)).sort(),
+    ['store.json', 'store.json.bak', 'store.json.lock'],
+    'no temp files left behind (the lock is held until close)',
+  );
   await store.close();
 });
 

@@ -74,6 +74,26 @@ function answerOf(t: Test, response: InjectResponse) {
   return body;
 }
 
+t.test(
+  'where the IRC server knows no accounts (ircd 2.11): refused once in the log, every check 503, services never asked',
+  async (t) => {
+    const rpc = await fakeAnope(t);
+    const bot = await startHarness(t, { ...withNickserv(rpc), version: '2.11.2p3', cap: false });
+    const refusals = (): string[] => bot.logs.filter((line) => /no account services/.test(line));
+    t.match(refusals(), [/ircd 2\.11.*plugins\.nickserv cannot work on this network: remove it from the config/]);
+    for (const nick of ['alice', 'nobody']) {
+      const response = await check(bot, { nick, password: PASSWORD });
+      t.equal(response.status, 503);
+      t.match(errorOf(response), {
+        code: 'unavailable',
+        message: /This network has no account services \(its IRC server, ircd 2\.11, knows no accounts\)/,
+      });
+    }
+    t.equal(rpc.calls.length, 0, 'the RPC endpoint is never called');
+    t.equal(refusals().length, 1, 'said once');
+  },
+);
+
 t.test('"nickserv": {} starts with the sasl backend aimed at the bot’s own server', async (t) => {
   const { host, logs } = await startHarness(t, {
     plugins: { nickserv: {} },

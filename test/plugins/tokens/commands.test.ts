@@ -230,6 +230,27 @@ t.test('a client not logged in is told to identify first', async (t) => {
   }
 });
 
+t.test(
+  'where the IRC server knows no accounts (ircd 2.11), a TOKEN command says so, and who manages tokens',
+  async (t) => {
+    const bot = await startHarness(t, { ...withTokens(), version: '2.11.2p3', cap: false });
+    t.equal(bot.host.irc.state.profile.accounts, false);
+    for (const command of ['TOKEN CREATE', 'TOKEN LIST', 'TOKEN GRANT 1 irc.users']) {
+      t.equal(
+        (await bot.say('alice', null, command)).at(-1),
+        `${command.split(' ').slice(0, 2).join(' ')} needs a NickServ account, and this network has no account services: ` +
+          "its IRC server (ircd 2.11) knows no accounts. API tokens are managed by the bot's operator instead, on its " +
+          'machine: irc-network-data token --help.',
+        command,
+      );
+    }
+    t.match(
+      (await bot.say('alice', null, 'HELP')).at(-1),
+      /need a NickServ account, and this network has no account services/,
+    );
+  },
+);
+
 t.test("TOKEN CREATE's refusals in words: the limit on live tokens, a label too long", async (t) => {
   const bot = await startHarness(t, withTokens({ max: 2 }));
   const { say } = bot;
