@@ -116,7 +116,7 @@ save(out, 'ison-services.txt', await exchange(watcher, 'ISON NickServ ChanServ',
 save(out, 'join-create.txt', await exchange(alice, 'JOIN #test', { end: '366' }), 'alice (leaf) JOIN #test (creates it)');
 await idle(alice, 800);
 alice.send('TOPIC #test :capture topic'); await sleep(300);
-save(out, 'join-local.txt', await exchange(alice, 'JOIN &local', { end: ['366', '403', '405', '471', '473', '474', '475', '476', '477', '479'] }), 'alice JOIN &local (a server-local channel, where CHANTYPES has &)');
+save(out, 'join-local.txt', await exchange(alice, 'JOIN &local', { end: ['366', '403', '405', '448', '471', '473', '474', '475', '476', '477', '479'] }), 'alice JOIN &local (a server-local channel, where CHANTYPES has &)');
 save(out, 'join-other.txt', await exchange(watcher, 'JOIN #test', { end: ['366'] }), 'watcher (hub) JOIN #test');
 await idle(watcher, 800);
 save(out, 'who-chan.txt', await exchange(watcher, 'WHO #test', { end: '315' }), 'watcher: WHO #test');
@@ -150,7 +150,7 @@ if (/ CAP \S+ LS .*\bsasl\b/.test(regLines)) {
 
 // 7. HELP of every service there is, as a logged-in user (alice) and as the services operator
 save(out, 'identify-oper-account.txt', await exchange(opsy, `PRIVMSG NickServ :IDENTIFY ${OPER[0]} ${OPER[1]}`, { quiet: 1500 }), 'the oper identifies to its account (already logged in by REGISTER: shows the answer)');
-const bots = SERVICES === 'anope' ? ['NickServ', 'ChanServ', 'OperServ', 'MemoServ', 'HostServ', 'BotServ'] : ['NickServ', 'ChanServ', 'OperServ', 'SaslServ'];
+const bots = SERVICES.startsWith('anope') ? ['NickServ', 'ChanServ', 'OperServ', 'MemoServ', 'HostServ', 'BotServ'] : ['NickServ', 'ChanServ', 'OperServ', 'SaslServ'];
 for (const [who, c] of [['user', alice], ['oper', opsy]]) {
   for (const bot of bots) {
     const lower = bot.toLowerCase();
@@ -205,6 +205,24 @@ if (SERVICES === 'anope' && env.ANOPE_XMLRPC_URL) {
     console.log(`${file}`);
   }
   a2.quit();
+}
+
+// 9. Anope 2.1 JSON-RPC (rpc_user): what anope.checkCredentials answers, request and response as sent
+if (SERVICES === 'anope21' && env.ANOPE_JSONRPC_URL) {
+  const calls = [
+    ['jsonrpc-checkCredentials-right.txt', ['alice', ALICE_PASS]],
+    ['jsonrpc-checkCredentials-wrong.txt', ['alice', 'wrong-pass']],
+    ['jsonrpc-checkCredentials-unknown.txt', ['nosuchaccount', 'whatever']],
+  ];
+  for (const [file, params] of calls) {
+    const body = JSON.stringify({ jsonrpc: '2.0', method: 'anope.checkCredentials', params, id: 'capture' });
+    const response = await fetch(env.ANOPE_JSONRPC_URL, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    const lines = [`# POST ${env.ANOPE_JSONRPC_URL}  (Content-Type: application/json)`, '# --- request body', body,
+      `# --- response: ${response.status} ${response.headers.get('content-type') ?? ''}`, (await response.text()).trimEnd()];
+    fs.writeFileSync(path.join(helpOut, file), lines.join('\n') + '\n');
+    index.push(`| ${path.relative(out, path.join(helpOut, file))} | JSON-RPC anope.checkCredentials(${params.map((p) => JSON.stringify(p)).join(', ')}) |`);
+    console.log(file);
+  }
 }
 
 fs.writeFileSync(path.join(out, 'INDEX.md'), `# ${KIND}: what each transcript is\n\nRecorded by testnet/capture.mjs on a fresh \`NETWORK=${KIND} testnet/start.sh\`. Every line is a raw IRC line as received (CR LF stripped); lines starting with \`# capture.mjs\` are the recorder's own notes.\n\n| file | what was sent, by whom |\n|---|---|\n${index.join('\n')}\n`);

@@ -1,4 +1,5 @@
 /** The Anope 2.1 RPC backend against a fake JSON-RPC server answering as rpc_user documents. */
+import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
 import { anopeBackend } from '../../../plugins/nickserv/backends/anope-rpc.js';
 import { startFakeRpc, type RpcCall, type RpcReply } from './fixtures/fake-rpc.js';
@@ -64,3 +65,30 @@ for (const [name, answer, message] of unavailableCases) {
     await t.rejects(check('alice', 'pw-alice'), { name: 'ServiceUnavailableError', message });
   });
 }
+
+t.test("Anope 2.1.15's own answers, as recorded (test/fixtures/networks/anope-2.1/jsonrpc-*.txt)", async (t) => {
+  // Recorded by testnet/capture.mjs on unreal+anope21: the response bodies byte for byte. Anope 2.1.15 answers a
+  // wrong password with -32099 "Invalid account" and an unknown account with -32098 "Invalid password" (the
+  // reverse of its docs/RPC/rpc_user.md), and a random 64-bit uniqueid, beyond 2^53.
+  const folder = new URL('../../../../test/fixtures/networks/anope-2.1/', import.meta.url);
+  const recorded = (name: string): string => {
+    const lines = readFileSync(new URL(`jsonrpc-checkCredentials-${name}.txt`, folder), 'utf8')
+      .trimEnd()
+      .split('\n');
+    return lines.at(-1)!;
+  };
+  const bodies = { right: recorded('right'), wrong: recorded('wrong'), unknown: recorded('unknown') };
+  t.match(bodies.wrong, /"code":-32099,"message":"Invalid account"/);
+  t.match(bodies.unknown, /"code":-32098,"message":"Invalid password"/);
+  const uniqueid = /"uniqueid":(\d+)/.exec(bodies.right)?.[1] ?? '0';
+  t.ok(BigInt(uniqueid) > 2n ** 53n, `the recorded uniqueid ${uniqueid} is beyond 2^53`);
+  const { check } = await setup(t, (call) => {
+    const [nick, password] = call.params as string[];
+    const body = nick === 'alice' ? (password === 's3cret-pass' ? bodies.right : bodies.wrong) : bodies.unknown;
+    // The recorded id was the recorder's: the answer names the request it answers.
+    return { status: 200, text: body.replace('"id":"capture"', `"id":${JSON.stringify(call.id)}`) };
+  });
+  t.same(await check('alice', 's3cret-pass'), { valid: true, account: 'alice' }, 'the account, and nothing of the id');
+  t.same(await check('alice', 'wrong-pass'), { valid: false, reason: null }, 'a wrong password: invalid');
+  t.same(await check('nosuchaccount', 'whatever'), { valid: false, reason: null }, 'an unknown account: invalid');
+});
