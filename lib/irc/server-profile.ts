@@ -72,6 +72,11 @@ export interface FamilyAnswers {
   /** The STATS letter that lists the operators online as `nick (ident@host) Idle: …`; null where none does. */
   readonly operatorsStats: string | null;
   /**
+   * The numeric that ends a LUSERS answer: RPL_GLOBALUSERS `266` on most servers; `255` (RPL_LUSERME) where the
+   * server sends no 265/266 (ircu, whose answer ends with a NOTICE of its highest connection count).
+   */
+  readonly lusersEnd: '266' | '255';
+  /**
    * How a MAP line gives a server's users, with groups `name` and `users`; null where the collector reads no
    * MAP from this software (it has none, or words it otherwise), so it does not ask.
    */
@@ -119,6 +124,7 @@ export const GENERIC_ANSWERS: FamilyAnswers = {
   listEveryChannel: [],
   whoEveryone: '*',
   operatorsStats: 'P',
+  lusersEnd: '266',
   mapLine: USERS_BEFORE_SHARE_MAP,
   serverNotices: null,
   latencyProbes: ['TIME', 'VERSION'],
@@ -153,8 +159,8 @@ const INSPIRCD_NOTICES: ServerNoticeWording = {
 
 /**
  * The software the profile knows, first match wins. Each entry says only where it differs from
- * {@link GENERIC_ANSWERS}; the answers of the families the test networks do not run yet (ircu, ircd 2.11) are the
- * generic ones until a test network checks them (docs/adding-an-irc-server.md).
+ * {@link GENERIC_ANSWERS}; the answers of the families the test networks do not run yet (ircd 2.11) are the generic
+ * ones until a test network checks them (docs/adding-an-irc-server.md).
  */
 export const SERVER_FAMILIES: readonly ServerFamily[] = [
   {
@@ -216,6 +222,8 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     version: /^(?:solanum|charybdis)-/i,
     // A plain LIST hides channels under `displayed_usercount` users (3 by default); `LIST >0` lists them all.
     listEveryChannel: ['>0'],
+    // A LIST row is the topic alone, colours stripped (m_list.c's list_one_channel).
+    listShowsModes: false,
     // `WHO *` answers the asker's first channel; `WHO 0` everyone it may see.
     whoEveryone: '0',
     // An operator's WHO shows only the invisible users who share a channel with them, as anyone's does; only
@@ -232,6 +240,24 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     name: 'ircu',
     // `u2.10.12.14`, and its kin: `u2.10.12.10+snircd(1.3.4a)`, `u2.10.12.14+Nefarious(2.0.0)`.
     version: /^u2\.\d/,
+    // Its `x` flag (`WHO * x%…`, with the whox and show_all_invis privileges) lists invisible users to an operator,
+    // and logs each use; without it, an operator's WHO shows only those who share a channel, as anyone's does. The
+    // host field stays the shown host with `x` too (an operator's `%i` gives the real IP): no real-host flag.
+    operatorWhoSeesInvisible: false,
+    // To anyone but an operator with unlimit_query (a global operator's default), 2048 / (fields + 4) rows and one
+    // more, then `416 me * :Too many lines in the output, restrict your query` and the 315: 147 rows with the ten
+    // fields an operator asks, 158 with a user's nine.
+    whoReplyLimit: 147,
+    // `322 me #chan 2 :topic`: modes only with `LIST M` (operators with list_chan), in other columns.
+    listShowsModes: false,
+    // STATS P (and p) lists its ports, to operators only; no STATS lists the operators online.
+    operatorsStats: null,
+    // `251`, `252`, `254`, `255`, then a NOTICE `Highest connection count: 3 (1 clients)`: no 265/266.
+    lusersEnd: '255',
+    // `|-leaf.test.net (0s) [2 clients]`, to operators only: under HIS_MAP (the default) a user's MAP gets a NOTICE
+    // and no RPL_MAPEND, which the collector would wait for in vain. Not asked: counted from WHO, as where MAP has
+    // a form the collector does not read.
+    mapLine: null,
   },
   {
     ...GENERIC_ANSWERS,

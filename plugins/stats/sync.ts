@@ -99,7 +99,8 @@ export async function syncLusers({ irc, model, urgent }: SyncContext): Promise<v
     send: ['LUSERS'],
     serial: true,
     reply: isNumeric('251', '252', '253', '254', '255', '265', '266'),
-    end: isNumeric('266'),
+    // 266, or 255 where the server sends no 265/266 (its profile says).
+    end: isNumeric(irc.state.profile.lusersEnd),
   });
   model.updateStats(parseLusers(lines));
 }

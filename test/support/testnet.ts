@@ -8,7 +8,13 @@ import { IrcClient } from './irc-client.js';
 
 /** The kinds of network testnet/start.sh starts (its NETWORK): IRC server software + services. */
 export type NetworkKind =
-  'inspircd+atheme' | 'inspircd+anope' | 'hybrid+anope' | 'ngircd+atheme' | 'unreal+anope21' | 'solanum+atheme';
+  | 'inspircd+atheme'
+  | 'inspircd+anope'
+  | 'hybrid+anope'
+  | 'ngircd+atheme'
+  | 'unreal+anope21'
+  | 'solanum+atheme'
+  | 'ircu+atheme';
 
 /** The kinds built from Debian's packages, the default (InspIRCd 3 + Atheme 7.2) first. */
 export const NETWORK_KINDS: readonly NetworkKind[] = [
@@ -22,10 +28,10 @@ export const NETWORK_KINDS: readonly NetworkKind[] = [
  * The kinds whose software Debian does not package: testnet/build-source.sh builds it from the source archives
  * (testnet/sources.txt) once per machine.
  */
-export const SOURCE_KINDS: readonly NetworkKind[] = ['unreal+anope21', 'solanum+atheme'];
+export const SOURCE_KINDS: readonly NetworkKind[] = ['unreal+anope21', 'solanum+atheme', 'ircu+atheme'];
 
 /** The IRC server software of a kind. */
-export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd' | 'unreal' | 'solanum';
+export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd' | 'unreal' | 'solanum' | 'ircu';
 
 /** The services package of a kind; also the name of its daemon (see {@link ServerName}). */
 export type ServicesName = 'atheme' | 'anope' | 'anope21';
@@ -34,6 +40,7 @@ export type ServicesName = 'atheme' | 'anope' | 'anope21';
 const SOURCE_NAMES: Partial<Record<IrcdName | ServicesName, string>> = {
   unreal: 'unrealircd',
   solanum: 'solanum',
+  ircu: 'ircu',
   anope21: 'anope21',
 };
 
@@ -314,6 +321,8 @@ interface DaemonContext {
   unrealPrefix: string;
   anope21Prefix: string;
   solanumPrefix: string;
+  /** Where build-source.sh installed ircu (IRC_IRCU_PREFIX). */
+  ircuPrefix: string;
 }
 
 /** The folders UnrealIRCd writes, compiled into its install. */
@@ -433,6 +442,24 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
           ),
         };
       }
+      if (ircd === 'ircu') {
+        // Its log, PID and MOTD paths are relative to its data folder (-d): the server's own. It refuses root.
+        return {
+          logFile,
+          argv: [
+            'setpriv',
+            '--reuid=irc',
+            '--regid=irc',
+            '--clear-groups',
+            path.join(context.ircuPrefix, 'bin', 'ircd'),
+            '-n',
+            '-d',
+            inRun(name),
+            '-f',
+            inRun(name, 'ircd.conf'),
+          ],
+        };
+      }
       if (ircd === 'unreal') {
         // Its data, temp, log and cache folders are compiled into the install: the server's own bound over them.
         return {
@@ -521,8 +548,9 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
   let lastError = '';
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ircnet-test-'));
-    const [hubPort, leafPort, hubServerPort, leafServerPort, rpcPort, httpdPort, hubTlsPort, leafTlsPort] =
-      (await freePorts(8)) as [number, number, number, number, number, number, number, number];
+    // The TLS ports are UnrealIRCd's, the WEBIRC ports ircu's (it takes WEBIRC on a port of its own only).
+    const [hubPort, leafPort, hubServerPort, leafServerPort, rpcPort, httpdPort, ...more] = await freePorts(10);
+    const [hubTlsPort, leafTlsPort, hubWebircPort, leafWebircPort] = more;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       NETWORK: options.network ?? 'inspircd+atheme',
@@ -536,6 +564,8 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
       HTTPD_PORT: String(httpdPort),
       HUB_TLS_PORT: String(hubTlsPort),
       LEAF_TLS_PORT: String(leafTlsPort),
+      HUB_WEBIRC_PORT: String(hubWebircPort),
+      LEAF_WEBIRC_PORT: String(leafWebircPort),
       OPER_NAME: options.operName ?? 'botoper',
       OPER_PASS: options.operPass ?? 'operpass',
       WEBIRC_PASS: options.webircPass ?? 'webircpass',
@@ -632,6 +662,7 @@ function makeNetwork(
     unrealPrefix: env.IRC_UNREAL_PREFIX ?? '',
     anope21Prefix: env.IRC_ANOPE21_PREFIX ?? '',
     solanumPrefix: env.IRC_SOLANUM_PREFIX ?? '',
+    ircuPrefix: env.IRC_IRCU_PREFIX ?? '',
   };
   const statsUrl = env.INSPIRCD_STATS_URL;
   const operName = requireEnv(env, 'IRC_OPER_NAME');

@@ -185,6 +185,86 @@ t.test('ngIRCd (ngircd+atheme): no WHOX, local & channels', async (t) => {
   t.notOk(profile.isLocalChannel('#test'));
 });
 
+/** The IRC lines of one recorded transcript (test/fixtures/networks/<kind>/<file>). */
+function transcript(kind: string, file: string) {
+  return fs
+    .readFileSync(path.join(networks, kind, file), 'utf8')
+    .split('\n')
+    .flatMap((line) => (line.startsWith('#') ? [] : (parseLine(line) ?? [])));
+}
+
+t.test(
+  'ircu (ircu+atheme): LUSERS ends at 255, no modes in LIST, invisible users and MAP for operators only',
+  async (t) => {
+    const profile = recorded('ircu+atheme');
+    t.match(profile, {
+      version: 'u2.10.12.19',
+      family: 'ircu',
+      whox: true,
+      // `x` widens an operator's WHO (to invisible users, with a log line), but shows no real host.
+      realHostWhoFlag: null,
+      operatorWhoSeesInvisible: false,
+      whoReplyLimit: 147,
+      whoxIp: 'operator',
+      listsNewChannels: false,
+      listsByUsers: false,
+      listShowsModes: false,
+      listEveryChannel: [],
+      whoEveryone: '*',
+      channelLimit: 100,
+      botMode: null,
+      localChannelTypes: '&',
+      operatorsStats: null,
+      lusersEnd: '255',
+      mapLine: null,
+      serverNotices: null,
+      // It offers the cap only while services announce SASL to it (Atheme 7.2 does not): the CAP decides.
+      sasl: null,
+    });
+    const lusers = transcript('ircu+atheme', 'lusers.txt');
+    t.same(
+      lusers.map((message) => message.command),
+      ['251', '252', '255', 'NOTICE'],
+      'LUSERS: no 265/266, a NOTICE after the 255',
+    );
+    t.equal(lusers.filter((message) => /^\d{3}$/.test(message.command)).at(-1)?.command, profile.lusersEnd);
+    const list = transcript('ircu+atheme', 'list-hub.txt').filter((message) => message.command === '322');
+    t.same(
+      list.map((message) => message.params.slice(1)),
+      [['#test', '2', 'capture topic']],
+      'LIST: the topic alone',
+    );
+    const statsP = transcript('ircu+atheme', 'stats-P-oper.txt');
+    t.ok(
+      statsP.some((message) => message.command === '217') && !statsP.some((message) => message.command === '249'),
+      "an operator's STATS P lists ports (217), no operator (249)",
+    );
+    t.same(
+      transcript('ircu+atheme', 'map-user.txt').map((message) => message.command),
+      ['NOTICE'],
+      "a user's MAP: a NOTICE, no RPL_MAPEND to wait for",
+    );
+    t.match(
+      transcript('ircu+atheme', 'map-oper.txt').map((message) => message.params.at(-1)),
+      [
+        'hub.test.net  [2 clients]',
+        '|-leaf.test.net (0s) [2 clients]',
+        '`-services.test.net  [4 clients]',
+        'End of /MAP',
+      ],
+      "an operator's MAP, in a form the generic pattern does not read",
+    );
+    // A user's WHO (recorded by hand: 170 users on the hub, `WHO * %tcuihsnfar,8`): 147 rows, then these.
+    const cut = sessionAfter([
+      ':hub.test.net 001 asker :Welcome to the TestNet IRC Network, asker',
+      ':hub.test.net 004 asker hub.test.net u2.10.12.19 diOoswkgxczIR biklmnopstvrDdRcCuMZz bklov',
+      ':hub.test.net 416 asker * :Too many lines in the output, restrict your query',
+      ':hub.test.net 315 asker * :End of /WHO list.',
+    ]).profile;
+    t.equal(cut.whoReplyLimit, 147);
+  },
+);
+
 t.test('the families no test network runs yet: known by version, answered by feature', async (t) => {
   t.match(sessionAfter(PUBLIC.unreal, 'SIC-test').profile, {
     family: 'UnrealIRCd',
@@ -207,6 +287,7 @@ t.test('the families no test network runs yet: known by version, answered by fea
     listEveryChannel: ['>0'],
     whoEveryone: '0',
     operatorWhoSeesInvisible: false,
+    listShowsModes: false,
   });
   t.match(sessionAfter(PUBLIC.ircu, 'scaussin').profile, {
     family: 'ircu',
@@ -220,11 +301,9 @@ t.test('the families no test network runs yet: known by version, answered by fea
   t.match(irc2, { family: 'ircd 2.11', whox: false, channelLimit: 21, localChannelTypes: '&', sasl: false });
   t.ok(irc2.isLocalChannel('&ERRORS'));
   t.notOk(irc2.isLocalChannel('!channel'));
-  for (const profile of [PUBLIC.unreal, PUBLIC.solanum, PUBLIC.ircu, PUBLIC.irc2].map(
-    (lines) => sessionAfter(lines).profile,
-  )) {
+  for (const profile of [PUBLIC.unreal, PUBLIC.solanum, PUBLIC.irc2].map((lines) => sessionAfter(lines).profile)) {
     // Until a test network checks them, they are asked what any server is, but what is known to be unreadable.
-    t.match(profile, { realHostWhoFlag: null, serverNotices: null, listShowsModes: null });
+    t.match(profile, { realHostWhoFlag: null, serverNotices: null });
   }
   for (const lines of [PUBLIC.unreal, PUBLIC.solanum]) {
     t.match(
@@ -233,7 +312,7 @@ t.test('the families no test network runs yet: known by version, answered by fea
       'STATS P lists ports there, and MAP has a form the collector does not read: neither is asked',
     );
   }
-  for (const lines of [PUBLIC.ircu, PUBLIC.irc2]) t.match(sessionAfter(lines).profile, { operatorsStats: 'P' });
+  t.match(sessionAfter(PUBLIC.irc2).profile, { operatorsStats: 'P' });
 });
 
 t.test('software the table does not name gets the generic answers', async (t) => {
