@@ -52,6 +52,11 @@ export interface FamilyAnswers {
    * MAP gives none (docs/compatibility.md); the collector counts what WHO shows all the same.
    */
   readonly operatorWhoSeesInvisible: boolean;
+  /**
+   * The WHOX flag with which an operator's WHO lists invisible users too, where a plain one does not (ircu's `x`,
+   * which needs the `whox` and `show_all_invis` privileges, and which ircu logs); null where there is none.
+   */
+  readonly invisibleWhoFlag: string | null;
   /** The most rows one WHO answers (more: ask smaller masks); null where the server sends every match. */
   readonly whoReplyLimit: number | null;
   /**
@@ -119,6 +124,7 @@ export const GENERIC_ANSWERS: FamilyAnswers = {
   realHostWhoFlag: null,
   whoxIp: 'operator',
   operatorWhoSeesInvisible: true,
+  invisibleWhoFlag: null,
   whoReplyLimit: null,
   listShowsModes: null,
   listEveryChannel: [],
@@ -242,8 +248,10 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
     version: /^u2\.\d/,
     // Its `x` flag (`WHO * x%…`, with the whox and show_all_invis privileges) lists invisible users to an operator,
     // and logs each use; without it, an operator's WHO shows only those who share a channel, as anyone's does. The
-    // host field stays the shown host with `x` too (an operator's `%i` gives the real IP): no real-host flag.
-    operatorWhoSeesInvisible: false,
+    // bot asks with it. The host field stays the shown host with `x` too (an operator's `%i` gives the real IP): no
+    // real-host flag.
+    operatorWhoSeesInvisible: true,
+    invisibleWhoFlag: 'x',
     // To anyone but an operator with unlimit_query (a global operator's default), 2048 / (fields + 4) rows and one
     // more, then `416 me * :Too many lines in the output, restrict your query` and the 315: 147 rows with the ten
     // fields an operator asks, 158 with a user's nine.

@@ -290,9 +290,12 @@ async function whoOnce(
   const fields = whoxFields(irc.state.isOperator, irc.state.profile.whoxIp);
   const whox = flags !== null;
   const parseWhox = whoxParser(fields, token);
+  const { profile } = irc.state;
   // `*` (every user) is asked in the server's own words.
-  const asked = mask === '*' ? irc.state.profile.whoEveryone : mask;
-  const send = whox ? ['WHO', asked, `${flags}%${fields},${token}`] : ['WHO', asked];
+  const asked = mask === '*' ? profile.whoEveryone : mask;
+  // An operator asks for invisible users too, where the server wants a flag for it (ircu's `x`).
+  const invisible = irc.state.isOperator && profile.invisibleWhoFlag !== null ? profile.invisibleWhoFlag : '';
+  const send = whox ? ['WHO', asked, `${flags}${invisible}%${fields},${token}`] : ['WHO', asked];
   // For the debug log: how long the request waited for its turn, for its first row, and for its end.
   const queued = Date.now();
   let sentAt: number | null = null;

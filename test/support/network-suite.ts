@@ -172,18 +172,19 @@ export function networkSuite(t: Test, kind: NetworkKind): void {
     const servers = results(await get('/api/irc/servers/')).map((server) => server.name);
     t.same([...servers].sort(), [...links].sort(), 'servers as LINKS shows them');
 
-    const who = (await oracle.request(network.ircd === 'solanum' ? 'WHO 0' : 'WHO *', '315', 20000))
+    // Everyone an operator may see, in each server's words: Solanum's `0`, ircu's `x` flag for invisible users.
+    const everyone = network.ircd === 'solanum' ? 'WHO 0' : network.ircd === 'ircu' ? 'WHO * x' : 'WHO *';
+    const who = (await oracle.request(everyone, '315', 20000))
       .filter((line) => line.command === '352')
       .map((line) => bot.host.model.fold(line.params[5]!));
     const known = [...bot.host.model.users.all()].map((user) => bot.host.model.fold(user.nick));
-    // The bot itself too, which the oracle shares no channel with: matrix-org-irc registers with `USER … 8 …`, which
-    // ircu takes for +i, and an operator's WHO there lists no invisible user outside the asker's channels.
+    // The bot itself too, which the oracle may not see: matrix-org-irc registers with `USER … 8 …` (+i on ircu).
     who.push(bot.host.model.fold(bot.host.irc.state.nick));
     t.same([...known].sort(), [...new Set(who)].sort(), "users as an operator's WHO shows them");
-    if (['hybrid', 'ngircd', 'solanum', 'ircu'].includes(network.ircd)) {
-      // ircd-hybrid's, ngircd's, Solanum's (without operspy) and ircu's (without the x flag) WHO never list an invisible
-      // user outside the asker's channels, even to an operator (docs/compatibility.md): LUSERS counts them, the users
-      // list cannot name them.
+    if (['hybrid', 'ngircd', 'solanum'].includes(network.ircd)) {
+      // ircd-hybrid's, ngircd's and Solanum's (without operspy) WHO never list an invisible user outside the asker's
+      // channels, even to an operator (docs/compatibility.md): LUSERS counts them, the users list cannot name them.
+      // (ircu's does with its `x` flag, which the bot asks as an operator.)
       t.notOk(
         known.includes(bot.host.model.fold(`four${tag}`)),
         `${network.ircd} hides the invisible user in no channel`,

@@ -203,7 +203,8 @@ t.test(
       whox: true,
       // `x` widens an operator's WHO (to invisible users, with a log line), but shows no real host.
       realHostWhoFlag: null,
-      operatorWhoSeesInvisible: false,
+      operatorWhoSeesInvisible: true,
+      invisibleWhoFlag: 'x',
       whoReplyLimit: 147,
       whoxIp: 'operator',
       listsNewChannels: false,

@@ -566,6 +566,16 @@ t.test(
   },
 );
 
+t.test("ircu: an operator's WHO asks for invisible users with its x flag; a user's does not", async (t) => {
+  const isupport = 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,imnpst WHOX';
+  for (const operator of [true, false]) {
+    const bot = await syncedOn(t, { operator, version: 'u2.10.12.19', isupport });
+    const who = bot.irc.sentMatching(/^WHO \* /)[0] ?? 'no WHO *';
+    t.match(who, operator ? /^WHO \* x%t\S*i\S*,77$/ : /^WHO \* %t[^i\s]*,77$/, who);
+    await bot.stop();
+  }
+});
+
 t.test('as a non-operator: no IP asked, LIST is taken as it is, operators from STATS P', async (t) => {
   const bot = await syncedOn(t, { operator: false, synced: false });
   bot.server.answer(/^LIST$/, [
