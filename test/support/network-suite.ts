@@ -6,6 +6,7 @@
  */
 import type { Test } from 'tap';
 import { anopeBackend } from '../../plugins/nickserv/backends/anope-rpc.js';
+import { athemeBackend } from '../../plugins/nickserv/backends/atheme-jsonrpc.js';
 import { NO_SASL_MESSAGE, saslBackend } from '../../plugins/nickserv/backends/sasl.js';
 import { isOnline } from '../../lib/irc/presence.js';
 import { askBot, eventually, startBot, synced, type TestBot } from './bot.js';
@@ -297,6 +298,15 @@ export function networkSuite(t: Test, kind: NetworkKind): void {
         valid: true,
         account: accounts.alice.account,
       });
+      t.same(await checkWith(accounts.alice.account, 'wrong'), { valid: false, reason: null }, 'a wrong password');
+      t.same(await checkWith(`nobody${tag}`, 'x'), { valid: false, reason: null }, 'an unknown account');
+    }
+    if (network.services === 'atheme' && offersSasl(network.network)) {
+      // Atheme's JSON-RPC too, beside SASL (where the server has none, it is the backend the bot was checked with).
+      const rpc = athemeBackend({ url: new URL(network.rpcUrl), timeoutMs: 10000 });
+      const checkWith = (nick: string, password: string) =>
+        rpc.check({ nick, password, sourceIp: '127.0.0.1', signal: new AbortController().signal });
+      t.match(await checkWith(accounts.alice.account, accounts.alice.password), { valid: true }, 'atheme-jsonrpc');
       t.same(await checkWith(accounts.alice.account, 'wrong'), { valid: false, reason: null }, 'a wrong password');
       t.same(await checkWith(`nobody${tag}`, 'x'), { valid: false, reason: null }, 'an unknown account');
     }
