@@ -40,6 +40,8 @@ export interface IrcClientOptions {
   /** Extra capabilities to request (CAP negotiation happens when this or sasl is set). */
   caps?: string[];
   registerTimeout?: number;
+  /** The loopback address to connect from (`127.0.3.1`): a server that limits connections per address sees others. */
+  localAddress?: string;
 }
 
 /** Options of {@link IrcClient.waitFor}. */
@@ -151,7 +153,11 @@ export class IrcClient {
   /** Opens the TCP connection (no registration yet). */
   connect(): Promise<this> {
     return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: this.options.host, port: this.options.port });
+      const socket = net.connect({
+        host: this.options.host,
+        port: this.options.port,
+        ...(this.options.localAddress ? { localAddress: this.options.localAddress } : {}),
+      });
       this.socket = socket;
       socket.setEncoding('utf8');
       socket.setNoDelay(true);

@@ -6,7 +6,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IrcClient } from './irc-client.js';
 
-/** The kinds of network testnet/start.sh starts (its NETWORK): IRC server software + services. */
+/**
+ * The kinds of network testnet/start.sh starts (its NETWORK): IRC server software + services, or the server alone
+ * where the network has no services (`irc2`).
+ */
 export type NetworkKind =
   | 'inspircd+atheme'
   | 'inspircd+anope'
@@ -14,7 +17,8 @@ export type NetworkKind =
   | 'ngircd+atheme'
   | 'unreal+anope21'
   | 'solanum+atheme'
-  | 'ircu+atheme';
+  | 'ircu+atheme'
+  | 'irc2';
 
 /** The kinds built from Debian's packages, the default (InspIRCd 3 + Atheme 7.2) first. */
 export const NETWORK_KINDS: readonly NetworkKind[] = [
@@ -22,6 +26,7 @@ export const NETWORK_KINDS: readonly NetworkKind[] = [
   'inspircd+anope',
   'hybrid+anope',
   'ngircd+atheme',
+  'irc2',
 ];
 
 /**
@@ -31,7 +36,7 @@ export const NETWORK_KINDS: readonly NetworkKind[] = [
 export const SOURCE_KINDS: readonly NetworkKind[] = ['unreal+anope21', 'solanum+atheme', 'ircu+atheme'];
 
 /** The IRC server software of a kind. */
-export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd' | 'unreal' | 'solanum' | 'ircu';
+export type IrcdName = 'inspircd' | 'hybrid' | 'ngircd' | 'unreal' | 'solanum' | 'ircu' | 'irc2';
 
 /** The services package of a kind; also the name of its daemon (see {@link ServerName}). */
 export type ServicesName = 'atheme' | 'anope' | 'anope21';
@@ -56,7 +61,7 @@ export function missingSources(kind: NetworkKind): string | undefined {
     .filter((line) => line.trim() !== '' && !line.startsWith('#'))
     .map((line) => line.split(/\s+/) as [string, string, string]);
   const { ircd, services } = networkParts(kind);
-  const missing = [ircd, services]
+  const missing = [ircd, ...(services === null ? [] : [services])]
     .map((part) => SOURCE_NAMES[part])
     .filter((name) => name !== undefined)
     .map((name) => listed.find(([listedName]) => listedName === name)![1])
@@ -68,10 +73,10 @@ export function missingSources(kind: NetworkKind): string | undefined {
   );
 }
 
-/** The IRC server and services software of a network kind. */
-export function networkParts(kind: NetworkKind): { ircd: IrcdName; services: ServicesName } {
-  const [ircd, services] = kind.split('+') as [IrcdName, ServicesName];
-  return { ircd, services };
+/** The IRC server and services software of a network kind; `services` null where it has none. */
+export function networkParts(kind: NetworkKind): { ircd: IrcdName; services: ServicesName | null } {
+  const [ircd, services] = kind.split('+') as [IrcdName, ServicesName | undefined];
+  return { ircd, services: services ?? null };
 }
 
 /**
@@ -102,17 +107,20 @@ export interface TestNetwork {
   /** Its kind (network.env IRC_NETWORK). */
   network: NetworkKind;
   ircd: IrcdName;
-  /** The services package, which is also its daemon's name in pids() and stopServer(). */
-  services: ServicesName;
+  /** The services package, which is also its daemon's name in pids() and stopServer(); null where there are none. */
+  services: ServicesName | null;
   runDir: string;
   host: '127.0.0.1';
   hubPort: number;
   leafPort: number;
   hubServerPort: number;
   leafServerPort: number;
-  /** The services' RPC endpoint: Atheme JSON-RPC, Anope 2.0 XML-RPC or Anope 2.1 JSON-RPC. */
+  /**
+   * The services' RPC endpoint: Atheme JSON-RPC, Anope 2.0 XML-RPC or Anope 2.1 JSON-RPC (reading it on a network
+   * without services throws).
+   */
   rpcUrl: string;
-  /** What {@link rpcUrl} speaks: the name of the nickserv plugin's backend for it. */
+  /** What {@link rpcUrl} speaks: the name of the nickserv plugin's backend for it (throws without services). */
   rpcProtocol: 'atheme-jsonrpc' | 'anope-xmlrpc' | 'anope-rpc';
   /** The hub's InspIRCd httpd_stats XML endpoint (InspIRCd kinds only: reading it elsewhere throws). */
   statsUrl: string;
@@ -323,6 +331,8 @@ interface DaemonContext {
   solanumPrefix: string;
   /** Where build-source.sh installed ircu (IRC_IRCU_PREFIX). */
   ircuPrefix: string;
+  /** Where start.sh unpacked ircd-irc2 (IRC_IRC2_ROOT). */
+  irc2Root: string;
 }
 
 /** The folders UnrealIRCd writes, compiled into its install. */
@@ -439,6 +449,23 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
               '-banfile',
               inRun(name, 'ban.db'),
             ],
+          ),
+        };
+      }
+      if (ircd === 'irc2') {
+        // Its paths are compiled in: the server's folder over /etc/ircd, /run/ircd and /var/log/ircd, and the fake
+        // DNS's resolv.conf over /etc/resolv.conf.
+        const folder = inRun(name);
+        return {
+          logFile,
+          argv: asIrcWithOwnFolders(
+            [
+              [folder, '/etc/ircd'],
+              [folder, '/run/ircd'],
+              [folder, '/var/log/ircd'],
+              [inRun('resolv.conf'), '/etc/resolv.conf'],
+            ],
+            [path.join(context.irc2Root, 'usr', 'sbin', 'ircd'), '-s', '-t'],
           ),
         };
       }
@@ -608,10 +635,12 @@ function startCommand(kind: NetworkKind): [string, string[]] {
     hybrid: '/usr/sbin/ircd-hybrid',
     // unpacked by start.sh (default NGIRCD_ROOT), not installed: it conflicts with ircd-hybrid
     ngircd: path.join(process.env.NGIRCD_ROOT ?? '/var/cache/irc-testnet/ngircd', 'usr', 'sbin', 'ngircd'),
+    // the same: ircd-irc2 conflicts with inspircd and ircd-hybrid
+    irc2: path.join(process.env.IRC2_ROOT ?? '/var/cache/irc-testnet/irc2', 'usr', 'sbin', 'ircd'),
     atheme: '/usr/bin/atheme-services',
     anope: '/usr/sbin/anope',
   };
-  const installed = fs.existsSync(programs[ircd]!) && fs.existsSync(programs[services]!);
+  const installed = fs.existsSync(programs[ircd]!) && (services === null || fs.existsSync(programs[services]!));
   if (installed) return [startScript, []];
   return ['flock', [path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
 }
@@ -645,11 +674,18 @@ function makeNetwork(
   const { ircd, services } = networkParts(kind);
   const hubPort = Number(requireEnv(env, 'IRC_HUB_PORT'));
   const leafPort = Number(requireEnv(env, 'IRC_LEAF_PORT'));
-  const rpcUrl = requireEnv(
-    env,
-    services === 'anope' ? 'ANOPE_XMLRPC_URL' : services === 'anope21' ? 'ANOPE_JSONRPC_URL' : 'ATHEME_RPC_URL',
-  );
-  const rpcPort = Number(new URL(rpcUrl).port);
+  const rpcUrl =
+    services === null
+      ? null
+      : requireEnv(
+          env,
+          services === 'anope' ? 'ANOPE_XMLRPC_URL' : services === 'anope21' ? 'ANOPE_JSONRPC_URL' : 'ATHEME_RPC_URL',
+        );
+  const rpcPort = rpcUrl === null ? 0 : Number(new URL(rpcUrl).port);
+  const withServices = <T>(value: T | null): T => {
+    if (value === null) throw new Error(`a ${kind} network has no services, so no RPC endpoint`);
+    return value;
+  };
   const context: DaemonContext = {
     kind,
     ngircdRoot: env.IRC_NGIRCD_ROOT ?? '/var/cache/irc-testnet/ngircd',
@@ -663,6 +699,7 @@ function makeNetwork(
     anope21Prefix: env.IRC_ANOPE21_PREFIX ?? '',
     solanumPrefix: env.IRC_SOLANUM_PREFIX ?? '',
     ircuPrefix: env.IRC_IRCU_PREFIX ?? '',
+    irc2Root: env.IRC_IRC2_ROOT ?? '/var/cache/irc-testnet/irc2',
   };
   const statsUrl = env.INSPIRCD_STATS_URL;
   const operName = requireEnv(env, 'IRC_OPER_NAME');
@@ -676,7 +713,12 @@ function makeNetwork(
 
   const allRunning = (): boolean => {
     const pids = readPids(runDir);
-    const names = ['hub', 'leaf', services, ...(ircd === 'hybrid' ? ['fakedns'] : [])];
+    const names = [
+      'hub',
+      'leaf',
+      ...(services === null ? [] : [services]),
+      ...(ircd === 'hybrid' || ircd === 'irc2' ? ['fakedns'] : []),
+    ];
     return names.every((name) => pids[name] !== undefined && isAlive(pids[name]));
   };
 
@@ -750,8 +792,16 @@ function makeNetwork(
     leafPort,
     hubServerPort: Number(requireEnv(env, 'IRC_HUB_SERVER_PORT')),
     leafServerPort: Number(requireEnv(env, 'IRC_LEAF_SERVER_PORT')),
-    rpcUrl,
-    rpcProtocol: services === 'anope' ? 'anope-xmlrpc' : services === 'anope21' ? 'anope-rpc' : 'atheme-jsonrpc',
+    get rpcUrl(): string {
+      return withServices(rpcUrl);
+    },
+    get rpcProtocol() {
+      return withServices(services) === 'anope'
+        ? 'anope-xmlrpc'
+        : services === 'anope21'
+          ? 'anope-rpc'
+          : 'atheme-jsonrpc';
+    },
     get statsUrl(): string {
       if (statsUrl === undefined) throw new Error(`a ${kind} network has no InspIRCd httpd_stats endpoint`);
       return statsUrl;
