@@ -186,6 +186,8 @@ export async function startScaleNetwork(options: ScaleNetworkOptions): Promise<S
     // The scale network is InspIRCd's (testnet/start.sh sets the same for its inspircd kinds).
     ATHEME_PROTOCOL: 'inspircd',
     ATHEME_CASEMAPPING: 'rfc1459',
+    ATHEME_NUMERIC: '00A',
+    ATHEME_RECV_PASS: secrets.SVC_RECV_PASS,
   };
   fs.mkdirSync(path.join(runDir, 'hub'));
   fs.mkdirSync(path.join(runDir, 'atheme', 'data'), { recursive: true });

@@ -8,8 +8,27 @@
 export interface PacerOptions {
   burst: number;
   intervalMs: number;
+  /**
+   * The least interval the server allows, asked at each line: `intervalMs` goes no faster (the transport's
+   * {@link penaltyIntervalFor} the server's profile); none by default.
+   */
+  minIntervalMs?: () => number;
   write: (line: string) => void;
   now?: () => number;
+}
+
+/**
+ * The interval between lines on a server that penalises commands (ISUPPORT `PENALTY`, ircd 2.11): past its first
+ * five, it reads a client's PRIVMSG or NOTICE 2.2 s after the last, and a client whose unread lines pass its
+ * receive queue is closed for `Excess Flood` (400 CTCP VERSION lines written at once were; 80 were not). At the
+ * configured pace (a CTCP VERSION a second to users newly seen), the unread lines would grow by one every two
+ * seconds; at this one the server keeps up, and the bot's requests wait behind a few lines at most.
+ */
+export const PENALTY_INTERVAL_MS = 2500;
+
+/** The least interval between lines on a server of `profile`: {@link PENALTY_INTERVAL_MS} where it penalises commands. */
+export function penaltyIntervalFor(profile: { readonly commandPenalty: boolean }): number {
+  return profile.commandPenalty ? PENALTY_INTERVAL_MS : 0;
 }
 
 /** How one line is queued. */
@@ -97,12 +116,18 @@ export class Pacer {
     return this.queue.shift()!;
   }
 
+  /** The interval between lines now: the configured one, or the server's least where that is longer. */
+  private intervalMs(): number {
+    return Math.max(this.options.intervalMs, this.options.minIntervalMs?.() ?? 0);
+  }
+
   private refill(): void {
     const now = this.now();
-    const earned = Math.floor((now - this.lastRefill) / this.options.intervalMs);
+    const interval = this.intervalMs();
+    const earned = Math.floor((now - this.lastRefill) / interval);
     if (earned > 0) {
       this.tokens = Math.min(this.options.burst, this.tokens + earned);
-      this.lastRefill += earned * this.options.intervalMs;
+      this.lastRefill += earned * interval;
     }
     if (this.tokens === this.options.burst) this.lastRefill = now;
   }
@@ -118,7 +143,7 @@ export class Pacer {
       next.onWrite?.();
     }
     if (this.pending > 0) {
-      const wait = Math.max(1, this.lastRefill + this.options.intervalMs - this.now());
+      const wait = Math.max(1, this.lastRefill + this.intervalMs() - this.now());
       this.timer = setTimeout(() => {
         this.timer = null;
         this.drain();

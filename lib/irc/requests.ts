@@ -5,7 +5,7 @@
  */
 import { formatLine } from './text.js';
 import type { IrcMessage, IrcRequest } from './port.js';
-import { UNKNOWN_SERVER } from './server-profile.js';
+import { UNKNOWN_SERVER, type ServerProfile } from './server-profile.js';
 
 /**
  * Requests whose reply is awaited go out, in order (answers to people first; a serial request passed over
@@ -19,6 +19,31 @@ export const REQUESTS_IN_FLIGHT = 8;
 
 /** The time a request's reply may take from when its line is written, unless it says otherwise. */
 const DEFAULT_TIMEOUT_MS = 15000;
+
+/** How the lane sends requests to a server: how many may be unanswered at once, and their default timeout. */
+export interface RequestLimits {
+  inFlight: number;
+  /** The time a request's reply may take from when its line is written, unless the request says otherwise. */
+  defaultTimeoutMs: number;
+}
+
+/** The limits on most servers. */
+const GENERIC_LIMITS: RequestLimits = { inFlight: REQUESTS_IN_FLIGHT, defaultTimeoutMs: DEFAULT_TIMEOUT_MS };
+
+/**
+ * The limits on a server that penalises commands (its profile's `commandPenalty`, ircd 2.11), which reads a
+ * client's next command only seconds after the last (a PRIVMSG 2.2 s, LUSERS or TIME 3 s, a WHO up to 12 s): one
+ * request at a time, since the eighth of eight written at once would be read half a minute later, past its
+ * timeout, which runs from the moment its line is written. One at a time, each still waits for the penalties of the
+ * request before it and of the paced lines written meanwhile: a sync's LUSERS written after its WHO and three
+ * CTCP VERSION lines was answered after more than 15 s, which the longer default timeout allows.
+ */
+export const PENALISED_LIMITS: RequestLimits = { inFlight: 1, defaultTimeoutMs: 45_000 };
+
+/** The limits of the request lane on a server of `profile`. */
+export function requestLimitsFor(profile: Pick<ServerProfile, 'commandPenalty'>): RequestLimits {
+  return profile.commandPenalty ? PENALISED_LIMITS : GENERIC_LIMITS;
+}
 
 interface PendingRequest {
   request: IrcRequest;
@@ -70,6 +95,8 @@ export class RequestLane {
     private readonly tryAgain: TryAgainOptions = TRY_AGAIN,
     /** What the error of a request refused too often advises: the server profile's `tryAgainText`. */
     private readonly tryAgainAdvice: () => string = () => UNKNOWN_SERVER.tryAgainText,
+    /** How many requests may be unanswered at once, and their default timeout: {@link requestLimitsFor} the server. */
+    private readonly limits: () => RequestLimits = () => GENERIC_LIMITS,
   ) {}
 
   /** Send `request` when its turn comes; resolves with its reply, rejects on timeout or {@link rejectAll}. */
@@ -119,15 +146,16 @@ export class RequestLane {
   }
 
   /**
-   * Send waiting requests while fewer than {@link REQUESTS_IN_FLIGHT} are unanswered, in order, passing over a
-   * serial request whose command is already out (it keeps its place until that reply ends).
+   * Send waiting requests while fewer than {@link REQUESTS_IN_FLIGHT} (one on a server that penalises commands) are
+   * unanswered, in order, passing over a serial request whose command is already out (it keeps its place until
+   * that reply ends).
    */
   private sendWaiting(): void {
-    while (this.pending.length < REQUESTS_IN_FLIGHT && this.open()) {
+    while (this.pending.length < this.limits().inFlight && this.open()) {
       const pending = this.takeSendable(this.waiting.urgent) ?? this.takeSendable(this.waiting.other);
       if (!pending) return;
       const { request } = pending;
-      const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+      const timeoutMs = request.timeoutMs ?? this.limits().defaultTimeoutMs;
       // The clock runs from the moment the line is written: a request waiting its turn is not timed out.
       pending.timer = setTimeout(() => {
         if (request.serial) this.drainLate(pending, timeoutMs);

@@ -74,8 +74,20 @@ export interface FamilyAnswers {
    * asker's own channel (Solanum, Charybdis).
    */
   readonly whoEveryone: string;
+  /**
+   * Whether LIST shows an operator the secret (+s) and private (+p) channels it is not in. Where it does, a channel an
+   * operator's LIST shows without its modes stays hidden until a MODE query says it is public; where it does not
+   * (ircd 2.11), an operator's LIST shows what anyone's does, public channels only, and no MODE query is needed.
+   */
+  readonly operatorListsSecret: boolean;
   /** The STATS letter that lists the operators online as `nick (ident@host) Idle: …`; null where none does. */
   readonly operatorsStats: string | null;
+  /**
+   * Whether an operator's WHOIS shows the IP a user connects from (RPL_WHOISACTUALLY 338, RPL_WHOISHOST 378). Where
+   * the server has no WHOX, the collector asks each user's WHOIS for it (and for the account, where there are
+   * accounts); ircd 2.11's WHOIS shows an operator no more than the host of its 311.
+   */
+  readonly operatorWhoisIp: boolean;
   /**
    * The numeric that ends a LUSERS answer: RPL_GLOBALUSERS `266` on most servers; `255` (RPL_LUSERME) where the
    * server sends no 265/266 (ircu, whose answer ends with a NOTICE of its highest connection count).
@@ -86,6 +98,12 @@ export interface FamilyAnswers {
    * MAP from this software (it has none, or words it otherwise), so it does not ask.
    */
   readonly mapLine: RegExp | null;
+  /**
+   * How the last field of a WHO row (RPL_WHOREPLY 352, `:<hops> <realname>`) and of a LINKS row (RPL_LINKS 364,
+   * `:<hops> <description>`) reads, with groups `hops` and `text` (the realname, the server's description). ircd
+   * 2.11 puts the server's SID between them (`:1 002A bob test`), which is neither.
+   */
+  readonly hopsField: RegExp;
   /** The client, nick, channel and link notices an operator can ask for; null where their wording is not known. */
   readonly serverNotices: ServerNoticeWording | null;
   /** The latency probes to try, in order, for a server none has answered yet. */
@@ -119,6 +137,9 @@ export interface ServerFamily extends FamilyAnswers {
  */
 const USERS_BEFORE_SHARE_MAP = /^[\s|`'\\-]*(?<name>[^\s(|`]+)(?:\s+\([^)]*\))?\s+(?<users>\d+)\s+\[/;
 
+/** The last field of a WHO or LINKS row: the hop count, then the realname or description. */
+const HOPS_THEN_TEXT = /^(?<hops>\d+)\s?(?<text>.*)$/s;
+
 /** The answers for software no entry names, and for whatever an entry does not say. */
 export const GENERIC_ANSWERS: FamilyAnswers = {
   realHostWhoFlag: null,
@@ -129,9 +150,12 @@ export const GENERIC_ANSWERS: FamilyAnswers = {
   listShowsModes: null,
   listEveryChannel: [],
   whoEveryone: '*',
+  operatorListsSecret: true,
   operatorsStats: 'P',
+  operatorWhoisIp: true,
   lusersEnd: '266',
   mapLine: USERS_BEFORE_SHARE_MAP,
+  hopsField: HOPS_THEN_TEXT,
   serverNotices: null,
   latencyProbes: ['TIME', 'VERSION'],
   sasl: null,
@@ -165,8 +189,8 @@ const INSPIRCD_NOTICES: ServerNoticeWording = {
 
 /**
  * The software the profile knows, first match wins. Each entry says only where it differs from
- * {@link GENERIC_ANSWERS}; the answers of the families the test networks do not run yet (ircd 2.11) are the generic
- * ones until a test network checks them (docs/adding-an-irc-server.md).
+ * {@link GENERIC_ANSWERS}; an answer no test network's lines checked yet stays the generic one
+ * (docs/adding-an-irc-server.md).
  */
 export const SERVER_FAMILIES: readonly ServerFamily[] = [
   {
@@ -270,10 +294,28 @@ export const SERVER_FAMILIES: readonly ServerFamily[] = [
   {
     ...GENERIC_ANSWERS,
     name: 'ircd 2.11',
-    // `2.11.2p3`: no CAP, so no SASL; no account in WHOIS or anywhere (IRCnet runs no services).
+    // `2.11.2p3`: no CAP, so no SASL; no account in WHOIS or anywhere (IRCnet runs no services). What follows was
+    // learnt from its lines (test/fixtures/networks/irc2/).
     version: /^2\.11\./,
     sasl: false,
     accounts: false,
+    // `WHO *` answers the asker's last-joined channel; `WHO 0` everyone it may see.
+    whoEveryone: '0',
+    // Neither an operator's `WHO 0` nor its `WHO <mask>` lists an invisible user who shares no channel with it.
+    operatorWhoSeesInvisible: false,
+    // `322 me #chan 2 :topic`: never the modes.
+    listShowsModes: false,
+    // An operator's LIST leaves out the secret and private channels it is not in, as anyone's does.
+    operatorListsSecret: false,
+    // STATS P lists its ports (211), STATS p nothing; no STATS lists the operators online.
+    operatorsStats: null,
+    // `311 me nick ~ident host * :realname`, 319, 312, 313, 317: no IP nor real host, to an operator either.
+    operatorWhoisIp: false,
+    // `015 me :hub.test.net`, `` 015 me : `- leaf.test.net ``: the tree without user counts.
+    mapLine: null,
+    // `352 me #chan ~ident host server nick H :1 002A realname`, `364 me leaf hub :1 002A description`: a SID
+    // (a digit and three of digits and capitals) after the hops.
+    hopsField: /^(?<hops>\d+) (?:\d[0-9A-Z]{3}(?: |$))?(?<text>.*)$/s,
   },
 ];
 
@@ -317,6 +359,16 @@ export interface ServerProfile extends FamilyAnswers {
   /** The channel prefixes of channels local to one server (`&`, RFC 2811), of those ISUPPORT `CHANTYPES` lists. */
   readonly localChannelTypes: string;
   /**
+   * The channel prefixes of channels without modes (`+`, RFC 2811), of those ISUPPORT `CHANTYPES` lists: never secret,
+   * and a MODE query of one is answered ERR_NOCHANMODES (477).
+   */
+  readonly modelessChannelTypes: string;
+  /**
+   * Whether the server delays each command by a penalty (ISUPPORT `PENALTY`, ircd 2.11): past a few quick ones, it
+   * reads the next only seconds later (2–3 s, 12 s after a WHO that matched nobody), so its requests go one at a time.
+   */
+  readonly commandPenalty: boolean;
+  /**
    * How to learn a user's account: from the `account` tag of their lines (the `account-tag` CAP was granted: no
    * tag means not logged in), or from their WHOIS (RPL_WHOISACCOUNT 330).
    */
@@ -325,6 +377,8 @@ export interface ServerProfile extends FamilyAnswers {
   readonly tryAgainText: string;
   /** Whether `name` is a channel local to one server ({@link localChannelTypes}). */
   isLocalChannel(name: string): boolean;
+  /** Whether `name` is a channel without modes ({@link modelessChannelTypes}). */
+  isModelessChannel(name: string): boolean;
 }
 
 /** The family whose pattern `version` matches, if any. */
@@ -352,7 +406,9 @@ export function buildServerProfile(server: ServerSelfDescription): ServerProfile
   const whox = isupport.has('WHOX');
   const elist = isupport.get('ELIST')?.toUpperCase() ?? '';
   // RFC 2811's default where the server does not list its prefixes.
-  const localChannelTypes = (isupport.get('CHANTYPES') ?? '#&').includes('&') ? '&' : '';
+  const chantypes = isupport.get('CHANTYPES') ?? '#&';
+  const localChannelTypes = chantypes.includes('&') ? '&' : '';
+  const modelessChannelTypes = chantypes.includes('+') ? '+' : '';
   const sasl = server.offeredCaps.has('sasl') || server.caps.has('sasl') ? true : familyAnswers.sasl;
   return {
     ...familyAnswers,
@@ -366,6 +422,8 @@ export function buildServerProfile(server: ServerSelfDescription): ServerProfile
     channelLimit: channelLimitOf(isupport),
     botMode: isupport.get('BOT') || null,
     localChannelTypes,
+    modelessChannelTypes,
+    commandPenalty: isupport.has('PENALTY'),
     accountFrom: server.caps.has('account-tag') ? 'account-tag' : 'whois',
     sasl,
     // A server that offers SASL or account tags knows accounts, whatever its family.
@@ -375,6 +433,7 @@ export function buildServerProfile(server: ServerSelfDescription): ServerProfile
         ? GENERIC_TRY_AGAIN_ADVICE
         : `on ${name ?? 'this server'}, ${familyAnswers.tryAgainAdvice}`,
     isLocalChannel: (channel) => localChannelTypes !== '' && localChannelTypes.includes(channel.charAt(0)),
+    isModelessChannel: (channel) => modelessChannelTypes !== '' && modelessChannelTypes.includes(channel.charAt(0)),
   };
 }
 

@@ -10,9 +10,9 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
 import { casefold } from './casemapping.js';
-import { Pacer, type LineOptions } from './pacer.js';
+import { Pacer, penaltyIntervalFor, type LineOptions } from './pacer.js';
 import { Reconnector } from './reconnect.js';
-import { RequestLane, TRY_AGAIN, type TryAgainOptions } from './requests.js';
+import { RequestLane, requestLimitsFor, TRY_AGAIN, type TryAgainOptions } from './requests.js';
 import { SessionState } from './session.js';
 import { formatLine, splitText } from './text.js';
 import type { IrcEventName, IrcEvents, IrcMessage, IrcRequest, IrcTransport, Unsubscribe } from './port.js';
@@ -73,6 +73,7 @@ export abstract class BaseTransport implements IrcTransport {
     this.pacer = new Pacer({
       burst: options.pacing.burst,
       intervalMs: options.pacing.intervalMs,
+      minIntervalMs: () => penaltyIntervalFor(this.state.profile),
       write: (line) => this.writeLine(line),
     });
     this.requests = new RequestLane(
@@ -80,6 +81,7 @@ export abstract class BaseTransport implements IrcTransport {
       () => this.state.connected,
       options.tryAgain ?? TRY_AGAIN,
       () => this.state.profile.tryAgainText,
+      () => requestLimitsFor(this.state.profile),
     );
     this.reconnector = new Reconnector(options.reconnect, logger);
     logger.addSecret(options.sasl?.password);

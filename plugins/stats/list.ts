@@ -101,11 +101,28 @@ export function listQueries(
   return [['LIST', ...listEveryChannel]];
 }
 
+/**
+ * Whether a LIST the bot asks now may list secret or private channels: it is an operator, and its server lists those
+ * to an operator (the profile's `operatorListsSecret`). Then a channel LIST shows without modes is hidden until a
+ * MODE query says it is public.
+ */
+function listsSecretOf({ irc }: Pick<SyncContext, 'irc'>): boolean {
+  return irc.state.isOperator && irc.state.profile.operatorListsSecret;
+}
+
 /** MODE #channel: the live handler applies the 324 reply; this records the check, or forgets a gone channel. */
 async function checkModes(context: SyncContext, state: ListState, name: string): Promise<void> {
   const { irc, model } = context;
   // Formed a moment ago: its own query comes once its wait is over (FormedChannels), whoever chose it before.
   if (state.formedWaiting.has(model.fold(name))) return;
+  if (irc.state.profile.isModelessChannel(name)) {
+    // No modes to ask (the server would answer 477): never secret.
+    if (model.channels.get(name)) {
+      model.upsertChannel(name, { modes: '', hidden: false });
+      state.modeChecks.set(model.fold(name), Date.now());
+    }
+    return;
+  }
   const same = (line: IrcMessage): boolean => irc.casefold(line.params[1] ?? '') === irc.casefold(name);
   const lines = await irc.request({
     send: ['MODE', name],
@@ -303,7 +320,8 @@ class ListTaker {
   readonly unchecked: string[] = [];
   private rows = 0;
   private rowsWithModes = 0;
-  private readonly asOperator: boolean;
+  /** Whether the rows may be secret or private channels: the bot is an operator, and its server lists those to one. */
+  private readonly listsSecret: boolean;
   /** Whether the server shows modes in LIST, as its profile expects (null: the rows say). */
   private readonly modesShown: boolean | null;
 
@@ -311,7 +329,7 @@ class ListTaker {
     private readonly context: SyncContext,
     private readonly state: ListState,
   ) {
-    this.asOperator = context.irc.state.isOperator;
+    this.listsSecret = listsSecretOf(context);
     this.modesShown = context.irc.state.profile.listShowsModes;
     this.number = ++state.lists;
   }
@@ -346,6 +364,16 @@ class ListTaker {
       model.upsertChannel(entry.name, { topic: entry.topic, users: entry.users, hidden: true });
       return;
     }
+    if (irc.state.profile.isModelessChannel(entry.name)) {
+      // A channel without modes (`+name`) is never secret: public, nothing to ask.
+      model.upsertChannel(entry.name, {
+        topic: entry.topic,
+        users: joined ? channel!.members.size : entry.users,
+        modes: '',
+        hidden: false,
+      });
+      return;
+    }
     // Where the bot is a member, the live picture (NAMES, MODE, TOPIC) is exact; LIST only fills in the rest.
     if (joined) {
       model.upsertChannel(entry.name, { topic: entry.topic, users: channel!.members.size });
@@ -358,12 +386,13 @@ class ListTaker {
         hidden: /[sp]/.test(entry.modes) || this.state.formedWaiting.has(key),
       });
     } else {
-      // Without modes, LIST to a non-operator shows public channels only; an operator sees every channel.
+      // Without modes, LIST to a non-operator shows public channels only; an operator sees every channel (where
+      // its server lists secret ones to an operator: its profile's `operatorListsSecret`).
       const checked = this.state.modeChecks.has(key);
       model.upsertChannel(entry.name, {
         topic: entry.topic,
         users: entry.users,
-        hidden: this.asOperator ? (checked && channel ? channel.hidden : true) : false,
+        hidden: this.listsSecret ? (checked && channel ? channel.hidden : true) : false,
       });
       if (!checked) this.unchecked.push(entry.name);
     }
@@ -437,12 +466,11 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   }
   // What no LIST since this one's start listed is gone, or known otherwise (the bot sits in it).
   for (const [key, number] of state.listedBy) if (number < taker.number) state.listedBy.delete(key);
-  const asOperator = irc.state.isOperator;
-  if (taker.showsModes || !asOperator) return [];
+  if (taker.showsModes || !listsSecretOf(context)) return [];
   const unchecked: string[] = [];
   const rechecks: { name: string; at: number }[] = [];
   for (const channel of model.channels.all()) {
-    if (channel.joined || profile.isLocalChannel(channel.name)) continue;
+    if (channel.joined || profile.isLocalChannel(channel.name) || profile.isModelessChannel(channel.name)) continue;
     const at = state.modeChecks.get(model.fold(channel.name));
     if (at === undefined) unchecked.push(channel.name);
     else rechecks.push({ name: channel.name, at });
@@ -467,7 +495,7 @@ export async function syncNewChannels(context: SyncContext, state: ListState): P
   state.newListedAt = Date.now();
   const taker = new ListTaker(context, state);
   await taker.list(NEW_CHANNELS_QUERY);
-  return taker.showsModes || !context.irc.state.isOperator ? [] : taker.unchecked;
+  return taker.showsModes || !listsSecretOf(context) ? [] : taker.unchecked;
 }
 
 /**

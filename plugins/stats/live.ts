@@ -98,6 +98,32 @@ export function applyChannelModes(
   });
 }
 
+/**
+ * The bot joined `channelName`. A channel LIST never showed may be secret: hidden until its modes (324) say otherwise,
+ * asked now; a channel without modes (`+name`, the profile's `isModelessChannel`) is never secret, and has none to ask
+ * (the server would answer 477).
+ */
+function joinedBySelf(channelName: string, channelKey: string, { irc, model }: LiveContext): void {
+  if (irc.state.profile.isModelessChannel(channelName)) {
+    model.upsertChannel(channelName, { joined: true, hidden: false, modes: '' }, channelKey);
+    return;
+  }
+  const known = model.channels.byKey(channelKey);
+  model.upsertChannel(channelName, { joined: true, hidden: known ? known.hidden : true }, channelKey);
+  // A question, not paced output: the 324 answer is read by the handler below. Two hundred joins would
+  // otherwise hold up the paced queue (HELP, CTCP) for minutes at the default pace.
+  void irc
+    .request({
+      send: ['MODE', channelName],
+      reply: () => false,
+      end: (line) =>
+        ['324', '403', '442', '477', '482'].includes(line.command) &&
+        irc.casefold(line.params[1] ?? '') === irc.casefold(channelName),
+      timeoutMs: 30000,
+    })
+    .catch(() => undefined);
+}
+
 // No PRIVMSG here: only activity counting reads one (activity.ts).
 const handlers: Record<string, Handler> = {
   JOIN(message, { irc, model }) {
@@ -108,23 +134,7 @@ const handlers: Record<string, Handler> = {
     // Each name is folded once for the whole line.
     const userKey = model.fold(nick);
     const channelKey = model.fold(channelName);
-    if (isSelfKey(nick, userKey, irc, model)) {
-      // A channel LIST never showed may be secret: hidden until its modes (324) say otherwise.
-      const known = model.channels.byKey(channelKey);
-      model.upsertChannel(channelName, { joined: true, hidden: known ? known.hidden : true }, channelKey);
-      // A question, not paced output: the 324 answer is read by the handler below. Two hundred joins would
-      // otherwise hold up the paced queue (HELP, CTCP) for minutes at the default pace.
-      void irc
-        .request({
-          send: ['MODE', channelName],
-          reply: () => false,
-          end: (line) =>
-            ['324', '403', '442', '477', '482'].includes(line.command) &&
-            irc.casefold(line.params[1] ?? '') === irc.casefold(channelName),
-          timeoutMs: 30000,
-        })
-        .catch(() => undefined);
-    }
+    if (isSelfKey(nick, userKey, irc, model)) joinedBySelf(channelName, channelKey, { irc, model });
     const ident = source.ident || null;
     const host = source.host || null;
     // extended-join: JOIN #chan account :realname ("*" = not logged in)

@@ -13,14 +13,17 @@ export interface LinkEntry {
   description: string;
 }
 
-/** RPL_LINKS `364 me <server> <uplink> :<hops> <description>`; the root is its own uplink. */
-export function parseLinksEntry(message: IrcMessage): LinkEntry | null {
+/**
+ * RPL_LINKS `364 me <server> <uplink> :<hops> <description>`, the last field read as the server's profile says
+ * (`hopsField`: ircd 2.11 puts the server's SID before the description); the root is its own uplink.
+ */
+export function parseLinksEntry(message: IrcMessage, hopsField: RegExp): LinkEntry | null {
   const [, name, uplink, info = ''] = message.params;
   if (!name) return null;
-  const match = /^(\d+)\s?(.*)$/s.exec(info);
-  const hops = match ? Number(match[1]) : 0;
+  const groups = hopsField.exec(info)?.groups;
+  const hops = groups?.hops ? Number(groups.hops) : 0;
   const isRoot = hops === 0 || !uplink || uplink.toLowerCase() === name.toLowerCase();
-  return { name, uplink: isRoot ? null : uplink, hops, description: match ? match[2]! : info };
+  return { name, uplink: isRoot ? null : uplink, hops, description: groups ? (groups.text ?? '') : info };
 }
 
 /**
@@ -45,7 +48,7 @@ export async function syncLinks({ irc, model, config, urgent }: SyncContext): Pr
   const seen = new Set<string>();
   const configured = new Set(config.services_servers.map((name) => name.toLowerCase()));
   for (const line of lines) {
-    const entry = line.command === '364' ? parseLinksEntry(line) : null;
+    const entry = line.command === '364' ? parseLinksEntry(line, irc.state.profile.hopsField) : null;
     if (!entry) continue;
     seen.add(entry.name.toLowerCase());
     const known = model.servers.get(entry.name);
@@ -103,8 +106,9 @@ async function mapCounts(
 }
 
 /**
- * Mark the servers services run on: the configured ones, and the server NickServ is on
- * (asked with WHOIS when WHO did not show it, as it does not to a non-operator).
+ * Mark the servers services run on: the configured ones, and the server NickServ is on (asked with WHOIS when WHO
+ * did not show it, as it does not to a non-operator; not where the server knows no accounts, the profile's
+ * `accounts`, so that no NickServ could serve any).
  */
 export async function markServicesServers({ irc, model, config, urgent }: SyncContext): Promise<void> {
   const servers = new Set(config.services_servers.map((name) => name.toLowerCase()));
@@ -112,7 +116,7 @@ export async function markServicesServers({ irc, model, config, urgent }: SyncCo
     const server = model.users.get(nick)?.server;
     if (server) servers.add(server.toLowerCase());
   }
-  if (!model.users.get('NickServ')?.server) {
+  if (!model.users.get('NickServ')?.server && irc.state.profile.accounts) {
     const lines = await irc.request({
       urgent,
       send: ['WHOIS', 'NickServ'],

@@ -214,10 +214,12 @@ export function askService(irc: IrcPort, service: string, text: string): Promise
 /**
  * HELP to every configured service that is online; services that list no command are left out. The
  * services are asked side by side (their answers tell apart by sender): an answer without an end line
- * (Anope's) ends only after a quiet spell, and one service after another would take tens of seconds.
+ * (Anope's) ends only after a quiet spell, and one service after another would take tens of seconds. None is
+ * asked where the server knows no accounts (its profile's `accounts`, ircd 2.11): no such services run there.
  */
 export async function fetchServiceCommands(context: SyncContext): Promise<ServiceCommands[]> {
   const { irc, config, logger } = context;
+  if (!irc.state.profile.accounts) return [];
   const online = await onlineNicks(irc, config.services);
   const lists = await Promise.all(
     online.map(async (service): Promise<ServiceCommands> => {

@@ -28,14 +28,16 @@ export function isNetsplitQuit(message: IrcMessage, model: NetworkModel): boolea
 
 /**
  * A server notice about a link that split or joined: InspIRCd's `*** LINK: Server x split: ...`,
- * `*** LINK: Received end of netburst from x`, and the like in other servers' words.
+ * `*** LINK: Received end of netburst from x`, and the like in other servers' words. Not ircd 2.11's `Server is
+ * currently in split-mode.` to each client that connects while the server has fewer servers or users linked than
+ * its configuration asks: it tells of no change.
  */
 export function isLinkNotice(message: IrcMessage): boolean {
   if (message.command !== 'NOTICE' || !message.source) return false;
   const { nick, ident } = message.source;
   // A server's notice has its name as the source, with no ident; no nick has a dot.
   if (ident !== '' || !nick.includes('.')) return false;
-  return /\b(?:split|netsplit|squit|netjoin)\b|end of (?:net)?burst|link with \S+ established/i.test(
+  return /\b(?:split|netsplit|squit|netjoin)\b(?!-)|end of (?:net)?burst|link with \S+ established/i.test(
     message.params.at(-1) ?? '',
   );
 }

@@ -66,7 +66,7 @@ function numberFrom(text: string | undefined, pattern: RegExp): number | null {
 /** The network's own counts from the LUSERS numerics. Pure. */
 export function parseLusers(lines: readonly IrcMessage[]): {
   users: number | null;
-  invisible: number;
+  invisible: number | null;
   servers: number | null;
   operators: number;
   channels: number;
@@ -79,11 +79,12 @@ export function parseLusers(lines: readonly IrcMessage[]): {
   const withNumbers = global !== undefined && global.params.length >= 4;
   const current = withNumbers ? Number(global.params[1]) : numberFrom(global?.params.at(-1), /global users:?\s*(\d+)/i);
   const max = withNumbers ? Number(global.params[2]) : numberFrom(global?.params.at(-1), /max:?\s*(\d+)/i);
-  // 251 `There are <visible> users and <invisible> invisible on <n> servers`
+  // 251 `There are <visible> users and <invisible> invisible on <n> servers`; ircd 2.11's counts every user and
+  // no invisible one (`There are <users> users and <services> services on <n> servers`): how many are, it does not say.
   const visible = numberFrom(text251, /There are (\d+) users/i);
-  const invisible = numberFrom(text251, /(\d+) invisible/i) ?? 0;
+  const invisible = numberFrom(text251, /(\d+) invisible/i);
   return {
-    users: current ?? (visible === null ? null : visible + invisible),
+    users: current ?? (visible === null ? null : visible + (invisible ?? 0)),
     invisible,
     servers: numberFrom(text251, /on (\d+) servers?/i),
     operators: Number(byCode.get('252')?.params[1] ?? 0),

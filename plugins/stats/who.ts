@@ -148,10 +148,14 @@ function fieldAt(params: readonly string[], index: number): string | undefined {
   return index < 0 ? undefined : (params[index] ?? '');
 }
 
-/** RPL_WHOREPLY `352 me <channel> <ident> <host> <server> <nick> <flags> :<hops> <realname>` */
-export function parseWhoReply(message: IrcMessage): WhoEntry | null {
+/**
+ * RPL_WHOREPLY `352 me <channel> <ident> <host> <server> <nick> <flags> :<hops> <realname>`, the last field read as
+ * the server's profile says (`hopsField`: ircd 2.11 puts the server's SID before the realname).
+ */
+export function parseWhoReply(message: IrcMessage, hopsField: RegExp): WhoEntry | null {
   const [, , ident, host, server, nick, flags = '', trailing = ''] = message.params;
   if (!nick) return null;
+  const groups = hopsField.exec(trailing)?.groups;
   return {
     nick,
     ident: ident || null,
@@ -159,7 +163,7 @@ export function parseWhoReply(message: IrcMessage): WhoEntry | null {
     server: server || null,
     away: flags.startsWith('G'),
     isOperator: flags.includes('*'),
-    realname: trailing.replace(/^\d+ ?/, ''),
+    realname: groups ? (groups.text ?? '') : trailing,
   };
 }
 
@@ -306,13 +310,13 @@ async function whoOnce(
     send,
     onSent: () => (sentAt = Date.now()),
     reply: (line) => (whox ? line.command === '354' && line.params[1] === token : line.command === '352'),
-    end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === asked.toLowerCase(),
+    end: (line) => endsWho(line, asked),
     // Each row is taken as it arrives, in order with the live lines around it: a QUIT or NICK right after
     // the row is applied after it, never before (which would bring the user back from a row already stale).
     onReply: (line) => {
       firstRowAt ??= Date.now();
       rows++;
-      const entry = whox ? parseWhox(line) : parseWhoReply(line);
+      const entry = whox ? parseWhox(line) : parseWhoReply(line, profile.hopsField);
       if (entry) takeWhoEntry(model, entry, result);
     },
     timeoutMs: 120000,
@@ -325,6 +329,16 @@ async function whoOnce(
     first_row_ms: sentAt === null || firstRowAt === null ? null : firstRowAt - sentAt,
     ms: ended - queued,
   });
+}
+
+/**
+ * Whether `line` ends the answer to `WHO <asked>`: RPL_ENDOFWHO `315 me <mask> :End of WHO list.` naming the mask, or
+ * `*` for `WHO 0` (ircd 2.11 names `*` for everyone: the profile's `whoEveryone`).
+ */
+function endsWho(line: IrcMessage, asked: string): boolean {
+  if (line.command !== '315') return false;
+  const mask = (line.params[1] ?? '').toLowerCase();
+  return mask === asked.toLowerCase() || (asked === '0' && mask === '*');
 }
 
 /** One user as WHO listed them, into the model and `result`. */
@@ -428,7 +442,7 @@ async function realHostsOf({ irc, model }: SyncContext, mask: string, proof: Rea
   await irc.request({
     send: ['WHO', asked, `${mask === '*' ? '' : 'n'}${flag}%tihn,${token}`],
     reply: (line) => line.command === '354' && line.params[1] === token,
-    end: (line) => line.command === '315' && (line.params[1] ?? '').toLowerCase() === asked.toLowerCase(),
+    end: (line) => endsWho(line, asked),
     // 354 me <token> <ip> <host> <nick>: WHOX sends the fields in its own order.
     onReply: (line) => {
       const [, , ip, host, nick] = line.params;

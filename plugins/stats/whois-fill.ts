@@ -1,6 +1,7 @@
 /**
  * What WHO cannot say on a server without WHOX (the profile's `whox`; ngIRCd): a user's account, and, to an
- * operator, the IP they connect from (for their country). Each user is asked WHOIS once per connection,
+ * operator, the IP they connect from (for their country), where the server's WHOIS says them (its profile's
+ * `accounts` and `operatorWhoisIp`). Each user is asked WHOIS once per connection,
  * one question at a time, at most `whois_per_second`. The replies are read wherever a WHOIS comes from
  * (the bot's commands ask some too): 330 here, 338 and 378 in countries.ts.
  */
@@ -42,10 +43,15 @@ export class WhoisFiller {
     this.services = new Set(options.services.map((nick) => options.irc.casefold(nick)));
   }
 
-  /** Whether WHOIS is how the model learns accounts here: a registered connection to a server without WHOX. */
+  /**
+   * Whether WHOIS is how the model learns accounts and IPs here: a registered connection to a server without WHOX,
+   * whose WHOIS says either (where the server knows no accounts and shows an operator no IP, ircd 2.11, it says
+   * nothing WHO did not, and each costs the server's penalty).
+   */
   get needed(): boolean {
     const { state } = this.options.irc;
-    return state.registered && !state.profile.whox;
+    const { profile } = state;
+    return state.registered && !profile.whox && (profile.accounts || (state.isOperator && profile.operatorWhoisIp));
   }
 
   /** Users waiting to be asked. */

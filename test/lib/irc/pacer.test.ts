@@ -1,5 +1,6 @@
 import t from 'tap';
-import { Pacer, URGENT_RUN } from '../../../lib/irc/pacer.js';
+import { Pacer, PENALTY_INTERVAL_MS, penaltyIntervalFor, URGENT_RUN } from '../../../lib/irc/pacer.js';
+import { buildServerProfile } from '../../../lib/irc/server-profile.js';
 
 /** A pacer that lets one line go every 15 ms after the burst; `tick` waits until `lines` more went. */
 function pacer(burst: number) {
@@ -67,4 +68,24 @@ t.test('a line no longer wanted is dropped without using a token', async (t) => 
   wanted = true;
   queue.enqueue('sent', () => wrote.push('sent'), { stillWanted: () => wanted });
   t.equal(queue.pending, 1, 'no token left now');
+});
+
+t.test("the server's least interval wins over a shorter one configured (ircd 2.11's penalty)", async (t) => {
+  const profile = (isupport: [string, string][]) =>
+    buildServerProfile({ version: '', isupport: new Map(isupport), caps: new Set(), offeredCaps: new Set() });
+  t.equal(penaltyIntervalFor(profile([['PENALTY', '']])), PENALTY_INTERVAL_MS);
+  t.equal(penaltyIntervalFor(profile([])), 0);
+  const written: number[] = [];
+  const queue = new Pacer({ burst: 2, intervalMs: 1, minIntervalMs: () => 60, write: () => written.push(Date.now()) });
+  const alive = setInterval(() => undefined, 1000);
+  t.teardown(() => {
+    queue.clear();
+    clearInterval(alive);
+  });
+  const started = Date.now();
+  for (let line = 0; line < 4; line++) queue.enqueue(`line ${line}`);
+  t.equal(written.length, 2, 'the burst at once');
+  for (let waited = 0; written.length < 4 && waited < 2000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+  t.ok(written[2]! - started >= 55, `the third after the least the server allows (${written[2]! - started} ms)`);
+  t.ok(written[3]! - written[2]! >= 55, 'and the fourth as long after it, not 1 ms');
 });

@@ -8,7 +8,15 @@ import IrcFramework from 'irc-framework';
 import t from 'tap';
 import { toIrcMessage } from '../../../lib/irc/irc-framework.js';
 import type { IrcRequest } from '../../../lib/irc/port.js';
-import { RequestLane, TRY_AGAIN, type TryAgainOptions } from '../../../lib/irc/requests.js';
+import {
+  RequestLane,
+  PENALISED_LIMITS,
+  REQUESTS_IN_FLIGHT,
+  requestLimitsFor,
+  TRY_AGAIN,
+  type RequestLimits,
+  type TryAgainOptions,
+} from '../../../lib/irc/requests.js';
 import { buildServerProfile } from '../../../lib/irc/server-profile.js';
 import { FakeTransport } from '../../../testing/fake-irc.js';
 
@@ -26,7 +34,11 @@ const hybrid = buildServerProfile({
 });
 
 /** A lane writing to an array, fed server lines as a connection would; short waits unless told. */
-function lane(options: TryAgainOptions = { firstWaitMs: 20, times: 3 }, advice = hybrid.tryAgainText) {
+function lane(
+  options: TryAgainOptions = { firstWaitMs: 20, times: 3 },
+  advice = hybrid.tryAgainText,
+  limits: RequestLimits = { inFlight: REQUESTS_IN_FLIGHT, defaultTimeoutMs: 15_000 },
+) {
   const sent: string[] = [];
   let open = true;
   const requests = new RequestLane(
@@ -34,6 +46,7 @@ function lane(options: TryAgainOptions = { firstWaitMs: 20, times: 3 }, advice =
     () => open,
     options,
     () => advice,
+    () => limits,
   );
   return {
     requests,
@@ -359,3 +372,30 @@ t.test('a request with more lines refused by 263 counts its ends again when writ
   receive(...listReply('#b'));
   t.same(channelsOf(await answer), ['#a', '#b']);
 });
+
+t.test(
+  'on a server that penalises commands (ISUPPORT PENALTY, ircd 2.11): one at a time, 45 s by default',
+  async (t) => {
+    const irc2 = buildServerProfile({
+      version: '2.11.2p3',
+      isupport: new Map([['PENALTY', '']]),
+      caps: new Set(),
+      offeredCaps: new Set(),
+    });
+    t.same(requestLimitsFor(irc2), { inFlight: 1, defaultTimeoutMs: 45_000 });
+    t.same(requestLimitsFor(hybrid), { inFlight: REQUESTS_IN_FLIGHT, defaultTimeoutMs: 15_000 }, 'elsewhere as ever');
+    const { requests, sent, receive } = lane(undefined, undefined, { ...PENALISED_LIMITS, defaultTimeoutMs: 100 });
+    const first = requests.add(links('a', { timeoutMs: 2000 }));
+    const second = requests.add(links('b', { timeoutMs: 200 }));
+    const third = requests.add(links('c'));
+    t.same(sent, ['LINKS a'], 'the others wait for the answer to the first');
+    // ircd 2.11 answers the first seconds later: the second's clock (200 ms) has not started meanwhile.
+    await wait(300);
+    receive(':hub.test.net 365 DataBot a :End of LINKS list.');
+    t.equal((await first).length, 1);
+    t.same(sent, ['LINKS a', 'LINKS b'], 'then the second goes out, its timeout counted from now');
+    receive(':hub.test.net 365 DataBot b :End of LINKS list.');
+    t.equal((await second).length, 1);
+    await t.rejects(third, /no complete reply to LINKS within 100 ms/, "the lane's default timeout");
+  },
+);

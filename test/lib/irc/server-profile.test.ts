@@ -23,6 +23,7 @@ import {
 import { SessionState } from '../../../lib/irc/session.js';
 import { createLogger } from '../../../lib/logger.js';
 import { FakeTransport, fakeOptions } from '../../../testing/fake-irc.js';
+import { irc2Answer, irc2Received } from '../../support/irc2.js';
 import { findRepoRoot } from '../../support/testnet.js';
 import { ScriptedIrcServer } from './fixtures/scripted-server.js';
 
@@ -266,6 +267,170 @@ t.test(
   },
 );
 
+/** The messages of raw lines, in order. */
+const parsed = (lines: readonly string[]) => lines.flatMap((line) => parseLine(line) ?? []);
+
+/** The numerics of raw lines, in order. */
+const numerics = (lines: readonly string[]) =>
+  parsed(lines)
+    .map((message) => message.command)
+    .filter((command) => /^\d{3}$/.test(command));
+
+t.test('ircd 2.11 (irc2): what its recorded lines say, answer by answer', async (t) => {
+  const registration = irc2Received('01-registration.txt', 'alice');
+  const profile = sessionAfter(registration, 'alice').profile;
+  t.match(profile, {
+    version: '2.11.2p3',
+    family: 'ircd 2.11',
+    // No WHOX in its 005 (`WHO #stats %tcuhnfar,42` is answered with plain 352 rows, 05-who.txt): no real-host flag.
+    whox: false,
+    realHostWhoFlag: null,
+    invisibleWhoFlag: null,
+    whoReplyLimit: null,
+    listsNewChannels: false,
+    listsByUsers: false,
+    listShowsModes: false,
+    listEveryChannel: [],
+    whoEveryone: '0',
+    operatorWhoSeesInvisible: false,
+    operatorListsSecret: false,
+    operatorsStats: null,
+    operatorWhoisIp: false,
+    lusersEnd: '266',
+    mapLine: null,
+    serverNotices: null,
+    latencyProbes: ['TIME', 'VERSION'],
+    channelLimit: 21,
+    botMode: null,
+    localChannelTypes: '&',
+    modelessChannelTypes: '+',
+    commandPenalty: true,
+    accountFrom: 'whois',
+    sasl: false,
+    accounts: false,
+  });
+  t.ok(profile.isLocalChannel('&ERRORS') && profile.isLocalChannel('&testlocal'));
+  t.ok(profile.isModelessChannel('+plus'));
+  t.notOk(profile.isModelessChannel('!ZJ8F2events') || profile.isLocalChannel('!ZJ8F2events'), 'a safe channel');
+  t.match(parseLine(registration.find((line) => / 004 /.test(line))!)!.params, [
+    'alice',
+    'hub.test.net',
+    '2.11.2p3',
+    'aoOirw',
+    'abeiIklmnoOpqrRstv',
+  ]);
+  t.equal(sessionAfter(registration, 'alice').casemapping, 'ascii');
+
+  // No CAP: CAP LS 302 before registration goes unanswered, after it CAP and AUTHENTICATE are unknown commands.
+  t.same(numerics(irc2Answer('14-cap-services.txt', 'capper', 'CAP LS 302')), ['020'], 'only its "Please wait"');
+  t.same(numerics(irc2Answer('14-cap-services.txt', 'capper', 'CAP LS')), ['421']);
+  t.same(numerics(irc2Answer('14-cap-services.txt', 'capper', 'AUTHENTICATE PLAIN')), ['421']);
+  t.same(numerics(irc2Answer('14-cap-services.txt', 'capper', 'PRIVMSG NickServ :IDENTIFY secret')), ['401']);
+
+  // LUSERS: 251 counts every user (no invisible count), 252 only while operators are online; it ends at 266.
+  for (const client of ['alice', 'bob']) {
+    const lusers = irc2Answer('02-lusers.txt', client, 'LUSERS');
+    t.equal(numerics(lusers).at(-1), '266', `${client}'s LUSERS ends at 266`);
+    t.match(parsed(lusers)[0]!.params.at(-1), /^There are \d+ users and 0 services on 2 servers$/);
+  }
+  t.same(numerics(irc2Answer('02-lusers.txt', 'alice', 'LUSERS')), ['251', '253', '254', '255', '265', '266']);
+
+  // LIST: a NOTICE first; rows of the topic alone; the servers' `&` channels; no secret or private channel the
+  // asker is not in, to an operator either; `LIST >1` lists nothing.
+  const listOf = (client: string) =>
+    parsed(irc2Answer('03-list.txt', client, 'LIST')).filter((message) => message.command === '322');
+  const list = listOf('alice');
+  t.equal(parsed(irc2Answer('03-list.txt', 'alice', 'LIST'))[0]!.command, 'NOTICE');
+  t.same(
+    list.find((message) => message.params[1] === '#stats')!.params,
+    ['alice', '#stats', '2', 'Stats topic set by alice'],
+    'the topic alone',
+  );
+  t.ok(
+    list.some((message) => message.params[1] === '!ZJ8F2events'),
+    'a safe channel by its whole name',
+  );
+  t.ok(
+    list.some((message) => message.params[1] === '&ERRORS'),
+    "the servers' message channels",
+  );
+  const secret = ['!ZJ8JKsecret', '!ZJ8J1private'];
+  t.ok(
+    secret.every((name) => listOf('bob').some((message) => message.params[1] === name)),
+    'its members see them',
+  );
+  t.notOk(
+    listOf('opal').some((message) => secret.includes(message.params[1]!)),
+    'an operator does not: operatorListsSecret false',
+  );
+  t.same(numerics(irc2Answer('03-list.txt', 'alice', 'LIST >1')), ['323'], 'LIST >1: nothing');
+
+  // WHO: `*` is the asker's last channel, `0` everyone it may see; an invisible user who shares no channel with
+  // the asker is left out of `0` and of masks, for an operator too (opal); the realname follows the server's SID.
+  const whoNicks = (client: string, mask: string) =>
+    parsed(irc2Answer('05-who.txt', client, `WHO ${mask}`))
+      .filter((message) => message.command === '352')
+      .map((message) => message.params[5]);
+  t.same(whoNicks('alice', '*'), ['alice'], "alice's WHO *: her #plain only");
+  t.same(whoNicks('opal', '*'), ['opal'], "opal's WHO *: one channel of his (&SERVICES)");
+  t.equal(whoNicks('alice', '0').length, 7, "alice's WHO 0: everyone, ivy too (they share #stats)");
+  t.notOk(whoNicks('opal', '0').includes('ivy'), "the operator's WHO 0 leaves out ivy (+i, no channel shared)");
+  t.same(whoNicks('opal', '*ivy*'), [], 'a mask too');
+  t.same(whoNicks('opal', 'ivy'), ['ivy'], 'her nick finds her');
+  const trailing = parsed(irc2Answer('05-who.txt', 'alice', 'WHO #stats'))[0]!.params.at(-1)!;
+  t.equal(trailing, '1 002A Invisible Ivy');
+  t.match(profile.hopsField.exec(trailing)?.groups, { hops: '1', text: 'Invisible Ivy' }, 'hops, SID, realname');
+  t.match(profile.hopsField.exec('0 001A ')?.groups, { hops: '0', text: '' }, 'an empty realname');
+  t.match(GENERIC_ANSWERS.hopsField.exec('0 Real Name')?.groups, { hops: '0', text: 'Real Name' });
+  const links = parsed(irc2Answer('04-links-map.txt', 'alice', 'LINKS'));
+  t.same(links[0]!.params, ['alice', 'leaf.test.net', 'hub.test.net', '1 002A TestNet leaf']);
+  t.match(profile.hopsField.exec(links[0]!.params.at(-1)!)?.groups, { hops: '1', text: 'TestNet leaf' });
+
+  // WHOIS: to an operator no IP or real host (no 338, 378), to nobody an account (330).
+  t.same(numerics(irc2Answer('06-whois.txt', 'opal', 'WHOIS bob bob')), ['311', '319', '312', '317', '318']);
+  t.same(numerics(irc2Answer('06-whois.txt', 'opal', 'WHOIS alice')), ['311', '319', '312', '317', '318']);
+
+  // MAP: the tree without user counts, which the generic pattern does not read.
+  const map = parsed(irc2Answer('04-links-map.txt', 'opal', 'MAP'));
+  t.same(
+    map.map((message) => message.command),
+    ['018', '015', '015', '017'],
+  );
+  t.same(
+    map
+      .filter((message) => message.command === '015')
+      .flatMap((m) => GENERIC_ANSWERS.mapLine!.exec(m.params.at(-1)!) ?? []),
+    [],
+  );
+
+  // STATS P lists ports, STATS p nothing: no operators online anywhere.
+  const statsP = parsed(irc2Answer('07-stats.txt', 'alice', 'STATS P'));
+  t.same(
+    statsP.map((message) => message.command),
+    ['211', '211', '219'],
+  );
+  t.same(numerics(irc2Answer('07-stats.txt', 'alice', 'STATS p')), ['219']);
+
+  // No snomasks (`MODE opal +s`: 501): the notices come in the `&` channels instead, which the collector reads not.
+  t.same(numerics(irc2Answer('10-oper.txt', 'opal', 'MODE opal +s')), ['501']);
+
+  // Penalty: past three, the answers come seconds apart (ISUPPORT PENALTY).
+  t.ok(registration.some((line) => / 005 .* PENALTY /.test(line)));
+  t.match(
+    fs.readFileSync(path.join(networks, 'irc2', '18-burst-penalty.txt'), 'utf8'),
+    /penalty TIME: 12 sent at once/,
+  );
+
+  // VERSION of a server: the version with a final dot, then the server, then its SID; an attached client's profile.
+  const version = parsed(irc2Answer('09-version-time.txt', 'alice', 'VERSION leaf.test.net'))[0]!;
+  t.same(version.params.slice(1, 4), ['2.11.2p3.', 'leaf.test.net', '002A']);
+  const attached = sessionAfter([
+    ':hub.test.net 001 alice :Welcome to the Internet Relay Network alice!~alice@127.0.0.10',
+    ...irc2Answer('09-version-time.txt', 'alice', 'VERSION'),
+  ]);
+  t.match(attached.profile, { version: '2.11.2p3', family: 'ircd 2.11' });
+});
+
 t.test('the families no test network runs yet: known by version, answered by feature', async (t) => {
   t.match(sessionAfter(PUBLIC.unreal, 'SIC-test').profile, {
     family: 'UnrealIRCd',
@@ -306,14 +471,13 @@ t.test('the families no test network runs yet: known by version, answered by fea
     // Until a test network checks them, they are asked what any server is, but what is known to be unreadable.
     t.match(profile, { realHostWhoFlag: null, serverNotices: null });
   }
-  for (const lines of [PUBLIC.unreal, PUBLIC.solanum]) {
+  for (const lines of [PUBLIC.unreal, PUBLIC.solanum, PUBLIC.irc2]) {
     t.match(
       sessionAfter(lines).profile,
       { operatorsStats: null, mapLine: null },
       'STATS P lists ports there, and MAP has a form the collector does not read: neither is asked',
     );
   }
-  t.match(sessionAfter(PUBLIC.irc2).profile, { operatorsStats: 'P' });
 });
 
 t.test('software the table does not name gets the generic answers', async (t) => {
@@ -326,9 +490,10 @@ t.test('software the table does not name gets the generic answers', async (t) =>
   t.equal(older.family, null);
   t.equal(older.realHostWhoFlag, null, 'InspIRCd 2 has no real-host WHO flag');
   t.equal(older.serverNotices, null, 'and words its notices otherwise');
-  const { mapLine, ...answers } = GENERIC_ANSWERS;
+  const { mapLine, hopsField, ...answers } = GENERIC_ANSWERS;
   t.match(older, answers);
   t.equal(older.mapLine, mapLine);
+  t.equal(older.hopsField, hopsField);
   t.equal(older.tryAgainText, "oper the bot, or have the server's limit on the command lifted");
   t.match(UNKNOWN_SERVER, {
     version: '',
@@ -368,6 +533,11 @@ t.test('by feature first: what the server advertises wins over its family', asyn
   t.equal(profile('2.11.2p3', [], ['account-tag']).accounts, true, 'unless it tags lines with them');
   t.equal(profile('2.11.2p3', [], [], ['sasl']).accounts, true, 'or offers SASL');
   t.equal(profile('ngircd-26.1', []).accounts, true, 'the others do');
+  t.equal(profile('', [['PENALTY', '']]).commandPenalty, true, 'commands penalised (ISUPPORT PENALTY)');
+  t.equal(profile('2.11.2p3', []).commandPenalty, false, 'by feature, not by family');
+  t.equal(profile('', [['CHANTYPES', '#&+']]).isModelessChannel('+x'), true, 'modeless channels where CHANTYPES has +');
+  t.equal(profile('', [['CHANTYPES', '#']]).modelessChannelTypes, '');
+  t.equal(profile('', []).modelessChannelTypes, '', "RFC 2811's default #& has none");
 });
 
 t.test('the session builds the profile again after RPL_MYINFO, RPL_VERSION, ISUPPORT and CAP lines', async (t) => {

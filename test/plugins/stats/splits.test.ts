@@ -8,6 +8,7 @@ import type { IrcMessage } from '../../../lib/irc/port.js';
 import { burstEndedFrom, isLinkNotice, isNetsplitQuit } from '../../../plugins/stats/splits.js';
 import { fakeNetwork, type FakeNetwork, type FakeServerEntry, type FakeUser } from '../../../testing/fake-network.js';
 import type { Harness } from '../../../testing/harness.js';
+import { irc2Answer, irc2Received } from '../../support/irc2.js';
 import { startCollector } from './support.js';
 
 const HUB: FakeServerEntry = { name: 'hub.test.net', description: 'TestNet hub' };
@@ -79,6 +80,24 @@ t.test('what says the network changed shape, and what does not', async (t) => {
     ),
     'leaf.test.net',
   );
+
+  // ircd 2.11's, as recorded (test/fixtures/networks/irc2/): the netsplit QUIT, a quit in quotes, the notices of
+  // its `&` channels, and the one it gives every client connecting while it has fewer links than configured.
+  const split = irc2Answer('17-split-reconnect.txt', 'opal', 'SQUIT leaf.test.net :testing split');
+  t.ok(
+    irc2Received('17-split-reconnect.txt', 'alice')
+      .slice(0, 2)
+      .every((line) => isNetsplitQuit(parsed(line), model)),
+    'QUIT :hub.test.net leaf.test.net',
+  );
+  t.notOk(isNetsplitQuit(parsed(':caroline!~carol@127.0.0.21 QUIT :"caroline quits"'), model));
+  const notices = irc2Received('17-split-reconnect.txt', 'opal').map(parsed);
+  t.ok(notices.filter((notice) => isLinkNotice(notice)).length >= 4, 'Closing link, SQUIT, Link with, End of burst');
+  t.ok(isLinkNotice(parsed(split[1]!)), split[1]!);
+  t.equal(burstEndedFrom(notices.find((notice) => /End of burst/.test(notice.params.at(-1)!))!), 'leaf.test.net');
+  const splitMode = irc2Received('01-registration.txt', 'alice').at(-1)!;
+  t.equal(splitMode, ':hub.test.net NOTICE alice :Server is currently in split-mode.');
+  t.notOk(isLinkNotice(parsed(splitMode)), 'split mode tells of no change');
 });
 
 t.test('a split: the server goes with its users at once, and the counts are asked again', async (t) => {

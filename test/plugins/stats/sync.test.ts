@@ -23,15 +23,30 @@ import {
   removeUnseenUsers,
   wholeListDue,
 } from '../../../plugins/stats/sync.js';
-import { parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
+import { parseWhoReply, parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
 import { fakeNetwork, networkAnswer, type FakeChannel, type FakeUser } from '../../../testing/fake-network.js';
 import { startHarness, type Harness } from '../../../testing/harness.js';
+import { irc2Answer, irc2Received } from '../../support/irc2.js';
 import { INSPIRCD_ISUPPORT, startCollector } from './support.js';
 
 /** The server profile of a server that said this much of itself (ISUPPORT tokens, RPL_MYINFO's version). */
 function profileOf(isupport: [string, string][] = [], version = '') {
   return buildServerProfile({ version, isupport: new Map(isupport), caps: new Set(), offeredCaps: new Set() });
 }
+
+/** The last field of WHO and LINKS rows, as most servers write it. */
+const GENERIC_HOPS = profileOf().hopsField;
+
+/** The profile of ircd 2.11 as it describes itself (test/fixtures/networks/irc2/01-registration.txt). */
+const IRC2_ISUPPORT = irc2Received('01-registration.txt', 'alice')
+  .map((line) => parseLine(line)!)
+  .filter((line) => line.command === '005')
+  .flatMap((line) => line.params.slice(1, -1))
+  .join(' ');
+const IRC2 = profileOf(
+  IRC2_ISUPPORT.split(' ').map((token) => [token.split('=')[0]!, token.split('=')[1] ?? '']),
+  '2.11.2p3',
+);
 
 /** The MAP lines InspIRCd writes, as its profile reads them. */
 const INSPIRCD_MAP = profileOf([], 'InspIRCd-3').mapLine!;
@@ -197,7 +212,7 @@ t.test('LUSERS: InspIRCd text numbers and the numeric-parameter form', async (t)
 });
 
 t.test('parsers of LINKS, MAP, LIST and WHOX lines', async (t) => {
-  t.same(parseLinksEntry(message('364', ['me', 'hub.test.net', 'hub.test.net', '0 TestNet hub'])), {
+  t.same(parseLinksEntry(message('364', ['me', 'hub.test.net', 'hub.test.net', '0 TestNet hub']), GENERIC_HOPS), {
     name: 'hub.test.net',
     uplink: null,
     hops: 0,
@@ -238,6 +253,140 @@ t.test('parsers of LINKS, MAP, LIST and WHOX lines', async (t) => {
     realname: 'Real Name',
   });
   t.equal(parseWhoxReply(message('354', ['me', '12', 'x']), 'tn'), null, 'a reply with another token is not ours');
+});
+
+t.test("ircd 2.11's recorded answers, parsed: LUSERS without an invisible count, a SID after the hops", async (t) => {
+  const parsed = (lines: string[]) => lines.map((line) => parseLine(line)!);
+  t.same(
+    parseLusers(parsed(irc2Answer('02-lusers.txt', 'alice', 'LUSERS'))),
+    { users: 4, invisible: null, servers: 2, operators: 0, channels: 15, maxUsers: 4 },
+    '251 counts every user and no invisible one: how many are invisible is not known',
+  );
+  const withOperators = parsed(irc2Received('05-who.txt', 'ivy')).filter((line) => /^2[56]\d$/.test(line.command));
+  t.same(parseLusers(withOperators), {
+    users: 7,
+    invisible: null,
+    servers: 2,
+    operators: 2,
+    channels: 22,
+    maxUsers: 8,
+  });
+
+  const links = parsed(irc2Answer('04-links-map.txt', 'alice', 'LINKS')).filter((line) => line.command === '364');
+  t.same(
+    links.map((line) => parseLinksEntry(line, IRC2.hopsField)),
+    [
+      { name: 'leaf.test.net', uplink: 'hub.test.net', hops: 1, description: 'TestNet leaf' },
+      { name: 'hub.test.net', uplink: null, hops: 0, description: 'TestNet hub' },
+    ],
+    "the server's SID is no part of its description",
+  );
+  t.equal(parseLinksEntry(links[0]!, GENERIC_HOPS)!.description, '002A TestNet leaf', 'as it was read before');
+
+  const rows = parsed(irc2Answer('05-who.txt', 'alice', 'WHO 0')).filter((line) => line.command === '352');
+  const entries = rows.map((row) => parseWhoReply(row, IRC2.hopsField)!);
+  t.same(entries[0], {
+    nick: 'ivy',
+    ident: '~ivy',
+    host: '127.0.0.22',
+    server: 'leaf.test.net',
+    away: true,
+    isOperator: false,
+    realname: 'Invisible Ivy',
+  });
+  t.same(
+    entries.map((entry) => [entry.nick, entry.realname, entry.isOperator]),
+    [
+      ['ivy', 'Invisible Ivy', false],
+      ['bob', 'bob test', false],
+      ['lope', 'lope test', true],
+      ['alice', 'alice test', false],
+      ['abcdefghijklmno', 'long test', false],
+      ['digitok', 'digit', false],
+      ['opal', 'opal test', true],
+    ],
+    "the realname after the server's SID; `H*` an operator",
+  );
+  t.equal(parseWhoReply(rows[0]!, GENERIC_HOPS)!.realname, '002A Invisible Ivy', 'as it was read before');
+
+  const list = parsed(irc2Answer('03-list.txt', 'alice', 'LIST')).filter((line) => line.command === '322');
+  t.same(
+    list.slice(0, 3).map((line) => parseListEntry(line, IRC2.listShowsModes)),
+    [
+      { name: '&testlocal', users: 1, topic: 'local topic', modes: null },
+      { name: '#plain', users: 1, topic: 'plain topic', modes: null },
+      { name: '+plus', users: 2, topic: '', modes: null },
+    ],
+  );
+});
+
+/** The collector as an operator on ircd 2.11, its answers those recorded (test/fixtures/networks/irc2/). */
+async function syncedOnIrc2(t: Test): Promise<Harness> {
+  const bot = await startCollector(t, {
+    stats: { join: [] },
+    version: '2.11.2p3',
+    isupport: IRC2_ISUPPORT,
+    cap: false,
+    operator: true,
+    register: false,
+  });
+  bot.server
+    .answer(/^LUSERS$/, irc2Answer('02-lusers.txt', 'alice', 'LUSERS'))
+    .answer(/^LINKS$/, irc2Answer('04-links-map.txt', 'alice', 'LINKS'))
+    .answer(/^LIST$/, irc2Answer('03-list.txt', 'opal', 'LIST'))
+    .answer(/^WHO 0$/, irc2Answer('05-who.txt', 'opal', 'WHO 0'))
+    .answer(/^(TIME \S+)$/, (match) => irc2Answer('09-version-time.txt', 'alice', match[1]!));
+  await bot.register();
+  await bot.synced();
+  return bot;
+}
+
+t.test('a sync on ircd 2.11, as an operator, fed its recorded answers', async (t) => {
+  const bot = await syncedOnIrc2(t);
+  const { model } = bot.host;
+  t.same(bot.irc.sentMatching(/^WHO /), ['WHO 0'], 'plain WHO of everyone, ended by `315 me *`');
+  t.same(
+    bot.irc.sentMatching(/^(STATS|MAP|MODE|WHOIS|PRIVMSG)\b/),
+    [],
+    'no STATS P (ports), no MAP (no counts), no MODE (LIST hides secret channels from an operator too), no services',
+  );
+  t.match(model.stats, { users: 4, invisible: null, servers: 2, channels: 15, syncedAsOperator: true });
+  t.match(model.servers.get('leaf.test.net'), {
+    hops: 1,
+    uplink: 'hub.test.net',
+    description: 'TestNet leaf',
+    users: 2,
+  });
+  t.match(model.servers.get('hub.test.net'), { hops: 0, description: 'TestNet hub', users: 4 }, "the operator's WHO");
+  t.match(model.users.get('bob'), { realname: 'bob test', server: 'leaf.test.net', isOperator: false });
+  t.match(model.users.get('lope'), { realname: 'lope test', isOperator: true });
+  t.notOk(model.users.get('ivy'), 'the invisible user no WHO of the operator shows');
+  for (const name of ['#stats', '#plain', '+plus', '!ZJ8F2events']) {
+    t.match(model.channels.get(name), { hidden: false }, `${name} public, as LIST showed it`);
+  }
+  t.match(model.channels.get('#stats'), { users: 2, topic: 'Stats topic set by alice' });
+  t.match(model.channels.get('&ERRORS'), { hidden: true }, "a server's own channel");
+
+  await bot.clock.advance(5000);
+  await bot.settled();
+  t.same(bot.irc.sentMatching(/^WHOIS /), [], 'no WHOIS to fill users in: it would tell nothing WHO did not');
+
+  // The bot joins the modeless +plus and #stats: only #stats has modes to ask (+plus would answer 477).
+  bot.irc.receive(
+    ':DataBot!~databot@127.0.0.1 JOIN :+plus',
+    ':hub.test.net 353 DataBot = +plus :DataBot bob alice ',
+    ':hub.test.net 366 DataBot +plus :End of NAMES list.',
+    ':DataBot!~databot@127.0.0.1 JOIN :#stats',
+    ':hub.test.net 353 DataBot = #stats :DataBot ivy bob alice ',
+    ':hub.test.net 366 DataBot #stats :End of NAMES list.',
+  );
+  t.same(bot.irc.sentMatching(/^MODE /), ['MODE #stats']);
+  t.match(model.channels.get('+plus'), { joined: true, hidden: false, modes: '', users: 3 });
+  t.same(
+    [...model.channels.get('#stats')!.members.keys()].map((user) => user.nick).sort(),
+    ['DataBot', 'alice', 'bob', 'ivy'],
+    "NAMES' trailing space is no member",
+  );
 });
 
 t.test('WHO masks and LIST queries grow into chunks only on a big network', async (t) => {

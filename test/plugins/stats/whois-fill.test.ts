@@ -103,3 +103,27 @@ t.test('with WHOX nobody is asked; a non-operator is not asked again for an IP i
   for (let ticks = 0; ticks < 4; ticks++) await tick(plain);
   t.same(whoises(plain), ['WHOIS alice alice', 'WHOIS bob bob'], 'carol, whose account is known, is not asked');
 });
+
+t.test('on ircd 2.11 nobody is asked: its WHOIS shows no account, nor an IP to an operator', async (t) => {
+  for (const operator of [true, false]) {
+    const bot = await startCollector(t, {
+      network: fakeNetwork({ users: ['alice', 'bob', 'DataBot'].map(user) }),
+      isupport: 'CASEMAPPING=ascii PREFIX=(ov)@+ CHANTYPES=#&!+ PENALTY',
+      version: '2.11.2p3',
+      cap: false,
+      operator,
+    });
+    await bot.synced();
+    bot.irc.receive(
+      ':DataBot!~databot@bot.host JOIN :#chat',
+      ':hub.test.net 353 DataBot = #chat :DataBot ',
+      ':hub.test.net 366 DataBot #chat :End of NAMES list.',
+      ':alice!~alice@127.0.0.10 JOIN :#chat',
+      ':bob!~bob@127.0.0.11 JOIN :#chat',
+    );
+    for (let ticks = 0; ticks < 3; ticks++) await tick(bot);
+    t.ok(bot.host.model.users.get('alice') && bot.host.model.users.get('bob'));
+    t.same(whoises(bot), [], operator ? 'as an operator' : 'as a user');
+    await bot.stop();
+  }
+});
