@@ -335,6 +335,9 @@ interface DaemonContext {
   irc2Root: string;
 }
 
+/** Runs the rest of a command line as the user irc (the servers that refuse root), as start.sh does. */
+const AS_IRC = ['setpriv', '--reuid=irc', '--regid=irc', '--clear-groups'] as const;
+
 /** The folders UnrealIRCd writes, compiled into its install. */
 const UNREAL_FOLDERS = ['data', 'tmp', 'logs', 'cache'] as const;
 
@@ -357,10 +360,7 @@ function asIrcWithOwnFolders(
     'own-folders',
     ...binds.flat(),
     '--',
-    'setpriv',
-    '--reuid=irc',
-    '--regid=irc',
-    '--clear-groups',
+    ...AS_IRC,
     ...program,
   ];
 }
@@ -373,7 +373,7 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
   const root = process.getuid?.() === 0;
   const rootFlag = root ? ['--runasroot'] : [];
   // hybrid and ngircd refuse root, and Anope sleeps 3 s when root: start.sh runs them as irc.
-  const asIrc = root ? ['setpriv', '--reuid=irc', '--regid=irc', '--clear-groups'] : [];
+  const asIrc = root ? AS_IRC : [];
   const { ircd, services } = networkParts(context.kind);
   const logFile = path.join(runDir, name, 'stdout.log');
   const inRun = (...parts: string[]): string => path.join(runDir, ...parts);
@@ -474,10 +474,7 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
         return {
           logFile,
           argv: [
-            'setpriv',
-            '--reuid=irc',
-            '--regid=irc',
-            '--clear-groups',
+            ...AS_IRC,
             path.join(context.ircuPrefix, 'bin', 'ircd'),
             '-n',
             '-d',
@@ -503,10 +500,7 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
       return {
         logFile,
         argv: [
-          'setpriv',
-          '--reuid=irc',
-          '--regid=irc',
-          '--clear-groups',
+          ...AS_IRC,
           path.join(context.anope21Prefix, 'bin', 'anope'),
           '--nofork',
           `--confdir=${inRun('anope21', 'conf')}`,
