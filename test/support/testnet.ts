@@ -377,6 +377,16 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
   const { ircd, services } = networkParts(context.kind);
   const logFile = path.join(runDir, name, 'stdout.log');
   const inRun = (...parts: string[]): string => path.join(runDir, ...parts);
+  // hybrid and Solanum (its descendant) take the same options for the foreground and the server's own files.
+  const foreground = [
+    '-foreground',
+    '-configfile',
+    inRun(name, 'ircd.conf'),
+    '-logfile',
+    inRun(name, 'ircd.log'),
+    '-pidfile',
+    inRun(name, 'ircd.pid'),
+  ];
   switch (name) {
     case 'hub':
     case 'leaf':
@@ -395,13 +405,7 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
             inRun('resolv.conf'),
             ...asIrc,
             '/usr/sbin/ircd-hybrid',
-            '-foreground',
-            '-configfile',
-            inRun(name, 'ircd.conf'),
-            '-logfile',
-            inRun(name, 'ircd.log'),
-            '-pidfile',
-            inRun(name, 'ircd.pid'),
+            ...foreground,
             '-klinefile',
             inRun(name, 'kline.db'),
             '-dlinefile',
@@ -437,18 +441,7 @@ function daemonCommand(runDir: string, name: ServerName, context: DaemonContext)
           logFile,
           argv: asIrcWithOwnFolders(
             [[inRun(name, 'etc'), path.join(context.solanumPrefix, 'etc')]],
-            [
-              path.join(context.solanumPrefix, 'bin', 'solanum'),
-              '-foreground',
-              '-configfile',
-              inRun(name, 'ircd.conf'),
-              '-logfile',
-              inRun(name, 'ircd.log'),
-              '-pidfile',
-              inRun(name, 'ircd.pid'),
-              '-banfile',
-              inRun(name, 'ban.db'),
-            ],
+            [path.join(context.solanumPrefix, 'bin', 'solanum'), ...foreground, '-banfile', inRun(name, 'ban.db')],
           ),
         };
       }
