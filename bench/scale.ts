@@ -240,6 +240,8 @@ export function figuresOf(result: ScaleResult): Figure[] {
           splitOf(holds.totalMs, holds.gcMs, holds.waitingMs),
   );
   for (const run of result.http) {
+    if (run.control) continue;
+    const control = result.http.find((candidate) => candidate.control && candidate.path === run.path);
     const failed = run.errors + run.non2xx;
     add(
       `HTTP p99 ${run.path} at ${run.rate} req/s during churn`,
@@ -251,7 +253,11 @@ export function figuresOf(result: ScaleResult): Figure[] {
             `${run.slow.length === 1 ? 'answer' : 'answers'} of 20 ms or ` +
             `more${run.slow.length === run.slowCount ? '' : ` (of ${run.slowCount})`}, ${run.slowCauses.bot} came during a hold of the ` +
             `bot's loop of 10 ms or more, ${run.slowCauses.self} during one of the load generator's own, ` +
-            `${run.slowCauses.neither} during neither`),
+            `${run.slowCauses.neither} during neither`) +
+        (control
+          ? `; raw node:http beside it, the same bytes at the same moments: p99 ${control.p99} ms, max ${control.max} ms` +
+            (control.errors + control.non2xx ? `, ${control.errors + control.non2xx} failed` : '')
+          : ''),
       '≤ 20 ms',
       run.p99 <= 20 && failed === 0,
     );

@@ -86,6 +86,19 @@ export class BotApi {
     }
   }
 
+  /** Every visible channel in the model (folded name) with its user count, page by page. */
+  async channelCounts(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (let offset = 0; ; offset += 1000) {
+      const page = await this.get<Page & { results: { name: string; users: number }[] }>(
+        `/api/irc/channels/?limit=1000&offset=${offset}`,
+      );
+      if (!page.body) throw new Error(`/api/irc/channels/ answered ${page.status}`);
+      for (const channel of page.body.results) counts.set(casefold(channel.name), channel.users);
+      if (page.body.results.length < 1000) return counts;
+    }
+  }
+
   /** Every visible channel's name in the model (folded), page by page. */
   async channelNames(): Promise<string[]> {
     const names: string[] = [];

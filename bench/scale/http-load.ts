@@ -13,6 +13,10 @@ export interface LoadRun {
   /** When it starts, from the start of the window. */
   startMs: number;
   seconds: number;
+  /** Another server than the request's `url`: the raw control (raw-server.ts), loaded beside the bot. */
+  url?: string;
+  /** This run is the control's, not the bot's. */
+  control?: boolean;
 }
 
 export interface LoadRequest {
@@ -28,6 +32,8 @@ export type LoadMessage = LoadRequest | { kind: 'stop' };
 
 export interface LoadRunResult {
   path: string;
+  /** The raw control's run (raw-server.ts), not the bot's. */
+  control: boolean;
   rate: number;
   requests: number;
   p50: number;
@@ -211,6 +217,7 @@ async function loadRun(url: string, run: LoadRun): Promise<LoadRunResult> {
   latencies.sort((a, b) => a - b);
   return {
     path: run.path,
+    control: run.control ?? false,
     rate: run.rate,
     requests: latencies.length,
     p50: Math.round(percentile(latencies, 0.5) * 10) / 10,
@@ -229,12 +236,13 @@ const stopped = new Promise<void>((resolve) => (stop = resolve));
 
 process.on('message', (message: LoadMessage) => {
   if (message.kind === 'stop') return stop();
-  void Promise.all([probe(message, stopped), Promise.all(message.runs.map((run) => loadRun(message.url, run)))]).then(
-    ([probed, runs]) => {
-      const result: LoadResult = { ...probed, runs };
-      process.send!(result, () => process.exit(0));
-    },
-  );
+  void Promise.all([
+    probe(message, stopped),
+    Promise.all(message.runs.map((run) => loadRun(run.url ?? message.url, run))),
+  ]).then(([probed, runs]) => {
+    const result: LoadResult = { ...probed, runs };
+    process.send!(result, () => process.exit(0));
+  });
 });
 // The bench is gone: so is the load.
 process.on('disconnect', () => process.exit(0));

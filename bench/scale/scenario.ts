@@ -19,6 +19,7 @@ import { freePorts } from '../../test/support/testnet.js';
 import { BotApi, type ModelCounts } from './api.js';
 import { startBotProcess, writeBotConfig, type BotProcess, type LogLine } from './bot-process.js';
 import type { LoadMessage, LoadResult, LoadRunResult } from './http-load.js';
+import type { RawAnswer, RawServerMessage } from './raw-server.js';
 import { startScaleNetwork } from './network.js';
 import { Oracle, type Truth } from './oracle.js';
 import { CpuMeter, cpuSeconds, networkNiceness, peakRssBytes, RunQueueMeter, rssBytes } from './proc.js';
@@ -177,6 +178,7 @@ export interface Arrival {
 }
 
 const httpLoadFile = fileURLToPath(new URL('./http-load.js', import.meta.url));
+const rawServerFile = fileURLToPath(new URL('./raw-server.js', import.meta.url));
 const CHANNELS_PATH = '/api/irc/channels/?limit=100';
 const STATUS_PATH = '/network/data/status/';
 /** The event-loop probe: an unknown path, answered 404 by the router with nothing else to do. */
@@ -354,6 +356,35 @@ async function userDifference(oracle: Oracle, api: BotApi): Promise<string> {
   return `the model has ${stale.length} users the network has not${some(stale)}, and lacks ${missing.length}${some(missing)}`;
 }
 
+/**
+ * What still differs between the model and the network by name, once their counts agree: users the model has
+ * that WHO does not list or the other way round, and public channels whose user count is not LIST's (or that
+ * LIST does not show). Empty when the model is the network, user by user and channel by channel.
+ */
+async function exactDifference(oracle: Oracle, api: BotApi): Promise<string> {
+  const [truthNicks, modelNicks, listed, modelChannels] = await Promise.all([
+    oracle.nicks(),
+    api.nicks(),
+    oracle.listed(),
+    api.channelCounts(),
+  ]);
+  const truth = new Set(truthNicks.map((nick) => casefold(nick)));
+  const model = new Set(modelNicks);
+  const stale = [...model].filter((nick) => !truth.has(nick));
+  const missing = [...truth].filter((nick) => !model.has(nick));
+  const folded = new Map([...listed].map(([name, users]) => [casefold(name), users]));
+  const wrong = [...modelChannels]
+    .filter(([name, users]) => folded.get(name) !== users)
+    .map(([name, users]) => `${name} ${users}/${folded.get(name) ?? 'not listed'}`);
+  const some = (items: string[]): string => (items.length ? ` (${items.slice(0, 5).join(', ')})` : '');
+  const parts = [
+    stale.length ? `${stale.length} users the network has not${some(stale)}` : '',
+    missing.length ? `${missing.length} users missing${some(missing)}` : '',
+    wrong.length ? `${wrong.length} channels whose count is not LIST's${some(wrong)}` : '',
+  ].filter(Boolean);
+  return parts.length ? `by name: ${parts.join('; ')}` : '';
+}
+
 /** The bot's store file being written: from its temp file appearing to its rename. */
 class WriteWatch {
   readonly windows: [number, number][] = [];
@@ -381,7 +412,11 @@ interface LoadHandle {
   stop(): Promise<LoadResult>;
 }
 
-function startLoad(url: string, runs: { path: string; startMs: number; seconds: number }[], rate: number): LoadHandle {
+function startLoad(
+  url: string,
+  runs: { path: string; startMs: number; seconds: number; url?: string; control?: boolean }[],
+  rate: number,
+): LoadHandle {
   const child = fork(httpLoadFile, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const result = new Promise<LoadResult>((resolve, reject) => {
     child.once('message', (message: LoadResult) => resolve(message));
@@ -401,6 +436,36 @@ function startLoad(url: string, runs: { path: string; startMs: number; seconds: 
       return result;
     },
   };
+}
+
+interface RawControl {
+  url: string;
+  stop(): void;
+}
+
+/**
+ * The raw control (raw-server.ts) at the bot's priority, answering `paths` with the bytes the bot answers them with
+ * now (status, content type, cache headers and body).
+ */
+async function startRawControl(botUrl: string, paths: string[]): Promise<RawControl> {
+  const answers: RawAnswer[] = [];
+  for (const path of paths) {
+    const response = await fetch(`${botUrl}${path}`);
+    const headers: Record<string, string> = {};
+    for (const name of ['content-type', 'cache-control', 'etag', 'vary', 'x-content-type-options']) {
+      const value = response.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    const body = Buffer.from(await response.arrayBuffer()).toString('base64');
+    answers.push({ path, status: response.status, headers, body });
+  }
+  const child = fork(rawServerFile, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message.port));
+    child.once('exit', (code) => reject(new Error(`the raw control exited (${code}) before it listened`)));
+    child.send({ kind: 'answers', answers } satisfies RawServerMessage);
+  });
+  return { url: `http://127.0.0.1:${port}`, stop: () => void child.kill() };
 }
 
 function pick<T>(items: readonly T[], count: number, random: () => number): T[] {
@@ -426,6 +491,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
   let oracle: Oracle | null = null;
   let crowd: ScaleCrowd | null = null;
   let bot: BotProcess | null = null;
+  let rawControl: RawControl | null = null;
   try {
     log(`scale: network up in ${network.runDir}: hub + ${network.leaves.length} leaves + services`);
     oracle = await Oracle.connect({
@@ -544,8 +610,11 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       { path: CHANNELS_PATH, startMs: 2 * quarter, seconds: Math.max(1, quarter / 1000) },
       { path: STATUS_PATH, startMs: 3 * quarter, seconds: Math.max(1, quarter / 1000) },
     ];
+    // The same requests at the same moments to node:http alone, with the same bytes: the machine's share.
+    rawControl = await startRawControl(bot.url, [CHANNELS_PATH, STATUS_PATH]);
+    const controlRuns = loadRuns.map((run) => ({ ...run, url: rawControl!.url, control: true }));
     const loadStarted = Date.now();
-    const load = startLoad(bot.url, loadRuns, options.httpRate);
+    const load = startLoad(bot.url, [...loadRuns, ...controlRuns], options.httpRate);
     let sendqPeak = 0;
     let watching = true;
     // On a connection of its own, so the other questions never hold it up.
@@ -679,7 +748,10 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       if (countsEqual(truthNow, model)) {
         const joined = await oracle.channelsOf(BOT_NICK);
         const compared = await compareChannels(oracle, api, joined, 'members', 0);
-        if (compared.mismatches.length === 0) {
+        // Counts can agree while a ghost and a missing user cancel out: by name too, users and every channel.
+        const difference = compared.mismatches.length === 0 ? await exactDifference(oracle, api) : '';
+        if (compared.mismatches.length === 0 && difference) settle.last = `counts equal; ${difference}`;
+        else if (compared.mismatches.length === 0) {
           settle = {
             connectMs: at - churnEnded,
             spawnMs: null,
@@ -688,8 +760,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
             timeoutSeconds: settleTimeout,
           };
           break;
+        } else {
+          settle.last = `counts equal; ${compared.mismatches.length} of ${joined.length} channels differ (${compared.mismatches[0]})`;
         }
-        settle.last = `counts equal; ${compared.mismatches.length} of ${joined.length} channels differ (${compared.mismatches[0]})`;
       }
       await delay(1000);
     }
@@ -866,6 +939,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       },
     };
   } finally {
+    rawControl?.stop();
     await bot?.stop();
     await crowd?.stop();
     await oracle?.close().catch(() => undefined);
