@@ -12,6 +12,8 @@ export interface Figure {
   /** The target as the issue words it, when the figure has one. */
   target?: string;
   pass?: boolean;
+  /** The number the target judges, where the value's wording does not show it first (bench/repeat.ts). */
+  measure?: number;
 }
 
 /** What one benchmark reports. */

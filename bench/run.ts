@@ -2,7 +2,8 @@
  * `npm run bench`: runs every benchmark, each in its own Node process (so one
  * benchmark's heap and JIT state do not colour the next), and writes
  * docs/performance.md with the machine, the date and each figure.
- * `--smoke` runs them at small sizes in a few seconds; `--only a,b` runs some, and keeps the other
+ * Each runs three times (`--runs N`: N times), and the page shows the median and the worst of them.
+ * `--smoke` runs them once at small sizes in a few seconds; `--only a,b` runs some, and keeps the other
  * benchmarks' sections of the page as they were (marked with the date of their run).
  */
 import { spawn } from 'node:child_process';
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import prettier from 'prettier';
 import { RESULT_PREFIX, isSmoke, type BenchResult } from './common.js';
+import { mergeRuns } from './repeat.js';
 
 interface BenchSpec {
   file: string;
@@ -166,9 +168,22 @@ async function main(): Promise<void> {
   const unknown = only.filter((name) => !(name in BENCHES));
   if (unknown.length > 0)
     throw new Error(`--only: no benchmark named ${unknown.join(', ')} (known: ${Object.keys(BENCHES).join(', ')})`);
+  // Each benchmark three times by default (the page shows the median and the worst run); `--runs 1` once.
+  const runsIndex = process.argv.indexOf('--runs');
+  const times = runsIndex === -1 ? (smoke ? 1 : 3) : Number(process.argv[runsIndex + 1]);
+  if (!Number.isInteger(times) || times < 1) throw new Error('--runs: a whole number of runs, 1 or more');
   const started = performance.now();
   const runs = [];
-  for (const name of only) runs.push({ name, ...(await runOne(name, BENCHES[name]!, smoke)) });
+  for (const name of only) {
+    const each = [];
+    for (let run = 0; run < times; run++) each.push(await runOne(name, BENCHES[name]!, smoke));
+    runs.push({
+      name,
+      result: mergeRuns(each.map((one) => one.result)),
+      seconds: each.reduce((sum, one) => sum + one.seconds, 0),
+      ok: each.every((one) => one.ok),
+    });
+  }
   // The smoke run's sizes say nothing about the targets: its page goes to a scratch file, never to docs/.
   const target = smoke ? path.join(os.tmpdir(), 'performance-smoke.md') : path.join(repoRoot, 'docs', 'performance.md');
   let previous = '';
