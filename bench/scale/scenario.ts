@@ -110,6 +110,7 @@ export interface ScaleResult {
   cpu: { churn: number; churnWithHttp: number; runQueue: number; niceness: number };
   checks: TruthCheck[];
   settle: Arrival;
+  byName: ByName;
   syncs: { durations: number[]; failures: number; interrupted: number; expected: number; spanSeconds: number };
   disconnects: string[];
   /** The bot's channels once it joined them after the cold sync, of those it should sit in; JOINs refused (log). */
@@ -167,6 +168,14 @@ export interface ScaleResult {
 }
 
 /** When the model first equalled the truth, from the bot's connect (its log) and from its spawn. */
+/** When the model first equalled the network by name after the churn (users, public channels' counts). */
+export interface ByName {
+  /** From the churn's end; null if not within the settle timeout. */
+  ms: number | null;
+  /** The last difference seen. */
+  last: string;
+}
+
 export interface Arrival {
   connectMs: number | null;
   spawnMs: number | null;
@@ -748,10 +757,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       if (countsEqual(truthNow, model)) {
         const joined = await oracle.channelsOf(BOT_NICK);
         const compared = await compareChannels(oracle, api, joined, 'members', 0);
-        // Counts can agree while a ghost and a missing user cancel out: by name too, users and every channel.
-        const difference = compared.mismatches.length === 0 ? await exactDifference(oracle, api) : '';
-        if (compared.mismatches.length === 0 && difference) settle.last = `counts equal; ${difference}`;
-        else if (compared.mismatches.length === 0) {
+        if (compared.mismatches.length === 0) {
           settle = {
             connectMs: at - churnEnded,
             spawnMs: null,
@@ -760,9 +766,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
             timeoutSeconds: settleTimeout,
           };
           break;
-        } else {
-          settle.last = `counts equal; ${compared.mismatches.length} of ${joined.length} channels differ (${compared.mismatches[0]})`;
         }
+        settle.last = `counts equal; ${compared.mismatches.length} of ${joined.length} channels differ (${compared.mismatches[0]})`;
       }
       await delay(1000);
     }
@@ -784,6 +789,23 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     const churnRss = bot.rssBytes();
     const churnHeap = (await bot.memory(true)).heapUsed;
     const peakRss = peakRssBytes(bot.pid);
+    // Counts can agree while a ghost and a missing user cancel out: by name too, users and every public channel's
+    // count. After the memory is read: the whole user list this reads costs the bot memory of its own.
+    const byName: ByName = { ms: null, last: '' };
+    while (Date.now() < churnEnded + settleTimeout * 1000) {
+      const difference = await exactDifference(oracle, api);
+      if (!difference) {
+        byName.ms = Date.now() - churnEnded;
+        break;
+      }
+      byName.last = difference;
+      await delay(1000);
+    }
+    log(
+      byName.ms !== null
+        ? `scale: the model equals the network by name ${(byName.ms / 1000).toFixed(1)} s after the churn`
+        : `scale: not equal to the network by name within ${settleTimeout} s after the churn: ${byName.last}`,
+    );
 
     // A hold overlaps a write when it ends after the write began and begins before it ended.
     const inWrite = (from: number, to: number): boolean =>
@@ -913,6 +935,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       cpu: { churn: cpuChurn, churnWithHttp: cpuChurnWithHttp, runQueue: runQueueChurn, niceness: networkNiceness() },
       checks,
       settle,
+      byName,
       syncs,
       disconnects,
       joins: { joined: joinedChannels, wanted: wantedChannels, refused: refusedJoins },

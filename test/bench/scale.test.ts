@@ -40,6 +40,13 @@ t.test('scale: network, crowd, churn, bot, truth and HTTP load run end to end', 
     reached,
     'the model converges to the network once the churn stops',
   );
+  t.match(
+    figure(
+      'after the churn: until the model equals the network by name (users against WHO, public channels against LIST)',
+    ),
+    reached,
+    'user by user and channel by channel',
+  );
   t.match(figure('restart: store load + resync to the truth'), reached, 'and again after a restart');
   t.match(
     figure("the bot's channels: joined after the sync, JOINs the server refused"),
