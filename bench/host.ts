@@ -18,7 +18,17 @@ export interface BenchHost {
   stop(): Promise<void>;
 }
 
-export async function startBenchHost(plugins: Record<string, Record<string, unknown>>): Promise<BenchHost> {
+/** How a bench host logs: by default only errors, thrown away; `info` writes the access log as the default config does. */
+export interface BenchHostLog {
+  level: 'info' | 'error';
+  /** Where lines go: nowhere (the default), or the process's stdout and stderr as the bot writes them. */
+  to?: 'nowhere' | 'stdout';
+}
+
+export async function startBenchHost(
+  plugins: Record<string, Record<string, unknown>>,
+  log: BenchHostLog = { level: 'error' },
+): Promise<BenchHost> {
   const storeDir = mkdtempSync(path.join(tmpdir(), 'bench-host-'));
   const config = parseConfig(
     JSON.stringify({
@@ -26,13 +36,13 @@ export async function startBenchHost(plugins: Record<string, Record<string, unkn
       http: { host: '127.0.0.1', port: 0 },
       store: { path: path.join(storeDir, 'store.json') },
       admins: [],
-      log: { level: 'error' },
+      log: { level: log.level },
       plugins,
     }),
     'bench config',
     {},
   );
-  const logger = createLogger({ level: 'error', sink: () => undefined });
+  const logger = createLogger({ level: log.level, ...(log.to === 'stdout' ? {} : { sink: () => undefined }) });
   // Without this the fake connection would give up after the registration timeout, and the disconnect
   // would empty the model under load.
   const transport = new FakeTransport({ registrationTimeoutMs: 24 * 60 * 60 * 1000 });

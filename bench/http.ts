@@ -9,61 +9,13 @@
  * median of the per-round ratios.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { TokensSlice } from '../plugins/tokens/model.js';
 import type { Result } from 'autocannon';
 import { formatCount, formatMs, formatRatio, isSmoke, load, median, runBench, type Figure } from './common.js';
 import { startBenchHost } from './host.js';
 import { populate } from './model.js';
-
-/** One answer as it went over the wire: status line, headers in order and spelling, body. */
-interface Captured {
-  status: number;
-  statusMessage: string;
-  /** Name, value, name, value, ... as received. */
-  rawHeaders: string[];
-  body: Buffer;
-}
-
-/** Headers Node's server adds to every answer by itself: the raw server must not send them twice. */
-const ADDED_BY_NODE = new Set(['date', 'connection', 'keep-alive']);
-
-function capture(url: string, headers: Record<string, string>): Promise<Captured> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { headers }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            statusMessage: response.statusMessage ?? '',
-            rawHeaders: response.rawHeaders,
-            body: Buffer.concat(chunks),
-          }),
-        );
-        response.on('error', reject);
-      })
-      .on('error', reject);
-  });
-}
-
-/** The headers without those named in `names` (lower case). */
-function withoutHeaders(rawHeaders: readonly string[], names: ReadonlySet<string>): string[] {
-  const kept: string[] = [];
-  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
-    if (!names.has(rawHeaders[index]!.toLowerCase())) kept.push(rawHeaders[index]!, rawHeaders[index + 1]!);
-  }
-  return kept;
-}
-
-/** Everything of an answer but its `Date`, for comparing two answers. */
-function withoutDate(answer: Captured): string {
-  const headers = withoutHeaders(answer.rawHeaders, new Set(['date']));
-  return JSON.stringify([answer.status, answer.statusMessage, headers, answer.body.toString('base64')]);
-}
+import { capture, startRawReplay, type Captured } from './captured.js';
 
 interface Served {
   ours: string;
@@ -98,31 +50,8 @@ async function serve(users: number, channels: number): Promise<void> {
       throw new Error(`${endpoint.path} answered ${answer.status}: ${answer.body.toString('utf8')}`);
     answers.set(endpoint.path, answer);
   }
-  // The raw server replays our status line and headers; Node adds Date, Connection and Keep-Alive to both.
-  const replies = new Map(
-    [...answers].map(([url, answer]) => [
-      url,
-      { ...answer, rawHeaders: withoutHeaders(answer.rawHeaders, ADDED_BY_NODE) },
-    ]),
-  );
-  const raw = http.createServer((request, response) => {
-    const reply = replies.get(request.url ?? '');
-    if (!reply) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(reply.status, reply.statusMessage, reply.rawHeaders);
-    response.end(reply.body);
-  });
-  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
-  const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
-  for (const endpoint of ENDPOINTS) {
-    const ours = withoutDate(answers.get(endpoint.path)!);
-    const replayed = withoutDate(await capture(`${rawUrl}${endpoint.path}`, requestHeaders(endpoint.token)));
-    if (ours !== replayed) {
-      throw new Error(`The raw server's answer to ${endpoint.path} differs from ours: ${replayed} versus ${ours}`);
-    }
-  }
+  const raw = await startRawReplay(answers, (path) => requestHeaders(ENDPOINTS.find((e) => e.path === path)!.token));
+  const rawUrl = raw.url;
   const served: Served = { ours: host.url!, raw: rawUrl, token: secret };
   process.send!(served);
   process.on('disconnect', () => {

@@ -22,6 +22,7 @@ interface BenchSpec {
 
 const BENCHES: Record<string, BenchSpec> = {
   http: { file: 'http.js' },
+  'answer-cpu': { file: 'answer-cpu.js' },
   web: { file: 'web.js' },
   nginx: { file: 'nginx.js' },
   ircd: { file: 'ircd.js' },

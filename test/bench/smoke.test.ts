@@ -1,5 +1,5 @@
 /**
- * The benchmarks that need no IRC network (ingest, memory, store, durable, web, nginx), at their smoke sizes: each runs
+ * The benchmarks that need no IRC network (ingest, memory, store, durable, web, nginx, answer-cpu), at their smoke sizes: each runs
  * to the end and reports its figures, so a change to the model or the store cannot leave
  * `npm run bench` broken until someone runs it. The figures of a smoke run are not comparable with
  * the targets, so only their presence and form are checked here.
@@ -93,4 +93,15 @@ t.test('nginx: a public GET direct and through nginx with its cache, both answer
   t.match(figure(result, 'status data, through nginx with cache: req/s'), /^[\d,]+$/);
   t.match(figure(result, 'status data, through nginx with cache: p50 / p99'), /^[\d.]+ ms \/ [\d.]+ ms$/);
   t.match(figure(result, 'through nginx ÷ direct (req/s)'), /^[\d.]+×$/);
+});
+
+t.test('answer CPU: ours and raw node:http measured side by side on each cached path', async (t) => {
+  const { status, result } = runSmoke('answer-cpu.js');
+  t.equal(status, 0);
+  if (!result) return t.fail('no result line');
+  for (const label of ['stats', 'channels page', 'website status data']) {
+    t.match(figure(result, `${label}: CPU per answer ours / raw`), /^[\d,.]+ µs \/ [\d,.]+ µs$/);
+    const ratio = Number.parseFloat(figure(result, `${label}: CPU ratio ours ÷ raw`));
+    t.ok(ratio > 0 && Number.isFinite(ratio), `a ratio (${ratio}×)`);
+  }
 });
