@@ -69,6 +69,8 @@ function startServers(users: number, channels: number): Promise<{ child: ChildPr
   const devNull = openSync('/dev/null', 'w');
   const child = fork(fileURLToPath(import.meta.url), ['--serve', String(users), String(channels)], {
     stdio: ['ignore', devNull, 'inherit', 'ipc'],
+    // BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": a profile of the servers' process.
+    execArgv: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
   });
   closeSync(devNull);
   return new Promise((resolve, reject) => {

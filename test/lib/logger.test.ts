@@ -1,4 +1,6 @@
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createLogger, type LogLevel } from '../../lib/logger.js';
 
 function capture(level: LogLevel = 'debug') {
@@ -81,5 +83,29 @@ t.test('format json: one JSON object per line (pino), secrets masked in the mess
   t.notOk(
     lines.some(([line]) => line.includes('\n')),
     'one line each',
+  );
+});
+
+t.test('stdout lines are written together, in order with stderr, and none is lost at exit', async (t) => {
+  const logger = fileURLToPath(new URL('../../lib/logger.js', import.meta.url));
+  const script =
+    `import { createLogger } from ${JSON.stringify(logger)};` +
+    "const log = createLogger({ level: 'info' });" +
+    "log.info('one'); log.info('two'); log.warn('three'); log.info('four'); log.info('five');" +
+    'process.exit(0);';
+  // One pipe for both streams, so the order they were written in is the order read.
+  const run = spawnSync('sh', ['-c', `${JSON.stringify(process.execPath)} --input-type=module -e "$SCRIPT" 2>&1`], {
+    encoding: 'utf8',
+    env: { ...process.env, SCRIPT: script },
+  });
+  t.equal(run.status, 0);
+  const words = run.stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.split('] ')[1]);
+  t.same(
+    words,
+    ['one', 'two', 'three', 'four', 'five'],
+    'a warning comes after the lines before it; exit writes the rest',
   );
 });
