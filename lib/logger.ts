@@ -48,6 +48,8 @@ interface LogFamily {
   threshold: number;
   sink: LogSink;
   now: () => Date;
+  /** The line's time, ISO 8601 in UTC. */
+  stamp: () => string;
   secrets: Set<string>;
   /** The JSON format's writer; undefined for text. */
   json: PinoLogger | undefined;
@@ -120,6 +122,23 @@ export function redact(text: string, secrets: Iterable<string>): string {
   return result.includes('\n') || result.includes('\r') ? result.replace(/[\r\n]+/g, ' ') : result;
 }
 
+const LEVEL_TAGS: Record<LogLevel, string> = { debug: 'DEBUG', info: 'INFO ', warn: 'WARN ', error: 'ERROR' };
+
+let stampSecond = -1;
+let stampPrefix = '';
+
+/** `new Date().toISOString()`, with the part up to the second made once a second (a line per request asks often). */
+function isoNow(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== stampSecond) {
+    stampSecond = second;
+    stampPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+  }
+  const milli = now - second * 1000;
+  return `${stampPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}
+
 class FamilyLogger implements Logger {
   constructor(
     private readonly family: LogFamily,
@@ -160,7 +179,7 @@ class FamilyLogger implements Logger {
       json[level](record, redact(message, secrets));
       return;
     }
-    let line = `${this.family.now().toISOString()} ${level.toUpperCase().padEnd(5)} [${this.source}] ${message}`;
+    let line = `${this.family.stamp()} ${LEVEL_TAGS[level]} [${this.source}] ${message}`;
     if (fields) {
       for (const key in fields) {
         const value = fields[key];
@@ -201,6 +220,7 @@ export function createLogger(options: LoggerOptions = {}, source = 'host'): Logg
     threshold: LOG_LEVELS.indexOf(options.level ?? 'info'),
     sink: options.sink ?? defaultSink,
     now: options.now ?? (() => new Date()),
+    stamp: options.now ? () => options.now!().toISOString() : isoNow,
     secrets: new Set(),
     json: options.format === 'json' ? jsonWriter(options) : undefined,
   };

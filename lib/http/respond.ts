@@ -70,6 +70,34 @@ class Head {
   /** The flat header list; throws when an added header is one Node would refuse. */
   list(): readonly string[] {
     if (!this.added) return this.flat;
+    return this.appended() ?? this.merged();
+  }
+
+  /**
+   * The common case (a rate limit's headers on a success): every added name is new, so the added headers go
+   * between the defaults and the server's own, each checked, without merging. Undefined when a name repeats.
+   */
+  private appended(): readonly string[] | undefined {
+    if (this.status === 304) return undefined;
+    const names = new Set<string>();
+    for (let index = 0; index < this.flat.length; index += 2) names.add(this.flat[index]!.toLowerCase());
+    const flat = this.flat.slice(0, this.defaultsEnd);
+    for (const set of this.added!) {
+      for (const name of Object.keys(set)) {
+        const lower = name.toLowerCase();
+        if (names.has(lower)) return undefined;
+        names.add(lower);
+        const value = set[name]!;
+        http.validateHeaderName(name);
+        http.validateHeaderValue(name, value);
+        flat.push(name, value);
+      }
+    }
+    for (let index = this.defaultsEnd; index < this.flat.length; index++) flat.push(this.flat[index]!);
+    return flat;
+  }
+
+  private merged(): readonly string[] {
     const merged = new Map<string, [string, string]>();
     const own = (from: number, to: number) => {
       for (let index = from; index < to; index += 2) {
@@ -77,7 +105,7 @@ class Head {
       }
     };
     own(0, this.defaultsEnd);
-    for (const set of this.added) {
+    for (const set of this.added!) {
       for (const name of Object.keys(set)) merged.set(name.toLowerCase(), [name, set[name]!]);
     }
     own(this.defaultsEnd, this.flat.length);

@@ -99,6 +99,11 @@ t.test('stdout lines are written together, in order with stderr, and none is los
     env: { ...process.env, SCRIPT: script },
   });
   t.equal(run.status, 0);
+  for (const line of run.stdout.trim().split('\n')) {
+    t.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (INFO |WARN ) \[host\] /, 'the time in UTC to the ms');
+    const at = Date.parse(line.slice(0, 24));
+    t.ok(Math.abs(Date.now() - at) < 60_000, 'and it is now');
+  }
   const words = run.stdout
     .trim()
     .split('\n')
