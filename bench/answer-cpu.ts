@@ -6,12 +6,21 @@
  * raw, ours, ..., and each round's CPU is the child's own (`process.cpuUsage()`) over that round, divided by the
  * answers it sent: the child serves one server at a time, so its CPU in a round is that server's.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { capture, startRawReplay, type Captured } from './captured.js';
-import { formatCount, formatRatio, isSmoke, median, runBench, type Figure } from './common.js';
+import {
+  forkServers,
+  httpBenchSizes,
+  formatCount,
+  formatRatio,
+  isSmoke,
+  median,
+  runBenchOrServe,
+  type Figure,
+} from './common.js';
 import { startBenchHost } from './host.js';
 import { populate } from './model.js';
 
@@ -67,16 +76,11 @@ async function serve(users: number, channels: number): Promise<void> {
 
 function startServers(users: number, channels: number): Promise<{ child: ChildProcess; served: Served }> {
   const devNull = openSync('/dev/null', 'w');
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', String(users), String(channels)], {
-    stdio: ['ignore', devNull, 'inherit', 'ipc'],
-    // BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": a profile of the servers' process.
-    execArgv: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-  });
+  // BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": a profile of the servers' process.
+  const execArgv = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const started = forkServers<Served>(fileURLToPath(import.meta.url), users, channels, { stdout: devNull, execArgv });
   closeSync(devNull);
-  return new Promise((resolve, reject) => {
-    child.once('message', (served) => resolve({ child, served: served as Served }));
-    child.once('exit', (code) => reject(new Error(`the HTTP server process exited with ${code} before serving`)));
-  });
+  return started;
 }
 
 /** The child's CPU time so far, in µs. */
@@ -106,10 +110,7 @@ async function round(
 
 async function main() {
   const smoke = isSmoke();
-  const users = smoke ? 2000 : 50_000;
-  const channels = smoke ? 200 : 5000;
-  const rounds = smoke ? 1 : 5;
-  const seconds = smoke ? 1 : 4;
+  const { users, channels, rounds, seconds } = httpBenchSizes(smoke);
   const rate = smoke ? 500 : 4000;
   const { child, served } = await startServers(users, channels);
   const figures: Figure[] = [];
@@ -155,11 +156,4 @@ async function main() {
   };
 }
 
-if (process.argv[2] === '--serve') {
-  serve(Number(process.argv[3]), Number(process.argv[4])).catch((error: unknown) => {
-    process.stderr.write(`answer CPU bench server failed: ${String(error)}\n`);
-    process.exit(1);
-  });
-} else {
-  runBench('Cached answer path', main);
-}
+runBenchOrServe('Cached answer path', main, serve);

@@ -1,3 +1,4 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import autocannon, { type Result } from 'autocannon';
 /**
  * What every benchmark shares: the figures it reports, how it hands them to
@@ -96,4 +97,53 @@ export async function load(
     throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
   }
   return result;
+}
+
+/**
+ * A benchmark whose servers run in a child process of their own (this file again, with `--serve <users>
+ * <channels>`), so that the load generator has a core of its own: the child serves and sends what it serves as
+ * its first message, the parent measures.
+ */
+export function runBenchOrServe(
+  title: string,
+  main: () => Promise<BenchResult>,
+  serve: (users: number, channels: number) => Promise<void>,
+): void {
+  if (process.argv[2] === '--serve') {
+    serve(Number(process.argv[3]), Number(process.argv[4])).catch((error: unknown) => {
+      process.stderr.write(`${title}: the servers' process failed: ${String(error)}\n`);
+      process.exit(1);
+    });
+  } else {
+    runBench(title, main);
+  }
+}
+
+/** The servers' process of {@link runBenchOrServe} (`file`, this benchmark's own), and what it serves. */
+export function forkServers<Served>(
+  file: string,
+  users: number,
+  channels: number,
+  options: { stdout?: 'inherit' | number; execArgv?: string[] } = {},
+): Promise<{ child: ChildProcess; served: Served }> {
+  const child = fork(file, ['--serve', String(users), String(channels)], {
+    stdio: ['ignore', options.stdout ?? 'inherit', 'inherit', 'ipc'],
+    execArgv: options.execArgv ?? [],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', (served) => resolve({ child, served: served as Served }));
+    child.once('exit', (code) => reject(new Error(`the HTTP server process exited with ${code} before serving`)));
+  });
+}
+
+/** The model and the rounds of the HTTP benchmarks: 50,000 users in 5,000 channels, 5 rounds of 4 s (smoke: 2,000 in 200, one of 1 s). */
+export function httpBenchSizes(smoke = isSmoke()): {
+  users: number;
+  channels: number;
+  rounds: number;
+  seconds: number;
+} {
+  return smoke
+    ? { users: 2000, channels: 200, rounds: 1, seconds: 1 }
+    : { users: 50_000, channels: 5000, rounds: 5, seconds: 4 };
 }

@@ -8,11 +8,21 @@
  * of its own; the rounds alternate raw, ours, raw, ours, ... and the ratio is the
  * median of the per-round ratios.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TokensSlice } from '../plugins/tokens/model.js';
 import type { Result } from 'autocannon';
-import { formatCount, formatMs, formatRatio, isSmoke, load, median, runBench, type Figure } from './common.js';
+import {
+  forkServers,
+  httpBenchSizes,
+  formatCount,
+  formatMs,
+  formatRatio,
+  isSmoke,
+  load,
+  median,
+  runBenchOrServe,
+  type Figure,
+} from './common.js';
 import { startBenchHost } from './host.js';
 import { populate } from './model.js';
 import { capture, startRawReplay, type Captured } from './captured.js';
@@ -60,24 +70,11 @@ async function serve(users: number, channels: number): Promise<void> {
   });
 }
 
-function startServers(users: number, channels: number): Promise<{ child: ChildProcess; served: Served }> {
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', String(users), String(channels)], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', (served) => resolve({ child, served: served as Served }));
-    child.once('exit', (code) => reject(new Error(`the HTTP server process exited with ${code} before serving`)));
-  });
-}
-
 async function main() {
   const smoke = isSmoke();
-  const users = smoke ? 2000 : 50_000;
-  const channels = smoke ? 200 : 5000;
-  const rounds = smoke ? 1 : 5;
-  const seconds = smoke ? 1 : 4;
+  const { users, channels, rounds, seconds } = httpBenchSizes(smoke);
   const connections = 50;
-  const { child, served } = await startServers(users, channels);
+  const { child, served } = await forkServers<Served>(fileURLToPath(import.meta.url), users, channels);
   const figures: Figure[] = [];
   try {
     for (const endpoint of ENDPOINTS) {
@@ -130,11 +127,4 @@ async function main() {
   };
 }
 
-if (process.argv[2] === '--serve') {
-  serve(Number(process.argv[3]), Number(process.argv[4])).catch((error: unknown) => {
-    process.stderr.write(`HTTP bench server failed: ${String(error)}\n`);
-    process.exit(1);
-  });
-} else {
-  runBench('HTTP API', main);
-}
+runBenchOrServe('HTTP API', main, serve);
