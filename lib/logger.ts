@@ -47,7 +47,6 @@ const MASK = '[redacted]';
 interface LogFamily {
   threshold: number;
   sink: LogSink;
-  now: () => Date;
   /** The line's time, ISO 8601 in UTC. */
   stamp: () => string;
   secrets: Set<string>;
@@ -219,7 +218,6 @@ export function createLogger(options: LoggerOptions = {}, source = 'host'): Logg
   const family: LogFamily = {
     threshold: LOG_LEVELS.indexOf(options.level ?? 'info'),
     sink: options.sink ?? defaultSink,
-    now: options.now ?? (() => new Date()),
     stamp: options.now ? () => options.now!().toISOString() : isoNow,
     secrets: new Set(),
     json: options.format === 'json' ? jsonWriter(options) : undefined,

@@ -19,7 +19,7 @@ import { freePorts } from '../../test/support/testnet.js';
 import { BotApi, type ModelCounts } from './api.js';
 import { startBotProcess, writeBotConfig, type BotProcess, type LogLine } from './bot-process.js';
 import type { LoadMessage, LoadResult, LoadRunResult } from './http-load.js';
-import type { RawAnswer, RawServerMessage } from './raw-server.js';
+import type { RawServerMessage } from './raw-server.js';
 import { startScaleNetwork } from './network.js';
 import { Oracle, type Truth } from './oracle.js';
 import { CpuMeter, cpuSeconds, networkNiceness, peakRssBytes, RunQueueMeter, rssBytes } from './proc.js';
@@ -355,16 +355,6 @@ async function waitForTruth(
   return { connectMs: null, spawnMs: null, last, lastDifference, timeoutSeconds };
 }
 
-/** Who the model has that the network does not, and the other way round (a few of each). */
-async function userDifference(oracle: Oracle, api: BotApi): Promise<string> {
-  const truth = new Set((await oracle.nicks()).map((nick) => casefold(nick)));
-  const model = new Set(await api.nicks());
-  const stale = [...model].filter((nick) => !truth.has(nick));
-  const missing = [...truth].filter((nick) => !model.has(nick));
-  const some = (nicks: string[]): string => (nicks.length ? ` (${nicks.slice(0, 5).join(', ')})` : '');
-  return `the model has ${stale.length} users the network has not${some(stale)}, and lacks ${missing.length}${some(missing)}`;
-}
-
 /**
  * What still differs between the model and the network by name, once their counts agree: users the model has
  * that WHO does not list or the other way round, and public channels whose user count is not LIST's (or that
@@ -452,27 +442,13 @@ interface RawControl {
   stop(): void;
 }
 
-/**
- * The raw control (raw-server.ts) at the bot's priority, answering `paths` with the bytes the bot answers them with
- * now (status, content type, cache headers and body).
- */
+/** The raw control (raw-server.ts) at the bot's priority, replaying `paths` as the bot answers them now. */
 async function startRawControl(botUrl: string, paths: string[]): Promise<RawControl> {
-  const answers: RawAnswer[] = [];
-  for (const path of paths) {
-    const response = await fetch(`${botUrl}${path}`);
-    const headers: Record<string, string> = {};
-    for (const name of ['content-type', 'cache-control', 'etag', 'vary', 'x-content-type-options']) {
-      const value = response.headers.get(name);
-      if (value !== null) headers[name] = value;
-    }
-    const body = Buffer.from(await response.arrayBuffer()).toString('base64');
-    answers.push({ path, status: response.status, headers, body });
-  }
   const child = fork(rawServerFile, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message: { port: number }) => resolve(message.port));
     child.once('exit', (code) => reject(new Error(`the raw control exited (${code}) before it listened`)));
-    child.send({ kind: 'answers', answers } satisfies RawServerMessage);
+    child.send({ kind: 'answers', botUrl, paths } satisfies RawServerMessage);
   });
   return { url: `http://127.0.0.1:${port}`, stop: () => void child.kill() };
 }
@@ -771,7 +747,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       }
       await delay(1000);
     }
-    if (settle.connectMs === null) settle.last += `; ${await userDifference(oracle, api)}`;
+    if (settle.connectMs === null) settle.last += `; ${(await exactDifference(oracle, api)) || 'equal by name'}`;
     log(
       settle.connectMs !== null
         ? `scale: the model equals the truth exactly ${(settle.connectMs / 1000).toFixed(1)} s after the churn`
