@@ -54,19 +54,22 @@ interface LogFamily {
   json: PinoLogger | undefined;
 }
 
+/** The longest a line for stdout waits to be written with others. */
+const STDOUT_HOLD_MS = 100;
+
 /**
- * Lines for stdout, written together at the end of the event loop's turn (or once 64 KB wait): an access-log
- * line per request would otherwise be a write of its own, which cost more CPU than the rest of a cached answer's
- * logging. A warning or error goes to stderr at once, after what stdout holds, so the two keep their order; and
- * what is held is written before the process exits.
+ * Lines for stdout, written together every {@link STDOUT_HOLD_MS} ms (or once 64 KB wait): an access-log line per
+ * request would otherwise be a write of its own, and even a write per turn of the event loop cost a cached
+ * answer more CPU than the rest of its logging. A warning or error goes to stderr at once, after what stdout
+ * holds, so the two keep their order; and what is held is written before the process exits.
  */
 class StdoutLines {
   private held: string[] = [];
   private bytes = 0;
-  private scheduled = false;
+  private timer: NodeJS.Timeout | undefined;
   private hooked = false;
   private readonly flushSoon = (): void => {
-    this.scheduled = false;
+    this.timer = undefined;
     this.flush();
   };
 
@@ -74,9 +77,10 @@ class StdoutLines {
     this.held.push(line);
     this.bytes += line.length + 1;
     if (this.bytes >= 65_536) this.flush();
-    else if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flushSoon);
+    else if (this.timer === undefined) {
+      // Unreferenced: held lines never keep the process alive; exit writes them.
+      this.timer = setTimeout(this.flushSoon, STDOUT_HOLD_MS);
+      this.timer.unref();
     }
     if (!this.hooked) {
       this.hooked = true;
@@ -85,6 +89,10 @@ class StdoutLines {
   }
 
   flush(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     if (this.held.length === 0) return;
     const text = `${this.held.join('\n')}\n`;
     this.held = [];
@@ -111,13 +119,19 @@ function formatValue(value: string | number | boolean | null): string {
   return /^[^\s"=]*$/.test(text) && text !== '' ? text : JSON.stringify(text);
 }
 
-/** Replace secrets and token-shaped strings, and keep the event on one line. */
-export function redact(text: string, secrets: Iterable<string>): string {
-  // Each step looks before it copies: most lines (an access-log line) hold no token, secret or line break.
+/** Replace secrets and token-shaped strings. */
+function maskSecrets(text: string, secrets: Iterable<string>): string {
+  // Each step looks before it copies: most text (an access-log line's parts) holds no token or secret.
   let result = text.includes('ntd_') ? text.replace(TOKEN_PATTERN, MASK) : text;
   for (const secret of secrets) {
     if (secret.length > 0 && result.includes(secret)) result = result.split(secret).join(MASK);
   }
+  return result;
+}
+
+/** Replace secrets and token-shaped strings, and keep the event on one line. */
+export function redact(text: string, secrets: Iterable<string>): string {
+  const result = maskSecrets(text, secrets);
   return result.includes('\n') || result.includes('\r') ? result.replace(/[\r\n]+/g, ' ') : result;
 }
 
@@ -139,10 +153,16 @@ function isoNow(): string {
 }
 
 class FamilyLogger implements Logger {
+  /** What follows the time on each of this logger's lines, by level: ` INFO  [source] `. */
+  private readonly heads: Record<LogLevel, string>;
+
   constructor(
     private readonly family: LogFamily,
     readonly source: string,
-  ) {}
+  ) {
+    const head = (level: LogLevel) => ` ${LEVEL_TAGS[level]} [${source}] `;
+    this.heads = { debug: head('debug'), info: head('info'), warn: head('warn'), error: head('error') };
+  }
 
   debug(message: string, fields?: LogFields): void {
     this.write('debug', message, fields);
@@ -178,14 +198,20 @@ class FamilyLogger implements Logger {
       json[level](record, redact(message, secrets));
       return;
     }
-    let line = `${this.family.stamp()} ${LEVEL_TAGS[level]} [${this.source}] ${message}`;
+    // Only the message and the fields' text are searched for secrets, each before it is quoted: the time and
+    // the source are the logger's own, and the line as a whole is three times as long to search.
+    let line = this.family.stamp() + this.heads[level] + redact(message, secrets);
     if (fields) {
       for (const key in fields) {
         const value = fields[key];
-        if (value !== undefined) line += ` ${key}=${formatValue(value)}`;
+        if (value === undefined) continue;
+        line +=
+          typeof value === 'string'
+            ? ` ${key}=${formatValue(maskSecrets(value, secrets))}`
+            : ` ${key}=${formatValue(value)}`;
       }
     }
-    this.family.sink(redact(line, this.family.secrets), level);
+    this.family.sink(line, level);
   }
 }
 

@@ -38,6 +38,12 @@ export interface PluginMetrics {
   collectDefaults(): void;
 }
 
+/** One route's requests: by status, counted since the counter last read them; and its duration series. */
+interface RouteTally {
+  statuses: Map<number, number>;
+  duration: Histogram.Internal<'route'>;
+}
+
 /** One HTTP request, for the request metrics. */
 export interface RequestFacts {
   /** The route's name, or undefined when no route took the request (404, 405, unreadable). */
@@ -124,6 +130,7 @@ export class HostMetrics {
       help: 'HTTP requests answered by the bot, by route name ("none": no route) and status.',
       labelNames: ['route', 'status'],
       registers,
+      collect: () => this.countRequests(this.httpRequests),
     });
     this.httpDuration = new Histogram({
       name: 'http_request_duration_seconds',
@@ -139,8 +146,11 @@ export class HostMetrics {
    * count is a map lookup, not prom-client's hashing of a labels object each time.
    */
   private readonly lineSeries = new Map<string, Counter.Internal>();
-  private readonly requestSeries = new Map<string, Counter.Internal>();
-  private readonly durationSeries = new Map<string, Histogram.Internal<'route'>>();
+  /**
+   * Requests by route and status since the counter last read them, handed to it when the metrics are read
+   * ({@link HostMetrics.countRequests}): counting a request is a number added, not a labelled series found.
+   */
+  private readonly requestTallies = new Map<string, RouteTally>();
 
   /** @internal */
   ircLine(command: string): void {
@@ -170,13 +180,24 @@ export class HostMetrics {
   /** @internal */
   request({ route, status, seconds }: RequestFacts): void {
     const name = route ?? 'none';
-    const key = `${name} ${status}`;
-    let requests = this.requestSeries.get(key);
-    if (!requests) this.requestSeries.set(key, (requests = this.httpRequests.labels(name, String(status))));
-    requests.inc();
-    let duration = this.durationSeries.get(name);
-    if (!duration) this.durationSeries.set(name, (duration = this.httpDuration.labels(name)));
-    duration.observe(seconds);
+    let tally = this.requestTallies.get(name);
+    if (!tally) {
+      tally = { statuses: new Map(), duration: this.httpDuration.labels(name) };
+      this.requestTallies.set(name, tally);
+    }
+    tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1);
+    tally.duration.observe(seconds);
+  }
+
+  /** The counter's `collect`: the requests tallied since it last read them. */
+  private countRequests(counter: Counter<'route' | 'status'>): void {
+    for (const [route, { statuses }] of this.requestTallies) {
+      for (const [status, count] of statuses) {
+        if (count === 0) continue;
+        counter.inc({ route, status: String(status) }, count);
+        statuses.set(status, 0);
+      }
+    }
   }
 
   /**

@@ -32,8 +32,8 @@ export class RateLimiter {
 
   constructor(
     private readonly config: BucketConfig,
-    /** Milliseconds; tests pass a fake clock. */
-    private readonly now: () => number = Date.now,
+    /** Milliseconds of a monotonic clock (a step of the wall clock refills or starves no bucket); tests pass a fake one. */
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /**

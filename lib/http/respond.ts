@@ -35,6 +35,32 @@ const INTERNAL_HEADERS: readonly string[] = [
   String(INTERNAL_BODY.length),
 ];
 
+/** Every header name the server itself sets on an answer (lower case): an added one of these is merged, not appended. */
+const SERVER_HEADER_NAMES: ReadonlySet<string> = new Set([
+  'cache-control',
+  'etag',
+  'content-type',
+  'api-version',
+  'content-length',
+  FRONT_COUNTED,
+  FRONT_ROUTE,
+  FRONT_REUSE_MS,
+]);
+
+/** Lower-case forms of the header names seen, so the same few names are not lowered again on every answer. */
+const lowerNames = new Map<string, string>();
+/** Names kept at most: a handler making up names cannot grow the map without end. */
+const MAX_LOWER_NAMES = 256;
+
+function lowerCase(name: string): string {
+  let lower = lowerNames.get(name);
+  if (lower === undefined) {
+    lower = name.toLowerCase();
+    if (lowerNames.size < MAX_LOWER_NAMES) lowerNames.set(name, lower);
+  }
+  return lower;
+}
+
 /**
  * An answer's headers, in one flat `writeHead` list. The server's own come first: `default` ones (the
  * cache headers of a success), which a handler may replace, then `set` ones, which always win. Both are
@@ -75,18 +101,21 @@ class Head {
 
   /**
    * The common case (a rate limit's headers on a success): every added name is new, so the added headers go
-   * between the defaults and the server's own, each checked, without merging. Undefined when a name repeats.
+   * between the defaults and the server's own, each checked, without merging. Undefined when a name is one the
+   * server sets or repeats. No set of names is built: the server's own are a fixed few, and an added name's
+   * lower case is looked up, not made again, so that a cached answer costs no hashing of new strings.
    */
   private appended(): readonly string[] | undefined {
     if (this.status === 304) return undefined;
-    const names = new Set<string>();
-    for (let index = 0; index < this.flat.length; index += 2) names.add(this.flat[index]!.toLowerCase());
     const flat = this.flat.slice(0, this.defaultsEnd);
+    const firstAdded = flat.length;
     for (const set of this.added!) {
       for (const name of Object.keys(set)) {
-        const lower = name.toLowerCase();
-        if (names.has(lower)) return undefined;
-        names.add(lower);
+        const lower = lowerCase(name);
+        if (SERVER_HEADER_NAMES.has(lower)) return undefined;
+        for (let index = firstAdded; index < flat.length; index += 2) {
+          if (lowerCase(flat[index]!) === lower) return undefined;
+        }
         const value = set[name]!;
         http.validateHeaderName(name);
         http.validateHeaderValue(name, value);

@@ -76,7 +76,9 @@ function hookStage(hook: RequestHook): Stage {
     },
     take(exchange, outcome) {
       if (outcome === undefined || outcome === null) return;
-      exchange.hookHeaders = Object.assign(exchange.hookHeaders ?? {}, outcome as Record<string, string>);
+      const headers = outcome as Record<string, string>;
+      // The first hook's headers are kept as given (never changed); a second hook's are merged into a copy.
+      exchange.hookHeaders = exchange.hookHeaders ? { ...exchange.hookHeaders, ...headers } : headers;
     },
   };
 }

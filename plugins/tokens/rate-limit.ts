@@ -39,11 +39,11 @@ export function rateLimitHook(
 ) {
   return (request: ApiRequest, route: RouteDefinition): Record<string, string> => {
     if (request.front?.renew) return {};
-    if (request.front && request.front.served > 0) limiters.public.charge(`ip:${request.ip}`, request.front.served);
-    const byToken = route.tier !== 'public' && request.tokenId !== undefined;
-    const decision = byToken
-      ? limiters.token.take(`token:${request.tokenId}`)
-      : limiters.public.take(`ip:${request.ip}`);
+    if (request.front && request.front.served > 0) limiters.public.charge(request.ip, request.front.served);
+    // Keyed by the token's id or the client's address as they are: each limiter holds one kind of key.
+    const tokenId = route.tier === 'public' ? undefined : request.tokenId;
+    const byToken = tokenId !== undefined;
+    const decision = byToken ? limiters.token.take(tokenId) : limiters.public.take(request.ip);
     if (!decision.allowed) {
       onLimited(byToken ? 'token' : 'public');
       throw rateLimited(decision, byToken ? `for token #${request.tokenId}` : 'from this address');

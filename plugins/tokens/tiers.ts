@@ -33,7 +33,7 @@ export function installTiers(
   // 429 would invite its client to try again later.
   const onUnauthorized = limits.enabled
     ? (request: { ip: string }, { revoked }: { revoked: boolean }) => {
-        const decision = limiters.public.take(`ip:${request.ip}`);
+        const decision = limiters.public.take(request.ip);
         if (!decision.allowed && !revoked) {
           limited.inc({ bucket: 'public' });
           throw rateLimited(decision, 'from this address');
@@ -43,7 +43,7 @@ export function installTiers(
   // A live token's refusals draw from its own bucket: the request hook, which would count them, runs after the guard.
   const onForbidden = limits.enabled
     ? (request: { tokenId?: string }) => {
-        const decision = limiters.token.take(`token:${request.tokenId}`);
+        const decision = limiters.token.take(String(request.tokenId));
         if (!decision.allowed) {
           limited.inc({ bucket: 'token' });
           throw rateLimited(decision, `for token #${request.tokenId}`);

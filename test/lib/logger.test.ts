@@ -39,6 +39,18 @@ t.test('secrets and token-shaped strings are masked, newlines folded', async (t)
   t.match(lines[0]!, /\[redacted\] next line/);
 });
 
+t.test('a secret in a field is masked before the field is quoted, whatever it holds', async (t) => {
+  const { logger, lines } = capture();
+  // Quoting would escape the quote and the line break, so the secret would no longer appear as it is.
+  const secret = 'pa"ss\nword';
+  logger.addSecret(secret);
+  logger.info('refused', { password: secret, note: `before ${secret} after`, reason: 'a "quoted"\nvalue' });
+  t.same(lines, [
+    '2026-11-21T12:00:00.000Z INFO  [host] refused password=[redacted] note="before [redacted] after" ' +
+      'reason="a \\"quoted\\"\\nvalue"',
+  ]);
+});
+
 t.test('format json: one JSON object per line (pino), secrets masked in the message and the fields', async (t) => {
   const lines: [string, string][] = [];
   const logger = createLogger({
@@ -113,4 +125,23 @@ t.test('stdout lines are written together, in order with stderr, and none is los
     ['one', 'two', 'three', 'four', 'five'],
     'a warning comes after the lines before it; exit writes the rest',
   );
+});
+
+t.test('a line for stdout is written within a moment, not held until exit', async (t) => {
+  const logger = fileURLToPath(new URL('../../lib/logger.js', import.meta.url));
+  // The process stays alive 400 ms after its line; its marker on stderr goes out at once. Read through one pipe,
+  // the line comes first only if it was written before the process was about to exit.
+  const script =
+    `import { createLogger } from ${JSON.stringify(logger)};` +
+    "createLogger({ level: 'info' }).info('held for a moment');" +
+    "setTimeout(() => process.stderr.write('marker\\n'), 400);";
+  const run = spawnSync('sh', ['-c', `${JSON.stringify(process.execPath)} --input-type=module -e "$SCRIPT" 2>&1`], {
+    encoding: 'utf8',
+    env: { ...process.env, SCRIPT: script },
+  });
+  t.equal(run.status, 0);
+  const lines = run.stdout.trim().split('\n');
+  t.equal(lines.length, 2);
+  t.match(lines[0]!, /\[host\] held for a moment$/, 'the line went out before the marker');
+  t.equal(lines[1], 'marker');
 });

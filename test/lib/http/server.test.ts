@@ -993,6 +993,44 @@ t.test('a pre-serialised body is sent as it is, with the contract headers, its E
   t.same(Buffer.from(await post.arrayBuffer()), page.bytes);
 });
 
+t.test("hooks' headers: new names appended, a server's own or a repeated name merged, a bad one refused", async (t) => {
+  let hooks: Record<string, string>[] = [];
+  const { url, log } = await start(t, (server) => {
+    server.route('api', route({ path: '/api/thing/', handler: () => ({ body: { ok: true } }) }));
+    for (const index of [0, 1]) server.addHook(() => hooks[index]);
+  });
+  const get = async (...sets: Record<string, string>[]) => {
+    hooks = sets;
+    const response = await fetch(url + '/api/thing/');
+    await response.text();
+    return response;
+  };
+  let response = await get({ 'RateLimit-Limit': '60', 'RateLimit-Remaining': '59' }, { 'X-Second': 'yes' });
+  t.equal(response.status, 200);
+  t.same(
+    [
+      response.headers.get('ratelimit-limit'),
+      response.headers.get('ratelimit-remaining'),
+      response.headers.get('x-second'),
+    ],
+    ['60', '59', 'yes'],
+    'new names from both hooks go out',
+  );
+  t.equal(response.headers.get('api-version'), '1', "beside the server's own");
+
+  response = await get({ 'cache-control': 'no-cache', 'CONTENT-TYPE': 'text/plain' }, {});
+  t.equal(response.headers.get('cache-control'), 'no-cache', 'a default the server set may be replaced, in any case');
+  t.equal(response.headers.get('content-type'), 'application/json; charset=utf-8', "but the server's own stay");
+
+  response = await get({ 'X-Twice': 'first' }, { 'x-twice': 'second' });
+  t.equal(response.headers.get('x-twice'), 'second', 'a name repeated in another case: the later hook wins, once');
+
+  response = await get({ 'X-Bad': 'line\nbreak' }, {});
+  t.equal(response.status, 500, 'a header Node would refuse: the plain 500');
+  t.equal(response.headers.get('x-bad'), null);
+  await log.waitForLine(/ERROR .*GET \/api\/thing\/ produced an invalid response header/);
+});
+
 t.test('a guard, a hook and a handler may each answer at once or with a promise', async (t) => {
   type Mode = 'sync' | 'async' | 'throw' | 'reject';
   let modes: { guard: Mode; hook: Mode; handler: Mode } = { guard: 'sync', hook: 'sync', handler: 'sync' };
