@@ -50,6 +50,11 @@ export function formatCount(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
+/** `312 KB` or `1.4 MB`. */
+export function formatBytes(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${formatCount(bytes / 1024)} KB` : `${formatCount(bytes / 1024 / 1024, 1)} MB`;
+}
+
 export function formatMs(value: number): string {
   return `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
 }

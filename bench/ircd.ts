@@ -1,11 +1,42 @@
 /**
- * Against the IRCd: on the real test network with a crowd, the bot's
- * /api/irc/channels/ versus InspIRCd's own httpd_stats page (`/stats` on a
- * loopback port) for the same channels, interleaved rounds of autocannon.
+ * Against the IRCd: on the real test network with a crowd, InspIRCd's own httpd_stats page (`/stats` on a
+ * loopback port, every user and channel in one answer) against the bot's first page of channels and against the
+ * bot's full user listing (every page of `/api/irc/users/` at the largest page size, one after the other, as a
+ * client reading the whole list does), interleaved rounds of autocannon.
  */
+import autocannon, { type Result } from 'autocannon';
+import { MAX_LIMIT } from '../lib/http/paging.js';
 import { startTestNetwork } from '../test/support/testnet.js';
-import { formatCount, formatMs, formatRatio, isSmoke, load, median, runBench } from './common.js';
+import { formatBytes, formatCount, formatMs, formatRatio, isSmoke, load, median, runBench } from './common.js';
 import { startBotProcess, startCrowdProcess } from './network.js';
+import { cpuSeconds } from './scale/proc.js';
+
+/** Autocannon with each connection asking `paths` in turn; errors or non-2xx answers throw, as in {@link load}. */
+async function loadInTurn(
+  base: string,
+  paths: readonly string[],
+  headers: Record<string, string>,
+  seconds: number,
+  connections: number,
+): Promise<Result> {
+  const result = await autocannon({
+    url: base,
+    requests: paths.map((path) => ({ method: 'GET', path, headers })),
+    duration: seconds,
+    connections,
+  });
+  if (result.errors > 0 || result.non2xx > 0) {
+    throw new Error(`${base}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
+  }
+  return result;
+}
+
+/** The size of one answer's body, and whether it came whole (200). */
+async function bodyBytes(url: string, headers: Record<string, string> = {}): Promise<number> {
+  const response = await fetch(url, { headers });
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+  return (await response.arrayBuffer()).byteLength;
+}
 
 async function main() {
   const smoke = isSmoke();
@@ -18,43 +49,137 @@ async function main() {
   try {
     const crowd = await startCrowdProcess(network, clients, channels);
     try {
-      const bot = await startBotProcess(network);
+      const bot = await startBotProcess(network, { usersToken: true });
       try {
         const ours = `${bot.ready.url}/api/irc/channels/`;
         const theirs = network.statsUrl;
+        const auth = { Authorization: `Token ${bot.ready.usersToken!}` };
+        // As curl --compressed, a browser or an HTTP library asks: the pages, answered again, go gzip'd.
+        const authGzip = { ...auth, 'Accept-Encoding': 'gzip' };
+        const pageCount = Math.ceil(bot.ready.users / MAX_LIMIT);
+        const listingPaths = Array.from(
+          { length: pageCount },
+          (_, page) => `/api/irc/users/?limit=${MAX_LIMIT}&offset=${page * MAX_LIMIT}`,
+        );
+        // Every page is whole and the last one ends the list: the listing is the full one.
+        let listingBytes = 0;
+        for (const path of listingPaths) listingBytes += await bodyBytes(`${bot.ready.url}${path}`, auth);
+
+        const last = (await (await fetch(`${bot.ready.url}${listingPaths.at(-1)!}`, { headers: auth })).json()) as {
+          next: string | null;
+          count: number;
+        };
+        if (last.next !== null || last.count !== bot.ready.users) {
+          throw new Error(`the listing's last page is not its end (next ${last.next}, count ${last.count})`);
+        }
+        const statsBytes = await bodyBytes(theirs);
         await load(theirs, {}, 1, connections);
         await load(ours, {}, 1, connections);
+        await loadInTurn(bot.ready.url, listingPaths, auth, 1, connections);
+        await loadInTurn(bot.ready.url, listingPaths, authGzip, 1, connections);
+        // Warmed up, every page goes gzip'd. fetch undoes the gzip; the size on the wire is the Content-Length.
+        let gzipBytes = 0;
+        for (const path of listingPaths) {
+          const response = await fetch(`${bot.ready.url}${path}`, { headers: authGzip });
+          await response.arrayBuffer();
+          if (response.headers.get('content-encoding') !== 'gzip') throw new Error(`${path} did not come gzip'd`);
+          gzipBytes += Number(response.headers.get('content-length'));
+        }
+        const hubPid = network.pids().hub;
+        if (hubPid === undefined) throw new Error('the hub has no PID on record');
+        /** A load, and the CPU seconds the server of `pid` spent answering it. */
+        const measured = async (pid: number, loading: () => Promise<Result>) => {
+          const before = cpuSeconds(pid);
+          const result = await loading();
+          return { result, cpu: cpuSeconds(pid) - before };
+        };
         const oursRps: number[] = [];
         const theirRps: number[] = [];
+        const listingRps: number[] = [];
+        const gzipRps: number[] = [];
         const oursP99: number[] = [];
         const theirP99: number[] = [];
+        const listingP99: number[] = [];
+        const gzipP99: number[] = [];
+        // Answers (listings) per CPU second of the server that gave them.
+        const theirPerCpu: number[] = [];
+        const listingPerCpu: number[] = [];
+        const gzipPerCpu: number[] = [];
         for (let round = 0; round < rounds; round++) {
-          const inspircd = await load(theirs, {}, seconds, connections);
+          const inspircd = await measured(hubPid, () => load(theirs, {}, seconds, connections));
           const bots = await load(ours, {}, seconds, connections);
-          theirRps.push(inspircd.requests.average);
+          const listing = await measured(bot.pid, () =>
+            loadInTurn(bot.ready.url, listingPaths, auth, seconds, connections),
+          );
+          const gzipped = await measured(bot.pid, () =>
+            loadInTurn(bot.ready.url, listingPaths, authGzip, seconds, connections),
+          );
+          theirRps.push(inspircd.result.requests.average);
           oursRps.push(bots.requests.average);
-          theirP99.push(inspircd.latency.p99);
+          // A listing is its pages, one after the other.
+          listingRps.push(listing.result.requests.average / pageCount);
+          gzipRps.push(gzipped.result.requests.average / pageCount);
+          theirP99.push(inspircd.result.latency.p99);
           oursP99.push(bots.latency.p99);
+          listingP99.push(listing.result.latency.p99);
+          gzipP99.push(gzipped.result.latency.p99);
+          theirPerCpu.push(inspircd.result.requests.total / inspircd.cpu);
+          listingPerCpu.push(listing.result.requests.total / pageCount / listing.cpu);
+          gzipPerCpu.push(gzipped.result.requests.total / pageCount / gzipped.cpu);
         }
         const ratio = median(oursRps.map((value, index) => value / theirRps[index]!));
+        const listingRatio = median(listingPerCpu.map((value, index) => value / theirPerCpu[index]!));
+        const gzipRatio = median(gzipPerCpu.map((value, index) => value / theirPerCpu[index]!));
+        const gzipRateRatio = median(gzipRps.map((value, index) => value / theirRps[index]!));
+        const perAnswer = (perCpu: number[]) => formatMs(1000 / median(perCpu));
         return {
           title: 'Against the IRCd',
           setup:
             `Test network (InspIRCd hub + leaf, Atheme) with ${formatCount(clients)} silent clients in ${channels} channels ` +
             `(the bot sees ${formatCount(bot.ready.users)} users, ${formatCount(bot.ready.channels)} channels); ` +
-            `autocannon, ${connections} connections, ${rounds} interleaved rounds of ${seconds} s: the bot's ` +
-            "/api/irc/channels/ versus the hub's httpd_stats /stats. The bot, the crowd and the load generator each " +
-            'run in their own process.',
+            `autocannon, ${connections} connections, ${rounds} interleaved rounds of ${seconds} s: the hub's ` +
+            "httpd_stats /stats (every user and channel in one answer) versus the bot's /api/irc/channels/ (its " +
+            `first page) and the bot's full user listing (/api/irc/users/ with a token, ${pageCount} pages of up to ` +
+            `${formatCount(MAX_LIMIT)}, each connection reading them in turn; a listing is all of its pages; asked with ` +
+            'Accept-Encoding: gzip as HTTP libraries and browsers ask, and without). The bot, the crowd and the ' +
+            'load generator each run in their own process. Per CPU second: answers (listings) divided by the user ' +
+            "and system time of the process that gave them (the hub's inspircd, the bot) over the same round; with " +
+            'pages this big the load generator, not the bot, sets the rate.',
           figures: [
+            {
+              name: 'InspIRCd /stats: answers/s, p99, size; its CPU per answer',
+              value:
+                `${formatCount(median(theirRps))}, ${formatMs(median(theirP99))}, ${formatBytes(statsBytes)}; ` +
+                perAnswer(theirPerCpu),
+            },
             {
               name: 'bot /api/irc/channels/: req/s, p99',
               value: `${formatCount(median(oursRps))}, ${formatMs(median(oursP99))}`,
             },
+            { name: 'ratio bot channels ÷ InspIRCd', value: formatRatio(ratio), target: '≥ 2×', pass: ratio >= 2 },
             {
-              name: 'InspIRCd /stats: req/s, p99',
-              value: `${formatCount(median(theirRps))}, ${formatMs(median(theirP99))}`,
+              name: 'bot full user listing, gzip: listings/s, p99 of a page, size; the bot’s CPU per listing',
+              value:
+                `${formatCount(median(gzipRps))}, ${formatMs(median(gzipP99))}, ` +
+                `${formatBytes(gzipBytes)} in ${pageCount} pages; ${perAnswer(gzipPerCpu)}`,
             },
-            { name: 'ratio bot ÷ InspIRCd', value: formatRatio(ratio), target: '≥ 2×', pass: ratio >= 2 },
+            {
+              name: 'ratio bot full user listing ÷ InspIRCd /stats, per CPU second of each server',
+              value: formatRatio(gzipRatio),
+              target: '≥ 10×',
+              pass: gzipRatio >= 10,
+            },
+            {
+              name: 'the same by rate (the load generator’s own limit with pages this big)',
+              value: formatRatio(gzipRateRatio),
+            },
+            {
+              name: 'bot full user listing as it is (no gzip): listings/s, p99 of a page, size; CPU per listing',
+              value:
+                `${formatCount(median(listingRps))}, ${formatMs(median(listingP99))}, ` +
+                `${formatBytes(listingBytes)} in ${pageCount} pages; ${perAnswer(listingPerCpu)}`,
+            },
+            { name: 'ratio, no gzip ÷ InspIRCd /stats, per CPU second', value: formatRatio(listingRatio) },
           ],
         };
       } finally {

@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { TokensSlice } from '../plugins/tokens/model.js';
 import { startCrowd } from '../scripts/crowd.js';
 import { startBot, synced } from '../test/support/bot.js';
 import type { TestNetwork } from '../test/support/testnet.js';
@@ -21,6 +22,8 @@ interface CrowdRequest {
 interface BotRequest {
   role: 'bot';
   network: NetworkAddress;
+  /** Also the tokens plugin (rate limits off) and a token that may read the user listing ({@link BotReady.usersToken}). */
+  usersToken?: boolean;
 }
 
 /** What the bot process reports once its first sync is complete. */
@@ -35,10 +38,14 @@ export interface BotReady {
   realHostsMs: number | null;
   users: number;
   channels: number;
+  /** A token approved for `irc.users`, when asked for. */
+  usersToken?: string;
 }
 
 export interface Child<T> {
   ready: T;
+  /** The child's process id (for its CPU time). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -68,7 +75,7 @@ function forkRole<T>(request: CrowdRequest | BotRequest, timeoutMs: number): Pro
     }, timeoutMs);
     child.once('message', (ready) => {
       clearTimeout(timer);
-      resolve({ ready: ready as T, stop });
+      resolve({ ready: ready as T, pid: child.pid!, stop });
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
@@ -86,9 +93,15 @@ export function startCrowdProcess(
   return forkRole({ role: 'crowd', network: address(network), clients, channels }, 180_000);
 }
 
-/** The real host (stats and api plugins, as an operator) against the hub, ready once its first sync is done. */
-export function startBotProcess(network: TestNetwork): Promise<Child<BotReady>> {
-  return forkRole({ role: 'bot', network: address(network) }, 120_000);
+/**
+ * The real host (stats and api plugins, as an operator) against the hub, ready once its first sync is done;
+ * with `usersToken`, the tokens plugin too and a token approved for the user listing.
+ */
+export function startBotProcess(
+  network: TestNetwork,
+  options: { usersToken?: boolean } = {},
+): Promise<Child<BotReady>> {
+  return forkRole({ role: 'bot', network: address(network), usersToken: options.usersToken }, 120_000);
 }
 
 async function child(request: CrowdRequest | BotRequest): Promise<void> {
@@ -111,7 +124,12 @@ async function child(request: CrowdRequest | BotRequest): Promise<void> {
   }
   const started = performance.now();
   const bot = await startBot(request.network as TestNetwork, {
-    plugins: { stats: { refresh_seconds: 3600, version_requests_per_second: 0 }, api: {} },
+    plugins: {
+      stats: { refresh_seconds: 3600, version_requests_per_second: 0 },
+      api: {},
+      // Rate limits would answer 429 to a load test.
+      ...(request.usersToken ? { tokens: { rate_limit: { enabled: false } } } : {}),
+    },
   });
   await synced(bot);
   const syncMs = performance.now() - started;
@@ -126,6 +144,13 @@ async function child(request: CrowdRequest | BotRequest): Promise<void> {
     users: bot.host.model.users.size,
     channels: bot.host.model.channels.size,
   };
+  if (request.usersToken) {
+    const tokens = model.slices().find((slice) => slice.name === 'tokens') as TokensSlice;
+    const actor = { account: 'bench', via: 'irc' as const };
+    const { token, secret } = tokens.create('bench', 'benchmark', actor);
+    tokens.grant(token, ['irc.users'], actor);
+    ready.usersToken = secret;
+  }
   process.send!(ready);
   process.on('disconnect', () => void bot.stop().finally(() => process.exit(0)));
 }

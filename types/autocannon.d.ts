@@ -20,6 +20,8 @@ declare module 'autocannon' {
     method?: string;
     /** Requests per second from all connections together (latencies corrected for coordinated omission). */
     overallRate?: number;
+    /** Each connection sends these in turn, from the first again after the last. */
+    requests?: { method?: string; path: string; headers?: Record<string, string> }[];
   }
 
   export interface Result {

@@ -5,6 +5,7 @@
  * Routes that answer pages are left out of the OpenAPI document (see `RouteDefinition.document`).
  */
 import { createHash } from 'node:crypto';
+import type { GzipCopy } from './compression.js';
 import { etagOf } from './etag.js';
 
 export const HTML_TYPE = 'text/html; charset=utf-8';
@@ -13,6 +14,8 @@ export const HTML_TYPE = 'text/html; charset=utf-8';
 export class TextDocument {
   readonly bytes: Buffer;
   readonly etag: string;
+  /** Its gzip'd copy, made once it is answered again (compression.ts). */
+  gzipCopy?: GzipCopy;
 
   constructor(
     text: string,

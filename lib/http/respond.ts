@@ -11,6 +11,7 @@ import http from 'node:http';
 import type { Logger } from '../logger.js';
 import { errorMessage } from '../logger.js';
 import { ClientGoneError } from './body.js';
+import { acceptsGzip, GZIP_MIN_BYTES, gzippedCopy } from './compression.js';
 import { ApiError, notFound } from './errors.js';
 import { etagOf, ifNoneMatchMatches } from './etag.js';
 import type { Exchange } from './exchange.js';
@@ -42,6 +43,8 @@ const SERVER_HEADER_NAMES: ReadonlySet<string> = new Set([
   'content-type',
   'api-version',
   'content-length',
+  'vary',
+  'content-encoding',
   FRONT_COUNTED,
   FRONT_ROUTE,
   FRONT_REUSE_MS,
@@ -168,16 +171,20 @@ export class Respond implements Responder {
     let bytes: Buffer | undefined;
     let etag: string | undefined;
     let contentType = JSON_TYPE;
+    // A body answered again and again, which may go gzip'd (compression.ts).
+    let reused: SerializedJson | TextDocument | undefined;
     try {
       if (status === 204) {
         // No content: a body the handler gave anyway is not sent, nor its length.
       } else if (body instanceof SerializedJson) {
         bytes = body.bytes;
         etag = body.etag;
+        reused = body;
       } else if (body instanceof TextDocument) {
         bytes = body.bytes;
         etag = body.etag;
         contentType = body.contentType;
+        reused = body;
       } else {
         bytes = Buffer.from(JSON.stringify(body ?? null), 'utf8');
       }
@@ -186,9 +193,29 @@ export class Respond implements Responder {
       return;
     }
     let answerStatus = status;
+    let vary = false;
+    let gzipped = false;
     if (entry.route.method === 'GET' && status === 200 && bytes) {
       etag ??= etagOf(bytes);
-      if (ifNoneMatchMatches(exchange.raw.headers['if-none-match'], etag)) {
+      const ifNoneMatch = exchange.raw.headers['if-none-match'];
+      if (reused && bytes.length >= GZIP_MIN_BYTES) {
+        vary = true;
+        const copy = acceptsGzip(exchange.raw.headers)
+          ? gzippedCopy(reused, (error) =>
+              this.logger.warn(`${exchange.method} ${exchange.path}: its answer could not be compressed`, {
+                error: errorMessage(error),
+              }),
+            )
+          : undefined;
+        // The form the client holds, if it names one, is the one it is told is current (a 304 about it): either
+        // form may be sent, and a cache finds what to refresh by the ETag.
+        if (copy && (ifNoneMatchMatches(ifNoneMatch, copy.etag) || !ifNoneMatchMatches(ifNoneMatch, etag))) {
+          bytes = copy.bytes;
+          etag = copy.etag;
+          gzipped = true;
+        }
+      }
+      if (ifNoneMatchMatches(ifNoneMatch, etag)) {
         answerStatus = 304;
         bytes = undefined;
       }
@@ -196,6 +223,9 @@ export class Respond implements Responder {
       etag = undefined;
     }
     const head = this.contractHead(answerStatus, bytes, entry.cacheControl, etag, contentType);
+    // RFC 9110 §15.4.5: a 304 says Vary as its 200 would, but not the content coding of a body it has not.
+    if (vary) head.set('Vary', 'Accept-Encoding');
+    if (gzipped && answerStatus === 200) head.set('Content-Encoding', 'gzip');
     // A public read the front may answer again, for up to its max-age: never an answer a handler or a hook
     // added a header to, other than the rate limit's (which the front writes per client).
     if (

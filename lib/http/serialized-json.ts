@@ -4,6 +4,7 @@
  * the server sends its bytes, length and ETag as they are instead of
  * serialising and hashing again.
  */
+import type { GzipCopy } from './compression.js';
 import { etagOf } from './etag.js';
 
 export class SerializedJson {
@@ -11,6 +12,8 @@ export class SerializedJson {
   readonly etag: string;
   /** The `Content-Length` header's value. */
   readonly contentLength: string;
+  /** Its gzip'd copy, made once it is answered again (compression.ts). */
+  gzipCopy?: GzipCopy;
 
   constructor(value: unknown) {
     this.bytes = Buffer.from(JSON.stringify(value ?? null), 'utf8');

@@ -144,8 +144,17 @@ const HEADERS = {
       '`no-store` on errors and on public answers to other methods.',
     schema: { type: 'string' },
   },
+  'Content-Encoding': {
+    description:
+      '`gzip` when the request accepts it (`Accept-Encoding`) and the body is one the server sends again and ' +
+      'again (a cached page of a list, the stats) of 1 KB or more, from the second time it is asked for on. ' +
+      'Otherwise absent: the body is sent as it is.',
+    schema: { type: 'string', const: 'gzip' },
+  },
   ETag: {
-    description: 'Strong entity tag of the body; send it back in `If-None-Match` to get 304.',
+    description:
+      'Strong entity tag of the body; send it back in `If-None-Match` to get 304. The gzip form of a body has ' +
+      'a tag of its own (the same tag ending in `-gzip`).',
     schema: { type: 'string' },
   },
   'RateLimit-Limit': {
@@ -161,6 +170,10 @@ const HEADERS = {
     schema: { type: 'integer', minimum: 0 },
   },
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } },
+  Vary: {
+    description: '`Accept-Encoding` on a GET answer that may go gzip (see `Content-Encoding`), and on its 304.',
+    schema: { type: 'string', const: 'Accept-Encoding' },
+  },
   'WWW-Authenticate': { description: 'Always `Token`.', schema: { type: 'string' } },
 } as const;
 
@@ -226,24 +239,29 @@ function successHeaders(route: RouteDefinition): Record<string, unknown> {
     'API-Version': headerRef('API-Version'),
     'Cache-Control': headerRef('Cache-Control'),
   };
-  if (route.method === 'GET') headers.ETag = headerRef('ETag');
+  if (route.method === 'GET') {
+    headers.ETag = headerRef('ETag');
+    headers.Vary = headerRef('Vary');
+    headers['Content-Encoding'] = headerRef('Content-Encoding');
+  }
   return { ...headers, ...RATE_LIMIT_HEADERS };
 }
 
 /**
  * A GET's (and HEAD's) 304. It carries what the 200 would have of the headers RFC 9110 §15.4.5 names
- * (`Cache-Control`, `ETag`, and `Date`, which no answer lists) and the headers every answer gets;
- * being bodiless, it has no `Content-Type` or `Content-Length`.
+ * (`Cache-Control`, `ETag`, `Vary`, and `Date`, which no answer lists) and the headers every answer gets;
+ * being bodiless, it has no `Content-Type`, `Content-Length` or `Content-Encoding`.
  */
 function notModified(): Record<string, unknown> {
   return {
     description:
-      'Not modified: the `If-None-Match` header names the current ETag. No body, so no `Content-Type` or ' +
-      "`Content-Length`; the 200's `Cache-Control` and `ETag` are repeated.",
+      'Not modified: the `If-None-Match` header names the current ETag. No body, so no `Content-Type`, ' +
+      "`Content-Length` or `Content-Encoding`; the 200's `Cache-Control`, `ETag` and `Vary` are repeated.",
     headers: {
       'API-Version': headerRef('API-Version'),
       'Cache-Control': headerRef('Cache-Control'),
       ETag: headerRef('ETag'),
+      Vary: headerRef('Vary'),
       ...RATE_LIMIT_HEADERS,
     },
   };

@@ -164,8 +164,9 @@ export class FrontDispatch {
     for (let index = 0; index < raw.length; index += 2) {
       const name = raw[index]!.toLowerCase();
       if (HOP_BY_HOP.has(name) || isPrivate(name)) continue;
-      // A reusable answer is asked for whole: the front answers the condition itself.
-      if (key !== undefined && name === 'if-none-match') continue;
+      // A reusable answer is asked for whole and as it is (not gzip'd): the front answers the condition itself,
+      // and keeps one form of the answer for every client.
+      if (key !== undefined && (name === 'if-none-match' || name === 'accept-encoding')) continue;
       const value = raw[index + 1]!;
       const before = headers[name];
       headers[name] = before === undefined ? value : `${String(before)}, ${value}`;

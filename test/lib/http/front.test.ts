@@ -1,10 +1,12 @@
 import { existsSync, statSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
 import { AnswerCache, type StoredAnswer } from '../../../lib/http/front/answer-cache.js';
 import { ClientBudgets } from '../../../lib/http/front/client-budgets.js';
 import { ApiError } from '../../../lib/http/errors.js';
+import { SerializedJson } from '../../../lib/http/serialized-json.js';
 import { HttpServer, type HttpServerOptions } from '../../../lib/http/server.js';
 import type { ApiRequest, RouteGuard } from '../../../lib/http/types.js';
 import { captureLog, route } from '../../support/http.js';
@@ -120,6 +122,38 @@ t.test('a public read is answered by the front from the answer the bot gave, ETa
   t.equal(accessLines().length, 6, 'one access-log line per request, those the front answered too');
   t.equal(accessLines().filter((line) => /status=304/.test(line)).length, 1);
   t.match(accessLines()[1]!, /\[http\].*status=200.*ip=127\.0\.0\.1/);
+});
+
+t.test("the front keeps the answer as it is, for every client, whatever a client's Accept-Encoding", async (t) => {
+  const big = new SerializedJson({ results: Array.from({ length: 200 }, (_, index) => ({ nick: `user${index}` })) });
+  const { url } = await startFront(t, { frontReuseMs: 60_000 }, (server) => {
+    server.route('test', route({ path: '/api/big/', handler: () => ({ body: big }) }));
+  });
+  const get = (headers: Record<string, string>) =>
+    new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      http
+        .get(`${url}/api/big/`, { headers }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+        })
+        .on('error', reject);
+    });
+  // Requests with credentials go through to the bot as they are, and get its gzip copy once it is made.
+  const withCredentials = { 'Accept-Encoding': 'gzip', Authorization: 'Token x' };
+  let passed = await get(withCredentials);
+  for (let tries = 0; tries < 100 && passed.headers['content-encoding'] === undefined; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    passed = await get(withCredentials);
+  }
+  t.equal(passed.headers['content-encoding'], 'gzip', 'passed through, the answer is gzip');
+  // The first public read is passed on and kept; what is kept must serve every client.
+  const kept = await get({ 'Accept-Encoding': 'gzip' });
+  t.equal(kept.headers['content-encoding'], undefined, 'the answer the front keeps is not compressed');
+  t.equal(kept.headers.vary, 'Accept-Encoding');
+  t.same(kept.body, big.bytes);
+  const plain = await get({});
+  t.same(plain.body, big.bytes, 'a client without gzip can read the kept answer');
 });
 
 t.test("a route with guards of its own is never answered from the front's store", async (t) => {
