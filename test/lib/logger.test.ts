@@ -98,18 +98,22 @@ t.test('format json: one JSON object per line (pino), secrets masked in the mess
   );
 });
 
-t.test('stdout lines are written together, in order with stderr, and none is lost at exit', async (t) => {
+/** Run `code` in a process of its own with `createLogger` imported; stdout and stderr through one pipe, in order. */
+function runWithLogger(code: string) {
   const logger = fileURLToPath(new URL('../../lib/logger.js', import.meta.url));
-  const script =
-    `import { createLogger } from ${JSON.stringify(logger)};` +
-    "const log = createLogger({ level: 'info' });" +
-    "log.info('one'); log.info('two'); log.warn('three'); log.info('four'); log.info('five');" +
-    'process.exit(0);';
-  // One pipe for both streams, so the order they were written in is the order read.
-  const run = spawnSync('sh', ['-c', `${JSON.stringify(process.execPath)} --input-type=module -e "$SCRIPT" 2>&1`], {
+  const script = `import { createLogger } from ${JSON.stringify(logger)};${code}`;
+  return spawnSync('sh', ['-c', `${JSON.stringify(process.execPath)} --input-type=module -e "$SCRIPT" 2>&1`], {
     encoding: 'utf8',
     env: { ...process.env, SCRIPT: script },
   });
+}
+
+t.test('stdout lines are written together, in order with stderr, and none is lost at exit', async (t) => {
+  const run = runWithLogger(
+    "const log = createLogger({ level: 'info' });" +
+      "log.info('one'); log.info('two'); log.warn('three'); log.info('four'); log.info('five');" +
+      'process.exit(0);',
+  );
   t.equal(run.status, 0);
   for (const line of run.stdout.trim().split('\n')) {
     t.match(line, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (INFO |WARN ) \[host\] /, 'the time in UTC to the ms');
@@ -128,17 +132,12 @@ t.test('stdout lines are written together, in order with stderr, and none is los
 });
 
 t.test('a line for stdout is written within a moment, not held until exit', async (t) => {
-  const logger = fileURLToPath(new URL('../../lib/logger.js', import.meta.url));
   // The process stays alive 400 ms after its line; its marker on stderr goes out at once. Read through one pipe,
   // the line comes first only if it was written before the process was about to exit.
-  const script =
-    `import { createLogger } from ${JSON.stringify(logger)};` +
+  const run = runWithLogger(
     "createLogger({ level: 'info' }).info('held for a moment');" +
-    "setTimeout(() => process.stderr.write('marker\\n'), 400);";
-  const run = spawnSync('sh', ['-c', `${JSON.stringify(process.execPath)} --input-type=module -e "$SCRIPT" 2>&1`], {
-    encoding: 'utf8',
-    env: { ...process.env, SCRIPT: script },
-  });
+      "setTimeout(() => process.stderr.write('marker\\n'), 400);",
+  );
   t.equal(run.status, 0);
   const lines = run.stdout.trim().split('\n');
   t.equal(lines.length, 2);
