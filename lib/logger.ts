@@ -56,6 +56,9 @@ interface LogFamily {
 
 /** The longest a line for stdout waits to be written with others. */
 const STDOUT_HOLD_MS = 100;
+/** Bytes of lines for stdout held at most: once they would not fit, what is held is written. */
+const STDOUT_CHUNK = 65_536;
+const NEWLINE = 0x0a;
 
 /**
  * Lines for stdout, written together every {@link STDOUT_HOLD_MS} ms (or once 64 KB wait): an access-log line per
@@ -64,8 +67,9 @@ const STDOUT_HOLD_MS = 100;
  * holds, so the two keep their order; and what is held is written before the process exits.
  */
 class StdoutLines {
-  private held: string[] = [];
-  private bytes = 0;
+  /** The lines held, as UTF-8 with their line ends, in `buffer` up to `used`. */
+  private buffer = Buffer.allocUnsafe(STDOUT_CHUNK);
+  private used = 0;
   private timer: NodeJS.Timeout | undefined;
   private hooked = false;
   private readonly flushSoon = (): void => {
@@ -74,10 +78,16 @@ class StdoutLines {
   };
 
   write(line: string): void {
-    this.held.push(line);
-    this.bytes += line.length + 1;
-    if (this.bytes >= 65_536) this.flush();
-    else if (this.timer === undefined) {
+    // A character is at most 3 bytes of UTF-8 (a surrogate pair, 2 characters, is 4).
+    const most = line.length * 3 + 1;
+    if (this.used + most > this.buffer.length) this.flush();
+    if (most > this.buffer.length) {
+      process.stdout.write(`${line}\n`);
+      return;
+    }
+    this.used += this.buffer.write(line, this.used);
+    this.buffer[this.used++] = NEWLINE;
+    if (this.timer === undefined) {
       // Unreferenced: held lines never keep the process alive; exit writes them.
       this.timer = setTimeout(this.flushSoon, STDOUT_HOLD_MS);
       this.timer.unref();
@@ -93,11 +103,12 @@ class StdoutLines {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.held.length === 0) return;
-    const text = `${this.held.join('\n')}\n`;
-    this.held = [];
-    this.bytes = 0;
-    process.stdout.write(text);
+    if (this.used === 0) return;
+    // The bytes go to stdout as they are, and the next lines to a buffer of their own.
+    const held = this.buffer.subarray(0, this.used);
+    this.buffer = Buffer.allocUnsafe(STDOUT_CHUNK);
+    this.used = 0;
+    process.stdout.write(held);
   }
 }
 

@@ -144,3 +144,25 @@ t.test('a line for stdout is written within a moment, not held until exit', asyn
   t.match(lines[0]!, /\[host\] held for a moment$/, 'the line went out before the marker');
   t.equal(lines[1], 'marker');
 });
+
+t.test('lines for stdout keep every character, and a line longer than what is held goes whole', async (t) => {
+  const run = runWithLogger(
+    "const log = createLogger({ level: 'info' });" +
+      "log.info('héllo ✓ 😀'); log.info('x'.repeat(30000)); log.info('after'); " +
+      "for (let i = 0; i < 2000; i++) log.info('line ' + i + ' ' + 'é'.repeat(20));",
+  );
+  t.equal(run.status, 0);
+  const messages = run.stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.slice(line.indexOf('] ') + 2));
+  t.equal(messages[0], 'héllo ✓ 😀', 'UTF-8 as it was');
+  t.equal(messages[1], 'x'.repeat(30000), 'a long line whole');
+  t.equal(messages[2], 'after', 'and in its place');
+  t.equal(messages.length, 2003, 'none lost across the chunks held');
+  t.same(
+    messages.slice(3).map((message) => Number(message.split(' ')[1])),
+    Array.from({ length: 2000 }, (_, index) => index),
+    'in order',
+  );
+});
