@@ -4,7 +4,7 @@
  * stood in for by the little of them the server uses.
  */
 import { EventEmitter } from 'node:events';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 
 export interface InjectRequest {
@@ -85,8 +85,20 @@ export function injected(request: InjectRequest): {
     setHeader(name: string, value: string) {
       set[name.toLowerCase()] = value;
     },
+    getHeaderNames() {
+      return Object.keys(set);
+    },
+    removeHeader(name: string) {
+      delete set[name.toLowerCase()];
+    },
     writeContinue() {},
-    writeHead(status: number, flat: string[]) {
+    writeHead(status: number, ...rest: [string[]] | [string, string[]]) {
+      const flat = rest.length === 2 ? rest[1] : rest[0];
+      // As Node does: every header is checked before any is taken, and a refused one throws.
+      for (let index = 0; index < flat.length; index += 2) {
+        validateHeaderName(flat[index]!);
+        validateHeaderValue(flat[index]!, flat[index + 1]!);
+      }
       response.statusCode = status;
       response.headersSent = true;
       for (let index = 0; index < flat.length; index += 2) set[flat[index]!.toLowerCase()] = flat[index + 1]!;

@@ -96,7 +96,7 @@ class Head {
     return this;
   }
 
-  /** The flat header list; throws when an added header is one Node would refuse. */
+  /** The flat header list. Node checks each header as it writes them ({@link Respond.write}). */
   list(): readonly string[] {
     if (!this.added) return this.flat;
     return this.appended() ?? this.merged();
@@ -104,7 +104,7 @@ class Head {
 
   /**
    * The common case (a rate limit's headers on a success): every added name is new, so the added headers go
-   * between the defaults and the server's own, each checked, without merging. Undefined when a name is one the
+   * between the defaults and the server's own, without merging. Undefined when a name is one the
    * server sets or repeats. No set of names is built: the server's own are a fixed few, and an added name's
    * lower case is looked up, not made again, so that a cached answer costs no hashing of new strings.
    */
@@ -119,10 +119,7 @@ class Head {
         for (let index = firstAdded; index < flat.length; index += 2) {
           if (lowerCase(flat[index]!) === lower) return undefined;
         }
-        const value = set[name]!;
-        http.validateHeaderName(name);
-        http.validateHeaderValue(name, value);
-        flat.push(name, value);
+        flat.push(name, set[name]!);
       }
     }
     for (let index = this.defaultsEnd; index < this.flat.length; index++) flat.push(this.flat[index]!);
@@ -144,12 +141,7 @@ class Head {
     // A 304 has no body to type, whatever a handler said.
     if (this.status === 304) merged.delete('content-type');
     const flat: string[] = [];
-    // Only what is written is checked: a header the server's own replaced never goes out.
-    for (const [name, value] of merged.values()) {
-      http.validateHeaderName(name);
-      http.validateHeaderValue(name, value);
-      flat.push(name, value);
-    }
+    for (const [name, value] of merged.values()) flat.push(name, value);
     return flat;
   }
 }
@@ -312,28 +304,19 @@ export class Respond implements Responder {
     return head;
   }
 
-  /** Write an answer whose headers may be refused: one Node would refuse (a bug) turns it into a plain 500. */
   private send(exchange: Exchange, head: Head, bytes: Buffer | undefined): void {
     if (exchange.front) {
       if (exchange.hooksSeen) head.set(FRONT_COUNTED, '1');
       if (exchange.entry) head.set(FRONT_ROUTE, exchange.entry.route.name);
     }
-    let headers: readonly string[];
-    try {
-      headers = head.list();
-    } catch (error) {
-      this.logger.error(`${exchange.method} ${exchange.path} produced an invalid response header`, {
-        error: errorMessage(error),
-      });
-      this.write(exchange, 500, INTERNAL_BODY, INTERNAL_HEADERS);
-      return;
-    }
-    this.write(exchange, head.status, bytes, headers);
+    this.write(exchange, head.status, bytes, head.list());
   }
 
   /**
-   * The one place a response is written, from a flat list of valid headers. It never
-   * throws: once a response has started it is not written again.
+   * The one place a response is written, from a flat list of headers. It never throws: once a response has
+   * started it is not written again, and a header Node refuses (a handler's or a hook's with a line break or a
+   * bad name: a bug) turns the answer into the plain 500. Node checks every header as it writes the head, and
+   * nothing has gone out when it refuses one.
    */
   write(exchange: Exchange, status: number, bytes: Buffer | undefined, headers: readonly string[]): void {
     const { response } = exchange;
@@ -346,7 +329,18 @@ export class Respond implements Responder {
       return;
     }
     if (exchange.awaitingContinue) response.setHeader('Connection', 'close');
-    response.writeHead(status, headers as string[]);
+    try {
+      response.writeHead(status, headers as string[]);
+    } catch (error) {
+      this.logger.error(`${exchange.method} ${exchange.path} produced an invalid response header`, {
+        error: errorMessage(error),
+      });
+      // Headers set before the head (Connection) may have taken some of the refused list's: only they stay.
+      for (const name of response.getHeaderNames()) if (name !== 'connection') response.removeHeader(name);
+      response.writeHead(500, http.STATUS_CODES[500], INTERNAL_HEADERS as string[]);
+      status = 500;
+      bytes = INTERNAL_BODY;
+    }
     const sent = exchange.method === 'HEAD' || status === 304 ? undefined : bytes;
     exchange.sentBytes = sent?.length ?? 0;
     response.end(sent);

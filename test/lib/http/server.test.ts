@@ -995,7 +995,7 @@ t.test('a pre-serialised body is sent as it is, with the contract headers, its E
 
 t.test("hooks' headers: new names appended, a server's own or a repeated name merged, a bad one refused", async (t) => {
   let hooks: Record<string, string>[] = [];
-  const { url, log } = await start(t, (server) => {
+  const { url, log, server } = await start(t, (server) => {
     server.route('api', route({ path: '/api/thing/', handler: () => ({ body: { ok: true } }) }));
     for (const index of [0, 1]) server.addHook(() => hooks[index]);
   });
@@ -1025,10 +1025,19 @@ t.test("hooks' headers: new names appended, a server's own or a repeated name me
   response = await get({ 'X-Twice': 'first' }, { 'x-twice': 'second' });
   t.equal(response.headers.get('x-twice'), 'second', 'a name repeated in another case: the later hook wins, once');
 
-  response = await get({ 'X-Bad': 'line\nbreak' }, {});
+  response = await get({ 'RateLimit-Limit': '60', 'X-Bad': 'line\nbreak' }, {});
   t.equal(response.status, 500, 'a header Node would refuse: the plain 500');
   t.equal(response.headers.get('x-bad'), null);
+  t.equal(response.headers.get('ratelimit-limit'), null, 'without any header of the refused list');
+  t.equal(response.headers.get('cache-control'), 'no-store');
+  const body = (await (await fetch(url + '/api/thing/')).json()) as { error: { code: string } };
+  t.equal(body.error.code, 'internal', "the contract's error body");
   await log.waitForLine(/ERROR .*GET \/api\/thing\/ produced an invalid response header/);
+
+  hooks = [{ 'X-Bad': 'line\nbreak' }, {}];
+  const injected = await server.inject({ method: 'GET', path: '/api/thing/' });
+  t.equal(injected.status, 500, 'inject refuses it as Node does');
+  t.equal(injected.headers['x-bad'], undefined);
 });
 
 t.test('a guard, a hook and a handler may each answer at once or with a promise', async (t) => {
