@@ -202,7 +202,7 @@ export class TimedCache {
   private readonly now: () => number;
 
   constructor(private readonly options: ReuseOptions) {
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => performance.now());
   }
 
   get(key: string, build: () => unknown): SerializedJson {

@@ -65,10 +65,12 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
     handler: () => ({ body: { endpoints: indexOf(http.routes()) } }),
   });
   routes.push(indexRoute('public'), indexRoute('token'));
-  // Today's counts change with every chat line, which no change event announces: answers are kept for reuse_ms.
-  const answers = new TimedCache({ reuseMs: config.reuse_ms });
   for (const endpoint of endpoints) {
     for (const view of ['public', 'token'] as const) {
+      // Today's counts change with every chat line, which no change event announces: answers are kept for
+      // reuse_ms, by query string, and by path too where the path names a channel or a user.
+      const answers = new TimedCache({ reuseMs: config.reuse_ms });
+      const byPath = endpoint.path.includes(':');
       routes.push({
         method: 'GET',
         path: `${view === 'public' ? PUBLIC_PREFIX : TOKEN_PREFIX}${endpoint.path}`,
@@ -79,7 +81,9 @@ export function netstatsRoutes(options: NetstatsOptions): RouteDefinition[] {
         response: endpoint.response(view),
         ...(endpoint.queryParameters ? { queryParameters: endpoint.queryParameters } : {}),
         handler: (request) => ({
-          body: answers.get(`${view} ${request.path}?${request.search}`, () => endpoint.handler(request, view)),
+          body: answers.get(byPath ? `${request.path}${request.search}` : request.search, () =>
+            endpoint.handler(request, view),
+          ),
         }),
       });
     }
