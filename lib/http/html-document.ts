@@ -14,7 +14,10 @@ export const HTML_TYPE = 'text/html; charset=utf-8';
 export class TextDocument {
   readonly bytes: Buffer;
   readonly etag: string;
-  /** Its gzip'd copy, made once it is answered again (compression.ts). */
+  /**
+   * Its gzip'd copy, made once it is answered again (compression.ts).
+   * @internal
+   */
   gzipCopy?: GzipCopy;
 
   constructor(

@@ -12,7 +12,10 @@ export class SerializedJson {
   readonly etag: string;
   /** The `Content-Length` header's value. */
   readonly contentLength: string;
-  /** Its gzip'd copy, made once it is answered again (compression.ts). */
+  /**
+   * Its gzip'd copy, made once it is answered again (compression.ts).
+   * @internal
+   */
   gzipCopy?: GzipCopy;
 
   constructor(value: unknown) {
