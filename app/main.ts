@@ -14,7 +14,7 @@ import { loadPluginModules } from '../lib/plugin-modules.js';
 import { ConfigError, configPathFrom, loadConfig } from '../lib/config.js';
 import { Host, HostError, type HostOptions } from '../lib/host.js';
 import { createTransport } from '../lib/irc/create-transport.js';
-import { createLogger, errorMessage } from '../lib/logger.js';
+import { createLogger, errorMessage, flushLogs } from '../lib/logger.js';
 import { versionString } from '../lib/version.js';
 
 /** The words of the command line without `--config <path>` and `--config=<path>`. */
@@ -151,6 +151,8 @@ async function runCommand(
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
+    // The lines logged before it first, so that the fatal message is the last.
+    flushLogs();
     process.stderr.write(`fatal: ${errorMessage(error)}\n`);
     process.exit(1);
   },

@@ -104,15 +104,19 @@ class StdoutLines {
       this.timer = undefined;
     }
     if (this.used === 0) return;
-    // The bytes go to stdout as they are, and the next lines to a buffer of their own.
-    const held = this.buffer.subarray(0, this.used);
-    this.buffer = Buffer.allocUnsafe(STDOUT_CHUNK);
+    // A copy of what is used: a stream that holds the chunk a while holds no more than the lines.
+    const held = Buffer.from(this.buffer.subarray(0, this.used));
     this.used = 0;
     process.stdout.write(held);
   }
 }
 
 const stdoutLines = new StdoutLines();
+
+/** Write the lines held for stdout now: before a message the program writes to stderr itself (a fatal error). */
+export function flushLogs(): void {
+  stdoutLines.flush();
+}
 
 function defaultSink(line: string, level: LogLevel): void {
   if (level === 'error' || level === 'warn') {
@@ -203,7 +207,15 @@ class FamilyLogger implements Logger {
       const record: Record<string, string | number | boolean | null> = { source: this.source };
       if (fields) {
         for (const [key, value] of Object.entries(fields)) {
-          if (value !== undefined) record[key] = typeof value === 'string' ? redact(value, secrets) : value;
+          if (value === undefined) continue;
+          if (typeof value === 'string') record[key] = redact(value, secrets);
+          else if (
+            typeof value === 'number' &&
+            secrets.size > 0 &&
+            maskSecrets(String(value), secrets) !== String(value)
+          )
+            record[key] = MASK;
+          else record[key] = value;
         }
       }
       json[level](record, redact(message, secrets));
@@ -216,9 +228,10 @@ class FamilyLogger implements Logger {
       for (const key in fields) {
         const value = fields[key];
         if (value === undefined) continue;
+        // A number is searched too where there are secrets: a PIN-like one would match its digits.
         line +=
-          typeof value === 'string'
-            ? ` ${key}=${formatValue(maskSecrets(value, secrets))}`
+          typeof value === 'string' || (typeof value === 'number' && secrets.size > 0)
+            ? ` ${key}=${formatValue(maskSecrets(String(value), secrets))}`
             : ` ${key}=${formatValue(value)}`;
       }
     }

@@ -6,11 +6,13 @@
  * copy is ready, and for bodies too small to gain, the answer goes as it is.
  *
  * The two forms are two representations of one resource (RFC 9110 §8.8.3): the gzip'd one has an ETag of its
- * own, either ETag makes a conditional request a 304, and every answer that could have been compressed says
- * `Vary: Accept-Encoding`, so that a cache keeps the two apart.
+ * own (the hash of its bytes), the ETag of the form a client holds makes its conditional request a 304, and every
+ * answer that could have been compressed says `Vary: Accept-Encoding`, so that a cache keeps the two apart. At
+ * most two compressions run at once; a body that finds them busy is compressed when it is asked for again.
  */
 import { gzip } from 'node:zlib';
 import Negotiator from 'negotiator';
+import { etagOf } from './etag.js';
 
 /** Bodies smaller than this go as they are: gzip's header and the work would eat what it saves. */
 export const GZIP_MIN_BYTES = 1024;
@@ -34,10 +36,9 @@ export interface GzipReady {
   etag: string;
 }
 
-/** The ETag of the gzip'd form of a body whose ETag is `etag`: the same tag, marked. */
-export function gzipEtag(etag: string): string {
-  return `${etag.slice(0, -1)}-gzip"`;
-}
+/** Compressions under way at most: each holds a thread of Node's pool (the store's file writes use it too). */
+const MAX_IN_FLIGHT = 2;
+let inFlight = 0;
 
 /** Whether a request with these headers takes gzip: listed (or `*`) with a quality above 0, not below identity. */
 export function acceptsGzip(headers: Record<string, string | string[] | undefined>): boolean {
@@ -54,14 +55,22 @@ export function gzippedCopy(body: CompressibleBody, onFailure: (error: Error) =>
   if (copy.ready) return copy.ready;
   copy.answered++;
   if (copy.answered === 2) {
+    if (inFlight >= MAX_IN_FLIGHT) {
+      // Busy: the next answer asks again.
+      copy.answered = 1;
+      return undefined;
+    }
+    inFlight++;
     gzip(body.bytes, (error, compressed) => {
+      inFlight--;
       if (error) {
         onFailure(error);
         return;
       }
       // Kept only if it saves something; else every later answer goes as it is.
       if (compressed.length >= body.bytes.length) return;
-      copy.ready = { bytes: compressed, etag: gzipEtag(body.etag) };
+      // The tag of these bytes: another zlib (another instance of the bot, an upgrade) may make others.
+      copy.ready = { bytes: compressed, etag: etagOf(compressed) };
     });
   }
   return undefined;

@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { validateHeaderName, validateHeaderValue, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
 
 export interface InjectRequest {
   method: string;
@@ -105,7 +106,9 @@ export function injected(request: InjectRequest): {
     },
     end(body?: Buffer) {
       response.writableFinished = true;
-      const text = body ? body.toString('utf8') : '';
+      // As a client does, the body is read gzip'd or not.
+      const bytes = body && set['content-encoding'] === 'gzip' ? gunzipSync(body) : body;
+      const text = bytes ? bytes.toString('utf8') : '';
       const json = text !== '' && (set['content-type'] ?? '').startsWith('application/json');
       resolve({ status: response.statusCode, headers: set, text, body: json ? JSON.parse(text) : undefined });
       response.emit('close');

@@ -50,16 +50,18 @@ const SERVER_HEADER_NAMES: ReadonlySet<string> = new Set([
   FRONT_REUSE_MS,
 ]);
 
-/** Lower-case forms of the header names seen, so the same few names are not lowered again on every answer. */
-const lowerNames = new Map<string, string>();
+/** Lower-case forms of the header names seen and found valid, so the same few names are not checked again. */
+const checkedNames = new Map<string, string>();
 /** Names kept at most: a handler making up names cannot grow the map without end. */
-const MAX_LOWER_NAMES = 256;
+const MAX_CHECKED_NAMES = 256;
 
-function lowerCase(name: string): string {
-  let lower = lowerNames.get(name);
+/** The lower case of an added header's name, checked as Node would (throws for a name Node refuses). */
+function checkedLowerName(name: string): string {
+  let lower = checkedNames.get(name);
   if (lower === undefined) {
+    http.validateHeaderName(name);
     lower = name.toLowerCase();
-    if (lowerNames.size < MAX_LOWER_NAMES) lowerNames.set(name, lower);
+    if (checkedNames.size < MAX_CHECKED_NAMES) checkedNames.set(name, lower);
   }
   return lower;
 }
@@ -96,7 +98,7 @@ class Head {
     return this;
   }
 
-  /** The flat header list. Node checks each header as it writes them ({@link Respond.write}). */
+  /** The flat header list; throws when an added header is one Node would refuse. */
   list(): readonly string[] {
     if (!this.added) return this.flat;
     return this.appended() ?? this.merged();
@@ -104,7 +106,7 @@ class Head {
 
   /**
    * The common case (a rate limit's headers on a success): every added name is new, so the added headers go
-   * between the defaults and the server's own, without merging. Undefined when a name is one the
+   * between the defaults and the server's own, each checked, without merging. Undefined when a name is one the
    * server sets or repeats. No set of names is built: the server's own are a fixed few, and an added name's
    * lower case is looked up, not made again, so that a cached answer costs no hashing of new strings.
    */
@@ -114,12 +116,14 @@ class Head {
     const firstAdded = flat.length;
     for (const set of this.added!) {
       for (const name of Object.keys(set)) {
-        const lower = lowerCase(name);
+        const lower = checkedLowerName(name);
         if (SERVER_HEADER_NAMES.has(lower)) return undefined;
         for (let index = firstAdded; index < flat.length; index += 2) {
-          if (lowerCase(flat[index]!) === lower) return undefined;
+          if (checkedLowerName(flat[index]!) === lower) return undefined;
         }
-        flat.push(name, set[name]!);
+        const value = set[name]!;
+        http.validateHeaderValue(name, value);
+        flat.push(name, value);
       }
     }
     for (let index = this.defaultsEnd; index < this.flat.length; index++) flat.push(this.flat[index]!);
@@ -137,11 +141,20 @@ class Head {
     for (const set of this.added!) {
       for (const name of Object.keys(set)) merged.set(name.toLowerCase(), [name, set[name]!]);
     }
+    // The server's Vary (Accept-Encoding) joins a handler's own, which names what else the answer varies with.
+    const added = merged.get('vary');
     own(this.defaultsEnd, this.flat.length);
+    const vary = merged.get('vary');
+    if (added && vary && added !== vary) merged.set('vary', [vary[0], `${added[1]}, ${vary[1]}`]);
     // A 304 has no body to type, whatever a handler said.
     if (this.status === 304) merged.delete('content-type');
     const flat: string[] = [];
-    for (const [name, value] of merged.values()) flat.push(name, value);
+    // Only what is written is checked: a header the server's own replaced never goes out.
+    for (const [name, value] of merged.values()) {
+      http.validateHeaderName(name);
+      http.validateHeaderValue(name, value);
+      flat.push(name, value);
+    }
     return flat;
   }
 }
@@ -304,19 +317,28 @@ export class Respond implements Responder {
     return head;
   }
 
+  /** Write an answer whose headers may be refused: one Node would refuse (a bug) turns it into a plain 500. */
   private send(exchange: Exchange, head: Head, bytes: Buffer | undefined): void {
     if (exchange.front) {
       if (exchange.hooksSeen) head.set(FRONT_COUNTED, '1');
       if (exchange.entry) head.set(FRONT_ROUTE, exchange.entry.route.name);
     }
-    this.write(exchange, head.status, bytes, head.list());
+    let headers: readonly string[];
+    try {
+      headers = head.list();
+    } catch (error) {
+      this.logger.error(`${exchange.method} ${exchange.path} produced an invalid response header`, {
+        error: errorMessage(error),
+      });
+      this.write(exchange, 500, INTERNAL_BODY, INTERNAL_HEADERS);
+      return;
+    }
+    this.write(exchange, head.status, bytes, headers);
   }
 
   /**
-   * The one place a response is written, from a flat list of headers. It never throws: once a response has
-   * started it is not written again, and a header Node refuses (a handler's or a hook's with a line break or a
-   * bad name: a bug) turns the answer into the plain 500. Node checks every header as it writes the head, and
-   * nothing has gone out when it refuses one.
+   * The one place a response is written, from a flat list of valid headers. It never
+   * throws: once a response has started it is not written again.
    */
   write(exchange: Exchange, status: number, bytes: Buffer | undefined, headers: readonly string[]): void {
     const { response } = exchange;
@@ -329,18 +351,7 @@ export class Respond implements Responder {
       return;
     }
     if (exchange.awaitingContinue) response.setHeader('Connection', 'close');
-    try {
-      response.writeHead(status, headers as string[]);
-    } catch (error) {
-      this.logger.error(`${exchange.method} ${exchange.path} produced an invalid response header`, {
-        error: errorMessage(error),
-      });
-      // Headers set before the head (Connection) may have taken some of the refused list's: only they stay.
-      for (const name of response.getHeaderNames()) if (name !== 'connection') response.removeHeader(name);
-      response.writeHead(500, http.STATUS_CODES[500], INTERNAL_HEADERS as string[]);
-      status = 500;
-      bytes = INTERNAL_BODY;
-    }
+    response.writeHead(status, headers as string[]);
     const sent = exchange.method === 'HEAD' || status === 304 ? undefined : bytes;
     exchange.sentBytes = sent?.length ?? 0;
     response.end(sent);

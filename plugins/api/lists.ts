@@ -87,7 +87,7 @@ class Generation {
   private readonly now: () => number;
 
   constructor(private readonly options: ReuseOptions) {
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => performance.now());
     this.since = this.now();
   }
 
@@ -201,7 +201,11 @@ export class TimedCache {
   private readonly answers = new Map<string, { body: SerializedJson; at: number }>();
   private readonly now: () => number;
 
-  constructor(private readonly options: ReuseOptions) {
+  /** `maxEntries`: answers kept at most (old ones go first, then all). */
+  constructor(
+    private readonly options: ReuseOptions,
+    private readonly maxEntries = MAX_QUERIES,
+  ) {
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -210,9 +214,9 @@ export class TimedCache {
     const now = this.now();
     const kept = this.answers.get(key);
     if (kept && now - kept.at < this.options.reuseMs) return kept.body;
-    if (this.answers.size >= MAX_QUERIES) {
+    if (this.answers.size >= this.maxEntries) {
       for (const [other, { at }] of this.answers) if (now - at >= this.options.reuseMs) this.answers.delete(other);
-      if (this.answers.size >= MAX_QUERIES) this.answers.clear();
+      if (this.answers.size >= this.maxEntries) this.answers.clear();
     }
     const body = new SerializedJson(build());
     this.answers.set(key, { body, at: now });

@@ -147,14 +147,14 @@ const HEADERS = {
   'Content-Encoding': {
     description:
       '`gzip` when the request accepts it (`Accept-Encoding`) and the body is one the server sends again and ' +
-      'again (a cached page of a list, the stats) of 1 KB or more, from the second time it is asked for on. ' +
-      'Otherwise absent: the body is sent as it is.',
+      'again (a kept page of a list, a network statistics answer) of 1 KB or more, once its compressed copy is ' +
+      'made (from the second time it is asked for). Otherwise absent: the body is sent as it is.',
     schema: { type: 'string', const: 'gzip' },
   },
   ETag: {
     description:
       'Strong entity tag of the body; send it back in `If-None-Match` to get 304. The gzip form of a body has ' +
-      'a tag of its own (the same tag ending in `-gzip`).',
+      'a tag of its own (the hash of its bytes).',
     schema: { type: 'string' },
   },
   'RateLimit-Limit': {

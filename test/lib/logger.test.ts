@@ -51,6 +51,22 @@ t.test('a secret in a field is masked before the field is quoted, whatever it ho
   ]);
 });
 
+t.test('a number is searched for secrets too, when there are any', async (t) => {
+  const { logger, lines } = capture();
+  logger.info('plain', { port: 6667 });
+  logger.addSecret('4242');
+  logger.info('login', { pin: 4242, port: 6667, ok: true });
+  t.same(lines, [
+    '2026-11-21T12:00:00.000Z INFO  [host] plain port=6667',
+    '2026-11-21T12:00:00.000Z INFO  [host] login pin=[redacted] port=6667 ok=true',
+  ]);
+  const json: string[] = [];
+  const jsonLogger = createLogger({ format: 'json', sink: (line) => json.push(line) });
+  jsonLogger.addSecret('4242');
+  jsonLogger.info('login', { pin: 4242, port: 6667 });
+  t.match(JSON.parse(json[0]!), { pin: '[redacted]', port: 6667 }, 'in JSON lines as well');
+});
+
 t.test('format json: one JSON object per line (pino), secrets masked in the message and the fields', async (t) => {
   const lines: [string, string][] = [];
   const logger = createLogger({
