@@ -124,6 +124,14 @@ function runWithLogger(code: string) {
   });
 }
 
+/** What follows the source on each line a run wrote. */
+function messagesOf(run: { stdout: string }): string[] {
+  return run.stdout
+    .trim()
+    .split('\n')
+    .map((line) => line.slice(line.indexOf('] ') + 2));
+}
+
 t.test('stdout lines are written together, in order with stderr, and none is lost at exit', async (t) => {
   const run = runWithLogger(
     "const log = createLogger({ level: 'info' });" +
@@ -136,12 +144,8 @@ t.test('stdout lines are written together, in order with stderr, and none is los
     const at = Date.parse(line.slice(0, 24));
     t.ok(Math.abs(Date.now() - at) < 60_000, 'and it is now');
   }
-  const words = run.stdout
-    .trim()
-    .split('\n')
-    .map((line) => line.split('] ')[1]);
   t.same(
-    words,
+    messagesOf(run),
     ['one', 'two', 'three', 'four', 'five'],
     'a warning comes after the lines before it; exit writes the rest',
   );
@@ -168,10 +172,7 @@ t.test('lines for stdout keep every character, and a line longer than what is he
       "for (let i = 0; i < 2000; i++) log.info('line ' + i + ' ' + 'é'.repeat(20));",
   );
   t.equal(run.status, 0);
-  const messages = run.stdout
-    .trim()
-    .split('\n')
-    .map((line) => line.slice(line.indexOf('] ') + 2));
+  const messages = messagesOf(run);
   t.equal(messages[0], 'héllo ✓ 😀', 'UTF-8 as it was');
   t.equal(messages[1], 'x'.repeat(30000), 'a long line whole');
   t.equal(messages[2], 'after', 'and in its place');
