@@ -114,10 +114,10 @@ t.test('format json: one JSON object per line (pino), secrets masked in the mess
   );
 });
 
-/** Run `code` in a process of its own with `createLogger` imported; stdout and stderr through one pipe, in order. */
+/** Run `code` in a process of its own with `log` an info logger; stdout and stderr through one pipe, in order. */
 function runWithLogger(code: string) {
   const logger = fileURLToPath(new URL('../../lib/logger.js', import.meta.url));
-  const script = `import { createLogger } from ${JSON.stringify(logger)};${code}`;
+  const script = `import { createLogger } from ${JSON.stringify(logger)};const log = createLogger({ level: 'info' });${code}`;
   return spawnSync('sh', ['-c', `${JSON.stringify(process.execPath)} --input-type=module -e "$SCRIPT" 2>&1`], {
     encoding: 'utf8',
     env: { ...process.env, SCRIPT: script },
@@ -134,9 +134,7 @@ function messagesOf(run: { stdout: string }): string[] {
 
 t.test('stdout lines are written together, in order with stderr, and none is lost at exit', async (t) => {
   const run = runWithLogger(
-    "const log = createLogger({ level: 'info' });" +
-      "log.info('one'); log.info('two'); log.warn('three'); log.info('four'); log.info('five');" +
-      'process.exit(0);',
+    "log.info('one'); log.info('two'); log.warn('three'); log.info('four'); log.info('five'); process.exit(0);",
   );
   t.equal(run.status, 0);
   for (const line of run.stdout.trim().split('\n')) {
@@ -155,8 +153,7 @@ t.test('a line for stdout is written within a moment, not held until exit', asyn
   // The process stays alive 400 ms after its line; its marker on stderr goes out at once. Read through one pipe,
   // the line comes first only if it was written before the process was about to exit.
   const run = runWithLogger(
-    "createLogger({ level: 'info' }).info('held for a moment');" +
-      "setTimeout(() => process.stderr.write('marker\\n'), 400);",
+    "log.info('held for a moment');" + "setTimeout(() => process.stderr.write('marker\\n'), 400);",
   );
   t.equal(run.status, 0);
   const lines = run.stdout.trim().split('\n');
@@ -167,8 +164,7 @@ t.test('a line for stdout is written within a moment, not held until exit', asyn
 
 t.test('lines for stdout keep every character, and a line longer than what is held goes whole', async (t) => {
   const run = runWithLogger(
-    "const log = createLogger({ level: 'info' });" +
-      "log.info('héllo ✓ 😀'); log.info('x'.repeat(30000)); log.info('after'); " +
+    "log.info('héllo ✓ 😀'); log.info('x'.repeat(30000)); log.info('after'); " +
       "for (let i = 0; i < 2000; i++) log.info('line ' + i + ' ' + 'é'.repeat(20));",
   );
   t.equal(run.status, 0);
