@@ -90,14 +90,19 @@ export function runBench(title: string, main: () => Promise<BenchResult>): void 
     });
 }
 
-/** One autocannon run; errors or non-2xx answers under load make the figure worthless, so they throw. */
+/**
+ * One autocannon run; errors or non-2xx answers under load make the figure worthless, so they throw. With
+ * `paths`, each connection asks them of `url` in turn.
+ */
 export async function load(
   url: string,
   headers: Record<string, string>,
   seconds: number,
   connections: number,
+  paths?: readonly string[],
 ): Promise<Result> {
-  const result = await autocannon({ url, headers, duration: seconds, connections });
+  const requests = paths?.map((path) => ({ method: 'GET', path, headers }));
+  const result = await autocannon({ url, headers, duration: seconds, connections, ...(requests ? { requests } : {}) });
   if (result.errors > 0 || result.non2xx > 0) {
     throw new Error(`${url}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
   }

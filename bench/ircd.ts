@@ -4,38 +4,25 @@
  * bot's full user listing (every page of `/api/irc/users/` at the largest page size, one after the other, as a
  * client reading the whole list does), interleaved rounds of autocannon.
  */
-import autocannon, { type Result } from 'autocannon';
+import type { Result } from 'autocannon';
 import { MAX_LIMIT } from '../lib/http/paging.js';
 import { startTestNetwork } from '../test/support/testnet.js';
+import { capture, type Captured } from './captured.js';
 import { formatBytes, formatCount, formatMs, formatRatio, isSmoke, load, median, runBench } from './common.js';
 import { startBotProcess, startCrowdProcess } from './network.js';
 import { cpuSeconds } from './scale/proc.js';
 
-/** Autocannon with each connection asking `paths` in turn; errors or non-2xx answers throw, as in {@link load}. */
-async function loadInTurn(
-  base: string,
-  paths: readonly string[],
-  headers: Record<string, string>,
-  seconds: number,
-  connections: number,
-): Promise<Result> {
-  const result = await autocannon({
-    url: base,
-    requests: paths.map((path) => ({ method: 'GET', path, headers })),
-    duration: seconds,
-    connections,
-  });
-  if (result.errors > 0 || result.non2xx > 0) {
-    throw new Error(`${base}: ${result.errors} errors, ${result.non2xx} non-2xx answers under load`);
-  }
-  return result;
+/** An answer as it came over the wire (not unzipped), which must be a 200. */
+async function wholeAnswer(url: string, headers: Record<string, string> = {}): Promise<Captured> {
+  const answer = await capture(url, headers);
+  if (answer.status !== 200) throw new Error(`${url} answered ${answer.status}`);
+  return answer;
 }
 
-/** The size of one answer's body, and whether it came whole (200). */
-async function bodyBytes(url: string, headers: Record<string, string> = {}): Promise<number> {
-  const response = await fetch(url, { headers });
-  if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
-  return (await response.arrayBuffer()).byteLength;
+/** A header of a captured answer, by lower-case name. */
+function headerOf(answer: Captured, name: string): string | undefined {
+  const index = answer.rawHeaders.findIndex((value, at) => at % 2 === 0 && value.toLowerCase() === name);
+  return index === -1 ? undefined : answer.rawHeaders[index + 1];
 }
 
 async function main() {
@@ -62,28 +49,24 @@ async function main() {
           (_, page) => `/api/irc/users/?limit=${MAX_LIMIT}&offset=${page * MAX_LIMIT}`,
         );
         // Every page is whole and the last one ends the list: the listing is the full one.
-        let listingBytes = 0;
-        for (const path of listingPaths) listingBytes += await bodyBytes(`${bot.ready.url}${path}`, auth);
-
-        const last = (await (await fetch(`${bot.ready.url}${listingPaths.at(-1)!}`, { headers: auth })).json()) as {
-          next: string | null;
-          count: number;
-        };
+        const pages: Captured[] = [];
+        for (const path of listingPaths) pages.push(await wholeAnswer(`${bot.ready.url}${path}`, auth));
+        const listingBytes = pages.reduce((sum, page) => sum + page.body.length, 0);
+        const last = JSON.parse(pages.at(-1)!.body.toString('utf8')) as { next: string | null; count: number };
         if (last.next !== null || last.count !== bot.ready.users) {
           throw new Error(`the listing's last page is not its end (next ${last.next}, count ${last.count})`);
         }
-        const statsBytes = await bodyBytes(theirs);
+        const statsBytes = (await wholeAnswer(theirs)).body.length;
         await load(theirs, {}, 1, connections);
         await load(ours, {}, 1, connections);
-        await loadInTurn(bot.ready.url, listingPaths, auth, 1, connections);
-        await loadInTurn(bot.ready.url, listingPaths, authGzip, 1, connections);
-        // Warmed up, every page goes gzip'd. fetch undoes the gzip; the size on the wire is the Content-Length.
+        await load(bot.ready.url, auth, 1, connections, listingPaths);
+        await load(bot.ready.url, authGzip, 1, connections, listingPaths);
+        // Warmed up, every page goes gzip'd.
         let gzipBytes = 0;
         for (const path of listingPaths) {
-          const response = await fetch(`${bot.ready.url}${path}`, { headers: authGzip });
-          await response.arrayBuffer();
-          if (response.headers.get('content-encoding') !== 'gzip') throw new Error(`${path} did not come gzip'd`);
-          gzipBytes += Number(response.headers.get('content-length'));
+          const page = await wholeAnswer(`${bot.ready.url}${path}`, authGzip);
+          if (headerOf(page, 'content-encoding') !== 'gzip') throw new Error(`${path} did not come gzip'd`);
+          gzipBytes += page.body.length;
         }
         const hubPid = network.pids().hub;
         if (hubPid === undefined) throw new Error('the hub has no PID on record');
@@ -108,11 +91,9 @@ async function main() {
         for (let round = 0; round < rounds; round++) {
           const inspircd = await measured(hubPid, () => load(theirs, {}, seconds, connections));
           const bots = await load(ours, {}, seconds, connections);
-          const listing = await measured(bot.pid, () =>
-            loadInTurn(bot.ready.url, listingPaths, auth, seconds, connections),
-          );
+          const listing = await measured(bot.pid, () => load(bot.ready.url, auth, seconds, connections, listingPaths));
           const gzipped = await measured(bot.pid, () =>
-            loadInTurn(bot.ready.url, listingPaths, authGzip, seconds, connections),
+            load(bot.ready.url, authGzip, seconds, connections, listingPaths),
           );
           theirRps.push(inspircd.result.requests.average);
           oursRps.push(bots.requests.average);

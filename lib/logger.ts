@@ -144,6 +144,11 @@ function maskSecrets(text: string, secrets: Iterable<string>): string {
   return result;
 }
 
+/** Whether a number field holds a secret (a PIN-like one would match its digits); false while there are none. */
+function holdsSecret(value: number | boolean | null, secrets: ReadonlySet<string>): boolean {
+  return typeof value === 'number' && secrets.size > 0 && maskSecrets(String(value), secrets) !== String(value);
+}
+
 /** Replace secrets and token-shaped strings, and keep the event on one line. */
 export function redact(text: string, secrets: Iterable<string>): string {
   const result = maskSecrets(text, secrets);
@@ -209,13 +214,7 @@ class FamilyLogger implements Logger {
         for (const [key, value] of Object.entries(fields)) {
           if (value === undefined) continue;
           if (typeof value === 'string') record[key] = redact(value, secrets);
-          else if (
-            typeof value === 'number' &&
-            secrets.size > 0 &&
-            maskSecrets(String(value), secrets) !== String(value)
-          )
-            record[key] = MASK;
-          else record[key] = value;
+          else record[key] = holdsSecret(value, secrets) ? MASK : value;
         }
       }
       json[level](record, redact(message, secrets));
@@ -228,11 +227,10 @@ class FamilyLogger implements Logger {
       for (const key in fields) {
         const value = fields[key];
         if (value === undefined) continue;
-        // A number is searched too where there are secrets: a PIN-like one would match its digits.
         line +=
-          typeof value === 'string' || (typeof value === 'number' && secrets.size > 0)
-            ? ` ${key}=${formatValue(maskSecrets(String(value), secrets))}`
-            : ` ${key}=${formatValue(value)}`;
+          typeof value === 'string'
+            ? ` ${key}=${formatValue(maskSecrets(value, secrets))}`
+            : ` ${key}=${holdsSecret(value, secrets) ? MASK : formatValue(value)}`;
       }
     }
     this.family.sink(line, level);

@@ -1,7 +1,8 @@
 /**
- * gzip for answers the server sends again and again: a cached list page, the stats, the site's icon. Such a
- * body ({@link SerializedJson}, {@link TextDocument}) is compressed once, off the event loop, the second time
- * it is answered, and from then on a client that accepts gzip gets the compressed copy. A body answered only
+ * gzip for answers the server sends again and again: a kept page of a list, a network statistics answer. Such a
+ * body ({@link SerializedJson}, {@link TextDocument}) of {@link GZIP_MIN_BYTES} or more is compressed once, off
+ * the event loop, the second time it is answered, and from then on a client that accepts gzip gets the
+ * compressed copy. A body answered only
  * once (a page rendered per request) is never compressed: the work would be thrown away with it. Until the
  * copy is ready, and for bodies too small to gain, the answer goes as it is.
  *

@@ -86,12 +86,6 @@ export function injected(request: InjectRequest): {
     setHeader(name: string, value: string) {
       set[name.toLowerCase()] = value;
     },
-    getHeaderNames() {
-      return Object.keys(set);
-    },
-    removeHeader(name: string) {
-      delete set[name.toLowerCase()];
-    },
     writeContinue() {},
     writeHead(status: number, ...rest: [string[]] | [string, string[]]) {
       const flat = rest.length === 2 ? rest[1] : rest[0];
