@@ -14,9 +14,13 @@ export type {
   ChannelActivity,
   ChannelLines,
   ChannelRecord,
+  EventsService,
   HistoryPoint,
   HistoryService,
   NickActivity,
+  NetworkEvent,
+  NetworkEventData,
+  NetworkEventType,
   NickLines,
   RecordsService,
 } from '../plugins/stats/contract.js';

@@ -88,7 +88,7 @@ export type {
 // The network model every plugin shares.
 export { NetworkModel, type NetworkStats } from './model/network.js';
 export type { ModelSlice, ModelChange, Persistence } from './model/slice.js';
-export { detached, type User, type UserFields, type UsersSlice } from './model/users.js';
+export { detached, isPublicUser, type User, type UserFields, type UsersSlice } from './model/users.js';
 export type { Channel, ChannelFields, ChannelsSlice } from './model/channels.js';
 export type { Server, ServerFields, ServersSlice } from './model/servers.js';
 export type { ServiceCommand, ServiceCommands, ServicesSlice, StoredServices } from './model/services.js';

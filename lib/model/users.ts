@@ -20,6 +20,16 @@ export function detached(text: string): string {
 }
 
 /**
+ * Users a public answer may name: those the bot sees in at least one public channel, or in no channel at all,
+ * unless the bot left a secret or private channel they were in (they may still be there; see
+ * {@link User.inUnwatchedHiddenChannel}).
+ */
+export function isPublicUser(user: User): boolean {
+  for (const channel of user.channels) if (!channel.hidden) return true;
+  return user.channels.size === 0 && !user.inUnwatchedHiddenChannel;
+}
+
+/**
  * The key to keep for `name` (stored, so detached) when `key` is its fold from a line: a key cut from
  * the line would keep the line alive as long as the key is kept. Short keys are copies already.
  */

@@ -13,8 +13,9 @@ import {
   type RouteDefinition,
   type Services,
   type User,
+  isPublicUser,
 } from '../../lib/sdk.js';
-import { isPublicUser, type View } from './netstats-shapes.js';
+import type { View } from './netstats-shapes.js';
 
 /** The stats plugin's services, and the types of what they give. */
 type ActivityService = Services['stats.activity'];

@@ -2,7 +2,7 @@
  * The network statistics' lists: the history of the network's counts (`history/`, by time range and bucket),
  * its IRC operators (`operators/`) and its servers (`servers/`).
  */
-import { invalidParameter, paginate, type FromJsonSchema } from '../../lib/sdk.js';
+import { invalidParameter, paginate, type FromJsonSchema, isPublicUser } from '../../lib/sdk.js';
 import { listQueryParameters } from './lists.js';
 import {
   byCodeUnits,
@@ -15,7 +15,6 @@ import {
 import {
   historyPageSchema,
   historyPointJson,
-  isPublicUser,
   operatorJson,
   operatorPageSchemas,
   serverPageSchema,

@@ -2,13 +2,12 @@
  * The network statistics' profiles: a channel's (`channel/:channel/`: overview, hourly lines, top users today,
  * its members' clients and countries) and a user's (`user/:nick/`: overview and hourly activity).
  */
-import { notFound } from '../../lib/sdk.js';
+import { notFound, isPublicUser } from '../../lib/sdk.js';
 import { EMPTY_HOURS, shares, topOf, topParameter, type Endpoint, type NetstatsContext } from './netstats-context.js';
 import {
   channelNamesOf,
   channelProfileSchemas,
   countryName,
-  isPublicUser,
   userProfileSchemas,
   type ChannelProfile,
   type UserProfile,

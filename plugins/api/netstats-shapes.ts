@@ -396,12 +396,3 @@ export function channelNamesOf(user: User, includeHidden: boolean): string[] {
   return names.sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0));
 }
 
-/**
- * Users a public answer may name: those the bot sees in at least one public channel, or in no channel at all,
- * unless the bot left a secret or private channel they were in (they may still be there; see
- * {@link User.inUnwatchedHiddenChannel}).
- */
-export function isPublicUser(user: User): boolean {
-  for (const channel of user.channels) if (!channel.hidden) return true;
-  return user.channels.size === 0 && !user.inUnwatchedHiddenChannel;
-}

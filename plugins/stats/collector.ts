@@ -5,6 +5,7 @@
  */
 import type { PluginContext, PluginTimers } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
+import { EventTap } from './events.js';
 import type { StatsConfig } from './schema.js';
 import { createSyncState, type SyncState } from './sync.js';
 import { TaskQueue } from './task-queue.js';
@@ -38,6 +39,8 @@ export interface CollectorContext extends SyncContext {
   queues: CollectorQueues;
   /** The time now, one Date per millisecond: shared, so nobody may change it. */
   now: () => Date;
+  /** The network's events, told by the units that read them (`stats.events`). */
+  events: EventTap;
 }
 
 /**
@@ -79,6 +82,7 @@ export function createCollectorContext({
       services: new TaskQueue(logger, interrupted),
     },
     now: millisecondClock(),
+    events: new EventTap(model, logger),
   };
 }
 
@@ -110,13 +114,21 @@ export function lineTable(units: readonly CollectorUnit[]): ReadonlyMap<string, 
   return table;
 }
 
-/** One model listener for every unit's reactions: each user or channel is looked up once for all. */
-function registerReactions(plugin: PluginContext<StatsConfig>, units: readonly CollectorUnit[]): void {
+/**
+ * One model listener for every unit's reactions (each user or channel is looked up once for all), and for the
+ * events the model's changes tell.
+ */
+function registerReactions(
+  plugin: PluginContext<StatsConfig>,
+  units: readonly CollectorUnit[],
+  events: EventTap,
+): void {
   const { model } = plugin;
   const userChanged = units.flatMap((unit) => unit.reactions?.userChanged ?? []);
   const channelCounted = units.flatMap((unit) => unit.reactions?.channelCounted ?? []);
   const synced = units.flatMap((unit) => unit.reactions?.synced ?? []);
   plugin.onModelChange((change) => {
+    events.changed(change);
     if (change.slice === 'network' && change.kind === 'synced') for (const react of synced) react();
     if (!change.name) return;
     if (change.slice === 'users' && change.kind === 'upsert') {
@@ -136,13 +148,13 @@ function registerReactions(plugin: PluginContext<StatsConfig>, units: readonly C
  */
 export function registerUnits(
   plugin: PluginContext<StatsConfig>,
-  { connection }: CollectorContext,
+  { connection, events }: CollectorContext,
   units: readonly CollectorUnit[],
 ): () => void {
   const { irc } = plugin;
   const table = lineTable(units);
   irc.on('message', (message) => table.get(message.command)?.(message));
-  registerReactions(plugin, units);
+  registerReactions(plugin, units, events);
   irc.on('ready', () => {
     connection.ready = true;
     connection.sync = createSyncState();

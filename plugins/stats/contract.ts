@@ -108,6 +108,63 @@ export interface RecordsService {
   channel(name: string): Readonly<ChannelRecord> | undefined;
 }
 
+/** The kinds of {@link NetworkEvent}. */
+export type NetworkEventType =
+  | 'join'
+  | 'part'
+  | 'kick'
+  | 'quit'
+  | 'nick'
+  | 'topic'
+  | 'mode'
+  | 'away'
+  | 'account'
+  | 'connect'
+  | 'channel_created'
+  | 'channel_emptied'
+  | 'server_linked'
+  | 'server_split'
+  | 'counts';
+
+/**
+ * An event's data: JSON in the contract's field names. What says who a user is (`ident`, `host`, `ip`,
+ * `realname`, `account`, where the collector knows them) is in one field, `identity`, so that a reader not
+ * allowed to see users' details gets the event without it.
+ */
+export type NetworkEventData = Readonly<Record<string, unknown>>;
+
+/**
+ * Something the collector saw happen on the network, as it happened: a line it read (a JOIN, a QUIT, a server
+ * notice of a client that connected), or a change of the model a line or a query made (a channel that formed
+ * or emptied, a server that linked or split, new counts). Each comes in two forms, taken when it happened, so
+ * that nobody has to look at the model afterwards (a user who quit is gone by then, with their channels).
+ */
+export interface NetworkEvent {
+  readonly type: NetworkEventType;
+  /** When the collector saw it, ms since the epoch. */
+  readonly time: number;
+  /**
+   * Everything the collector knows of it, for readers who may see every channel and user: null when only the
+   * public form exists (a channel a public reader now sees appear, which a full reader saw before).
+   */
+  readonly data: NetworkEventData | null;
+  /**
+   * What a public reader may see (the public API's rules: no hidden channel, no user seen only in hidden
+   * channels, no `identity`): null when nothing of it is public.
+   */
+  readonly publicData: NetworkEventData | null;
+  /** The channel it is about, as named, if any (for filters). */
+  readonly channel?: string;
+  /** The server it is about, if any (for filters). */
+  readonly server?: string;
+}
+
+/** `stats.events`: the network's events as the collector sees them. */
+export interface EventsService {
+  /** Call `listener` with each event from now on, in the order they happened; returns the call that stops it. */
+  subscribe(listener: (event: NetworkEvent) => void): () => void;
+}
+
 declare module '../../lib/sdk.js' {
   interface Services {
     /** Chat activity by day, channel and nick (the stats plugin). */
@@ -116,5 +173,7 @@ declare module '../../lib/sdk.js' {
     'stats.history': HistoryService;
     /** Each channel's record of users (the stats plugin). */
     'stats.records': RecordsService;
+    /** The network's events as they happen (the stats plugin). */
+    'stats.events': EventsService;
   }
 }

@@ -69,9 +69,10 @@ export default definePlugin<StatsConfig>({
   name: 'stats',
   description: 'Collects the network: numbers, servers, channels, users, latency, service commands, live changes.',
   configSchema: statsConfigSchema,
-  provides: ['stats.activity', 'stats.history', 'stats.records'],
+  provides: ['stats.activity', 'stats.history', 'stats.records', 'stats.events'],
   start(plugin) {
     const context = createCollectorContext(plugin);
+    plugin.services.provide('stats.events', context.events.service());
     const slices = addSlices(plugin);
     const versions = versionsUnit(context);
     registerStatsMetrics(plugin.metrics, {

@@ -12,11 +12,14 @@ import {
   RPL_TOPIC,
   RPL_TOPICWHOTIME,
 } from './numerics.js';
+import type { EventTap } from './events.js';
 import type { CollectorUnit, LineHandler } from './unit.js';
 
 export interface LiveContext {
   irc: IrcPort;
   model: NetworkModel;
+  /** Told of each change a line makes (events.ts), when anybody listens. */
+  events?: EventTap;
 }
 
 type Handler = (message: IrcMessage, context: LiveContext) => void;
@@ -56,16 +59,17 @@ export function isSelfKey(nick: string, key: string, irc: IrcPort, model: Networ
   return folded === irc.state.nickKey;
 }
 
-/** Apply a channel MODE change: member prefixes and the public mode string. */
+/** Apply a channel MODE change: member prefixes and the public mode string. Returns the nicks given or taken a rank. */
 export function applyChannelModes(
   channelName: string,
   modeText: string,
   parameters: string[],
   context: LiveContext,
-): void {
+): string[] {
   const { irc, model } = context;
+  const ranked: string[] = [];
   const channel = model.channels.get(channelName);
-  if (!channel) return;
+  if (!channel) return ranked;
   const modes = new Set(channel.modes.replace(/^\+/, ''));
   let adding = true;
   let next = 0;
@@ -78,6 +82,7 @@ export function applyChannelModes(
     if (kind === 'prefix') {
       const nick = parameters[next++];
       if (!nick) continue;
+      ranked.push(nick);
       const symbol = irc.state.prefixes.find((prefix) => prefix.mode === mode)!.symbol;
       const current = model.memberPrefix(channel.name, nick);
       if (current === undefined) continue;
@@ -96,6 +101,7 @@ export function applyChannelModes(
     modes: modeString ? `+${modeString}` : '',
     hidden: modes.has('s') || modes.has('p'),
   });
+  return ranked;
 }
 
 /**
@@ -126,7 +132,7 @@ function joinedBySelf(channelName: string, channelKey: string, { irc, model }: L
 
 // No PRIVMSG here: only activity counting reads one (activity.ts).
 const handlers: Record<string, Handler> = {
-  JOIN(message, { irc, model }) {
+  JOIN(message, { irc, model, events }) {
     const [channelName, account, realname] = message.params;
     const source = message.source;
     if (!channelName || !source) return;
@@ -134,7 +140,8 @@ const handlers: Record<string, Handler> = {
     // Each name is folded once for the whole line.
     const userKey = model.fold(nick);
     const channelKey = model.fold(channelName);
-    if (isSelfKey(nick, userKey, irc, model)) joinedBySelf(channelName, channelKey, { irc, model });
+    const self = isSelfKey(nick, userKey, irc, model);
+    if (self) joinedBySelf(channelName, channelKey, { irc, model });
     const ident = source.ident || null;
     const host = source.host || null;
     // extended-join: JOIN #chan account :realname ("*" = not logged in)
@@ -144,65 +151,82 @@ const handlers: Record<string, Handler> = {
         : { ident, host };
     model.upsertUser(nick, fields, userKey);
     model.addMember(channelName, nick, '', channelKey, userKey);
+    if (events?.listening && !self) {
+      const channel = model.channels.byKey(channelKey);
+      const user = model.users.byKey(userKey);
+      if (channel && user) events.joined(channel, user);
+    }
   },
 
-  PART(message, { irc, model }) {
-    const [channelName] = message.params;
+  PART(message, context) {
+    const [channelName, reason] = message.params;
     const nick = message.source?.nick;
-    if (!channelName || !nick) return;
-    const userKey = model.fold(nick);
-    if (isSelfKey(nick, userKey, irc, model)) leaveChannel(channelName, model);
-    else model.removeMember(channelName, nick, model.fold(channelName), userKey);
+    if (channelName && nick) left(channelName, nick, reason ?? null, undefined, context);
   },
 
-  KICK(message, { irc, model }) {
-    const [channelName, nick] = message.params;
-    if (!channelName || !nick) return;
-    const userKey = model.fold(nick);
-    if (isSelfKey(nick, userKey, irc, model)) leaveChannel(channelName, model);
-    else model.removeMember(channelName, nick, model.fold(channelName), userKey);
+  KICK(message, context) {
+    const [channelName, nick, reason] = message.params;
+    if (channelName && nick) left(channelName, nick, reason ?? null, message.source?.nick ?? null, context);
   },
 
-  QUIT(message, { model }) {
-    if (message.source) model.removeUser(message.source.nick);
+  QUIT(message, { model, events }) {
+    if (!message.source) return;
+    const user = events?.listening ? model.users.get(message.source.nick) : undefined;
+    if (user) events!.quit(user, message.params[0] ?? null);
+    model.removeUser(message.source.nick);
   },
 
-  KILL(message, { model }) {
-    const [nick] = message.params;
-    if (nick) model.removeUser(nick);
+  KILL(message, { model, events }) {
+    const [nick, reason] = message.params;
+    if (!nick) return;
+    const user = events?.listening ? model.users.get(nick) : undefined;
+    if (user) events!.quit(user, reason ?? null, message.source?.nick ?? null);
+    model.removeUser(nick);
   },
 
-  NICK(message, { model }) {
+  NICK(message, { model, events }) {
     const [newNick] = message.params;
-    if (message.source && newNick) model.renameUser(message.source.nick, newNick);
+    if (!message.source || !newNick) return;
+    const user = events?.listening ? model.users.get(message.source.nick) : undefined;
+    if (user) events!.renamed(user, newNick);
+    model.renameUser(message.source.nick, newNick);
   },
 
   MODE(message, context) {
     const [target, modeText = '', ...parameters] = message.params;
     if (!target || !/^[#&+!]/.test(target)) return;
-    applyChannelModes(target, modeText, parameters, context);
+    const ranked = applyChannelModes(target, modeText, parameters, context);
+    const { events, model } = context;
+    const channel = events?.listening ? model.channels.get(target) : undefined;
+    if (channel) events!.modes(channel, message.source?.nick ?? null, modeText, parameters, ranked);
   },
 
-  TOPIC(message, { model }) {
+  TOPIC(message, { model, events }) {
     const [channelName, topic = ''] = message.params;
     if (!channelName || !model.channels.get(channelName)) return;
-    model.upsertChannel(channelName, {
+    const by = message.source?.nick ?? null;
+    const channel = model.upsertChannel(channelName, {
       topic,
-      topicSetBy: message.source?.nick ?? null,
+      topicSetBy: by,
       topicSetAt: message.time.toISOString(),
     });
+    if (events?.listening) events.topic(channel, topic, by);
   },
 
-  AWAY(message, { model }) {
+  AWAY(message, { model, events }) {
     if (message.source && model.users.get(message.source.nick)) {
-      model.upsertUser(message.source.nick, { away: message.params.length > 0 && message.params[0] !== '' });
+      const text = message.params[0] ?? '';
+      const user = model.upsertUser(message.source.nick, { away: text !== '' });
+      if (events?.listening) events.away(user, text !== '', text === '' ? null : text);
     }
   },
 
-  ACCOUNT(message, { model }) {
+  ACCOUNT(message, { model, events }) {
     const [account] = message.params;
     if (message.source && model.users.get(message.source.nick)) {
-      model.upsertUser(message.source.nick, { account: !account || account === '*' ? null : account });
+      const name = !account || account === '*' ? null : account;
+      const user = model.upsertUser(message.source.nick, { account: name });
+      if (events?.listening) events.account(user, name);
     }
   },
 
@@ -269,6 +293,28 @@ const handlers: Record<string, Handler> = {
   },
 };
 
+/**
+ * `nick` parted `channelName`, or was kicked from it `by` someone: the bot itself leaves the channel's members
+ * behind; anyone else leaves it, told to the events first (who may see it depends on the channel).
+ */
+function left(
+  channelName: string,
+  nick: string,
+  reason: string | null,
+  by: string | null | undefined,
+  { irc, model, events }: LiveContext,
+): void {
+  const userKey = model.fold(nick);
+  if (isSelfKey(nick, userKey, irc, model)) {
+    leaveChannel(channelName, model);
+    return;
+  }
+  const channelKey = model.fold(channelName);
+  const channel = events?.listening ? model.channels.byKey(channelKey) : undefined;
+  if (channel) events!.left(channel, nick, reason, by);
+  model.removeMember(channelName, nick, channelKey, userKey);
+}
+
 /** The bot left: the members are no longer seen, but the others are still there until LIST says otherwise. */
 function leaveChannel(channelName: string, model: NetworkModel): void {
   const channel = model.channels.get(channelName);
@@ -284,7 +330,7 @@ export function track(message: IrcMessage, context: LiveContext): void {
 /** Live tracking as a unit of the collector: each handler of the table above, bound to the connection and model. */
 export function liveUnit(context: LiveContext): CollectorUnit {
   // One context for every line: the handlers run for most lines the bot receives.
-  const live: LiveContext = { irc: context.irc, model: context.model };
+  const live: LiveContext = { irc: context.irc, model: context.model, events: context.events };
   const lines: Record<string, LineHandler> = {};
   for (const [command, handler] of Object.entries(handlers)) lines[command] = (message) => handler(message, live);
   return { name: 'live tracking', lines };

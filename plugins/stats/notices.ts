@@ -10,6 +10,7 @@
  */
 import type { IrcMessage, IrcPort, NetworkModel, ServerNoticeWording } from '../../lib/sdk.js';
 import type { CollectorContext } from './collector.js';
+import type { EventTap } from './events.js';
 import { FormedChannels } from './list.js';
 import type { CollectorUnit } from './unit.js';
 
@@ -77,25 +78,37 @@ export function trackClientNotice(
   message: IrcMessage,
   model: NetworkModel,
   wording: ServerNoticeWording,
+  events?: EventTap,
 ): ClientNotice | null {
   const notice = parseClientNotice(message, wording);
   if (!notice) return null;
+  // The events are told of a user the model has (a QUIT the bot saw first told of it already).
+  const tell = events?.listening ? events : undefined;
   if (notice.kind === 'exit') {
+    const user = tell && model.users.get(notice.nick);
+    if (user) tell!.quit(user, null);
     model.removeUser(notice.nick);
     return notice;
   }
   if (notice.kind === 'nick') {
+    const user = tell && model.users.get(notice.from);
+    if (user) tell!.renamed(user, notice.to);
     model.renameUser(notice.from, notice.to);
     return notice;
   }
   if (notice.kind === 'channel') return notice;
   const key = model.fold(notice.nick);
-  if (model.users.byKey(key)) model.removeUser(notice.nick, key);
-  model.upsertUser(
+  const previous = model.users.byKey(key);
+  if (previous) {
+    tell?.quit(previous, null);
+    model.removeUser(notice.nick, key);
+  }
+  const user = model.upsertUser(
     notice.nick,
     { ident: notice.ident, realHost: notice.host, ip: notice.ip, realname: notice.realname, server: notice.server },
     key,
   );
+  tell?.connected(user);
   return notice;
 }
 
@@ -105,7 +118,7 @@ export function trackClientNotice(
  * they say were formed handed to {@link FormedChannels}.
  */
 export function clientNoticesUnit(context: CollectorContext): CollectorUnit {
-  const { irc, model, connection } = context;
+  const { irc, model, connection, events } = context;
   // The connection's LIST bookkeeping is made anew at each connection.
   const formed = new FormedChannels(context, () => connection.sync.list);
   return {
@@ -113,7 +126,7 @@ export function clientNoticesUnit(context: CollectorContext): CollectorUnit {
     lines: {
       NOTICE(message) {
         const wording = connection.ready ? irc.state.profile.serverNotices : null;
-        const notice = wording ? trackClientNotice(message, model, wording) : null;
+        const notice = wording ? trackClientNotice(message, model, wording, events) : null;
         if (notice === null || notice.kind === 'exit') return;
         if (notice.kind === 'channel') formed.note(notice.name);
         else connection.sync.whoRound?.add(model.fold(notice.kind === 'nick' ? notice.to : notice.nick));
