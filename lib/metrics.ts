@@ -105,7 +105,10 @@ export interface RequestFacts {
   /** The route's name, or undefined when no route took the request (404, 405, unreadable). */
   route: string | undefined;
   status: number;
+  /** How long it took; for a stream, how long it was open. */
   seconds: number;
+  /** The answer was a stream: counted, but kept out of the durations (its time is how long a client read). */
+  streamed?: boolean;
 }
 
 /**
@@ -228,7 +231,7 @@ export class HostMetrics {
   }
 
   /** @internal */
-  request({ route, status, seconds }: RequestFacts): void {
+  request({ route, status, seconds, streamed }: RequestFacts): void {
     const name = route ?? 'none';
     let tally = this.requestTallies.get(name);
     if (!tally) {
@@ -236,6 +239,7 @@ export class HostMetrics {
       this.requestTallies.set(name, tally);
     }
     tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1);
+    if (streamed) return;
     let bucket = 0;
     while (bucket < HTTP_BUCKETS.length && seconds > HTTP_BUCKETS[bucket]!) bucket++;
     tally.buckets[bucket]!++;

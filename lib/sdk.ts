@@ -106,6 +106,7 @@ export { ApiError, notFound, invalidParameter, unavailable, type ErrorBody, type
 export { paginate, DEFAULT_LIMIT, MAX_LIMIT, type ListItems, type Page, type PaginateOptions } from './http/paging.js';
 export { openApiPath } from './http/routes.js';
 export { SerializedJson } from './http/serialized-json.js';
+export { StreamBody, type OpenStream } from './http/stream-body.js';
 export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml, inlineScriptSource } from './http/html-document.js';
 export { compileAddressList, type ProxyHeader } from './http/client-address.js';
 export type {

@@ -91,6 +91,8 @@ export class Exchange {
   routeName: string | undefined = undefined;
   /** The request reached the hooks: the front's `served` count was there to be counted. */
   hooksSeen = false;
+  /** The answer is a stream (stream-body.ts): its time is how long it was open, not how long it took. */
+  streamed = false;
 
   constructor(
     readonly raw: IncomingMessage,

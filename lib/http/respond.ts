@@ -18,6 +18,7 @@ import type { Exchange } from './exchange.js';
 import { FRONT_COUNTED, FRONT_REUSE_MS, FRONT_ROUTE } from './front/messages.js';
 import { TextDocument } from './html-document.js';
 import { SerializedJson } from './serialized-json.js';
+import { ResponseStream, StreamBody } from './stream-body.js';
 import type { Responder } from './stages.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -160,6 +161,9 @@ class Head {
 }
 
 export class Respond implements Responder {
+  /** The streams open now, which {@link endStreams} ends. */
+  private readonly streams = new Set<ResponseStream>();
+
   /** `frontReuseMs`: the longest the front reuses a public answer (lib/http/front/). */
   constructor(
     private readonly logger: Logger,
@@ -172,6 +176,10 @@ export class Respond implements Responder {
     const answer = exchange.answer!;
     const status = answer.status ?? 200;
     const { body } = answer;
+    if (body instanceof StreamBody) {
+      this.stream(exchange, status, body);
+      return;
+    }
     // Serialize before anything is written, so a body that cannot be serialized still gets a clean 500.
     let bytes: Buffer | undefined;
     let etag: string | undefined;
@@ -246,6 +254,31 @@ export class Respond implements Responder {
     this.send(exchange, head, bytes);
   }
 
+  /** End every open stream (the server is closing): each ends after what was written to it. */
+  endStreams(): void {
+    for (const stream of this.streams) stream.end();
+  }
+
+  /** How many streams are open. */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  /**
+   * A stream's head (never kept, nor buffered by nginx), then the stream handed to its body's `open`; a HEAD
+   * gets the head alone.
+   */
+  private stream(exchange: Exchange, status: number, body: StreamBody): void {
+    const head = new Head(status)
+      .set('Content-Type', body.contentType)
+      .set('Cache-Control', 'no-store')
+      .set('X-Accel-Buffering', 'no')
+      .set('API-Version', API_VERSION);
+    head.add(exchange.hookHeaders).add(exchange.answer!.headers);
+    exchange.streamed = exchange.method !== 'HEAD';
+    this.send(exchange, head, undefined, exchange.streamed ? body : undefined);
+  }
+
   /**
    * Answer a thrown value: an ApiError as itself, anything else as a logged 500 that reveals
    * nothing. It never throws: if even the error answer cannot be built (an error that cannot be
@@ -317,8 +350,11 @@ export class Respond implements Responder {
     return head;
   }
 
-  /** Write an answer whose headers may be refused: one Node would refuse (a bug) turns it into a plain 500. */
-  private send(exchange: Exchange, head: Head, bytes: Buffer | undefined): void {
+  /**
+   * Write an answer whose headers may be refused: one Node would refuse (a bug) turns it into a plain 500. With
+   * `stream`, the body is written over time.
+   */
+  private send(exchange: Exchange, head: Head, bytes: Buffer | undefined, stream?: StreamBody): void {
     if (exchange.front) {
       if (exchange.hooksSeen) head.set(FRONT_COUNTED, '1');
       if (exchange.entry) head.set(FRONT_ROUTE, exchange.entry.route.name);
@@ -330,10 +366,42 @@ export class Respond implements Responder {
       this.logger.error(`${exchange.method} ${exchange.path} produced an invalid response header`, {
         error: errorMessage(error),
       });
+      exchange.streamed = false;
       this.write(exchange, 500, INTERNAL_BODY, INTERNAL_HEADERS);
       return;
     }
-    this.write(exchange, head.status, bytes, headers);
+    if (stream) this.open(exchange, head.status, headers, stream);
+    else this.write(exchange, head.status, bytes, headers);
+  }
+
+  /** Write a stream's head and hand the stream to its body; a body whose `open` throws is logged and ended. */
+  private open(exchange: Exchange, status: number, headers: readonly string[], body: StreamBody): void {
+    const { response } = exchange;
+    if (response.destroyed || response.headersSent) {
+      exchange.streamed = false;
+      this.write(exchange, status, undefined, headers);
+      return;
+    }
+    response.writeHead(status, headers as string[]);
+    response.flushHeaders();
+    const stream = new ResponseStream(
+      response,
+      (bytes) => (exchange.sentBytes += bytes),
+      (error) =>
+        this.logger.error(`${exchange.method} ${exchange.path}: a listener of its stream's end failed`, {
+          error: errorMessage(error),
+        }),
+    );
+    this.streams.add(stream);
+    stream.onEnd(() => this.streams.delete(stream));
+    try {
+      body.open(stream);
+    } catch (error) {
+      this.logger.error(`${exchange.method} ${exchange.path}: its stream failed to open`, {
+        error: errorMessage(error),
+      });
+      stream.end();
+    }
   }
 
   /**

@@ -335,6 +335,8 @@ export class HttpServer {
     const front = this.front;
     this.front = undefined;
     this.warnDropped();
+    // Streams first: a client that keeps reading would hold the front's close, and then the server's, for ever.
+    this.respond.endStreams();
     try {
       await front?.close();
       this.closing = true;
@@ -500,7 +502,7 @@ export class HttpServer {
     }
     const ms = performance.now() - exchange.started;
     const route = exchange.entry?.route.name ?? exchange.routeName;
-    this.options.onRequest?.({ route, status: response.statusCode, seconds: ms / 1000 });
+    this.options.onRequest?.({ route, status: response.statusCode, seconds: ms / 1000, streamed: exchange.streamed });
     // The front writes the line of a request it passed on, with the client's address and the whole time.
     if (exchange.front || this.options.accessLog === false) return;
     // Never headers or bodies: they carry tokens and passwords. Nor the query string, for the same reason.
