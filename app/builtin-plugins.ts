@@ -5,6 +5,7 @@
 import type { PluginDefinition } from '../lib/sdk.js';
 import account from '../plugins/account/index.js';
 import api from '../plugins/api/index.js';
+import events from '../plugins/events/index.js';
 import metrics from '../plugins/metrics/index.js';
 import nickserv from '../plugins/nickserv/index.js';
 import stats from '../plugins/stats/index.js';
@@ -19,4 +20,5 @@ export const builtinPlugins: readonly PluginDefinition<never>[] = [
   web as PluginDefinition<never>,
   account as PluginDefinition<never>,
   metrics as PluginDefinition<never>,
+  events as PluginDefinition<never>,
 ];

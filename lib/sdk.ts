@@ -120,6 +120,7 @@ export type {
   Tier,
   TierGuard,
   TierGuards,
+  TokenApprovals,
   HttpMethod,
   JsonSchema,
 } from './http/types.js';

@@ -5,7 +5,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Findings } from './guards.js';
 import type { RouteEntry } from './routes.js';
-import type { ApiRequest, ApiResponse, HttpMethod, RouteGuard } from './types.js';
+import type { ApiRequest, ApiResponse, HttpMethod, RouteGuard, TokenApprovals } from './types.js';
 
 /**
  * Where a request is, for the failure log: `route` before it has one, `guard` in its tier's guard, `guards`
@@ -43,6 +43,7 @@ export interface FrontFacts {
 export class RoutedRequest implements ApiRequest {
   body: unknown = undefined;
   tokenId?: string;
+  approvals?: TokenApprovals;
   private parsedQuery: URLSearchParams | undefined;
 
   constructor(

@@ -33,8 +33,13 @@ export interface ApiRequest {
    * route marked `form`, the form's fields as `URLSearchParams`.
    */
   body: unknown;
-  /** Set by the tier guard for token and staff routes: the token's id. */
+  /**
+   * Set by the tier guard for token and staff routes: the token's id; on a {@link RouteDefinition.grantable}
+   * public route, the id of a token approved for it.
+   */
   tokenId?: string;
+  /** Set by the tier guard wherever a request presents a live token: what it is approved for, read when asked. */
+  approvals?: TokenApprovals;
   /**
    * Set when the request came through the HTTP front (lib/http/front/): `served` is how many public
    * answers the front gave this client from its store since the client's last request that reached the
@@ -42,6 +47,18 @@ export interface ApiRequest {
    * of no client (a rate limit lets it through).
    */
   readonly front?: { readonly served: number; readonly renew: boolean } | undefined;
+}
+
+/**
+ * What a live token a request presented is approved for, as the tokens plugin knows it when asked: a grant,
+ * a denial or a revocation after the request shows at the next call (a stream that stays open re-checks).
+ */
+export interface TokenApprovals {
+  readonly tokenId: string;
+  /** Whether the token is still live (not revoked). */
+  readonly live: boolean;
+  /** Whether the token is live and approved for the endpoint `name` (a token route's, or a grantable one's). */
+  approves(name: string): boolean;
 }
 
 export interface ApiResponse {
@@ -59,6 +76,12 @@ export interface RouteDefinition {
   name: string;
   summary: string;
   tier: Tier;
+  /**
+   * On a public route: a token may be approved for its `name`, as for a token route (an administrator grants
+   * it), and a request presenting such a token sees more (`request.approvals` says what). Such a request counts
+   * against its token's rate limit, not its address's.
+   */
+  grantable?: boolean;
   /** Seconds for `Cache-Control: public, max-age=<n>` on public GETs (default 10). */
   maxAge?: number;
   /** Schema of the JSON body (POST/PATCH); a body that fails it is `400 invalid_body`. */

@@ -23,7 +23,7 @@ export interface ServerNoticeWording {
    * `server` for a client of another server (none for one of the bot's server).
    */
   readonly connect: RegExp;
-  /** A client exited: group `nick`. */
+  /** A client exited: group `nick`, and `reason` where the wording carries it. */
   readonly exit: RegExp;
   /** A client changed nick: groups `from` and `to`. */
   readonly nick: RegExp;
@@ -182,7 +182,7 @@ const INSPIRCD_NOTICES: ServerNoticeWording = {
   modes: '+cCqQnNlLjJ',
   connect:
     /^\*\*\* (?:CONNECT: Client connecting on port \d+(?: \(class [^)]*\))?|REMOTECONNECT: Client connecting at (?<server>\S+)): (?<nick>[^!\s]+)!(?<ident>[^@\s]+)@(?<host>\S+) \((?<ip>[^)]*)\) \[(?<realname>.*)\]$/,
-  exit: /^\*\*\* (?:QUIT: Client exiting|REMOTEQUIT: Client exiting on server \S+): (?<nick>[^!\s]+)!/,
+  exit: /^\*\*\* (?:QUIT: Client exiting|REMOTEQUIT: Client exiting on server \S+): (?<nick>[^!\s]+)!(?:\S+ \([^)]*\) \[(?<reason>.*)\]$)?/,
   nick: /^\*\*\* (?:REMOTE)?NICK: User (?<from>[^!\s]+)(?:!\S+ \([^)]*\))? changed their nickname to (?<to>\S+)$/,
   channel: /^\*\*\* (?:CHANCREATE|REMOTECHANCREATE: From \S+): Channel (?<channel>\S+) created by /,
 };

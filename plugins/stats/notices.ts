@@ -32,7 +32,8 @@ export type ClientNotice =
       realname: string;
       server: string;
     }
-  | { kind: 'exit'; nick: string }
+  /** `reason`: the quit message, where the notice says it. */
+  | { kind: 'exit'; nick: string; reason: string | null }
   | { kind: 'nick'; from: string; to: string }
   /** A channel formed by its first member's JOIN. */
   | { kind: 'channel'; name: string };
@@ -61,7 +62,7 @@ export function parseClientNotice(message: IrcMessage, wording: ServerNoticeWord
     };
   }
   const exit = wording.exit.exec(text)?.groups;
-  if (exit) return { kind: 'exit', nick: exit.nick! };
+  if (exit) return { kind: 'exit', nick: exit.nick!, reason: exit.reason ?? null };
   const nick = wording.nick.exec(text)?.groups;
   if (nick) return { kind: 'nick', from: nick.from!, to: nick.to! };
   const channel = wording.channel.exec(text)?.groups;
@@ -86,7 +87,7 @@ export function trackClientNotice(
   const tell = events?.listening ? events : undefined;
   if (notice.kind === 'exit') {
     const user = tell && model.users.get(notice.nick);
-    if (user) tell!.quit(user, null);
+    if (user) tell!.quit(user, notice.reason);
     model.removeUser(notice.nick);
     return notice;
   }

@@ -17,11 +17,11 @@ export interface GrantableEndpoint {
 /** The contract names these groups even before any of their endpoints exist. */
 const CONTRACT_PREFIXES = ['irc', 'netstats'];
 
-/** Token-tier routes, one per name, sorted by name. */
+/** Token-tier routes and grantable public ones, one per name, sorted by name. */
 export function grantableEndpoints(routes: readonly { route: RouteDefinition }[]): GrantableEndpoint[] {
   const byName = new Map<string, GrantableEndpoint>();
   for (const { route } of routes) {
-    if (route.tier !== 'token' || byName.has(route.name)) continue;
+    if (!(route.tier === 'token' || (route.tier === 'public' && route.grantable)) || byName.has(route.name)) continue;
     byName.set(route.name, { name: route.name, method: route.method, path: route.path, summary: route.summary });
   }
   return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -5,7 +5,14 @@
  * endpoint name (or, on staff routes, without the staff flag) → 403 `forbidden`.
  * Public routes need no token, but one presented there is checked all the same.
  */
-import { ApiError, openApiPath, type ApiRequest, type RouteDefinition, type TierGuard } from '../../lib/sdk.js';
+import {
+  ApiError,
+  openApiPath,
+  type ApiRequest,
+  type RouteDefinition,
+  type TierGuard,
+  type TokenApprovals,
+} from '../../lib/sdk.js';
 import { TOKEN_PATTERN, grantsCover, type ApiToken, type TokensSlice } from './model.js';
 
 export interface GuardOptions {
@@ -80,9 +87,27 @@ function explainRefusal(tokens: TokensSlice, header: string): ApiToken | ApiErro
  * ours and are let through.
  */
 export function createPublicGuard(tokens: TokensSlice, options: Pick<GuardOptions, 'onUnauthorized'> = {}): TierGuard {
-  return (request: ApiRequest): void => {
+  return (request: ApiRequest, route: RouteDefinition): void => {
     const header = request.headers.authorization;
-    if (header !== undefined && PRESENTS_TOKEN.test(header)) liveToken(tokens, request, options);
+    if (header === undefined || !PRESENTS_TOKEN.test(header)) return;
+    const token = liveToken(tokens, request, options);
+    if (!route.grantable) return;
+    // A route a token may be approved for: an approved token is used (and counted) as on a token route.
+    request.approvals = approvalsOf(token);
+    const approved = grantsCover(token.grants, route.name);
+    if (approved) request.tokenId = String(token.id);
+    tokens.recordUse(token, approved ? route.name : null);
+  };
+}
+
+/** What `token` is approved for, read from the token itself each time (a grant or revocation shows at once). */
+function approvalsOf(token: ApiToken): TokenApprovals {
+  return {
+    tokenId: String(token.id),
+    get live() {
+      return token.revokedAt === null;
+    },
+    approves: (name) => token.revokedAt === null && grantsCover(token.grants, name),
   };
 }
 
@@ -101,6 +126,7 @@ export function createGuard(tokens: TokensSlice, tier: 'token' | 'staff', option
   return (request: ApiRequest, route: RouteDefinition): void => {
     const token = liveToken(tokens, request, options);
     request.tokenId = String(token.id);
+    request.approvals = approvalsOf(token);
     const approved = tier === 'staff' ? token.staff : grantsCover(token.grants, route.name);
     tokens.recordUse(token, approved ? route.name : null);
     if (approved) return;

@@ -41,7 +41,7 @@ export function rateLimitHook(
     if (request.front?.renew) return {};
     if (request.front && request.front.served > 0) limiters.public.charge(request.ip, request.front.served);
     // Keyed by the token's id or the client's address as they are: each limiter holds one kind of key.
-    const tokenId = route.tier === 'public' ? undefined : request.tokenId;
+    const tokenId = route.tier === 'public' && !route.grantable ? undefined : request.tokenId;
     const byToken = tokenId !== undefined;
     const decision = byToken ? limiters.token.take(tokenId) : limiters.public.take(request.ip);
     if (!decision.allowed) {

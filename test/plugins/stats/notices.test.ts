@@ -91,8 +91,8 @@ t.test('InspIRCd client notices are read; anything else is not', async (t) => {
     realname: 'Leaf :User',
     server: 'leaf.test.net',
   });
-  t.same(parseClientNotice(parse(SEEN.quit)), { kind: 'exit', nick: 'hubuser2' });
-  t.same(parseClientNotice(parse(SEEN.remoteQuit)), { kind: 'exit', nick: 'leafuser2' });
+  t.same(parseClientNotice(parse(SEEN.quit)), { kind: 'exit', nick: 'hubuser2', reason: 'Quit: bye now' });
+  t.same(parseClientNotice(parse(SEEN.remoteQuit)), { kind: 'exit', nick: 'leafuser2', reason: 'Quit: leaving' });
   t.equal(
     parseClientNotice(parse(':mallory!m@evil NOTICE oper1 :*** QUIT: Client exiting: alice!a@h (1.2.3.4) [x]')),
     null,

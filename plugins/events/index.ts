@@ -1,0 +1,66 @@
+/**
+ * Live events (`plugins.events`): what happens on the network as it happens, from the stats plugin's
+ * `stats.events`, kept for replay (journal.ts) and streamed as Server-Sent Events at `/api/irc/events/`
+ * (route.ts, streams.ts), public or by token like the rest of the API.
+ */
+import { definePlugin } from '../../lib/sdk.js';
+import { Journal } from './journal.js';
+import { eventsRoute, viewOf } from './route.js';
+import { eventsConfigSchema, type EventsConfig } from './schema.js';
+import { Fanout } from './streams.js';
+
+export default definePlugin<EventsConfig>({
+  name: 'events',
+  description: "The network's events as they happen: a Server-Sent Events stream with replay.",
+  uses: ['stats.events'],
+  configSchema: eventsConfigSchema,
+  start({ config, services, http, model, metrics, timers, onModelChange }) {
+    const journal = new Journal({ events: config.buffer_events, seconds: config.buffer_seconds });
+    const ended = metrics.counter<'reason'>({
+      name: 'irc_bot_event_streams_ended_total',
+      help: 'Event streams the bot ended, by reason (slow_consumer, token_revoked, approval_withdrawn, shutting_down).',
+      labelNames: ['reason'],
+    });
+    const fanout = new Fanout({
+      journal,
+      fold: (name) => model.fold(name),
+      maxBufferedBytes: config.max_buffered_kb * 1024,
+      onEnded: (reason) => ended.inc({ reason }),
+    });
+    const published = metrics.counter<'type'>({
+      name: 'irc_bot_events_total',
+      help: 'Network events the bot saw, by type.',
+      labelNames: ['type'],
+    });
+    metrics.gauge({
+      name: 'irc_bot_event_streams',
+      help: 'Event streams open now.',
+      collect: (gauge) => gauge.set(fanout.size),
+    });
+    const unsubscribe = services.get('stats.events').subscribe((event) => {
+      published.inc({ type: event.type });
+      fanout.publish(journal.append(event));
+    });
+    http.route(eventsRoute({ config, journal, fanout, fold: (name) => model.fold(name) }));
+    timers.every(config.heartbeat_seconds * 1000, () => {
+      journal.expire();
+      fanout.heartbeat();
+    });
+    // A token's revocation, or a withdrawn approval, ends the streams it opened at once.
+    onModelChange((change) => {
+      if (change.slice !== 'tokens' || change.kind === 'use') return;
+      fanout.endWhere((reader) => {
+        const { approvals } = reader;
+        if (!approvals) return null;
+        if (!approvals.live) return 'token_revoked';
+        if (reader.view !== 'public' && viewOf(reader) !== reader.view) return 'approval_withdrawn';
+        return null;
+      });
+    });
+    return () => {
+      unsubscribe();
+      fanout.flush();
+      fanout.endWhere(() => 'shutting_down');
+    };
+  },
+});

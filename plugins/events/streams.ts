@@ -1,0 +1,216 @@
+/**
+ * The open event streams, and how each event reaches them. Events are not written one by one as the collector
+ * tells them: they are gathered and written once the line that made them is handled (one write per stream per
+ * turn of the event loop, whatever the number of events), and readers who see the same (same view, same
+ * filters) share the one text made for them. A reader who falls behind by more than `max_buffered_kb` is sent
+ * an `end` event and disconnected, so that no reader can make the bot hold more than that for it; every
+ * `heartbeat_seconds` each stream gets a comment line, which keeps proxies from closing a quiet one.
+ */
+import type { OpenStream, TokenApprovals } from '../../lib/sdk.js';
+import type { Journal, JournalEntry, View } from './journal.js';
+
+/** Why a stream was ended by the bot (the `end` event's `reason`). */
+export type EndReason = 'slow_consumer' | 'token_revoked' | 'approval_withdrawn' | 'shutting_down';
+
+const END_MESSAGES: Record<EndReason, string> = {
+  slow_consumer:
+    'The client read too slowly: more than the bot keeps for a stream was waiting for it. Reconnect with Last-Event-ID to resume.',
+  token_revoked: 'The API token this stream was opened with was revoked.',
+  approval_withdrawn:
+    "The API token's approval for what this stream showed was withdrawn. Reconnect for what it may see now.",
+  shutting_down: 'The bot is shutting down. Reconnect with Last-Event-ID to resume once it is back.',
+};
+
+/** How long a stream cut off for reading too slowly has to take its last event before its connection is closed. */
+const CUT_OFF_GRACE_MS = 5000;
+
+/** What a reader asked to see: null where it did not narrow it. */
+export interface EventFilter {
+  types: ReadonlySet<string> | null;
+  /** A channel, folded. */
+  channel: string | null;
+  /** A server, in lower case. */
+  server: string | null;
+}
+
+/** One open stream. */
+export class Reader {
+  /** The number of the last event written to it. */
+  last: number;
+
+  constructor(
+    readonly stream: OpenStream,
+    readonly view: View,
+    readonly filter: EventFilter,
+    readonly ip: string,
+    /** The token the request presented, if any (its revocation ends the stream). */
+    readonly approvals: TokenApprovals | undefined,
+    /** The token counted against `max_streams_per_token`: one approved for the stream's route. */
+    readonly tokenId: string | undefined,
+    last: number,
+  ) {
+    this.last = last;
+  }
+
+  /** Readers with the same key see the same text. */
+  get key(): string {
+    const { types, channel, server } = this.filter;
+    return `${this.view}|${types ? [...types].sort().join(',') : ''}|${channel ?? ''}|${server ?? ''}`;
+  }
+}
+
+export interface FanoutOptions {
+  journal: Journal;
+  /** Folds a channel name the way the network does. */
+  fold: (name: string) => string;
+  maxBufferedBytes: number;
+  /** Told of each stream the bot ends, and why. */
+  onEnded?: (reason: EndReason) => void;
+}
+
+export class Fanout {
+  private readonly readers = new Set<Reader>();
+  private pending: JournalEntry[] = [];
+  private scheduled = false;
+  private readonly byAddress = new Map<string, number>();
+  private readonly byToken = new Map<string, number>();
+
+  constructor(private readonly options: FanoutOptions) {}
+
+  get size(): number {
+    return this.readers.size;
+  }
+
+  openFrom(ip: string): number {
+    return this.byAddress.get(ip) ?? 0;
+  }
+
+  openWith(tokenId: string): number {
+    return this.byToken.get(tokenId) ?? 0;
+  }
+
+  /** Whether `entry` is one `reader` asked for (its filters, read on what its view shows). */
+  matches(entry: JournalEntry, view: View, filter: EventFilter): boolean {
+    const data = entry.data(view);
+    if (data === null) return false;
+    if (filter.types && !filter.types.has(entry.event.type)) return false;
+    if (filter.channel !== null) {
+      const { fold } = this.options;
+      const channel = data.channel;
+      const channels = data.channels;
+      const named =
+        (typeof channel === 'string' && fold(channel) === filter.channel) ||
+        (Array.isArray(channels) && channels.some((name) => typeof name === 'string' && fold(name) === filter.channel));
+      if (!named) return false;
+    }
+    if (filter.server !== null) {
+      const server = data.server;
+      if (typeof server !== 'string' || server.toLowerCase() !== filter.server) return false;
+    }
+    return true;
+  }
+
+  /** The frames of `entries` a reader of this view and filter sees, as one text. */
+  private textOf(entries: readonly JournalEntry[], view: View, filter: EventFilter, after = 0): string {
+    let text = '';
+    for (const entry of entries) {
+      if (entry.number <= after || !this.matches(entry, view, filter)) continue;
+      text += entry.frame(view)!;
+    }
+    return text;
+  }
+
+  /**
+   * Start sending to `reader`: `opening` (its first lines), the events it resumes from (up to the latest kept,
+   * which its `last` says), then each new one.
+   */
+  add(reader: Reader, opening: string, replay: readonly JournalEntry[]): void {
+    const { stream } = reader;
+    const text = opening + this.textOf(replay, reader.view, reader.filter);
+    this.readers.add(reader);
+    this.byAddress.set(reader.ip, this.openFrom(reader.ip) + 1);
+    if (reader.tokenId !== undefined) this.byToken.set(reader.tokenId, this.openWith(reader.tokenId) + 1);
+    stream.onEnd(() => this.remove(reader));
+    this.send(reader, text);
+  }
+
+  private remove(reader: Reader): void {
+    if (!this.readers.delete(reader)) return;
+    const decrement = (map: Map<string, number>, key: string) => {
+      const left = (map.get(key) ?? 1) - 1;
+      if (left > 0) map.set(key, left);
+      else map.delete(key);
+    };
+    decrement(this.byAddress, reader.ip);
+    if (reader.tokenId !== undefined) decrement(this.byToken, reader.tokenId);
+  }
+
+  /** A new event: written to the streams that want it once the work at hand is done. */
+  publish(entry: JournalEntry): void {
+    this.pending.push(entry);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Write what was published since the last flush; readers with the same key share one text. */
+  flush(): void {
+    this.scheduled = false;
+    const entries = this.pending;
+    if (entries.length === 0) return;
+    this.pending = [];
+    const first = entries[0]!.number;
+    const latest = entries.at(-1)!.number;
+    const shared = new Map<string, string>();
+    for (const reader of this.readers) {
+      if (reader.last >= latest) continue;
+      let text: string;
+      if (reader.last < first) {
+        const key = reader.key;
+        text = shared.get(key) ?? this.textOf(entries, reader.view, reader.filter);
+        shared.set(key, text);
+      } else {
+        // Opened while these waited, and sent some of them with its replay.
+        text = this.textOf(entries, reader.view, reader.filter, reader.last);
+      }
+      reader.last = latest;
+      this.send(reader, text);
+    }
+  }
+
+  /** Write `text` to `reader`, unless that would leave more than it may have waiting: then it is cut off. */
+  private send(reader: Reader, text: string): void {
+    if (text === '' || reader.stream.ended) return;
+    if (reader.stream.buffered + text.length > this.options.maxBufferedBytes) {
+      this.end(reader, 'slow_consumer');
+      return;
+    }
+    reader.stream.write(text);
+  }
+
+  /** A comment to every stream (which also finds the readers who stopped reading). */
+  heartbeat(): void {
+    for (const reader of this.readers) this.send(reader, ': heartbeat\n\n');
+  }
+
+  /** End the streams `which` picks, each with an `end` event saying why. */
+  endWhere(which: (reader: Reader) => EndReason | null): void {
+    for (const reader of [...this.readers]) {
+      const reason = which(reader);
+      if (reason) this.end(reader, reason);
+    }
+  }
+
+  /** End `reader`'s stream with an `end` event; one cut off for reading too slowly is closed if it still does not read. */
+  end(reader: Reader, reason: EndReason): void {
+    const { stream } = reader;
+    if (stream.ended) return;
+    this.remove(reader);
+    stream.write(`event: end\ndata: ${JSON.stringify({ reason, message: END_MESSAGES[reason] })}\n\n`);
+    stream.end();
+    this.options.onEnded?.(reason);
+    if (reason === 'slow_consumer') {
+      setTimeout(() => stream.abort(), CUT_OFF_GRACE_MS).unref();
+    }
+  }
+}
