@@ -27,6 +27,8 @@ export class JournalEntry {
     const { data, publicData } = this.event;
     if (view === 'public') return publicData;
     if (view === 'full' || data === null || !('identity' in data)) return data;
+    // An account change is nothing but who a user is.
+    if (this.event.type === 'account') return null;
     const { identity: _identity, ...rest } = data;
     return rest;
   }

@@ -178,10 +178,13 @@ export class Fanout {
     }
   }
 
-  /** Write `text` to `reader`, unless that would leave more than it may have waiting: then it is cut off. */
+  /**
+   * Write `text` to `reader`, unless more than it may have waiting waits already: then it is cut off. So what waits
+   * for a reader is at most the bound and one turn's events.
+   */
   private send(reader: Reader, text: string): void {
     if (text === '' || reader.stream.ended) return;
-    if (reader.stream.buffered + text.length > this.options.maxBufferedBytes) {
+    if (reader.stream.buffered > this.options.maxBufferedBytes) {
       this.end(reader, 'slow_consumer');
       return;
     }

@@ -30,6 +30,8 @@ export interface EventStreamReader {
   close(): void;
   /** Stop reading without closing (the socket's buffers fill up): a client that fell behind. */
   pause(): void;
+  /** Read again after {@link pause}. */
+  resume(): void;
 }
 
 /** Open the stream at `url` (the whole URL, query included) with `headers`. */
@@ -78,6 +80,7 @@ export function openEventStream(url: string, headers: Record<string, string> = {
         ended,
         close: () => request.destroy(),
         pause: () => response.pause(),
+        resume: () => response.resume(),
       };
       response.on('data', (chunk: string) => {
         if (reader.status !== 200) {

@@ -1,0 +1,118 @@
+/**
+ * The event streams over real HTTP, on the collector fed by the fake connection: filters, heartbeats, the
+ * cut-off of a reader who stops reading, and the end event when the bot stops.
+ */
+import t from 'tap';
+import type { PluginDefinition } from '../../../lib/sdk.js';
+import events from '../../../plugins/events/index.js';
+import stats from '../../../plugins/stats/index.js';
+import type { FakeTransport } from '../../../testing/fake-irc.js';
+import { fakeNetwork } from '../../../testing/fake-network.js';
+import { startHarness } from '../../../testing/harness.js';
+import { openEventStream, type StreamEvent } from '../../support/event-stream.js';
+
+async function start(t: Parameters<typeof startHarness>[0], config: Record<string, unknown> = {}) {
+  const bot = await startHarness(t, {
+    registry: [stats as PluginDefinition<never>, events as PluginDefinition<never>],
+    plugins: { stats: {}, events: config },
+    isupport: 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX',
+    network: fakeNetwork({ users: [{ nick: 'alice', server: 'hub.test.net' }] }),
+    operator: true,
+    version: 'InspIRCd-3',
+    socket: true,
+  });
+  await bot.synced();
+  return bot;
+}
+
+function joinAs(irc: FakeTransport, channel: string, names: string, modes = '+nt') {
+  irc.receive(
+    `:DataBot!databot@bot.host JOIN ${channel} * :Data Bot`,
+    `:hub.test.net 353 DataBot = ${channel} :${names}`,
+    `:hub.test.net 366 DataBot ${channel} :End of /NAMES list.`,
+    `:hub.test.net 324 DataBot ${channel} ${modes}`,
+  );
+}
+
+const is =
+  (type: string) =>
+  (event: StreamEvent): boolean =>
+    event.event === type;
+
+t.test('filters by type, channel (a quit by the channels it names) and server', async (t) => {
+  const { irc, host } = await start(t);
+  joinAs(irc, '#room', 'DataBot');
+  joinAs(irc, '#other', 'DataBot');
+  const url = `${host.url}/api/irc/events/`;
+  const byChannel = await openEventStream(`${url}?channel=%23ROOM`);
+  const byType = await openEventStream(`${url}?types=quit,topic`);
+  const byServer = await openEventStream(`${url}?server=LEAF.test.net`);
+  await Promise.all([byChannel, byType, byServer].map((reader) => reader.next(is('open'), 'open')));
+  irc.receive(
+    ':bob!b@h JOIN #other',
+    ':bob!b@h TOPIC #other :elsewhere',
+    ':carol!c@h JOIN #room',
+    ':carol!c@h QUIT :bye',
+    ':hub.test.net NOTICE DataBot :*** REMOTECONNECT: Client connecting at leaf.test.net: dan!d@10.0.0.1 (10.0.0.1) [Dan]',
+  );
+  await byServer.next(is('connect'), 'connect on the leaf');
+  await byType.next(is('quit'), 'quit');
+  await byChannel.next(is('quit'), 'quit of a member of #room');
+  const summary = (reader: typeof byChannel) =>
+    reader.events.filter((event) => event.event !== 'open').map((event) => event.event);
+  t.same(summary(byChannel), ['join', 'quit'], 'only #room, whatever the case');
+  t.same(summary(byType), ['topic', 'quit']);
+  t.same(summary(byServer), ['connect']);
+  for (const reader of [byChannel, byType, byServer]) reader.close();
+});
+
+t.test('heartbeats keep quiet streams alive; the bot stopping ends them with an end event', async (t) => {
+  const bot = await start(t, { heartbeat_seconds: 5 });
+  const reader = await openEventStream(`${bot.host.url}/api/irc/events/`);
+  await reader.next(is('open'), 'open');
+  t.same(reader.comments, []);
+  await bot.clock.advance(5_000);
+  await bot.until(() => reader.comments.length === 1, 'a heartbeat');
+  t.same(reader.comments, ['heartbeat']);
+  await bot.host.stop('test over');
+  const end = await reader.next(is('end'), 'end');
+  t.equal(end.data.reason, 'shutting_down');
+  await reader.ended;
+});
+
+t.test('a reader who stops reading is cut off once more than max_buffered_kb waits for it', async (t) => {
+  const { irc, host } = await start(t, { max_buffered_kb: 16 });
+  joinAs(irc, '#room', 'DataBot');
+  const reader = await openEventStream(`${host.url}/api/irc/events/`);
+  const fast = await openEventStream(`${host.url}/api/irc/events/`);
+  await reader.next(is('open'), 'open');
+  reader.pause();
+  const topic = 'x'.repeat(400);
+  // Topic after topic, a turn of the event loop between batches, until the reader's socket and its buffers are
+  // full and more than 16 KiB waits for it at the bot. The loopback's buffers hold a few MiB.
+  let sent = 0;
+  while (sent < 200_000) {
+    const lines = Array.from({ length: 200 }, (_, index) => `:op!o@h TOPIC #room :${sent + index} ${topic}`);
+    irc.receive(...lines);
+    sent += lines.length;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (sent % 2000 === 0 && /reason="slow_consumer"\} 1/.test(await metricsText(host))) break;
+  }
+  t.ok(sent < 200_000, `cut off after ${sent} events`);
+  reader.resume();
+  const end = await reader.next(is('end'), 'the end event, once the reader reads again', 20_000);
+  t.equal(end.data.reason, 'slow_consumer');
+  t.match(end.data.message, /Last-Event-ID/);
+  await reader.ended;
+  const last = reader.events.filter((event) => event.event === 'topic').at(-1)!;
+  t.ok(Number(last.id!.split('-')[1]) < sent, 'the events after the cut-off were not sent');
+  t.equal(fast.status, 200);
+  t.notOk(fast.events.some(is('end')), 'a reader that reads is not cut off');
+  t.ok(fast.events.filter(is('topic')).length > reader.events.filter(is('topic')).length, 'and it got more');
+  fast.close();
+});
+
+/** The host's metrics exposition. */
+function metricsText(host: { metrics: { registry: { metrics(): Promise<string> } } }): Promise<string> {
+  return host.metrics.registry.metrics();
+}
