@@ -11,6 +11,7 @@ import type net from 'node:net';
 import t from 'tap';
 import { startCrowd, type Crowd } from '../../scripts/crowd.js';
 import { eventually, startBot, type TestBot } from '../support/bot.js';
+import { openEventStream, type StreamEvent } from '../support/event-stream.js';
 import { IrcClient, type IrcMessage } from '../support/irc-client.js';
 import { registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 import { testGuardPlugin } from '../plugins/nickserv/fixtures/test-guard.js';
@@ -180,7 +181,13 @@ t.before(async () => {
   bot = await startBot(network, {
     nick: `split${tag}`,
     extraPlugins: [testGuardPlugin],
-    plugins: { stats: { refresh_seconds: 60, latency_seconds: 60 }, api: {}, testguard: {}, nickserv: {} },
+    plugins: {
+      stats: { refresh_seconds: 60, latency_seconds: 60 },
+      api: {},
+      testguard: {},
+      nickserv: {},
+      events: {},
+    },
   });
   await eventually(() => bot.host.model.ready && watcher.host.model.ready, 'the first syncs', 30000);
   await eventually(
@@ -206,6 +213,8 @@ t.teardown(async () => {
 t.test('SQUIT of the leaf: the API equals LUSERS, LINKS and WHO within 3 s; after CONNECT within 5 s', async (t) => {
   const before = await truth();
   t.ok(before.servers.includes('leaf.test.net'), 'the leaf is linked');
+  const events = await openEventStream(`${bot.url}/api/irc/events/?types=server_split,server_linked`);
+  const about = (type: string) => (event: StreamEvent) => event.event === type && event.data.server === 'leaf.test.net';
   pause('leaf');
   const split = Date.now();
   oracle.send('SQUIT leaf.test.net :split test');
@@ -214,6 +223,7 @@ t.test('SQUIT of the leaf: the API equals LUSERS, LINKS and WHO within 3 s; afte
   t.ok(afterSplit.ms <= 3000, `within 3 s (${afterSplit.ms} ms)`);
   t.notOk(afterSplit.network.servers.includes('leaf.test.net'), 'the leaf was gone meanwhile');
   t.ok(afterSplit.network.who < before.who - 20, `the leaf took its users (${before.who} → ${afterSplit.network.who})`);
+  await events.next(about('server_split'), 'the split in the event stream', 3000);
   const watched = watcher.host.model;
   await eventually(
     () =>
@@ -237,6 +247,14 @@ t.test('SQUIT of the leaf: the API equals LUSERS, LINKS and WHO within 3 s; afte
   t.same(afterLink.api, afterLink.network, `after the link, in ${afterLink.ms} ms`);
   t.ok(afterLink.ms <= 5000, `within 5 s (${afterLink.ms} ms)`);
   t.equal(afterLink.network.who, before.who, 'every user is back');
+  const link = await events.next(about('server_linked'), 'the link in the event stream', 3000);
+  t.equal(link.data.uplink, 'hub.test.net', 'linked to the hub');
+  t.same(
+    events.events.filter((event) => event.event !== 'open').map((event) => event.event),
+    ['server_split', 'server_linked'],
+    'a split, then a link, in order',
+  );
+  events.close();
 });
 
 t.test('services split off: a credential check answers 503 within 1 s, also one already running', async (t) => {
