@@ -3,7 +3,8 @@
  * part swapped for plain HTTP on a free loopback port) in front of the bot on the test network, with the
  * bot trusting it (`http.trust_proxy`). Clients from two loopback addresses get rate-limit buckets of their
  * own; a public GET comes from nginx's cache the second time and is renewed after its max-age; a token
- * path never does; /readyz says 503 while the bot is off IRC and 200 once it resynced; /metrics parses as
+ * path never does; the live event stream passes through unbuffered and uncached, an event reaching the reader
+ * at once; /readyz says 503 while the bot is off IRC and 200 once it resynced; /metrics parses as
  * Prometheus text with `irc_users` equal to LUSERS. The systemd unit passes `systemd-analyze verify`.
  *
  * The bot is started through test/support/website.ts, so this file runs once: nothing here depends on
@@ -17,6 +18,7 @@ import t from 'tap';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { ensureDebianPackage } from '../support/browser.js';
 import type { TokensSlice } from '../../plugins/tokens/model.js';
+import { openEventStream, type StreamEvent } from '../support/event-stream.js';
 import { IrcClient } from '../support/irc-client.js';
 import { startNginx, type RunningNginx } from '../support/nginx.js';
 import { findRepoRoot, startTestNetwork, type TestNetwork } from '../support/testnet.js';
@@ -25,6 +27,13 @@ import { eventually, startWebsiteBot, type TestBot } from '../support/website.js
 const PUBLIC_BUCKET = 5;
 /** Seconds the api plugin lets its public answers be cached: nginx keeps them that long. */
 const MAX_AGE = 2;
+/** The channel the bot sits in, where a client's JOIN makes an event. */
+const EVENTS_CHANNEL = `#deploy${process.pid % 10000}`;
+/**
+ * How soon an event must reach a reader through nginx: far less than the heartbeat (15 s), the next write
+ * that would push out anything nginx held back.
+ */
+const PROMPT_MS = 2000;
 
 let network: TestNetwork;
 let bot: TestBot;
@@ -57,11 +66,12 @@ t.before(async () => {
   bot = await startWebsiteBot(network, {
     http: { trust_proxy: '127.0.0.1' },
     plugins: {
-      stats: { refresh_seconds: 600 },
+      stats: { refresh_seconds: 600, join: [EVENTS_CHANNEL] },
       api: { cache_seconds: MAX_AGE, reuse_ms: 0 },
       tokens: { rate_limit: { public: { capacity: PUBLIC_BUCKET, refill_per_second: 0.01 } } },
       web: { cache_seconds: MAX_AGE },
       metrics: { allow: ['127.0.0.1'] },
+      events: {},
     },
   });
   nginx = await startNginx(Number(new URL(bot.url).port));
@@ -184,6 +194,44 @@ t.test('a token path is never cached', async (t) => {
       statuses.push(answer.headers['x-cache-status'] as string | undefined);
     }
     t.notOk(statuses.includes('HIT'), `never from the cache (${statuses.join(', ')})`);
+  }
+});
+
+t.test('the event stream passes through nginx at once: unbuffered, uncached, uncompressed', async (t) => {
+  // The bot sits in the channel, and knows it is public (the public stream shows only public channels' events).
+  await eventually(() => bot.host.model.channels.get(EVENTS_CHANNEL)?.hidden === false, 'the bot in its channel');
+  const url = `${nginx.url}/api/irc/events/?types=join&channel=${encodeURIComponent(EVENTS_CHANNEL)}`;
+  const reader = await openEventStream(url, { 'Accept-Encoding': 'gzip' });
+  try {
+    t.equal(reader.status, 200);
+    t.equal(reader.headers['content-type'], 'text/event-stream; charset=utf-8');
+    t.equal(reader.headers['cache-control'], 'no-store');
+    t.equal(reader.headers['content-encoding'], undefined, 'not compressed, though the client accepts gzip');
+    // Under the site's cached location every answer says how the cache took it (MISS for this one); here none.
+    t.equal(reader.headers['x-cache-status'], undefined, "not through nginx's cache");
+    t.equal(reader.headers['strict-transport-security'], 'max-age=31536000', "the site's headers as elsewhere");
+    // The stream's first lines are a few hundred bytes: a buffering proxy would sit on them.
+    await reader.next((event) => event.event === 'open', 'the open event', PROMPT_MS);
+    const nick = `dj${process.pid % 10000}`;
+    const joiner = new IrcClient({ port: network.leafPort, nick });
+    try {
+      await joiner.connect();
+      await joiner.register();
+      const sentAt = performance.now();
+      joiner.send(`JOIN ${EVENTS_CHANNEL}`);
+      const joined = await reader.next(
+        (event: StreamEvent) => event.event === 'join' && event.data.nick === nick,
+        `${nick}'s join through nginx`,
+        PROMPT_MS,
+      );
+      const tookMs = performance.now() - sentAt;
+      t.equal(joined.data.channel, EVENTS_CHANNEL);
+      t.ok(tookMs < PROMPT_MS, `the join reached the reader ${tookMs.toFixed(0)} ms after the client sent it`);
+    } finally {
+      joiner.destroy();
+    }
+  } finally {
+    reader.close();
   }
 });
 
