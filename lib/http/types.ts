@@ -91,10 +91,18 @@ export interface RouteDefinition {
    * reaches the handler as `URLSearchParams`, and the handler checks its fields (`body` is not used).
    */
   form?: boolean;
-  /** Schema of the 200 response body, for the OpenAPI document and response checks in tests. */
+  /**
+   * Schema of the 200 response body, for the OpenAPI document and response checks in tests; for a stream
+   * (`streamType`), the schema of one item of it.
+   */
   response?: JsonSchema;
-  /** Query parameters, for the OpenAPI document. */
-  queryParameters?: { name: string; description: string; schema: JsonSchema }[];
+  /**
+   * The 200 is a stream (a `StreamBody`) of this media type, e.g. `text/event-stream`: the OpenAPI document
+   * describes its items with `response`, and no 304.
+   */
+  streamType?: string;
+  /** Query parameters (and, with `in: 'header'`, request headers the route reads), for the OpenAPI document. */
+  queryParameters?: { name: string; description: string; schema: JsonSchema; in?: 'query' | 'header' }[];
   /**
    * `'page'` for a route that answers HTML for people (an `HtmlDocument`) rather than the JSON API:
    * it is left out of the OpenAPI document. `'operations'` for what an operator's tools call (health,

@@ -216,7 +216,7 @@ function parametersOf(route: RouteDefinition): Record<string, unknown>[] {
     })),
     ...(route.queryParameters ?? []).map((parameter) => ({
       name: parameter.name,
-      in: 'query',
+      in: parameter.in ?? 'query',
       required: false,
       description: parameter.description,
       schema: parameter.schema,
@@ -239,7 +239,12 @@ function successHeaders(route: RouteDefinition): Record<string, unknown> {
     'API-Version': headerRef('API-Version'),
     'Cache-Control': headerRef('Cache-Control'),
   };
-  if (route.method === 'GET') {
+  if (route.streamType) {
+    headers['X-Accel-Buffering'] = {
+      description: '`no`: a proxy (nginx) passes each part of the stream on as it comes.',
+      schema: { type: 'string', const: 'no' },
+    };
+  } else if (route.method === 'GET') {
     headers.ETag = headerRef('ETag');
     headers.Vary = headerRef('Vary');
     headers['Content-Encoding'] = headerRef('Content-Encoding');
@@ -273,10 +278,10 @@ function operationFor(route: RouteDefinition, operationId: string): Operation {
     200: {
       description: route.summary,
       headers: successHeaders(route),
-      content: { 'application/json': { schema: route.response ?? {} } },
+      content: route.streamType ? streamContent(route) : { 'application/json': { schema: route.response ?? {} } },
     },
   };
-  if (route.method === 'GET') responses[304] = notModified();
+  if (route.method === 'GET' && !route.streamType) responses[304] = notModified();
   for (const status of errorStatuses(route)) {
     responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSES[status].component}` };
   }
@@ -297,6 +302,19 @@ function operationFor(route: RouteDefinition, operationId: string): Operation {
 }
 
 /**
+ * A stream's content: text, whose items `x-itemSchema` describes (OpenAPI 3.2 names this `itemSchema`; 3.1,
+ * which this document is, has no word for it).
+ */
+function streamContent(route: RouteDefinition): Record<string, unknown> {
+  return {
+    [route.streamType!]: {
+      schema: { type: 'string', description: 'A stream that stays open; each item as `x-itemSchema` describes it.' },
+      'x-itemSchema': route.response ?? {},
+    },
+  };
+}
+
+/**
  * The HEAD operation of a GET route: the GET's parameters, security, statuses and headers, and no
  * `content` anywhere, since the server sends no body to a HEAD, not even an error's.
  */
@@ -308,8 +326,8 @@ function headOperationFor(route: RouteDefinition, get: Operation, operationId: s
         '`Content-Type` and `Content-Length` are those of the body a GET would get.',
       headers: successHeaders(route),
     },
-    304: notModified(),
   };
+  if (!route.streamType) responses[304] = notModified();
   for (const status of errorStatuses(route)) {
     responses[status] = { $ref: `#/components/responses/${headComponent(status)}` };
   }

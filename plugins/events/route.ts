@@ -13,6 +13,7 @@ import {
   type RouteDefinition,
 } from '../../lib/sdk.js';
 import { Journal, type JournalEntry, type View } from './journal.js';
+import { streamItemSchema } from './schemas.js';
 import type { EventsConfig } from './schema.js';
 import type { NetworkEventType } from './service-types.js';
 import { Reader, type EventFilter, type Fanout } from './streams.js';
@@ -121,6 +122,8 @@ export function eventsRoute({ config, journal, fanout, fold }: EventsRouteOption
     summary: "The network's events as they happen (Server-Sent Events), with replay",
     tier: 'public',
     grantable: true,
+    streamType: 'text/event-stream',
+    response: streamItemSchema,
     queryParameters: [
       {
         name: 'types',
@@ -137,6 +140,13 @@ export function eventsRoute({ config, journal, fanout, fold }: EventsRouteOption
         name: 'since',
         description:
           'Replay the events after this event id (as the Last-Event-ID header does, which wins when both are given).',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'Last-Event-ID',
+        in: 'header',
+        description:
+          'Replay the events after this event id: what a browser sends when it reconnects. A `gap` event first says how many could not be replayed.',
         schema: { type: 'string' },
       },
     ],

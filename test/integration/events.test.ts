@@ -5,6 +5,7 @@
  * approved for `irc.events` sees the secret channel, and one also approved for `irc.users` who users are. A
  * dropped stream resumes with Last-Event-ID; a revoked token's stream ends at once.
  */
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import t from 'tap';
 import type { TokensSlice } from '../../plugins/tokens/model.js';
 import { eventually, startBot, synced, type TestBot } from '../support/bot.js';
@@ -202,6 +203,21 @@ t.test('every event type reaches each view, in order, as the view may see it', a
     open_.events.some((event) => event.event === 'account'),
     'no account event',
   );
+  // Every frame is one the OpenAPI document describes, in each view.
+  const response = await fetch(`${bot.url}/api/openapi.json`);
+  const document = (await response.json()) as {
+    paths: Record<string, { get: { responses: { 200: { content: Record<string, { 'x-itemSchema': object }> } } } }>;
+  };
+  const itemSchema =
+    document.paths['/api/irc/events/']!.get.responses[200].content['text/event-stream']!['x-itemSchema'];
+  t.equal((itemSchema as { oneOf?: unknown[] }).oneOf?.length, 18, 'fifteen event types, open, gap and end');
+  const validate = new Ajv2020({ strict: false, validateFormats: false }).compile(itemSchema);
+  for (const reader of all) {
+    for (const event of reader.events) {
+      const item = { ...(event.id === null ? {} : { id: event.id }), event: event.event, data: event.data };
+      t.ok(validate(item), `${event.event} matches the document`, { errors: validate.errors, item });
+    }
+  }
   for (const reader of all) reader.close();
 });
 
