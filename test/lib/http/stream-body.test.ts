@@ -121,20 +121,25 @@ for (const front of [false, true]) {
   });
 }
 
-t.test('the server ends open streams when it closes, and a HEAD gets the head alone', async (t) => {
-  const { url, opened, ended, close } = await start(t);
-  const head = await new Promise<http.IncomingMessage>((resolve, reject) =>
-    http.request(`${url}/api/stream/`, { method: 'HEAD' }, resolve).on('error', reject).end(),
+for (const front of [false, true]) {
+  t.test(
+    `the server ends open streams when it closes, and a HEAD gets the head alone${front ? ', through the front' : ''}`,
+    async (t) => {
+      const { url, opened, ended, close } = await start(t, { front });
+      const head = await new Promise<http.IncomingMessage>((resolve, reject) =>
+        http.request(`${url}/api/stream/`, { method: 'HEAD' }, resolve).on('error', reject).end(),
+      );
+      t.equal(head.headers['content-type'], TYPE);
+      t.equal(opened.length, 0, 'nothing opened for a HEAD');
+      const client = await open(`${url}/api/stream/`);
+      await until(() => opened.length === 1, 'the stream to open');
+      await close();
+      await client.ended;
+      t.equal(ended.length, 1, 'ended by the close');
+      t.equal(client.text(), 'data: first\n\n', 'what was written reached the client before the end');
+    },
   );
-  t.equal(head.headers['content-type'], TYPE);
-  t.equal(opened.length, 0, 'nothing opened for a HEAD');
-  const client = await open(`${url}/api/stream/`);
-  await until(() => opened.length === 1, 'the stream to open');
-  await close();
-  await client.ended;
-  t.equal(ended.length, 1, 'ended by the close');
-  t.equal(client.text(), 'data: first\n\n', 'what was written reached the client before the end');
-});
+}
 
 t.test('a stream whose open throws is logged and ended', async (t) => {
   const { url, log } = await start(t);
