@@ -214,11 +214,14 @@ const handlers: Record<string, Handler> = {
   },
 
   AWAY(message, { model, events }) {
-    if (message.source && model.users.get(message.source.nick)) {
-      const text = message.params[0] ?? '';
-      const user = model.upsertUser(message.source.nick, { away: text !== '' });
-      if (events?.listening) events.away(user, text !== '', text === '' ? null : text);
-    }
+    const known = message.source ? model.users.get(message.source.nick) : undefined;
+    if (!known) return;
+    const text = message.params[0] ?? '';
+    const away = text !== '';
+    // away-notify repeats a user's AWAY when they join a channel: an event only when they go or come back.
+    const changed = known.away !== away;
+    const user = model.upsertUser(known.nick, { away });
+    if (changed && events?.listening) events.away(user, away, away ? text : null);
   },
 
   ACCOUNT(message, { model, events }) {

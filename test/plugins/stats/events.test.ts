@@ -72,6 +72,11 @@ t.test('a public channel: each line in full and in public, who users are only in
   irc.receive(':carol!ca@home.example AWAY :gone to lunch');
   t.same(ofType(events, 'away')[0]!.publicData, { nick: 'carol', away: true });
   t.same(ofType(events, 'away')[0]!.data, { nick: 'carol', away: true, message: 'gone to lunch' });
+  irc.receive(':carol!ca@home.example AWAY :gone to lunch');
+  t.equal(ofType(events, 'away').length, 1, 'away-notify repeating an AWAY (as at a join) is no event');
+  irc.receive(':carol!ca@home.example AWAY');
+  t.same(ofType(events, 'away')[1]!.data, { nick: 'carol', away: false, message: null });
+  irc.receive(':carol!ca@home.example AWAY :again');
 
   irc.receive(':carol!ca@home.example ACCOUNT *');
   const [account] = ofType(events, 'account');
@@ -112,6 +117,13 @@ t.test('a secret channel: nothing public, and a quit names only public channels'
   const quit = ofType(events, 'quit')[1]!;
   t.same(quit.publicData, { nick: 'erin', reason: 'Ping timeout', channels: ['#room'] });
   t.same(quit.data?.channels, ['#hush', '#room']);
+  irc.receive(':fay!f@h JOIN #room', ':oper.test.net KILL fay :flooding');
+  t.same(ofType(events, 'quit')[2]!.publicData, {
+    nick: 'fay',
+    reason: 'flooding',
+    killed_by: 'oper.test.net',
+    channels: ['#room'],
+  });
 });
 
 t.test('connects, exits and nick changes from server notices; a QUIT seen twice is one event', async (t) => {
