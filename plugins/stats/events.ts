@@ -23,6 +23,12 @@ import type { EventsService, NetworkEvent, NetworkEventData, NetworkEventType } 
 
 type Listener = (event: NetworkEvent) => void;
 
+/** A channel as announced: its name, and whether public readers were told of it. */
+interface Announced {
+  name: string;
+  open: boolean;
+}
+
 /** What says who a user is, as far as the collector knows it. */
 export function identityOf(user: User): NetworkEventData {
   return {
@@ -44,10 +50,13 @@ function channelNames(user: User, all: boolean): string[] {
 
 export class EventTap {
   private readonly listeners = new Set<Listener>();
-  /** The channels announced, by folded name: true where public readers were told of it. */
-  private readonly channels = new Map<string, boolean>();
-  /** The servers announced, by lower-case name. */
-  private readonly servers = new Set<string>();
+  /** The channels announced, by folded name. */
+  private readonly channels = new Map<string, Announced>();
+  /** The servers announced: their names by lower-case name. */
+  private readonly servers = new Map<string, string>();
+  /** What was announced when the connection was lost, until the next connection's first sync is done. */
+  private beforeOutage: { channels: Map<string, Announced>; servers: Map<string, string> } | null = null;
+  private everSynced = false;
   /** The counts last announced, as their JSON. */
   private counts = '';
 
@@ -153,13 +162,25 @@ export class EventTap {
 
   // --- what the model's changes say ----------------------------------------------------------------------------
 
-  /** A change of the model (every one, in order): channels formed and emptied, servers linked and split, counts. */
+  /**
+   * A change of the model (every one, in order): channels formed and emptied, servers linked and split, counts.
+   * A lost connection empties the model without a change per channel: what changed meanwhile is told once the
+   * next connection's first sync is done, by comparing with what was announced before.
+   */
   changed(change: ModelChange): void {
     // Nobody listens, and nobody will: the events plugin subscribes at its start, before the first sync.
     if (!this.listening) return;
     if (change.slice === 'channels' && change.name !== undefined) this.channelChanged(change.name);
     else if (change.slice === 'servers' && change.name !== undefined) this.serverChanged(change.name);
-    else if (change.slice === 'network' && change.kind === 'stats') this.countsChanged();
+    else if (change.slice !== 'network') return;
+    else if (change.kind === 'stats') this.countsChanged();
+    else if (change.kind === 'disconnected' && this.everSynced && !this.beforeOutage) {
+      this.beforeOutage = { channels: new Map(this.channels), servers: new Map(this.servers) };
+    } else if (change.kind === 'synced') {
+      this.everSynced = true;
+      if (this.beforeOutage) this.tellOutage(this.beforeOutage);
+      this.beforeOutage = null;
+    }
   }
 
   private channelChanged(name: string): void {
@@ -167,41 +188,68 @@ export class EventTap {
     const key = model.fold(name);
     const channel = model.channels.byKey(key);
     const told = this.channels.get(key);
+    // Until the (first) sync is done, only recorded: a start or a reconnect is not every channel forming.
     const announce = model.ready;
     if (!channel) {
       if (told === undefined) return;
       this.channels.delete(key);
-      if (announce) {
-        const data = { channel: name };
-        this.emit('channel_emptied', data, told ? data : null, { channel: name });
-      }
+      if (announce) this.channelGone(told);
       return;
     }
     const open = !channel.hidden;
-    if (told === open) return;
-    this.channels.set(key, open);
-    if (!announce) return;
-    const data = { channel: channel.name };
-    if (told === undefined) {
-      this.emit('channel_created', data, open ? data : null, { channel: channel.name });
-    } else {
-      // Seen before by full readers; public readers see it appear (a mode check said it is public) or go (+s).
-      this.emit(open ? 'channel_created' : 'channel_emptied', null, data, { channel: channel.name });
-    }
+    if (told?.open === open) return;
+    const now = { name: channel.name, open };
+    this.channels.set(key, now);
+    if (announce) this.channelCame(told, now);
+  }
+
+  /** A channel is gone: an emptied channel, public where it was. */
+  private channelGone(told: Announced): void {
+    const data = { channel: told.name };
+    this.emit('channel_emptied', data, told.open ? data : null, { channel: told.name });
+  }
+
+  /** A channel is new (`told` undefined), or public readers see it appear (a mode check said so) or go (+s, +p). */
+  private channelCame(told: Announced | undefined, now: Announced): void {
+    const data = { channel: now.name };
+    if (told === undefined) this.emit('channel_created', data, now.open ? data : null, { channel: now.name });
+    else this.emit(now.open ? 'channel_created' : 'channel_emptied', null, data, { channel: now.name });
   }
 
   private serverChanged(name: string): void {
     const lower = name.toLowerCase();
     const server = this.model.servers.get(name);
-    const known = this.servers.has(lower);
-    if (server ? known : !known) return;
-    if (server) this.servers.add(lower);
+    if (server ? this.servers.has(lower) : !this.servers.has(lower)) return;
+    if (server) this.servers.set(lower, server.name);
     else this.servers.delete(lower);
-    if (!this.model.ready) return;
+    if (this.model.ready) this.serverTold(server?.name ?? name);
+  }
+
+  /** `name` linked (the model has it) or split. */
+  private serverTold(name: string): void {
+    const server = this.model.servers.get(name);
     const data = server
       ? { server: server.name, uplink: server.uplink, description: server.description }
       : { server: name };
     this.emit(server ? 'server_linked' : 'server_split', data, data, { server: name });
+  }
+
+  /** The first sync after an outage is done: what changed since the connection was lost. */
+  private tellOutage(before: { channels: Map<string, Announced>; servers: Map<string, string> }): void {
+    const { model } = this;
+    this.channels.clear();
+    for (const channel of model.channels.all()) {
+      this.channels.set(model.fold(channel.name), { name: channel.name, open: !channel.hidden });
+    }
+    for (const [key, told] of before.channels) if (!this.channels.has(key)) this.channelGone(told);
+    for (const [key, now] of this.channels) {
+      const told = before.channels.get(key);
+      if (told?.open !== now.open) this.channelCame(told, now);
+    }
+    this.servers.clear();
+    for (const server of model.servers.all()) this.servers.set(server.name.toLowerCase(), server.name);
+    for (const [lower, name] of before.servers) if (!this.servers.has(lower)) this.serverTold(name);
+    for (const [lower, name] of this.servers) if (!before.servers.has(lower)) this.serverTold(name);
   }
 
   private countsChanged(): void {

@@ -188,3 +188,31 @@ t.test('channels formed and emptied, and counts, once the first sync is done', a
     max_users: host.model.stats.maxUsers,
   });
 });
+
+t.test('after an outage: what changed meanwhile, once the next sync is done, and nothing else', async (t) => {
+  const { events, server, reconnect, synced } = await start(t);
+  server.network!.channels.push({ name: '#stays', users: 2, modes: '+nt' }, { name: '#goes', users: 2, modes: '+nt' });
+  await reconnect();
+  await synced();
+  events.length = 0;
+  const channels = server.network!.channels;
+  channels.splice(
+    channels.findIndex((channel) => channel.name === '#goes'),
+    1,
+  );
+  channels.push({ name: '#came', users: 1, modes: '+nt' }, { name: '#hid', users: 1, modes: '+nst' });
+  await reconnect('the link dropped');
+  await synced();
+  t.same(
+    events
+      .filter((event) => event.type.startsWith('channel_'))
+      .map((event) => [event.type, event.data, event.publicData])
+      .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    [
+      ['channel_created', { channel: '#came' }, { channel: '#came' }],
+      ['channel_created', { channel: '#hid' }, null],
+      ['channel_emptied', { channel: '#goes' }, { channel: '#goes' }],
+    ],
+    'the channel gone, and the two new ones; #stays is no news',
+  );
+});
