@@ -8,13 +8,16 @@ import { Journal } from './journal.js';
 import { eventsRoute, viewOf } from './route.js';
 import { eventsConfigSchema, type EventsConfig } from './schema.js';
 import { Fanout } from './streams.js';
+import { startWebhooks } from './webhooks.js';
 
 export default definePlugin<EventsConfig>({
   name: 'events',
   description: "The network's events as they happen: a Server-Sent Events stream with replay.",
   uses: ['stats.events'],
   configSchema: eventsConfigSchema,
-  start({ config, services, http, model, metrics, timers, onModelChange }) {
+  start({ config, services, http, model, metrics, timers, onModelChange, logger, store }) {
+    // First: a bad endpoint stops the start before anything else is set up.
+    const webhooks = startWebhooks({ model, logger, metrics, timers, store }, config.webhooks);
     const journal = new Journal({ events: config.buffer_events, seconds: config.buffer_seconds });
     const ended = metrics.counter<'reason'>({
       name: 'irc_bot_event_streams_ended_total',
@@ -39,7 +42,9 @@ export default definePlugin<EventsConfig>({
     });
     const unsubscribe = services.get('stats.events').subscribe((event) => {
       published.inc({ type: event.type });
-      fanout.publish(journal.append(event));
+      const entry = journal.append(event);
+      fanout.publish(entry);
+      webhooks.publish(entry);
     });
     http.route(eventsRoute({ config, journal, fanout, fold: (name) => model.fold(name) }));
     timers.every(config.heartbeat_seconds * 1000, () => {
@@ -57,10 +62,11 @@ export default definePlugin<EventsConfig>({
         return null;
       });
     });
-    return () => {
+    return async () => {
       unsubscribe();
       fanout.flush();
       fanout.endWhere(() => 'shutting_down');
+      await webhooks.stop();
     };
   },
 });

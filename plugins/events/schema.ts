@@ -1,5 +1,6 @@
 /** Config slice of the events plugin (`plugins.events`), written once: its type is read off the schema. */
 import type { FromJsonSchema } from '../../lib/sdk.js';
+import { webhooksSchema } from './webhooks-config.js';
 
 const count = (minimum: number, maximum: number, fallback: number, description: string) =>
   ({ type: 'integer', minimum, maximum, default: fallback, description }) as const;
@@ -41,6 +42,7 @@ export const eventsConfigSchema = {
       3_000,
       'How long a browser waits before it reconnects a dropped stream (the `retry` field), in milliseconds.',
     ),
+    webhooks: webhooksSchema,
   },
 } as const;
 
