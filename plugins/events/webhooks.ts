@@ -133,8 +133,10 @@ export function startWebhooks(
   for (const { name, where, view, types } of endpoints) {
     logger.info('webhook endpoint', { endpoint: name, url: where, view, types: types ? [...types].join(',') : 'all' });
   }
+  let stopped = false;
   // The store restores the slice once the plugin's start has returned: deliver what it kept from then on.
   setImmediate(() => {
+    if (stopped) return;
     for (const { endpoint, events, why } of queues.setAside) {
       logger.warn('stored webhook events dropped', { endpoint, events, why });
     }
@@ -146,6 +148,7 @@ export function startWebhooks(
       for (const delivery of deliveries) delivery.offer(entry);
     },
     async stop() {
+      stopped = true;
       await Promise.all(deliveries.map((delivery) => delivery.stop()));
       model.changed({ slice: queues.name, kind: 'queue' });
     },
