@@ -353,7 +353,7 @@ t.test('config.example.json is valid and shows the built-in plugins', async (t) 
   t.equal(config.irc.port, 6667);
   t.equal(config.irc.nick, 'DataBot');
   t.equal(config.irc.sasl?.account, 'DataBot');
-  t.same(Object.keys(config.plugins), ['stats', 'nickserv', 'api', 'tokens', 'web', 'account', 'metrics']);
+  t.same(Object.keys(config.plugins), ['stats', 'nickserv', 'api', 'tokens', 'web', 'account', 'metrics', 'events']);
 });
 
 interface SchemaWalk {
