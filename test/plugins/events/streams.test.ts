@@ -6,9 +6,9 @@ import t from 'tap';
 import type { PluginDefinition } from '../../../lib/sdk.js';
 import events from '../../../plugins/events/index.js';
 import stats from '../../../plugins/stats/index.js';
-import type { FakeTransport } from '../../../testing/fake-irc.js';
 import { fakeNetwork } from '../../../testing/fake-network.js';
 import { startHarness } from '../../../testing/harness.js';
+import { joinAs } from '../stats/support.js';
 import { openEventStream, type StreamEvent } from '../../support/event-stream.js';
 
 async function start(t: Parameters<typeof startHarness>[0], config: Record<string, unknown> = {}) {
@@ -23,15 +23,6 @@ async function start(t: Parameters<typeof startHarness>[0], config: Record<strin
   });
   await bot.synced();
   return bot;
-}
-
-function joinAs(irc: FakeTransport, channel: string, names: string, modes = '+nt') {
-  irc.receive(
-    `:DataBot!databot@bot.host JOIN ${channel} * :Data Bot`,
-    `:hub.test.net 353 DataBot = ${channel} :${names}`,
-    `:hub.test.net 366 DataBot ${channel} :End of /NAMES list.`,
-    `:hub.test.net 324 DataBot ${channel} ${modes}`,
-  );
 }
 
 const is =

@@ -7,9 +7,9 @@ import t from 'tap';
 import { definePlugin, type PluginDefinition } from '../../../lib/sdk.js';
 import type { NetworkEvent } from '../../../plugins/stats/contract.js';
 import stats from '../../../plugins/stats/index.js';
-import type { FakeTransport } from '../../../testing/fake-irc.js';
 import { fakeNetwork } from '../../../testing/fake-network.js';
 import { startHarness } from '../../../testing/harness.js';
+import { joinAs } from './support.js';
 
 /** Starts the collector with a plugin that records every event. */
 async function start(t: Parameters<typeof startHarness>[0]) {
@@ -34,16 +34,6 @@ async function start(t: Parameters<typeof startHarness>[0]) {
   await bot.synced();
   events.length = 0;
   return { ...bot, events };
-}
-
-/** The bot joins `channel` with `names` and `modes`. */
-function joinAs(irc: FakeTransport, channel: string, names: string, modes = '+nt') {
-  irc.receive(
-    `:DataBot!databot@bot.host JOIN ${channel} * :Data Bot`,
-    `:hub.test.net 353 DataBot = ${channel} :${names}`,
-    `:hub.test.net 366 DataBot ${channel} :End of /NAMES list.`,
-    `:hub.test.net 324 DataBot ${channel} ${modes}`,
-  );
 }
 
 const ofType = (events: NetworkEvent[], type: string) => events.filter((event) => event.type === type);

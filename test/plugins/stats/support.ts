@@ -5,6 +5,7 @@
 import type { Test } from 'tap';
 import type { PluginDefinition } from '../../../lib/plugin.js';
 import stats from '../../../plugins/stats/index.js';
+import type { FakeTransport } from '../../../testing/fake-irc.js';
 import { startHarness, type Harness, type HarnessOptions } from '../../../testing/harness.js';
 
 /** The ISUPPORT of the test network's InspIRCd 3: WHOX, and LIST by user count and by age (ELIST). */
@@ -29,4 +30,14 @@ export function latencyRounds(bot: Harness): Map<string, number> {
     }
   });
   return rounds;
+}
+
+/** The bot joins `channel`: NAMES lists `names`, MODE answers `modes`. */
+export function joinAs(irc: FakeTransport, channel: string, names: string, modes = '+nt'): void {
+  irc.receive(
+    `:DataBot!databot@bot.host JOIN ${channel} * :Data Bot`,
+    `:hub.test.net 353 DataBot = ${channel} :${names}`,
+    `:hub.test.net 366 DataBot ${channel} :End of /NAMES list.`,
+    `:hub.test.net 324 DataBot ${channel} ${modes}`,
+  );
 }
