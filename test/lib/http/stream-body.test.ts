@@ -7,7 +7,7 @@ import { captureLog, route } from '../../support/http.js';
 
 const TYPE = 'text/event-stream; charset=utf-8';
 
-async function start(t: Test, options: { front?: boolean } = {}) {
+async function start(t: Test, options: { front?: boolean; requestTimeout?: number; headersTimeout?: number } = {}) {
   const log = captureLog();
   const requests: RequestFacts[] = [];
   const opened: OpenStream[] = [];
@@ -157,4 +157,15 @@ t.test('abort drops the connection at once', async (t) => {
   await client.ended;
   t.equal(ended.length, 1);
   t.equal(opened[0]!.ended, true);
+});
+
+t.test('a stream outlives the request timeouts: they are about the request, not the answer', async (t) => {
+  const { url, opened, ended } = await start(t, { requestTimeout: 500, headersTimeout: 500 });
+  const client = await open(`${url}/api/stream/`);
+  await until(() => opened.length === 1, 'the stream to open');
+  await new Promise((resolve) => setTimeout(resolve, 1600));
+  t.equal(ended.length, 0, 'still open after three times the request timeout');
+  opened[0]!.write('data: later\n\n');
+  await until(() => client.text().endsWith('data: later\n\n'), 'a write after the timeouts');
+  client.request.destroy();
 });
