@@ -22,15 +22,20 @@ export class JournalEntry {
     readonly event: NetworkEvent,
   ) {}
 
+  /** The token view's data, once made: the full data without `identity`. */
+  private tokenData: NetworkEventData | null | undefined;
+
   /** What a reader of `view` sees of the event; null when nothing. */
   data(view: View): NetworkEventData | null {
     const { data, publicData } = this.event;
     if (view === 'public') return publicData;
     if (view === 'full' || data === null || !('identity' in data)) return data;
-    // An account change is nothing but who a user is.
-    if (this.event.type === 'account') return null;
-    const { identity: _identity, ...rest } = data;
-    return rest;
+    if (this.tokenData === undefined) {
+      const { identity: _identity, ...rest } = data;
+      // An account change is nothing but who a user is.
+      this.tokenData = this.event.type === 'account' ? null : rest;
+    }
+    return this.tokenData;
   }
 
   /** The event as a Server-Sent Events frame for `view`; null when the view sees nothing of it. */

@@ -50,13 +50,12 @@ export class Reader {
     last: number,
   ) {
     this.last = last;
+    const { types, channel, server } = filter;
+    this.key = `${view}|${types ? [...types].sort().join(',') : ''}|${channel ?? ''}|${server ?? ''}`;
   }
 
   /** Readers with the same key see the same text. */
-  get key(): string {
-    const { types, channel, server } = this.filter;
-    return `${this.view}|${types ? [...types].sort().join(',') : ''}|${channel ?? ''}|${server ?? ''}`;
-  }
+  readonly key: string;
 }
 
 export interface FanoutOptions {
