@@ -167,6 +167,7 @@ async function main(): Promise<number> {
         web: {},
         account: {},
         metrics: { allow: ['127.0.0.1'] },
+        events: {},
       },
     };
     fs.writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
@@ -208,6 +209,7 @@ async function main(): Promise<number> {
       `   curl -s ${baseUrl}/api/irc/stats/`,
       `   curl -si ${baseUrl}/api/irc/stats/          # with headers`,
       `   curl -s ${baseUrl}/api/irc/stats/ | python3 -m json.tool`,
+      `   curl -N ${baseUrl}/api/irc/events/        # the network's events as they happen`,
       ` Operations: ${baseUrl}/healthz  ${baseUrl}/readyz  ${baseUrl}/metrics`,
       '',
       ` IRC:        127.0.0.1:${network.hubPort} (hub.test.net), 127.0.0.1:${network.leafPort} (leaf.test.net), no TLS`,
