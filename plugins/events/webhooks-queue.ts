@@ -215,13 +215,23 @@ export interface SetAside {
   why: string;
 }
 
+/** A journal record saying that queues set aside at a start are gone: the file is then written without them. */
+interface ForgetRecord {
+  forgotten: string[];
+}
+
 /** The `webhooks` slice: one queue per configured endpoint. */
 export class WebhookQueues implements ModelSlice {
   readonly name = 'webhooks';
   readonly persistence: Persistence<unknown>;
   readonly queues = new Map<string, EndpointQueue>();
-  /** What the stored state held for endpoints no longer configured, or configured with another view. */
-  readonly setAside: SetAside[] = [];
+  /**
+   * What the stored state held for endpoints no longer configured, or configured with another view, by name and
+   * view: loaded as if configured, to say how much is dropped, and never delivered.
+   */
+  private readonly aside = new Map<string, { queue: EndpointQueue; why: string }>();
+  /** Whether the next drain says that the queues set aside are gone. */
+  private forget = false;
 
   constructor(endpoints: readonly QueuedEndpoint[]) {
     for (const endpoint of endpoints) this.queues.set(endpoint.name, new EndpointQueue(endpoint));
@@ -247,33 +257,53 @@ export class WebhookQueues implements ModelSlice {
   private restore(data: unknown): void {
     const endpoints = (data as { endpoints?: Record<string, StoredQueue> } | null)?.endpoints ?? {};
     for (const [name, stored] of Object.entries(endpoints)) {
-      const queue = this.accept(name, stored.view, (stored.batch?.events.length ?? 0) + stored.events.length);
-      if (!queue) continue;
+      const queue = this.accept(name, stored.view);
       queue.load({ ...stored, first: stored.events[0]?.seq ?? stored.next_seq, add: stored.events });
     }
   }
 
-  private drain(): QueueRecord[] {
-    const records: QueueRecord[] = [];
+  private drain(): (QueueRecord | ForgetRecord)[] {
+    const records: (QueueRecord | ForgetRecord)[] = [];
+    // A line in the journal also has the store write the file whole at the next stop, without what was set aside.
+    if (this.forget)
+      records.push({ forgotten: [...new Set([...this.aside.values()].map(({ queue }) => queue.endpoint.name))] });
+    this.forget = false;
     for (const queue of this.queues.values()) if (queue.touched) records.push(queue.record());
     return records;
   }
 
-  private replay(record: QueueRecord): void {
-    const queue = this.accept(record.endpoint, record.view, record.add.length + (record.batch?.events.length ?? 0));
-    queue?.load(record);
+  private replay(record: QueueRecord | ForgetRecord): void {
+    // What was set aside then is set aside now as well, as its records come.
+    if ('forgotten' in record) return;
+    this.accept(record.endpoint, record.view).load(record);
   }
 
-  /** The queue of `name` if it is configured with `view`; otherwise what it held is set aside (for the log). */
-  private accept(name: string, view: View, events: number): EndpointQueue | undefined {
+  /** The queue of `name` if it is configured with `view`; otherwise one to set aside what it held. */
+  private accept(name: string, view: View): EndpointQueue {
     const queue = this.queues.get(name);
     if (queue && queue.endpoint.view === view) return queue;
-    const why = queue
-      ? `it was queued for the view "${view}", and the endpoint's view is "${queue.endpoint.view}" now`
-      : 'no endpoint of that name is configured any more';
-    const known = this.setAside.find((entry) => entry.endpoint === name && entry.why === why);
-    if (known) known.events += events;
-    else this.setAside.push({ endpoint: name, events, why });
-    return undefined;
+    const key = `${name} ${view}`;
+    let aside = this.aside.get(key);
+    if (!aside) {
+      const why = queue
+        ? `it was queued for the view "${view}", and the endpoint's view is "${queue.endpoint.view}" now`
+        : 'no endpoint of that name is configured any more';
+      aside = { queue: new EndpointQueue({ name, view, types: null, maxQueuedEvents: Infinity }), why };
+      this.aside.set(key, aside);
+      this.forget = true;
+    }
+    return aside.queue;
+  }
+
+  /** Whether the stored state held queues that are not delivered (the store must then forget them). */
+  get anySetAside(): boolean {
+    return this.aside.size > 0;
+  }
+
+  /** What was set aside, for the log: each endpoint and view that held events. */
+  get setAside(): SetAside[] {
+    return [...this.aside.values()]
+      .filter(({ queue }) => queue.size > 0)
+      .map(({ queue, why }) => ({ endpoint: queue.endpoint.name, events: queue.size, why }));
   }
 }

@@ -140,7 +140,7 @@ export function startWebhooks(
     for (const { endpoint, events, why } of queues.setAside) {
       logger.warn('stored webhook events dropped', { endpoint, events, why });
     }
-    if (queues.setAside.length > 0) changed();
+    if (queues.anySetAside) changed();
     for (const delivery of deliveries) delivery.resume();
   });
   return {

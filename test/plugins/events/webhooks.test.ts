@@ -422,6 +422,10 @@ t.test('a stored queue is dropped, with a warning, when its endpoint is gone or 
     /hidden|carol/,
     'what was queued for the full view never reaches the public one',
   );
+  await second.stop();
+  const third = await start(t, [endpoint(receiver.url, { batch_wait_ms: 0 })], { storeDir: first.storeDir! });
+  await third.settled();
+  t.same(logged(third, /stored webhook events dropped/), [], 'forgotten: not dropped again at the next start');
 });
 
 t.test('bad endpoints stop the start with errors naming their keys, never the secret', async (t) => {
