@@ -33,6 +33,8 @@ const BENCHES: Record<string, BenchSpec> = {
   'cold-sync': { file: 'cold-sync.js' },
   // Minutes, not seconds: 5,000 then 50,000 users (100,000 too with BENCH_SCALE_100K=1).
   scale: { file: 'scale.js' },
+  // Minutes: 1,000 event streams on the scale bench's 5,000 users under churn.
+  events: { file: 'events.js' },
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));

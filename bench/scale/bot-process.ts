@@ -25,6 +25,8 @@ export interface BotConfigOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** http.front.enabled (default off, as in the bot's own config). */
   front?: boolean;
+  /** More plugins and their configs (e.g. `events`), beside the ones below. */
+  plugins?: Record<string, Record<string, unknown>>;
 }
 
 /**
@@ -50,6 +52,7 @@ export function writeBotConfig(configPath: string, options: BotConfigOptions): v
       tokens: { rate_limit: { enabled: false } },
       // As an operator would run it: the model's own counts come from its metrics.
       metrics: { allow: ['127.0.0.1'] },
+      ...options.plugins,
     },
   };
   fs.writeFileSync(configPath, JSON.stringify(config, null, 2));
