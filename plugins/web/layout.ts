@@ -26,6 +26,9 @@ export const MENU: readonly MenuEntry[] = [
   { path: '/network/api/', label: 'API' },
 ];
 
+/** The Live page's menu entry, after the network's, where the bot streams its events. */
+export const LIVE_MENU_ENTRY: MenuEntry = { path: '/network/live/', label: 'Live' };
+
 const STYLE = `
 :root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--accent:#0a58ca;--bar:#2f6fdb;--bar2:#1a7f37;--head:#f6f8fa}
 @media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9da7b3;--line:#30363d;--accent:#6cb6ff;--bar:#4c8dff;--bar2:#3fb950;--head:#161b22}}
@@ -64,6 +67,7 @@ table.stack td[data-label]::before{content:attr(data-label) ": ";color:var(--mut
 details{margin:.25rem 0 1rem}form.search{display:flex;gap:.5rem;flex-wrap:wrap;margin:.5rem 0}
 input,button,select{font:inherit;padding:.3rem .5rem;border:1px solid var(--line);border-radius:.3rem;background:var(--bg);color:var(--fg)}
 .pager{display:flex;gap:1rem;margin:.75rem 0}footer{color:var(--muted);font-size:.85rem;padding:1rem;text-align:center}
+@keyframes fresh{from{background-color:var(--line)}}@media (prefers-reduced-motion:no-preference){.fresh{animation:fresh 1.5s ease-out}}
 `;
 
 export interface PageOptions {
@@ -83,12 +87,15 @@ export interface PageOptions {
   script?: string;
   /** Rules added to the style sheet (a page of another plugin: the account pages' forms). */
   style?: string;
+  /** Whether the Live page is in the menu (the bot streams its events). */
+  live?: boolean;
 }
 
 /** A whole page. */
 export function page(options: PageOptions): string {
-  const { network, title, current, body, timeZone, script, style = '' } = options;
-  const menu = [...MENU, ...(options.menu ?? [])]
+  const { network, title, current, body, timeZone, script, style = '', live = false } = options;
+  const own = live ? [MENU[0]!, LIVE_MENU_ENTRY, ...MENU.slice(1)] : MENU;
+  const menu = [...own, ...(options.menu ?? [])]
     .map(
       ({ path, label }) =>
         `<li><a href="${path}"${path === current ? ' aria-current="page"' : ''}>${escapeHtml(label)}</a></li>`,

@@ -2,12 +2,13 @@
  * The pages, each rendered from the public API's own answers (the `api.public` service): a page shows
  * what the public JSON shows, and nothing it leaves out. Everything from the network is escaped.
  */
-import { escapeHtml, inlineScriptSource, type ApiError, type Services } from '../../lib/sdk.js';
+import { escapeHtml, type ApiError, type Services } from '../../lib/sdk.js';
 import { barChart, lineChart, rankChart, type Ranked } from './charts.js';
 import { channelPath, count, page, table, userPath, when, type MenuEntry, type PageOptions } from './layout.js';
+import { CHANNEL_SCRIPT, STATUS_SCRIPT } from './live.js';
 
 /** What a page says of itself; the frame adds the rest. */
-type FrameOptions = Omit<PageOptions, 'network' | 'menu' | 'timeZone'>;
+type FrameOptions = Omit<PageOptions, 'network' | 'menu' | 'timeZone' | 'live'>;
 
 type Json = Record<string, unknown>;
 type PublicApi = Services['api.public'];
@@ -18,15 +19,40 @@ export interface SiteContext {
   /** The network's name now (config, else the server's NETWORK). */
   network(): string;
   timeZone: string;
-  /** Seconds between the status page's live updates. */
+  /** Seconds between a page's reads of its data when it has no event stream to follow. */
   liveSeconds: number;
   /** Menu entries other plugins added (the account pages), after the site's own. */
   menu: MenuEntry[];
+  /**
+   * Whether the bot streams its events (the events plugin serves `GET /api/irc/events/`): the pages follow the
+   * stream, and the Live page is in the menu.
+   */
+  streaming?(): boolean;
 }
 
 /** A whole page in the site's frame: its name, menu (with other plugins' entries) and time zone. */
-export function framed(site: Pick<SiteContext, 'network' | 'timeZone' | 'menu'>, options: FrameOptions): string {
-  return page({ ...options, network: site.network(), menu: site.menu, timeZone: site.timeZone });
+export function framed(
+  site: Pick<SiteContext, 'network' | 'timeZone' | 'menu' | 'streaming'>,
+  options: FrameOptions,
+): string {
+  return page({
+    ...options,
+    network: site.network(),
+    menu: site.menu,
+    timeZone: site.timeZone,
+    live: site.streaming?.() ?? false,
+  });
+}
+
+/**
+ * The data attributes a page's live script reads: the seconds between its reads without a stream, the site's
+ * time zone, and whether to follow the event stream.
+ */
+function liveAttributes(site: SiteContext, stream: boolean): string {
+  return (
+    ` data-live-seconds="${site.liveSeconds}" data-time-zone="${escapeHtml(site.timeZone)}"` +
+    (stream ? ' data-stream' : '')
+  );
 }
 
 /** A rendered page and its status. */
@@ -107,16 +133,17 @@ export async function statusPage(site: SiteContext, range: string, now: number):
         : { value: now as number, time: String(snapshot.synced_at), daily: false };
     const at = top.daily ? `on ${when(top.time, 'UTC').slice(0, 10)}` : `on ${when(top.time, timeZone)}`;
     return (
-      `<div><dt>${label}</dt><dd data-live="${field}">${count(now)}</dd>` +
+      `<div><dt>${label}</dt><dd aria-live="polite" data-live="${field}">${count(now)}</dd>` +
       `<dd class="record">Record ${count(top.value)} ${at}</dd></div>`
     );
   };
+  const stream = site.streaming?.() ?? false;
   const body =
-    `<dl class="cards">${card('users', 'Users')}${card('channels', 'Channels')}${card('operators', 'Operators')}` +
-    `${card('servers', 'Servers')}</dl>` +
+    `<dl class="cards"${liveAttributes(site, stream)}>${card('users', 'Users')}${card('channels', 'Channels')}` +
+    `${card('operators', 'Operators')}${card('servers', 'Servers')}</dl>` +
     `<p class="muted">Counted by the network at <span data-live-time>${when(snapshot.synced_at, timeZone)}</span>; ` +
-    `updated live every ${site.liveSeconds} s.</p>` +
-    `<h2>Users and channels</h2><p>Over: ${chart.picker}</p><div data-live-chart>${chart.html}</div>` +
+    `<span data-live-how>${stream ? 'updated live as they change' : `updated live every ${site.liveSeconds} s`}</span>.</p>` +
+    `<h2>Users and channels</h2><p>Over: ${chart.picker}</p><div data-live-chart${chart.latest}>${chart.html}</div>` +
     `<h2>Top channels today</h2>` +
     table(
       `Most lines today (${text(status.date)})`,
@@ -133,15 +160,14 @@ export async function statusPage(site: SiteContext, range: string, now: number):
     ) +
     `<h2>Servers</h2>` +
     serverTable(list(servers.results));
-  const live = liveScriptOf(site.liveSeconds, timeZone);
   return {
     status: 200,
     html: framed(site, {
       title: site.network(),
       current: '/network/',
-      body: body + `<script>${live.code}</script>`,
+      body: body + `<script>${STATUS_SCRIPT.code}</script>`,
     }),
-    scripts: [live.source],
+    scripts: [STATUS_SCRIPT.source],
   };
 }
 
@@ -155,46 +181,6 @@ function serverTable(servers: readonly Json[]): string {
       count(server.users),
       count(server.latency_ms),
     ]),
-  );
-}
-
-/** The live scripts made so far, by their settings, with their CSP sources: made and hashed once each. */
-const liveScripts = new Map<string, { code: string; source: string }>();
-
-/** The status page's live script for these settings, and its CSP source (the same on every status page). */
-function liveScriptOf(seconds: number, timeZone: string): { code: string; source: string } {
-  const key = `${seconds} ${timeZone}`;
-  let made = liveScripts.get(key);
-  if (!made) {
-    const code = liveScript(seconds, timeZone);
-    made = { code, source: inlineScriptSource(code) };
-    liveScripts.set(key, made);
-  }
-  return made;
-}
-
-/**
- * The counts, live: the public status answer, asked again with its ETag (a 304 costs nothing, and a
- * caching proxy in front answers it as well as the bot), its numbers written into the `data-live` cards and
- * its time into the "counted at" line (in the site's zone). When the answer's latest history point changed,
- * the chart is taken anew from this same page (also a cached read), so the latest point arrives too.
- */
-function liveScript(seconds: number, timeZone: string): string {
-  return (
-    `(()=>{let tag=null;let latest=null;const cards=document.querySelectorAll('[data-live]');` +
-    `const time=document.querySelector('[data-live-time]');const chart=document.querySelector('[data-live-chart]');` +
-    `const format=new Intl.DateTimeFormat('sv-SE',{timeZone:${JSON.stringify(timeZone)},year:'numeric',month:'2-digit',` +
-    `day:'2-digit',hour:'2-digit',minute:'2-digit',hour12:false});` +
-    `async function redraw(){const r=await fetch(location.pathname+location.search);if(r.status!==200)return;` +
-    `const fresh=new DOMParser().parseFromString(await r.text(),'text/html').querySelector('[data-live-chart]');` +
-    `if(fresh&&chart)chart.replaceChildren(...fresh.childNodes);}` +
-    `async function tick(){try{const r=await fetch('/network/data/status/',{headers:tag?{'If-None-Match':tag}:{}});` +
-    `if(r.status!==200)return;tag=r.headers.get('ETag');const answer=await r.json();const s=answer.snapshot;` +
-    `for(const c of cards){const v=s[c.dataset.live];if(typeof v==='number')c.textContent=v.toLocaleString('en-US');}` +
-    `if(time&&s.synced_at){time.setAttribute('data-synced-at',s.synced_at);time.textContent=format.format(new Date(s.synced_at));}` +
-    `const point=JSON.stringify((answer.history||[]).at(-1)??null);` +
-    `if(latest!==null&&point!==latest)await redraw();latest=point;}catch{}}` +
-    `tick();setInterval(tick,${seconds * 1000});})();`
   );
 }
 
@@ -308,14 +294,18 @@ export async function channelPage(site: SiteContext, name: string): Promise<Rend
   );
   const channel = object(answer.channel);
   const hourly = numbers(answer.hourly_lines);
+  const channelName = String(channel.name ?? name);
+  // The bot hears the joins, parts and topics of the channels it sits in only: another channel's page asks.
+  const stream = (site.streaming?.() ?? false) && answer.lines_counted === true;
   const body =
-    `<dl class="cards"><div><dt>Users now</dt><dd>${count(channel.users)}</dd>` +
-    `<dd class="record">Most today ${count(channel.peak_users)}</dd></div>` +
+    `<dl class="cards" data-channel="${escapeHtml(channelName)}"${liveAttributes(site, stream)}>` +
+    `<div><dt>Users now</dt><dd aria-live="polite" data-live="users">${count(channel.users)}</dd>` +
+    `<dd class="record" data-live="peak_users">Most today ${count(channel.peak_users)}</dd></div>` +
     `<div><dt>Record users</dt><dd data-record>${count(channel.record_users)}</dd>` +
     `<dd class="record">on <time datetime="${text(channel.record_users_at)}">${when(channel.record_users_at, site.timeZone)}</time></dd></div>` +
     `<div><dt>Lines today</dt><dd>${count(answer.lines_today)}</dd></div>` +
-    `<div><dt>Modes</dt><dd>${text(channel.modes)}</dd></div></dl>` +
-    `<h2>Topic</h2><p class="topic">${typeof channel.topic === 'string' && channel.topic !== '' ? escapeHtml(channel.topic) : '<span class="muted">No topic.</span>'}</p>` +
+    `<div><dt>Modes</dt><dd data-live="modes">${text(channel.modes)}</dd></div></dl>` +
+    `<h2>Topic</h2><p class="topic" aria-live="polite" data-live-topic>${typeof channel.topic === 'string' && channel.topic !== '' ? escapeHtml(channel.topic) : '<span class="muted">No topic.</span>'}</p>` +
     (answer.lines_counted === true || hourly.length === 24
       ? `<h2>Lines today by hour</h2>${barChart(`Lines in ${String(channel.name)} today (${String(answer.date)})`, HOURS, hourly.length === 24 ? hourly : HOURS.map(() => 0))}`
       : `<p class="muted">The bot does not sit in this channel, so its lines are not counted.</p>`) +
@@ -330,13 +320,15 @@ export async function channelPage(site: SiteContext, name: string): Promise<Rend
     memberChart('Members by IRC client', answer.member_clients, (entry) => String(entry.client), 'Client') +
     `</section><section><h2>Members by country</h2>` +
     memberChart('Members by country', answer.member_countries, (entry) => String(entry.country), 'Country') +
-    `</section></div>`;
+    `</section></div>` +
+    `<script>${CHANNEL_SCRIPT.code}</script>`;
   return {
     status: 200,
     html: framed(site, {
-      title: String(channel.name ?? name),
+      title: channelName,
       body,
     }),
+    scripts: [CHANNEL_SCRIPT.source],
   };
 }
 
@@ -460,16 +452,21 @@ export const HISTORY_RANGES: Readonly<Record<string, { days: number; bucket: str
   '30d': { days: 30, bucket: '1d', label: '30 days' },
 };
 
+/** The length of a history bucket, by its name in `HISTORY_RANGES`. */
+const BUCKET_MS: Readonly<Record<string, number>> = { '1h': 60 * 60 * 1000, '1d': DAY_MS };
+
 /**
  * Users and channels over a range (`HISTORY_RANGES`) as a chart with its table, and the range picker: links
- * to `basePath` with each other range (`?range=`), the chosen one marked.
+ * to `basePath` with each other range (`?range=`), the chosen one marked. `latest` is the chart's latest
+ * bucket as data attributes (its length, start, users and channels), for the status page's live script to
+ * tell whether the counts it hears have gone past it.
  */
 async function historyChart(
   site: SiteContext,
   range: string,
   now: number,
   basePath: string,
-): Promise<{ html: string; picker: string }> {
+): Promise<{ html: string; picker: string; latest: string }> {
   const key = HISTORY_RANGES[range] ? range : '24h';
   const chosen = HISTORY_RANGES[key]!;
   const since = new Date(now - chosen.days * DAY_MS).toISOString();
@@ -505,7 +502,15 @@ async function historyChart(
       },
     ],
   );
-  return { html, picker };
+  const last = points.at(-1);
+  const latest =
+    ` data-bucket-ms="${BUCKET_MS[chosen.bucket]}"` +
+    (last
+      ? ` data-latest-time="${text(last.time)}"` +
+        (typeof last.users === 'number' ? ` data-latest-users="${last.users}"` : '') +
+        (typeof last.channels === 'number' ? ` data-latest-channels="${last.channels}"` : '')
+      : '');
+  return { html, picker, latest };
 }
 
 export async function historyPage(site: SiteContext, range: string, now: number): Promise<Rendered> {

@@ -4,7 +4,8 @@
  * sync) each route answers with the site's refusal page, its declared `renderError`. And the site's icon.
  */
 import { HtmlDocument, TextDocument, type ApiRequest, type ApiResponse, type RouteDefinition } from '../../lib/sdk.js';
-import { ICON_PATH } from './layout.js';
+import { ICON_PATH, LIVE_MENU_ENTRY } from './layout.js';
+import { liveQuery, livePage } from './live-page.js';
 import {
   apiPage,
   channelPage,
@@ -68,6 +69,12 @@ function sitePages(site: SiteContext, now: () => number): Page[] {
       name: 'status',
       summary: 'The network now',
       render: (request) => statusPage(site, request.query.get('range') ?? '24h', now()),
+    },
+    {
+      path: LIVE_MENU_ENTRY.path,
+      name: 'live',
+      summary: "The network's events as they happen",
+      render: (request) => Promise.resolve(livePage(site, liveQuery(request))),
     },
     {
       path: '/network/channels/',

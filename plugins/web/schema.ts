@@ -24,7 +24,8 @@ export const webConfigSchema = {
       minimum: 5,
       maximum: 3600,
       default: 15,
-      description: "Seconds between the status page's live updates of its counts.",
+      description:
+        "Seconds between the status and channel pages' reads of their numbers where they have no event stream to follow (the events plugin is off, or the browser cannot), and between the status page's chart refreshes while its counts are ahead of it.",
     },
   },
 } as const;

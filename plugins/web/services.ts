@@ -67,7 +67,12 @@ declare module '../../lib/sdk.js' {
 /** The inline scripts of the frame every page carries (tables sorted, tooltips), as CSP sources. */
 export const FRAME_SCRIPT_SOURCES: readonly string[] = [inlineScriptSource(SITE_SCRIPT)];
 
-export function webLayout(site: { network(): string; timeZone: string; menu: MenuEntry[] }): WebLayout {
+export function webLayout(site: {
+  network(): string;
+  timeZone: string;
+  menu: MenuEntry[];
+  streaming?(): boolean;
+}): WebLayout {
   const scriptSources = FRAME_SCRIPT_SOURCES;
   return {
     page: ({ title, body, style, current }) =>

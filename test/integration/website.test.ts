@@ -3,8 +3,11 @@
  * crowd that chats: every page loads without a console error or a failed request, asks nothing of any
  * origin but the bot's, shows the JSON API's numbers, has no serious or critical axe-core violation (in
  * dark colours too), reads with JavaScript off, sorts its tables and shows its charts' tooltips with it
- * on, and the status page's users count follows clients connecting without a reload. Screenshots at 375
- * and 1280 px of each page, and of two in dark colours, go to `.test-output/website/` (WEBSITE_SHOTS names
+ * on. The bot streams its events (the events plugin): the status page's users count follows clients
+ * connecting from the stream, without asking its data again (and by asking it, where the browser has no
+ * EventSource); a channel page's users and topic follow its events; the Live page shows what clients do,
+ * holds it while paused, and narrows to the kinds asked for. Screenshots at 375 and 1280 px of each page, of
+ * three in dark colours and of the Live page with events, go to `.test-output/website/` (WEBSITE_SHOTS names
  * another folder).
  *
  * The bot is started through test/support/website.ts, so this file runs once, on the default IRC client
@@ -32,6 +35,7 @@ const PAGES: [name: string, path: string][] = [
   ['countries', '/network/countries/'],
   ['clients', '/network/clients/'],
   ['history', '/network/history/'],
+  ['live', '/network/live/'],
   ['api', '/network/api/'],
   ['not-found', '/network/channel/%23nosuch/'],
   ['not-found-user', '/network/user/nosuchnick/'],
@@ -42,6 +46,14 @@ let crowd: Crowd;
 let bot: TestBot;
 let browser: Browser;
 const extra: IrcClient[] = [];
+const tag = (process.pid % 100000).toString(36);
+/**
+ * A channel a client of the test makes before the bot starts (the bot joins every channel, "*", at its sync),
+ * so that the client is its operator and may set its topic.
+ */
+const fresh = `#lv${tag}`;
+let founder: IrcClient;
+const pathOf = (url: string) => new URL(url).pathname;
 
 t.before(async () => {
   network = await startTestNetwork();
@@ -57,11 +69,14 @@ t.before(async () => {
     webircPass: network.webircPass,
     seed: 7,
   });
+  founder = await person(`lva${tag}`);
+  await founder.request(`JOIN ${fresh}`, '366');
   bot = await startWebsiteBot(network, {
     plugins: {
       stats: { refresh_seconds: 600, version_requests_per_second: 10, history_seconds: 1 },
       api: { cache_seconds: 1, reuse_ms: 0 },
       web: { cache_seconds: 1, live_seconds: 5 },
+      events: {},
     },
   });
   // A person of the crowd has a public profile (a page of its own, shot and checked like the others).
@@ -69,7 +84,11 @@ t.before(async () => {
   browser = await launchBrowser();
   fs.mkdirSync(shots, { recursive: true });
   // Lines in the bot's channels, so that the top lists have something.
-  await eventually(() => CHANNELS.every((name) => bot.host.model.channels.get(name)?.joined === true), 'joins', 20000);
+  await eventually(
+    () => [...CHANNELS, fresh].every((name) => bot.host.model.channels.get(name)?.joined === true),
+    'joins',
+    20000,
+  );
   for (const member of crowd.clients) {
     for (const channel of member.channels) crowd.say(member.nick, channel, `hello from ${member.nick}`);
   }
@@ -84,16 +103,27 @@ t.teardown(async () => {
   await network?.stop();
 });
 
-/** A page of the bot's that records what went wrong on it and every request it made. */
-async function open(pagePath: string, options: { javascript?: boolean; width?: number; dark?: boolean } = {}) {
+/**
+ * A page of the bot's that records what went wrong on it and every request it made; with `eventSource: false`,
+ * in a browser without EventSource.
+ */
+async function open(
+  pagePath: string,
+  options: { javascript?: boolean; width?: number; dark?: boolean; eventSource?: boolean } = {},
+) {
   const page = await browser.newPage();
+  if (options.eventSource === false) await page.evaluateOnNewDocument('delete window.EventSource');
   const problems: string[] = [];
   const requests: string[] = [];
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console: ${message.text()}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${String(error)}`));
-  page.on('requestfailed', (request) => problems.push(`failed: ${request.url()} ${request.failure()?.errorText}`));
+  page.on('requestfailed', (request) => {
+    // A stream the page closes itself (its filters changed, its tab hidden) ends as aborted: that is no failure.
+    const closed = request.failure()?.errorText === 'net::ERR_ABORTED' && pathOf(request.url()) === '/api/irc/events/';
+    if (!closed) problems.push(`failed: ${request.url()} ${request.failure()?.errorText}`);
+  });
   page.on('request', (request) => requests.push(request.url()));
   await page.setJavaScriptEnabled(options.javascript ?? true);
   // Each visit asks the bot: a page the browser kept (max-age) would show an earlier moment.
@@ -349,22 +379,69 @@ t.test('the API page at 375 px: a row per endpoint, stacked, none of them tall',
   await page.close();
 });
 
-t.test(
-  "the status page's users count and latest history point follow clients connecting, without a reload",
-  async (t) => {
-    const { page, problems } = await open('/network/');
-    const before = Number(
-      (await page.$eval('[data-live="users"]', (element) => element.textContent))!.replace(/,/g, ''),
+/** A client of the test's own, registered (quit at the end). */
+async function person(nick: string): Promise<IrcClient> {
+  const client = new IrcClient({ port: network.leafPort, nick });
+  extra.push(client);
+  await client.connect();
+  const result = await client.register();
+  if (!result.ok) throw new Error(`${nick} could not register: ${result.last.raw}`);
+  return client;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `client` sets `channel`'s topic; InspIRCd refuses a change that follows another too soon (437): then again. */
+async function setTopic(client: IrcClient, channel: string, topic: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const answer = client.waitFor(
+      (message) =>
+        (message.command === 'TOPIC' && message.params[0]?.toLowerCase() === channel.toLowerCase()) ||
+        ['437', '482'].includes(message.command),
+      { what: `TOPIC ${channel}` },
     );
-    for (let index = 0; index < 3; index++) {
-      const client = new IrcClient({ port: network.leafPort, nick: `late${index}${process.pid % 1000}` });
-      extra.push(client);
-      await client.connect();
-      await client.register();
-    }
+    client.send(`TOPIC ${channel} :${topic}`);
+    const reply = await answer;
+    if (reply.command === 'TOPIC') return;
+    if (reply.command !== '437' || attempt === 10) throw new Error(`TOPIC refused: ${reply.raw}`);
+    await pause(1500);
+  }
+}
+
+/** The number a page shows in `selector`, thousands separators left out. */
+const shownNumber = async (page: Page, selector: string): Promise<number> =>
+  Number((await page.$eval(selector, (element) => element.textContent))!.replace(/,/g, ''));
+
+t.test(
+  "the status page's counts follow the event stream, without asking its data again; its chart follows",
+  async (t) => {
+    const { page, problems, requests } = await open('/network/');
+    t.equal(
+      await page.evaluate('document.visibilityState'),
+      'visible',
+      'the page shows (a hidden one holds no stream)',
+    );
+    t.equal(
+      await page.$eval('[data-live-how]', (element) => element.textContent),
+      'updated live as they change',
+      'the page says how it is updated',
+    );
+    await eventually(
+      () => requests.some((url) => url.endsWith('/api/irc/events/?types=counts')),
+      'the stream of counts opened',
+      10000,
+    );
+    // At the stream's opening the page reads its data once, and once more after the answer's max-age (1 s here)
+    // when no counts came meanwhile: a change between the page's making and the stream's opening is not lost.
+    await pause(3000);
+    const statusReads = () => requests.filter((url) => pathOf(url) === '/network/data/status/').length;
+    const atOpening = statusReads();
+    t.ok(atOpening <= 2, `${atOpening} reads of the status data at the stream's opening`);
+    const before = await shownNumber(page, '[data-live="users"]');
+    for (let index = 0; index < 3; index++) await person(`late${index}${tag}`);
     await page.waitForFunction(
       `Number(document.querySelector('[data-live="users"]')?.textContent?.replace(/,/g, '')) >= ${before + 3}`,
-      { timeout: 30000 },
+      { timeout: 15000 },
     );
     t.pass(`the count went from ${before} to at least ${before + 3} in the open page`);
     // The latest history point follows: the chart's last hour (its table, the text alternative) shows the peak.
@@ -373,6 +450,7 @@ t.test(
       { timeout: 30000 },
     );
     t.pass("the chart's latest point shows the new users too, without a reload");
+    t.equal(statusReads(), atOpening, 'the status data was not asked again: the counts came from the stream');
     t.equal(await page.evaluate('window.performance.getEntriesByType("navigation").length'), 1, 'one page load');
     t.match(
       await page.$eval('[data-live-time]', (element) => element.textContent),
@@ -383,3 +461,204 @@ t.test(
     await page.close();
   },
 );
+
+t.test('without EventSource, the status page asks its data every live_seconds, as before', async (t) => {
+  const { page, problems, requests } = await open('/network/', { eventSource: false });
+  t.equal(await page.$eval('[data-live-how]', (element) => element.textContent), 'updated live every 5 s');
+  const before = await shownNumber(page, '[data-live="users"]');
+  await person(`poll${tag}`);
+  await page.waitForFunction(
+    `Number(document.querySelector('[data-live="users"]')?.textContent?.replace(/,/g, '')) >= ${before + 1}`,
+    { timeout: 20000 },
+  );
+  t.pass(`the count went from ${before} to at least ${before + 1}`);
+  t.ok(
+    requests.filter((url) => pathOf(url) === '/network/data/status/').length >= 2,
+    'by asking the status data again',
+  );
+  t.notOk(
+    requests.some((url) => pathOf(url) === '/api/irc/events/'),
+    'no stream asked for',
+  );
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});
+
+t.test("a channel page's users and topic follow the channel's events", async (t) => {
+  const pagePath = `/network/channel/${encodeURIComponent(fresh)}/`;
+  const { page, problems, requests } = await open(pagePath);
+  t.ok(
+    await page.$eval('dl[data-channel]', (element) => element.hasAttribute('data-stream')),
+    'the page follows the stream: the bot sits in the channel',
+  );
+  await eventually(
+    () => requests.some((url) => pathOf(url) === '/api/irc/events/' && url.includes('channel=%23lv')),
+    "the stream of the channel's events opened",
+    10000,
+  );
+  const before = await shownNumber(page, '[data-live="users"]');
+  const joiner = await person(`lvc${tag}`);
+  await joiner.request(`JOIN ${fresh}`, '366');
+  await page.waitForFunction(`Number(document.querySelector('[data-live="users"]')?.textContent) === ${before + 1}`, {
+    timeout: 10000,
+  });
+  t.pass(`users now went from ${before} to ${before + 1}`);
+  const topic = `Live <b>topic</b> & "more" ${tag}`;
+  await setTopic(founder, fresh, topic);
+  await page.waitForFunction(`document.querySelector('[data-live-topic]')?.textContent === ${JSON.stringify(topic)}`, {
+    timeout: 10000,
+  });
+  t.pass('the topic changed in the open page');
+  t.equal(await page.$$eval('[data-live-topic] *', (elements) => elements.length), 0, 'as text, never as markup');
+  const reads = requests.filter((url) => pathOf(url) === `/network/data/channel/${encodeURIComponent(fresh)}/`);
+  t.ok(
+    reads.some((url) => /\?after=[0-9a-z]+-\d+$/.test(url)),
+    "each event had the channel's data read again, after it",
+  );
+  t.ok(reads.filter((url) => !url.includes('?')).length <= 2, 'and nothing else but at the opening: no polling');
+  t.equal(await page.evaluate('window.performance.getEntriesByType("navigation").length'), 1, 'one page load');
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});
+
+/** The Live page's lines, newest first. */
+const liveLines = (page: Page) =>
+  page.$$eval('[data-live-lines] li', (items) =>
+    items.map((item) => ({ type: item.getAttribute('data-type') ?? 'note', text: item.textContent ?? '' })),
+  );
+
+/** Waits until the Live page has a line of `type` that reads `text`. */
+const liveLine = (page: Page, type: string, text: string, timeout = 10000) =>
+  page.waitForFunction(
+    `[...document.querySelectorAll('[data-live-lines] li[data-type=${JSON.stringify(type)}]')].some((item) => item.textContent.includes(${JSON.stringify(text)}))`,
+    { timeout },
+  );
+
+t.test('the Live page: events as they happen, held while paused, narrowed by the filters', async (t) => {
+  const { page, problems, requests } = await open('/network/live/');
+  await page.waitForFunction(`document.querySelector('[data-live-state]')?.textContent?.startsWith('Connected')`, {
+    timeout: 10000,
+  });
+  t.pass('connected');
+  t.ok(
+    requests.some((url) => pathOf(url) === '/api/irc/events/' && !url.includes('counts') && url.includes('join')),
+    'every kind but the counts, at first',
+  );
+  const guest = await person(`lvb${tag}`);
+  const started = Date.now();
+  guest.send(`JOIN ${fresh}`);
+  await liveLine(page, 'join', `lvb${tag} joined ${fresh}`, 5000);
+  t.pass(`the join shows within ${Date.now() - started} ms`);
+  t.equal(
+    await page.$eval('[data-live-lines] li[data-type="join"] a[href^="/network/channel/"]', (element) =>
+      element.getAttribute('href'),
+    ),
+    `/network/channel/${encodeURIComponent(fresh)}/`,
+    'the channel links to its page',
+  );
+  const topic = `<img src=x onerror="alert(1)"> on air ${tag}`;
+  await setTopic(founder, fresh, topic);
+  await liveLine(page, 'topic', topic);
+  t.pass('the topic shows');
+  t.equal(await page.$$eval('[data-live-lines] img', (elements) => elements.length), 0, 'as text, never as markup');
+  t.equal((await liveLines(page))[0]!.type, 'topic', 'newest first');
+
+  await page.click('[data-live-pause]');
+  t.equal(await page.$eval('[data-live-pause]', (element) => element.textContent), 'Resume');
+  const shown = (await liveLines(page)).length;
+  guest.send(`PART ${fresh} :back soon`);
+  await page.waitForFunction(`/^\\d+ events? held\\.$/.test(document.querySelector('[data-live-held]').textContent)`, {
+    timeout: 10000,
+  });
+  const held = await page.$eval('[data-live-held]', (element) => element.textContent);
+  t.pass(`paused: ${held}`);
+  t.equal((await liveLines(page)).length, shown, 'no new line while paused');
+  await page.click('[data-live-pause]');
+  await liveLine(page, 'part', `lvb${tag} left ${fresh}: “back soon”`, 1000);
+  t.pass('resumed: the held events show');
+  t.equal(await page.$eval('[data-live-held]', (element) => element.textContent), '', 'none held');
+
+  // Only topics, of the test's channel.
+  for (const box of await page.$$('input[name="types"]:checked')) {
+    if ((await box.evaluate((element) => element.getAttribute('value'))) !== 'topic') await box.click();
+  }
+  await page.type('#live-channel', fresh.slice(1));
+  await page.click('form.filters button[type="submit"]');
+  t.equal((await liveLines(page))[0]!.text, `From here on: topics in ${fresh}.`, 'a line says what follows');
+  t.equal(new URL(page.url()).search, `?types=topic&channel=${encodeURIComponent(fresh)}`, 'the address keeps them');
+  await eventually(
+    () => requests.some((url) => url.endsWith(`/api/irc/events/?types=topic&channel=${encodeURIComponent(fresh)}`)),
+    'the stream reopened with the filters',
+    5000,
+  );
+  await guest.request(`JOIN ${fresh}`, '366');
+  const second = `Second topic ${tag}`;
+  await setTopic(founder, fresh, second);
+  await liveLine(page, 'topic', second);
+  const since = await liveLines(page);
+  const newer = since.slice(
+    0,
+    since.findIndex((line) => line.text.startsWith('From here on')),
+  );
+  t.same(
+    newer.map((line) => line.type),
+    ['topic'],
+    'the topic shows, and not the join before it',
+  );
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});
+
+t.test('the Live page with events of every kind: no serious axe violation, light, dark, at 375 px', async (t) => {
+  const { page, problems } = await open('/network/live/');
+  await page.waitForFunction(`document.querySelector('[data-live-state]')?.textContent?.startsWith('Connected')`, {
+    timeout: 10000,
+  });
+  const visitor = await person(`lvd${tag}`);
+  await visitor.request(`JOIN ${fresh}`, '366');
+  founder.send(`MODE ${fresh} +o lvd${tag}`);
+  await liveLine(page, 'mode', `+o lvd${tag}`);
+  visitor.send(`NICK lve${tag}`);
+  await liveLine(page, 'nick', `lvd${tag} is now lve${tag}`);
+  visitor.send('AWAY :lunch');
+  await setTopic(founder, fresh, `Welcome to ${fresh}: the live test's channel`);
+  visitor.send(`PART ${fresh} :off to lunch`);
+  await liveLine(page, 'part', 'off to lunch');
+  await visitor.quit('see you later');
+  await liveLine(page, 'quit', 'see you later');
+  const lines = await liveLines(page);
+  t.pass(`${lines.length} lines: ${lines.map((line) => line.type).join(', ')}`);
+  t.equal(
+    await page.$eval(
+      '[data-live-lines] li',
+      (item) => item.ownerDocument.defaultView!.getComputedStyle(item).animationName,
+    ),
+    'fresh',
+    'a new line is lit up a moment',
+  );
+  // Asked for less motion, the page moves nothing (and the screenshots show the lines as they stay).
+  await page.emulateMediaFeatures([{ name: 'prefers-reduced-motion', value: 'reduce' }]);
+  t.equal(
+    await page.$eval(
+      '[data-live-lines] li',
+      (item) => item.ownerDocument.defaultView!.getComputedStyle(item).animationName,
+    ),
+    'none',
+    'but not for a reader who asked for less motion',
+  );
+  t.same(await axeViolations(page), [], 'axe-core finds nothing serious or critical');
+  await page.screenshot({ path: path.join(shots, 'live-events-1280.png'), fullPage: true });
+  await page.emulateMediaFeatures([
+    { name: 'prefers-reduced-motion', value: 'reduce' },
+    { name: 'prefers-color-scheme', value: 'dark' },
+  ]);
+  t.same(await axeViolations(page, ['color-contrast']), [], "in dark colours, axe-core's colour contrast passes");
+  await page.screenshot({ path: path.join(shots, 'live-events-dark-1280.png'), fullPage: true });
+  await page.emulateMediaFeatures([{ name: 'prefers-reduced-motion', value: 'reduce' }]);
+  await page.setViewport({ width: 375, height: 800 });
+  const overflow = (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+  t.ok(overflow <= 1, `nothing wider than a 375 px screen (${overflow} px over)`);
+  await page.screenshot({ path: path.join(shots, 'live-events-375.png'), fullPage: true });
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});

@@ -21,6 +21,7 @@ const PAGES = [
   '/network/clients/',
   '/network/history/',
   '/network/history/?range=30d',
+  '/network/live/',
   '/network/api/',
 ];
 
