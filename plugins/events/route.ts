@@ -15,26 +15,8 @@ import {
 import { Journal, type JournalEntry, type View } from './journal.js';
 import { streamItemSchema } from './schemas.js';
 import type { EventsConfig } from './schema.js';
-import type { NetworkEventType } from './service-types.js';
+import { EVENT_TYPES } from './service-types.js';
 import { Reader, type EventFilter, type Fanout } from './streams.js';
-
-export const EVENT_TYPES: readonly NetworkEventType[] = [
-  'join',
-  'part',
-  'kick',
-  'quit',
-  'nick',
-  'topic',
-  'mode',
-  'away',
-  'account',
-  'connect',
-  'channel_created',
-  'channel_emptied',
-  'server_linked',
-  'server_split',
-  'counts',
-];
 
 export const EVENT_STREAM_TYPE = 'text/event-stream; charset=utf-8';
 

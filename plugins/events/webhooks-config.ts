@@ -6,33 +6,8 @@
  */
 import type { FromJsonSchema } from '../../lib/sdk.js';
 import type { View } from './journal.js';
-import type { NetworkEventType } from './service-types.js';
+import { EVENT_TYPES, type NetworkEventType } from './service-types.js';
 import { parseSecret } from './webhooks-signature.js';
-
-/**
- * The event types an endpoint may ask for: the stream's (route.ts), listed here too because route.ts imports the
- * config's type, which holds this schema. The compiler holds the list to the contract's types, both ways.
- */
-const WEBHOOK_EVENT_TYPES = [
-  'join',
-  'part',
-  'kick',
-  'quit',
-  'nick',
-  'topic',
-  'mode',
-  'away',
-  'account',
-  'connect',
-  'channel_created',
-  'channel_emptied',
-  'server_linked',
-  'server_split',
-  'counts',
-] as const satisfies readonly NetworkEventType[];
-const everyType: [Exclude<NetworkEventType, (typeof WEBHOOK_EVENT_TYPES)[number]>] extends [never] ? true : never =
-  true;
-void everyType;
 
 const count = (minimum: number, maximum: number, fallback: number, description: string) =>
   ({ type: 'integer', minimum, maximum, default: fallback, description }) as const;
@@ -67,7 +42,7 @@ export const webhookEndpointSchema = {
       type: 'array',
       minItems: 1,
       uniqueItems: true,
-      items: { type: 'string', enum: WEBHOOK_EVENT_TYPES },
+      items: { type: 'string', enum: EVENT_TYPES },
       description: 'Only these event types (default: every type).',
     },
     view: {
