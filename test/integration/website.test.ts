@@ -433,7 +433,7 @@ t.test(
     );
     // At the stream's opening the page reads its data once, and once more after the answer's max-age (1 s here)
     // when no counts came meanwhile: a change between the page's making and the stream's opening is not lost.
-    await pause(3000);
+    await pause(4000);
     const statusReads = () => requests.filter((url) => pathOf(url) === '/network/data/status/').length;
     const atOpening = statusReads();
     t.ok(atOpening <= 2, `${atOpening} reads of the status data at the stream's opening`);
@@ -607,6 +607,92 @@ t.test('the Live page: events as they happen, held while paused, narrowed by the
   );
   t.same(problems, [], 'no error meanwhile');
   await page.close();
+});
+
+t.test('a hidden tab closes its stream, and gets what it missed when it shows again', async (t) => {
+  const { page, problems, requests } = await open('/network/live/');
+  await page.waitForFunction(`document.querySelector('[data-live-state]')?.textContent?.startsWith('Connected')`, {
+    timeout: 10000,
+  });
+  const shown = (hidden: boolean) =>
+    page.evaluate(
+      `Object.defineProperty(document, 'hidden', { value: ${hidden}, configurable: true });` +
+        `document.dispatchEvent(new Event('visibilitychange'))`,
+    );
+  const opened = () => requests.filter((url) => pathOf(url) === '/api/irc/events/').length;
+  const before = opened();
+  const joiner = await person(`lvh${tag}`);
+  await joiner.request(`JOIN ${fresh}`, '366');
+  await liveLine(page, 'join', `lvh${tag} joined`);
+  await shown(true);
+  t.match(await page.$eval('[data-live-state]', (element) => element.textContent), /^Closed while this tab is hidden/);
+  joiner.send(`PART ${fresh} :while hidden`);
+  await pause(500);
+  t.notOk(
+    (await liveLines(page)).some((line) => line.text.includes('while hidden')),
+    'nothing comes while hidden',
+  );
+  await shown(false);
+  await liveLine(page, 'part', 'while hidden');
+  t.pass('shown again: the part made while it was hidden');
+  t.equal(opened(), before + 1, 'by one new stream');
+  t.match(
+    requests.filter((url) => pathOf(url) === '/api/irc/events/').at(-1),
+    /\/api\/irc\/events\/\?types=[a-z_%2C]+&since=[0-9a-z]+-\d+$/,
+    'from the last event it had',
+  );
+  t.same(problems, [], 'no error meanwhile');
+  await page.close();
+});
+
+t.test('a refused stream: the Live page says why, the status page asks its data instead', async (t) => {
+  /** A page whose stream requests the bot answers with `status` (as a proxy, or the bot at its limits, might). */
+  const refusing = async (pagePath: string, status: number, message: string) => {
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    await page.setRequestInterception(true);
+    page.on('request', (request) => {
+      requests.push(request.url());
+      if (pathOf(request.url()) !== '/api/irc/events/') return void request.continue();
+      void request.respond({
+        status,
+        contentType: 'application/json',
+        headers: status === 429 ? { 'Retry-After': '30' } : {},
+        body: JSON.stringify({ error: { status, code: 'refused', message } }),
+      });
+    });
+    await page.goto(bot.url + pagePath, { waitUntil: 'load' });
+    return { page, requests };
+  };
+  const missing = await refusing('/network/live/', 404, 'No API path matches /api/irc/events/');
+  await missing.page.waitForFunction(`document.querySelector('[data-live-state]')?.textContent?.startsWith('Not')`);
+  t.equal(
+    await missing.page.$eval('[data-live-state]', (element) => element.textContent),
+    'Not available: this bot does not stream its events (its events plugin is not enabled). See the API’s endpoints.',
+  );
+  t.equal(await missing.page.$eval('[data-live-state] a', (element) => element.getAttribute('href')), '/network/api/');
+  t.ok(await missing.page.$eval('form.filters', (element) => (element as unknown as { hidden: boolean }).hidden));
+  await missing.page.close();
+
+  const busy = await refusing('/network/live/', 429, 'Too many open event streams from this address (at most 10)');
+  await busy.page.waitForFunction(`document.querySelector('[data-live-state]')?.textContent?.startsWith('The')`);
+  t.equal(
+    await busy.page.$eval('[data-live-state]', (element) => element.textContent),
+    'The event stream was refused: Too many open event streams from this address (at most 10). Trying again in 30 s.',
+  );
+  await busy.page.close();
+
+  const status = await refusing('/network/', 404, 'No API path matches /api/irc/events/');
+  await status.page.waitForFunction(
+    `document.querySelector('[data-live-how]')?.textContent === 'updated live every 5 s'`,
+  );
+  await eventually(
+    () => status.requests.some((url) => pathOf(url) === '/network/data/status/'),
+    'the status data asked',
+    5000,
+  );
+  t.pass('the status page asks its data every live_seconds instead');
+  await status.page.close();
 });
 
 t.test('the Live page with events of every kind: no serious axe violation, light, dark, at 375 px', async (t) => {
