@@ -203,7 +203,7 @@ async function main(): Promise<number> {
       '================================================================================',
       ` IRC network data service demo is running. Ctrl-C stops everything.`,
       '',
-      ` Website:    ${baseUrl}/network/`,
+      ` Website:    ${baseUrl}/network/  (live events: ${baseUrl}/network/live/)`,
       ` Account:    ${baseUrl}/network/account/ (sign in as ${adminAccount}; admin panel ${baseUrl}/network/admin/)`,
       ` HTTP API:   ${baseUrl}/`,
       `   curl -s ${baseUrl}/api/irc/stats/`,
