@@ -22,6 +22,8 @@ import { ResponseStream, StreamBody } from './stream-body.js';
 import type { Responder } from './stages.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
+/** How long a stream ended by the server's close has to be taken by its client before its connection is closed. */
+const STREAM_END_GRACE_MS = 1000;
 export const API_VERSION = '1';
 const INTERNAL_MESSAGE = 'Internal server error; the failure has been logged';
 const INTERNAL_BODY = Buffer.from(JSON.stringify(new ApiError(500, 'internal', INTERNAL_MESSAGE).toBody()), 'utf8');
@@ -254,9 +256,14 @@ export class Respond implements Responder {
     this.send(exchange, head, bytes);
   }
 
-  /** End every open stream (the server is closing): each ends after what was written to it. */
-  endStreams(): void {
-    for (const stream of this.streams) stream.end();
+  /**
+   * End every open stream (the server is closing): each ends after what was written to it, and one whose client
+   * has not taken that within `graceMs` is closed, so that a client that stopped reading cannot hold the close.
+   */
+  endStreams(graceMs = STREAM_END_GRACE_MS): void {
+    const ending = [...this.streams];
+    for (const stream of ending) stream.end();
+    if (ending.length > 0) setTimeout(() => ending.forEach((stream) => stream.abort()), graceMs).unref();
   }
 
   /** How many streams are open. */

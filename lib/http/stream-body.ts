@@ -18,7 +18,10 @@ export interface OpenStream {
   readonly ended: boolean;
   /** End the stream after what was written. */
   end(): void;
-  /** Close the connection at once, dropping what the client has not taken yet (a client that stopped reading). */
+  /**
+   * Close the connection at once, dropping what the client has not taken yet (a client that stopped reading);
+   * nothing happens once everything written has gone to the client's connection.
+   */
   abort(): void;
   /** `listener` runs once when the stream ends, whoever ends it (at once, if it has). */
   onEnd(listener: () => void): void;
@@ -72,7 +75,8 @@ export class ResponseStream implements OpenStream {
   }
 
   abort(): void {
-    this.response.destroy();
+    // Nothing to drop once the client has taken everything.
+    if (!this.response.writableFinished) this.response.destroy();
     this.finish();
   }
 

@@ -21,8 +21,8 @@ const END_MESSAGES: Record<EndReason, string> = {
   shutting_down: 'The bot is shutting down. Reconnect with Last-Event-ID to resume once it is back.',
 };
 
-/** How long a stream cut off for reading too slowly has to take its last event before its connection is closed. */
-const CUT_OFF_GRACE_MS = 5000;
+/** How long a stream the bot ended has to take what waits for it before its connection is closed. */
+const END_GRACE_MS = 5000;
 
 /** What a reader asked to see: null where it did not narrow it. */
 export interface EventFilter {
@@ -203,7 +203,11 @@ export class Fanout {
     }
   }
 
-  /** End `reader`'s stream with an `end` event; one cut off for reading too slowly is closed if it still does not read. */
+  /**
+   * End `reader`'s stream with an `end` event. Its connection is closed if the client has not read everything
+   * within {@link END_GRACE_MS}: once out of the caps, a client that does not read must not keep its socket and
+   * what waits for it (a token revoked on purpose would otherwise leave streams no cap counts).
+   */
   end(reader: Reader, reason: EndReason): void {
     const { stream } = reader;
     if (stream.ended) return;
@@ -211,8 +215,6 @@ export class Fanout {
     stream.write(`event: end\ndata: ${JSON.stringify({ reason, message: END_MESSAGES[reason] })}\n\n`);
     stream.end();
     this.options.onEnded?.(reason);
-    if (reason === 'slow_consumer') {
-      setTimeout(() => stream.abort(), CUT_OFF_GRACE_MS).unref();
-    }
+    setTimeout(() => stream.abort(), END_GRACE_MS).unref();
   }
 }

@@ -110,12 +110,17 @@ export class EventTap {
     this.emit(by === undefined ? 'part' : 'kick', data, channel.hidden ? null : data, { channel: channel.name });
   }
 
-  /** `user` quit (or was killed `by` someone); told before the model forgets them. */
-  quit(user: User, reason: string | null, by?: string | null): void {
+  /**
+   * `user` quit (or was killed `by` someone); told before the model forgets them. `reasonIsPublic`: the reason is
+   * what everyone in the user's channels saw. An operator is told more (InspIRCd gives operators a ban's or a
+   * kill's reason where others see "G-Lined"; its server notices carry that text): that reason stays out of the
+   * public form.
+   */
+  quit(user: User, reason: string | null, reasonIsPublic: boolean, by?: string | null): void {
     const extra = by === undefined ? {} : { killed_by: by };
     const data = { nick: user.nick, reason, ...extra, channels: channelNames(user, true), identity: identityOf(user) };
     const publicData = isPublicUser(user)
-      ? { nick: user.nick, reason, ...extra, channels: channelNames(user, false) }
+      ? { nick: user.nick, reason: reasonIsPublic ? reason : null, ...extra, channels: channelNames(user, false) }
       : null;
     this.emit('quit', data, publicData);
   }

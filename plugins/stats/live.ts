@@ -169,10 +169,11 @@ const handlers: Record<string, Handler> = {
     if (channelName && nick) left(channelName, nick, reason ?? null, message.source?.nick ?? null, context);
   },
 
-  QUIT(message, { model, events }) {
+  QUIT(message, { irc, model, events }) {
     if (!message.source) return;
     const user = events?.listening ? model.users.get(message.source.nick) : undefined;
-    if (user) events!.quit(user, message.params[0] ?? null);
+    // An operator may be shown another reason than the user's channels see.
+    if (user) events!.quit(user, message.params[0] ?? null, !irc.state.isOperator);
     model.removeUser(message.source.nick);
   },
 
@@ -180,7 +181,7 @@ const handlers: Record<string, Handler> = {
     const [nick, reason] = message.params;
     if (!nick) return;
     const user = events?.listening ? model.users.get(nick) : undefined;
-    if (user) events!.quit(user, reason ?? null, message.source?.nick ?? null);
+    if (user) events!.quit(user, reason ?? null, false, message.source?.nick ?? null);
     model.removeUser(nick);
   },
 

@@ -87,7 +87,8 @@ export function trackClientNotice(
   const tell = events?.listening ? events : undefined;
   if (notice.kind === 'exit') {
     const user = tell && model.users.get(notice.nick);
-    if (user) tell!.quit(user, notice.reason);
+    // A server notice is for operators: its reason may be one the user's channels did not see.
+    if (user) tell!.quit(user, notice.reason, false);
     model.removeUser(notice.nick);
     return notice;
   }
@@ -101,7 +102,7 @@ export function trackClientNotice(
   const key = model.fold(notice.nick);
   const previous = model.users.byKey(key);
   if (previous) {
-    tell?.quit(previous, null);
+    tell?.quit(previous, null, false);
     model.removeUser(notice.nick, key);
   }
   const user = model.upsertUser(

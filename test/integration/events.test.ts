@@ -166,7 +166,8 @@ t.test('every event type reaches each view, in order, as the view may see it', a
   const [quitFull, , quitPublic] = await seen(is('quit', { nick: daveNick }), 'quit');
   t.same(quitFull!.data.channels, [open]);
   t.same(quitPublic!.data.channels, [open]);
-  t.match(quitPublic!.data.reason, /gone fishing/);
+  t.match(quitFull!.data.reason, /gone fishing/);
+  t.equal(quitPublic!.data.reason, null, 'an operator bot keeps quit reasons from the public');
 
   await alice.request(`JOIN ${fresh}`, '366');
   await seen(is('channel_created', { channel: fresh }), 'channel_created', [full, open_]);

@@ -11,8 +11,8 @@ import { fakeNetwork } from '../../../testing/fake-network.js';
 import { startHarness } from '../../../testing/harness.js';
 import { joinAs } from './support.js';
 
-/** Starts the collector with a plugin that records every event. */
-async function start(t: Parameters<typeof startHarness>[0]) {
+/** Starts the collector with a plugin that records every event; an IRC operator unless `operator` is false. */
+async function start(t: Parameters<typeof startHarness>[0], operator = true) {
   const events: NetworkEvent[] = [];
   const recorder = definePlugin<Record<string, never>>({
     name: 'recorder',
@@ -28,7 +28,7 @@ async function start(t: Parameters<typeof startHarness>[0]) {
     plugins: { stats: {}, recorder: {} },
     isupport: 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX',
     network: fakeNetwork({ users: [{ nick: 'alice', server: 'hub.test.net' }] }),
-    operator: true,
+    operator,
     version: 'InspIRCd-3',
   });
   await bot.synced();
@@ -105,15 +105,21 @@ t.test('a secret channel: nothing public, and a quit names only public channels'
 
   irc.receive(':erin!e@h JOIN #hush', ':erin!e@h JOIN #room', ':erin!e@h QUIT :Ping timeout');
   const quit = ofType(events, 'quit')[1]!;
-  t.same(quit.publicData, { nick: 'erin', reason: 'Ping timeout', channels: ['#room'] });
+  t.same(
+    quit.publicData,
+    { nick: 'erin', reason: null, channels: ['#room'] },
+    'an operator bot may be shown a reason the channels were not: never public',
+  );
   t.same(quit.data?.channels, ['#hush', '#room']);
+  t.equal(quit.data?.reason, 'Ping timeout');
   irc.receive(':fay!f@h JOIN #room', ':oper.test.net KILL fay :flooding');
   t.same(ofType(events, 'quit')[2]!.publicData, {
     nick: 'fay',
-    reason: 'flooding',
+    reason: null,
     killed_by: 'oper.test.net',
     channels: ['#room'],
   });
+  t.equal(ofType(events, 'quit')[2]!.data?.reason, 'flooding');
 });
 
 t.test('connects, exits and nick changes from server notices; a QUIT seen twice is one event', async (t) => {
@@ -134,7 +140,8 @@ t.test('connects, exits and nick changes from server notices; a QUIT seen twice 
   );
   const quits = ofType(events, 'quit');
   t.equal(quits.length, 1, 'one quit, from whichever line came first');
-  t.same(quits[0]!.publicData, { nick: 'frankie', reason: 'Quit: off', channels: ['#room'] });
+  t.same(quits[0]!.publicData, { nick: 'frankie', reason: null, channels: ['#room'] });
+  t.equal(quits[0]!.data?.reason, 'Quit: off', "the notice's reason, for tokens");
 });
 
 t.test('channels formed and emptied, and counts, once the first sync is done', async (t) => {
@@ -205,4 +212,11 @@ t.test('after an outage: what changed meanwhile, once the next sync is done, and
     ],
     'the channel gone, and the two new ones; #stays is no news',
   );
+});
+
+t.test('a bot that is no operator sees the reason everyone sees: public', async (t) => {
+  const { irc, events } = await start(t, false);
+  joinAs(irc, '#room', 'DataBot');
+  irc.receive(':gil!g@h JOIN #room', ':gil!g@h QUIT :Quit: see you');
+  t.same(ofType(events, 'quit')[0]!.publicData, { nick: 'gil', reason: 'Quit: see you', channels: ['#room'] });
 });
