@@ -10,6 +10,9 @@ import { eventsConfigSchema, type EventsConfig } from './schema.js';
 import { Fanout } from './streams.js';
 import { startWebhooks } from './webhooks.js';
 
+/** The views from the narrowest. */
+const VIEW_RANK = { public: 0, token: 1, full: 2 } as const;
+
 export default definePlugin<EventsConfig>({
   name: 'events',
   description: "The network's events as they happen: a Server-Sent Events stream with replay.",
@@ -58,7 +61,8 @@ export default definePlugin<EventsConfig>({
         const { approvals } = reader;
         if (!approvals) return null;
         if (!approvals.live) return 'token_revoked';
-        if (reader.view !== 'public' && viewOf(reader) !== reader.view) return 'approval_withdrawn';
+        // A view narrowed ends the stream; one widened waits for the client's next connection.
+        if (VIEW_RANK[viewOf(reader)] < VIEW_RANK[reader.view]) return 'approval_withdrawn';
         return null;
       });
     });

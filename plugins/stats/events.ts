@@ -185,6 +185,8 @@ export class EventTap {
       this.everSynced = true;
       if (this.beforeOutage) this.tellOutage(this.beforeOutage);
       this.beforeOutage = null;
+      // The sync's LUSERS came while the model was not ready yet.
+      this.countsChanged();
     }
   }
 
@@ -261,8 +263,9 @@ export class EventTap {
     const { users, channels, operators, servers, maxUsers } = this.model.stats;
     const data = { users, channels, operators, servers, max_users: maxUsers };
     const text = JSON.stringify(data);
-    if (text === this.counts) return;
+    // Until the model is ready, the counts wait for the sync's end (changed, above), and are told then.
+    if (text === this.counts || !this.model.ready) return;
     this.counts = text;
-    if (this.model.ready) this.emit('counts', data, data);
+    this.emit('counts', data, data);
   }
 }

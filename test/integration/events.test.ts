@@ -313,6 +313,16 @@ t.test("a revoked token's stream ends at once; a withdrawn approval ends the wid
   t.equal(again.status, 401, 'a revoked token is refused');
   await again.ended;
 
+  const widened = token(['irc.events']);
+  const narrow = await stream('?types=away', { Authorization: `Token ${widened.secret}` });
+  await narrow.next(is('open', { identities: false }), 'open without identities');
+  tokens.grant(tokens.get(widened.id)!, ['irc.users'], actor);
+  alice.send(`AWAY :widened ${tag}`);
+  await narrow.next(is('away', { message: `widened ${tag}` }), 'an event after the approval was widened');
+  alice.send('AWAY');
+  t.notOk(narrow.events.some(is('end')), 'a widened approval does not end the stream');
+  narrow.close();
+
   const narrowed = token(['irc.events', 'irc.users']);
   const wide = await stream('', { Authorization: `Token ${narrowed.secret}` });
   await wide.next(is('open', { identities: true }), 'open with identities');

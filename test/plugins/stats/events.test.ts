@@ -212,6 +212,11 @@ t.test('after an outage: what changed meanwhile, once the next sync is done, and
     ],
     'the channel gone, and the two new ones; #stays is no news',
   );
+  t.same(
+    events.filter((event) => event.type === 'counts').map((event) => event.publicData?.channels),
+    [3],
+    'the counts of the sync after the outage, once it is done (LUSERS came while the model was not ready)',
+  );
 });
 
 t.test('a bot that is no operator sees the reason everyone sees: public', async (t) => {
