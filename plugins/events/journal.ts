@@ -29,7 +29,9 @@ export class JournalEntry {
   data(view: View): NetworkEventData | null {
     const { data, publicData } = this.event;
     if (view === 'public') return publicData;
-    if (view === 'full' || data === null || !('identity' in data)) return data;
+    if (view === 'full' || data === null) return data;
+    if (this.event.tokenData !== undefined) return this.event.tokenData;
+    if (!('identity' in data)) return data;
     if (this.tokenData === undefined) {
       const { identity: _identity, ...rest } = data;
       // An account change is nothing but who a user is.

@@ -79,7 +79,8 @@ const dataOf: Record<string, { description: string; properties: Record<string, u
       parameters: {
         type: 'array',
         items: { type: 'string' },
-        description: "The change's parameters; publicly only the nicks given or taken a rank (no key, limit or mask).",
+        description:
+          "The change's parameters; publicly only the nicks given or taken a rank (no key, limit or mask); masks only with `irc.users` or `irc.user`.",
       },
       modes: text("The channel's public modes after the change (no key)."),
     },

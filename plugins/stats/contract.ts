@@ -153,6 +153,11 @@ export interface NetworkEvent {
    * channels, no `identity`): null when nothing of it is public.
    */
   readonly publicData: NetworkEventData | null;
+  /**
+   * For readers who may see every channel but not who users are, where that is less than `data` without its
+   * `identity` (a mode change's ban masks are left out): absent where it is not.
+   */
+  readonly tokenData?: NetworkEventData | null;
   /** The channel it is about, as named, if any (for filters). */
   readonly channel?: string;
   /** The server it is about, if any (for filters). */

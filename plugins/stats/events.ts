@@ -20,6 +20,7 @@ import {
 } from '../../lib/sdk.js';
 import { errorMessage } from '../../lib/sdk.js';
 import type { EventsService, NetworkEvent, NetworkEventData, NetworkEventType } from './contract.js';
+import type { ModeParameters } from './live.js';
 
 type Listener = (event: NetworkEvent) => void;
 
@@ -84,8 +85,16 @@ export class EventTap {
     data: NetworkEventData | null,
     publicData: NetworkEventData | null,
     about: { channel?: string; server?: string } = {},
+    tokenData?: NetworkEventData | null,
   ): void {
-    const event: NetworkEvent = { type, time: Date.now(), data, publicData, ...about };
+    const event: NetworkEvent = {
+      type,
+      time: Date.now(),
+      data,
+      publicData,
+      ...about,
+      ...(tokenData === undefined ? {} : { tokenData }),
+    };
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -146,13 +155,22 @@ export class EventTap {
 
   /**
    * A MODE on `channel` (as the model has it after the change): `change` as the line gave it, with its
-   * `parameters`. The public form carries the channel's public modes after the change, and of the parameters only
-   * the nicks given or taken a rank (a ban mask, a key or a limit may say more than the public API shows).
+   * `parameters`. A list mode's parameter (a ban, exception or invite mask) says where users connect from: only
+   * readers allowed to see who users are get it. The public form carries the channel's public modes after the
+   * change, and of the parameters only the nicks given or taken a rank (a key or a limit is not public either).
    */
-  modes(channel: Channel, by: string | null, change: string, parameters: readonly string[], nicks: string[]): void {
-    const data = { channel: channel.name, by, change, parameters: [...parameters], modes: channel.modes };
-    const publicData = { channel: channel.name, by, change, parameters: nicks, modes: channel.modes };
-    this.emit('mode', data, channel.hidden ? null : publicData, { channel: channel.name });
+  modes(
+    channel: Channel,
+    by: string | null,
+    change: string,
+    parameters: readonly string[],
+    sorted: ModeParameters,
+  ): void {
+    const about = { channel: channel.name, by, change };
+    const data = { ...about, parameters: [...parameters], modes: channel.modes };
+    const tokenData = { ...about, parameters: sorted.withoutMasks, modes: channel.modes };
+    const publicData = { ...about, parameters: sorted.ranked, modes: channel.modes };
+    this.emit('mode', data, channel.hidden ? null : publicData, { channel: channel.name }, tokenData);
   }
 
   away(user: User, away: boolean, message: string | null): void {

@@ -59,17 +59,23 @@ export function isSelfKey(nick: string, key: string, irc: IrcPort, model: Networ
   return folded === irc.state.nickKey;
 }
 
-/** Apply a channel MODE change: member prefixes and the public mode string. Returns the nicks given or taken a rank. */
+/** What a MODE line's parameters were: the nicks given or taken a rank, and every parameter but a list's (a mask). */
+export interface ModeParameters {
+  ranked: string[];
+  withoutMasks: string[];
+}
+
+/** Apply a channel MODE change: member prefixes and the public mode string. */
 export function applyChannelModes(
   channelName: string,
   modeText: string,
   parameters: string[],
   context: LiveContext,
-): string[] {
+): ModeParameters {
   const { irc, model } = context;
-  const ranked: string[] = [];
+  const sorted: ModeParameters = { ranked: [], withoutMasks: [] };
   const channel = model.channels.get(channelName);
-  if (!channel) return ranked;
+  if (!channel) return sorted;
   const modes = new Set(channel.modes.replace(/^\+/, ''));
   let adding = true;
   let next = 0;
@@ -82,7 +88,8 @@ export function applyChannelModes(
     if (kind === 'prefix') {
       const nick = parameters[next++];
       if (!nick) continue;
-      ranked.push(nick);
+      sorted.ranked.push(nick);
+      sorted.withoutMasks.push(nick);
       const symbol = irc.state.prefixes.find((prefix) => prefix.mode === mode)!.symbol;
       const current = model.memberPrefix(channel.name, nick);
       if (current === undefined) continue;
@@ -91,7 +98,7 @@ export function applyChannelModes(
     } else if (kind === 'list') {
       next++;
     } else {
-      if (kind === 'param') next++;
+      if (kind === 'param' && next < parameters.length) sorted.withoutMasks.push(parameters[next++]!);
       if (adding) modes.add(mode);
       else modes.delete(mode);
     }
@@ -101,7 +108,7 @@ export function applyChannelModes(
     modes: modeString ? `+${modeString}` : '',
     hidden: modes.has('s') || modes.has('p'),
   });
-  return ranked;
+  return sorted;
 }
 
 /**
@@ -196,10 +203,10 @@ const handlers: Record<string, Handler> = {
   MODE(message, context) {
     const [target, modeText = '', ...parameters] = message.params;
     if (!target || !/^[#&+!]/.test(target)) return;
-    const ranked = applyChannelModes(target, modeText, parameters, context);
+    const sorted = applyChannelModes(target, modeText, parameters, context);
     const { events, model } = context;
     const channel = events?.listening ? model.channels.get(target) : undefined;
-    if (channel) events!.modes(channel, message.source?.nick ?? null, modeText, parameters, ranked);
+    if (channel) events!.modes(channel, message.source?.nick ?? null, modeText, parameters, sorted);
   },
 
   TOPIC(message, { model, events }) {

@@ -138,6 +138,11 @@ t.test('every event type reaches each view, in order, as the view may see it', a
   t.same(keyToken!.data.parameters, [key]);
   t.same(keyPublic!.data.parameters, [], 'the key is not public');
   alice.send(`MODE ${open} -k ${key}`);
+  alice.send(`MODE ${open} +b *!*@evil${tag}.example`);
+  const [banFull, banToken, banPublic] = await seen(is('mode', { channel: open, change: '+b' }), 'mode +b');
+  t.same(banFull!.data.parameters, [`*!*@evil${tag}.example`]);
+  t.same(banToken!.data.parameters, [], 'no mask without irc.users');
+  t.same(banPublic!.data.parameters, []);
 
   carol.send('AWAY :lunch');
   const [awayFull, , awayPublic] = await seen(is('away', { nick: carolNick, away: true }), 'away');
@@ -184,6 +189,10 @@ t.test('every event type reaches each view, in order, as the view may see it', a
   await seen(is('join', { channel: secret, nick: carolTwo }), 'join of the secret channel', [full, tokenView]);
   carol.send(`PART ${secret}`);
   await seen(is('part', { channel: secret, nick: carolTwo }), 'part of the secret channel', [full, tokenView]);
+  // A public event after them: once the public stream has it, it had every event before it.
+  alice.send(`AWAY :sentinel ${tag}`);
+  await seen(is('away', { nick: `al${tag}`, away: true }), 'the sentinel');
+  alice.send('AWAY');
 
   // The full view has every one of them, in the order the crowd acted.
   const ours = (event: StreamEvent): boolean =>
@@ -201,6 +210,7 @@ t.test('every event type reaches each view, in order, as the view may see it', a
       'mode',
       'mode',
       'mode',
+      'mode',
       'away',
       'nick',
       'account',
@@ -214,6 +224,7 @@ t.test('every event type reaches each view, in order, as the view may see it', a
       'topic',
       'join',
       'part',
+      'away',
     ],
     'in order',
   );

@@ -58,6 +58,18 @@ t.test('a public channel: each line in full and in public, who users are only in
   const [mode] = ofType(events, 'mode');
   t.same(mode!.data, { channel: '#room', by: 'op', change: '+ok', parameters: ['carol', 'sekrit'], modes: '+knt' });
   t.same(mode!.publicData, { channel: '#room', by: 'op', change: '+ok', parameters: ['carol'], modes: '+knt' });
+  t.same(mode!.tokenData, {
+    channel: '#room',
+    by: 'op',
+    change: '+ok',
+    parameters: ['carol', 'sekrit'],
+    modes: '+knt',
+  });
+  irc.receive(':op!o@h MODE #room +bl *!*@bad.host 20');
+  const ban = ofType(events, 'mode')[1]!;
+  t.same(ban.data?.parameters, ['*!*@bad.host', '20']);
+  t.same(ban.tokenData?.parameters, ['20'], 'a mask says where users connect from: not without users approved');
+  t.same(ban.publicData?.parameters, []);
 
   irc.receive(':carol!ca@home.example AWAY :gone to lunch');
   t.same(ofType(events, 'away')[0]!.publicData, { nick: 'carol', away: true });
