@@ -12,7 +12,7 @@ import {
   type ApiResponse,
   type RouteDefinition,
 } from '../../lib/sdk.js';
-import { Journal, type JournalEntry, type View } from './journal.js';
+import { Journal, type EventId, type JournalEntry, type View } from './journal.js';
 import { streamItemSchema } from './schemas.js';
 import type { EventsConfig } from './schema.js';
 import { EVENT_TYPES } from './service-types.js';
@@ -65,7 +65,7 @@ function parseFilter(request: ApiRequest, fold: (name: string) => string): Event
 }
 
 /** Where the reader resumes: the `Last-Event-ID` header, else `?since=`; null to start at the live edge. */
-function resumePoint(request: ApiRequest): { run: string; number: number } | null {
+function resumePoint(request: ApiRequest): EventId | null {
   const header = request.headers['last-event-id'];
   const given = typeof header === 'string' && header.trim() !== '' ? header.trim() : request.query.get('since');
   if (given === null) return null;
@@ -117,7 +117,11 @@ export function eventsRoute({ config, journal, fanout, fold }: EventsRouteOption
         description: "Only events about this channel (a quit's when the user was in it).",
         schema: { type: 'string' },
       },
-      { name: 'server', description: 'Only events about this server.', schema: { type: 'string' } },
+      {
+        name: 'server',
+        description: 'Only the events that name this server: connect, server_linked, server_split.',
+        schema: { type: 'string' },
+      },
       {
         name: 'since',
         description:
@@ -128,7 +132,7 @@ export function eventsRoute({ config, journal, fanout, fold }: EventsRouteOption
         name: 'Last-Event-ID',
         in: 'header',
         description:
-          'Replay the events after this event id: what a browser sends when it reconnects. A `gap` event first says how many could not be replayed.',
+          'Replay the events after this event id: what a browser sends when it reconnects (a heartbeat moves it on too). A `gap` event first says how many could not be replayed.',
         schema: { type: 'string' },
       },
     ],
@@ -153,7 +157,7 @@ export function eventsRoute({ config, journal, fanout, fold }: EventsRouteOption
           heartbeat_seconds: config.heartbeat_seconds,
         })}\n\n`;
         if (resume) {
-          const { entries, lost } = journal.after(resume);
+          const { entries, lost } = journal.after(resume, view);
           replay = entries;
           if (lost !== 0) {
             opening += `event: gap\ndata: ${JSON.stringify({

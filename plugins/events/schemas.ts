@@ -146,7 +146,13 @@ function frame(event: string, description: string, data: JsonSchema, id: boolean
     description,
     required: id ? ['id', 'event', 'data'] : ['event', 'data'],
     properties: {
-      ...(id ? { id: text('`<run>-<number>`: give it back as Last-Event-ID (or since=) to resume after it.') } : {}),
+      ...(id
+        ? {
+            id: text(
+              "`<run>-<number>` (`<run>-t<number>` on a token's stream, `<run>-f<number>` with identities): give it back as Last-Event-ID (or since=) to resume after it.",
+            ),
+          }
+        : {}),
       event: { const: event },
       data,
     },

@@ -190,9 +190,23 @@ export class Fanout {
     reader.stream.write(text);
   }
 
-  /** A comment to every stream (which also finds the readers who stopped reading). */
+  /**
+   * A comment to every stream (which also finds the readers who stopped reading), with the id of the latest event
+   * of the reader's view: a reader whose filters let nothing through for a while then resumes from there, not
+   * from its last event, and is not told of events dropped meanwhile that it would not have seen anyway.
+   */
   heartbeat(): void {
-    for (const reader of this.readers) this.send(reader, ': heartbeat\n\n');
+    this.flush();
+    const texts = new Map<View, string>();
+    for (const reader of this.readers) {
+      let text = texts.get(reader.view);
+      if (text === undefined) {
+        const id = this.options.journal.latestId(reader.view);
+        text = id === null ? ': heartbeat\n\n' : `: heartbeat\nid: ${id}\n\n`;
+        texts.set(reader.view, text);
+      }
+      this.send(reader, text);
+    }
   }
 
   /** End the streams `which` picks, each with an `end` event saying why. */

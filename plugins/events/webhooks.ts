@@ -190,7 +190,10 @@ class Delivery {
     if (types && !types.has(entry.event.type)) return;
     const data = entry.data(view);
     if (data === null) return;
-    const dropped = this.queue.push({ id: entry.id, type: entry.event.type, time: entry.event.time, data }, Date.now());
+    const dropped = this.queue.push(
+      { id: entry.idOf(view)!, type: entry.event.type, time: entry.event.time, data },
+      Date.now(),
+    );
     this.changed();
     if (dropped > 0) this.dropped(dropped);
     this.pump();

@@ -59,12 +59,24 @@ t.test('filters by type, channel (a quit by the channels it names) and server', 
 
 t.test('heartbeats keep quiet streams alive; the bot stopping ends them with an end event', async (t) => {
   const bot = await start(t, { heartbeat_seconds: 5 });
-  const reader = await openEventStream(`${bot.host.url}/api/irc/events/`);
+  joinAs(bot.irc, '#room', 'DataBot');
+  const reader = await openEventStream(`${bot.host.url}/api/irc/events/?types=quit`);
   await reader.next(is('open'), 'open');
   t.same(reader.comments, []);
+  bot.irc.receive(':bob!b@h JOIN #room');
   await bot.clock.advance(5_000);
   await bot.until(() => reader.comments.length === 1, 'a heartbeat');
   t.same(reader.comments, ['heartbeat']);
+  // The heartbeat carries the latest public event's id: a filtered reader resumes from there.
+  const id = /: heartbeat\nid: (\S+)\n\n$/.exec(reader.text())?.[1];
+  t.ok(id, `the heartbeat has an id (${id})`);
+  const resumed = await openEventStream(`${bot.host.url}/api/irc/events/`, { 'Last-Event-ID': id! });
+  await resumed.next(is('open'), 'open');
+  bot.irc.receive(':carol!c@h JOIN #room');
+  const join = await resumed.next(is('join'), 'the next join');
+  t.equal(join.data.nick, 'carol', "nothing replayed: the heartbeat's id was the latest");
+  t.notOk(resumed.events.some(is('gap')));
+  resumed.close();
   await bot.host.stop('test over');
   const end = await reader.next(is('end'), 'end');
   t.equal(end.data.reason, 'shutting_down');
