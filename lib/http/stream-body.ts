@@ -25,6 +25,8 @@ export interface OpenStream {
   abort(): void;
   /** `listener` runs once when the stream ends, whoever ends it (at once, if it has). */
   onEnd(listener: () => void): void;
+  /** `listener` runs each time what waited for the client has gone to its connection (Node's `drain`). */
+  onDrain(listener: () => void): void;
 }
 
 /** The body of an answer written over time; see the module's comment. */
@@ -78,6 +80,17 @@ export class ResponseStream implements OpenStream {
     // Nothing to drop once the client has taken everything.
     if (!this.response.writableFinished) this.response.destroy();
     this.finish();
+  }
+
+  onDrain(listener: () => void): void {
+    this.response.on('drain', () => {
+      if (this.endedValue) return;
+      try {
+        listener();
+      } catch (error) {
+        this.failed(error);
+      }
+    });
   }
 
   onEnd(listener: () => void): void {

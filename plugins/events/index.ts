@@ -31,6 +31,7 @@ export default definePlugin<EventsConfig>({
       journal,
       fold: (name) => model.fold(name),
       maxBufferedBytes: config.max_buffered_kb * 1024,
+      maxBacklog: config.buffer_events,
       onEnded: (reason) => ended.inc({ reason }),
     });
     const published = metrics.counter<'type'>({

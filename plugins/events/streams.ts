@@ -56,6 +56,11 @@ export class Reader {
 
   /** Readers with the same key see the same text. */
   readonly key: string;
+  /**
+   * The events still to be written while a replay goes out, a part at a time as the client takes it (null once
+   * it is out): new events wait behind it, in order.
+   */
+  backlog: JournalEntry[] | null = null;
 }
 
 export interface FanoutOptions {
@@ -63,6 +68,8 @@ export interface FanoutOptions {
   /** Folds a channel name the way the network does. */
   fold: (name: string) => string;
   maxBufferedBytes: number;
+  /** The most events a replay may have waiting behind it (the journal's size). */
+  maxBacklog: number;
   /** Told of each stream the bot ends, and why. */
   onEnded?: (reason: EndReason) => void;
 }
@@ -125,12 +132,31 @@ export class Fanout {
    */
   add(reader: Reader, opening: string, replay: readonly JournalEntry[]): void {
     const { stream } = reader;
-    const text = opening + this.textOf(replay, reader.view, reader.filter);
     this.readers.add(reader);
     this.byAddress.set(reader.ip, this.openFrom(reader.ip) + 1);
     if (reader.tokenId !== undefined) this.byToken.set(reader.tokenId, this.openWith(reader.tokenId) + 1);
     stream.onEnd(() => this.remove(reader));
-    this.send(reader, text);
+    stream.write(opening);
+    const wanted = replay.filter((entry) => this.matches(entry, reader.view, reader.filter));
+    if (wanted.length === 0) return;
+    // A replay may be the whole journal: it goes out a part at a time, each when the client took the last.
+    reader.backlog = wanted;
+    stream.onDrain(() => this.catchUp(reader));
+    this.catchUp(reader);
+  }
+
+  /** Write the next part of `reader`'s backlog: up to `max_buffered_kb` of frames. */
+  private catchUp(reader: Reader): void {
+    const { backlog, stream } = reader;
+    if (backlog === null || stream.ended) return;
+    let text = '';
+    let taken = 0;
+    while (taken < backlog.length && text.length < this.options.maxBufferedBytes) {
+      text += backlog[taken++]!.frame(reader.view)!;
+    }
+    backlog.splice(0, taken);
+    if (backlog.length === 0) reader.backlog = null;
+    stream.write(text);
   }
 
   private remove(reader: Reader): void {
@@ -163,6 +189,10 @@ export class Fanout {
     const shared = new Map<string, string>();
     for (const reader of this.readers) {
       if (reader.last >= latest) continue;
+      if (reader.backlog !== null) {
+        this.queue(reader, entries);
+        continue;
+      }
       let text: string;
       if (reader.last < first) {
         const key = reader.key;
@@ -175,6 +205,18 @@ export class Fanout {
       reader.last = latest;
       this.send(reader, text);
     }
+  }
+
+  /**
+   * New events for a reader whose replay is still going out: they wait behind it. A backlog that grows beyond the
+   * journal's own size is a reader that does not keep up: it is cut off.
+   */
+  private queue(reader: Reader, entries: readonly JournalEntry[]): void {
+    for (const entry of entries) {
+      if (entry.number > reader.last && this.matches(entry, reader.view, reader.filter)) reader.backlog!.push(entry);
+    }
+    reader.last = entries.at(-1)!.number;
+    if (reader.backlog!.length > this.options.maxBacklog) this.end(reader, 'slow_consumer');
   }
 
   /**
@@ -205,7 +247,8 @@ export class Fanout {
         text = id === null ? ': heartbeat\n\n' : `: heartbeat\nid: ${id}\n\n`;
         texts.set(reader.view, text);
       }
-      this.send(reader, text);
+      // One catching up is written to as fast as it reads.
+      if (reader.backlog === null) this.send(reader, text);
     }
   }
 

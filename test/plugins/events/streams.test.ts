@@ -115,6 +115,41 @@ t.test('a reader who stops reading is cut off once more than max_buffered_kb wai
   fast.close();
 });
 
+t.test('a long replay goes out a part at a time, in order, with the live events behind it', async (t) => {
+  const { irc, host } = await start(t, { max_buffered_kb: 16 });
+  joinAs(irc, '#room', 'DataBot');
+  const first = await openEventStream(`${host.url}/api/irc/events/?types=topic`);
+  await first.next(is('open'), 'open');
+  const topic = 'y'.repeat(300);
+  irc.receive(':op!o@h TOPIC #room :0 start');
+  const seen = await first.next(is('topic'), 'the first topic');
+  first.close();
+  // About 600 KB of events: far more than one part of 16 KiB.
+  for (let batch = 0; batch < 20; batch++) {
+    irc.receive(
+      ...Array.from({ length: 100 }, (_, index) => `:op!o@h TOPIC #room :${batch * 100 + index + 1} ${topic}`),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const resumed = await openEventStream(`${host.url}/api/irc/events/?types=topic`, { 'Last-Event-ID': seen.id! });
+  // Live events while the replay goes out: they come after it.
+  irc.receive(':op!o@h TOPIC #room :2001 live');
+  await resumed.next(
+    (event) => event.event === 'topic' && /^2001 /.test(String(event.data.topic)),
+    'the live one',
+    20_000,
+  );
+  const numbers = resumed.events.filter(is('topic')).map((event) => Number(String(event.data.topic).split(' ')[0]));
+  t.equal(numbers.length, 2001);
+  t.same(
+    numbers,
+    Array.from({ length: 2001 }, (_, index) => index + 1),
+    'every event after the last seen, in order, the live one last',
+  );
+  t.notOk(resumed.events.some(is('end')), 'a reader that reads is not cut off by its replay');
+  resumed.close();
+});
+
 /** The host's metrics exposition. */
 function metricsText(host: { metrics: { registry: { metrics(): Promise<string> } } }): Promise<string> {
   return host.metrics.registry.metrics();
