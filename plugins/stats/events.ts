@@ -193,8 +193,10 @@ export class EventTap {
   changed(change: ModelChange): void {
     // Nobody listens, and nobody will: the events plugin subscribes at its start, before the first sync.
     if (!this.listening) return;
-    if (change.slice === 'channels' && change.name !== undefined) this.channelChanged(change.name);
-    else if (change.slice === 'servers' && change.name !== undefined) this.serverChanged(change.name);
+    // A rank or a part neither forms, empties nor hides a channel: the most frequent changes cost nothing here.
+    if (change.slice === 'channels' && change.name !== undefined) {
+      if (change.kind !== 'prefix' && change.kind !== 'part') this.channelChanged(change.name);
+    } else if (change.slice === 'servers' && change.name !== undefined) this.serverChanged(change.name);
     else if (change.slice !== 'network') return;
     else if (change.kind === 'stats') this.countsChanged();
     else if (change.kind === 'disconnected' && this.everSynced && !this.beforeOutage) {

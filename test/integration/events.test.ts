@@ -72,7 +72,7 @@ t.before(async () => {
       stats: { refresh_seconds: 600, join: [open, secret] },
       api: {},
       tokens: {},
-      events: { max_streams_per_address: 12 },
+      events: { max_streams_per_address: 12, max_streams_per_token: 2 },
     },
   });
   await synced(bot);
@@ -343,6 +343,22 @@ t.test("a revoked token's stream ends at once; a withdrawn approval ends the wid
   const ended = await wide.next(is('end'), 'end on a withdrawn approval', 3000);
   t.equal(ended.data.reason, 'approval_withdrawn');
   await wide.ended;
+});
+
+t.test('open streams are capped per token', async (t) => {
+  const { secret: value } = token(['irc.events']);
+  const auth = { Authorization: `Token ${value}` };
+  const two = [await stream('', auth), await stream('', auth)];
+  t.ok(two.every((reader) => reader.status === 200));
+  const third = await stream('', auth);
+  t.equal(third.status, 429);
+  t.match(third.refusal, { error: { code: 'rate_limited', message: /with token #\d+ \(at most 2\)/ } });
+  await third.ended;
+  const unapproved = await stream('', { Authorization: `Token ${token([]).secret}` });
+  t.equal(unapproved.status, 200, 'a token not approved for irc.events opens a public stream, not counted as its');
+  unapproved.close();
+  for (const reader of two) reader.close();
+  await Promise.all(two.map((reader) => reader.ended));
 });
 
 t.test('open streams are capped per address', async (t) => {

@@ -150,6 +150,29 @@ t.test('a long replay goes out a part at a time, in order, with the live events 
   resumed.close();
 });
 
+t.test("open streams are capped on the bot, with the contract's 429", async (t) => {
+  const { host } = await start(t, { max_streams: 2 });
+  const url = `${host.url}/api/irc/events/`;
+  const open = [await openEventStream(url), await openEventStream(url)];
+  const over = await openEventStream(url);
+  t.equal(over.status, 429);
+  t.match(over.refusal, { error: { status: 429, code: 'rate_limited', message: /on this bot \(at most 2\)/ } });
+  t.equal(over.headers['retry-after'], '30');
+  open[0]!.close();
+  await open[0]!.ended;
+  const again = await (async () => {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const reader = await openEventStream(url);
+      if (reader.status === 200) return reader;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return undefined;
+  })();
+  t.equal(again?.status, 200, 'a place again once one closed');
+  again?.close();
+  open[1]!.close();
+});
+
 /** The host's metrics exposition. */
 function metricsText(host: { metrics: { registry: { metrics(): Promise<string> } } }): Promise<string> {
   return host.metrics.registry.metrics();

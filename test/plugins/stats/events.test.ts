@@ -111,9 +111,16 @@ t.test('a secret channel: nothing public, and a quit names only public channels'
       ['mode', null],
     ],
   );
-  irc.receive(':dave!d@h QUIT :bye');
+  irc.receive(':dave!d@h AWAY :afk', ':dave!d@h NICK davey');
+  t.same(
+    events.filter((event) => event.type === 'away' || event.type === 'nick').map((event) => event.publicData),
+    [null, null],
+    'a user seen only in a secret channel: nothing public of their away or nick',
+  );
+  irc.receive(':davey!d@h QUIT :bye');
   t.equal(ofType(events, 'quit')[0]!.publicData, null, 'a user seen only in a secret channel is not public');
   t.same(ofType(events, 'quit')[0]!.data?.channels, ['#hush']);
+  t.equal(ofType(events, 'quit')[0]!.data?.nick, 'davey');
 
   irc.receive(':erin!e@h JOIN #hush', ':erin!e@h JOIN #room', ':erin!e@h QUIT :Ping timeout');
   const quit = ofType(events, 'quit')[1]!;
