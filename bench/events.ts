@@ -11,7 +11,8 @@
  *   the line (the network's own share).
  *
  *   node dist/bench/events.js [--smoke]
- * The bot can be profiled as the scale bench's: SCALE_BOT_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+ * The bot can be profiled as the scale bench's: SCALE_BOT_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof";
+ * BENCH_EVENTS_KEEP_RUN=1 keeps the network's directory (the bot's config and log) after the run.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -198,7 +199,10 @@ async function measure(size: Sizes, log: (line: string) => void): Promise<Run> {
     users: size.users,
     botSendq: '8M',
     botMaxChannels: BOT_CHANNELS,
+    // BENCH_EVENTS_KEEP_RUN=1 keeps the configs and logs (the bot's among them) for a look afterwards.
+    keepRun: process.env.BENCH_EVENTS_KEEP_RUN === '1',
   });
+  log(`events: the network runs in ${network.runDir}`);
   let oracle: Oracle | null = null;
   let crowd: ScaleCrowd | null = null;
   let bot: BotProcess | null = null;
@@ -307,7 +311,9 @@ async function measure(size: Sizes, log: (line: string) => void): Promise<Run> {
           `${phase.cpu.toFixed(1)} %, RSS ${formatBytes(phase.rss)}` +
           (phase.session
             ? `; latency ${spreadText(phase.session.latency)}, from the hub ${spreadText(phase.session.fromHub)}; ` +
-              `${phase.session.delivered} of ${phase.session.expected} delivered; per stream ` +
+              `${phase.session.delivered} of ${phase.session.expected} delivered` +
+              (phase.session.missing.length > 0 ? ` (missed: ${JSON.stringify(phase.session.missing)})` : '') +
+              '; per stream ' +
               `${formatCount(phase.session.readsPerStream)} reads, ${formatCount(phase.session.framesPerStream)} events`
             : '') +
           `; witness ${spreadText(marked.witness)}`,
@@ -451,9 +457,19 @@ export function figuresOf(run: Run): Figure[] {
   const delivered = sessions.reduce((sum, session) => sum + session.delivered, 0);
   const expected = sessions.reduce((sum, session) => sum + session.expected, 0);
   const ended = sessions.reduce((sum, session) => sum + session.endedByBot + session.closedEarly, 0);
+  const missing = sessions.flatMap((session) => session.missing);
   figures.push({
     name: 'marked events delivered to every stream',
-    value: `${formatCount(delivered)} of ${formatCount(expected)}; streams ended before the bench closed them: ${ended}`,
+    value:
+      `${formatCount(delivered)} of ${formatCount(expected)}; streams ended before the bench closed them: ${ended}` +
+      (missing.length === 0
+        ? ''
+        : `; not to every stream: ${missing
+            .map(
+              (one) =>
+                `#${one.mark} (${one.streams} streams; the witness ${one.witnessMs === null ? 'never' : `after ${one.witnessMs} ms`})`,
+            )
+            .join(', ')}`),
     target: 'all',
     pass: expected > 0 && delivered === expected && ended === 0,
   });

@@ -71,6 +71,11 @@ export interface SessionResult {
   /** Streams the bot ended (an `end` event: it cut them off) or that closed by themselves. */
   endedByBot: number;
   closedEarly: number;
+  /**
+   * The marks that did not reach every stream (the first ten): how many streams read each, and when the witness read
+   * it (ms after it was sent; null: never), which tells whether the network or the bot lost it.
+   */
+  missing: { mark: number; streams: number; witnessMs: number | null }[];
 }
 
 export type ReadersAnswer =
@@ -265,6 +270,16 @@ async function close(): Promise<ReadersAnswer> {
   const fromHub = sessionMarks
     .map((mark, index) => sessionReadAt[index]! - witnessAt[mark]!)
     .filter((value) => !Number.isNaN(value));
+  const readsOf = new Map<number, number>();
+  for (const mark of sessionMarks) readsOf.set(mark, (readsOf.get(mark) ?? 0) + 1);
+  const missing = mine
+    .filter((mark) => (readsOf.get(mark) ?? 0) < live.length)
+    .slice(0, 10)
+    .map((mark) => ({
+      mark,
+      streams: readsOf.get(mark) ?? 0,
+      witnessMs: Number.isNaN(witnessAt[mark]!) ? null : Math.round(witnessAt[mark]! - sentAt[mark]!),
+    }));
   const perStream = (count: (stream: Stream) => number): number =>
     live.reduce((sum, stream) => sum + count(stream), 0) / Math.max(1, live.length);
   const result: SessionResult = {
@@ -280,6 +295,7 @@ async function close(): Promise<ReadersAnswer> {
     readsPerStream: perStream((stream) => stream.reads),
     endedByBot: live.filter((stream) => stream.ended).length,
     closedEarly: live.filter((stream) => stream.closed && !stream.ended).length,
+    missing,
   };
   for (const value of latencies) allLatencies.push(value);
   for (const value of fromHub) allFromHub.push(value);
