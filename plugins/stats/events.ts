@@ -20,9 +20,14 @@ import {
 } from '../../lib/sdk.js';
 import { errorMessage } from '../../lib/sdk.js';
 import type { EventsService, NetworkEvent, NetworkEventData, NetworkEventType } from './contract.js';
-import type { ModeParameters } from './live.js';
 
 type Listener = (event: NetworkEvent) => void;
+
+/** What a MODE line's parameters were: the nicks given or taken a rank, and every parameter but a list's (a mask). */
+export interface ModeParameters {
+  ranked: string[];
+  withoutMasks: string[];
+}
 
 /** A channel as announced: its name, and whether public readers were told of it. */
 interface Announced {

@@ -12,7 +12,7 @@ import {
   RPL_TOPIC,
   RPL_TOPICWHOTIME,
 } from './numerics.js';
-import type { EventTap } from './events.js';
+import type { EventTap, ModeParameters } from './events.js';
 import type { CollectorUnit, LineHandler } from './unit.js';
 
 export interface LiveContext {
@@ -57,12 +57,6 @@ export function splitMemberPrefix(entry: string, irc: IrcPort): { prefix: string
 export function isSelfKey(nick: string, key: string, irc: IrcPort, model: NetworkModel): boolean {
   const folded = irc.state.casemapping === model.casemapping ? key : irc.casefold(nick);
   return folded === irc.state.nickKey;
-}
-
-/** What a MODE line's parameters were: the nicks given or taken a rank, and every parameter but a list's (a mask). */
-export interface ModeParameters {
-  ranked: string[];
-  withoutMasks: string[];
 }
 
 /** Apply a channel MODE change: member prefixes and the public mode string. */
