@@ -395,4 +395,3 @@ export function channelNamesOf(user: User, includeHidden: boolean): string[] {
   for (const channel of user.channels) if (includeHidden || !channel.hidden) names.push(channel.name);
   return names.sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0));
 }
-
