@@ -10,8 +10,11 @@ import type { ServerResponse } from 'node:http';
 
 /** What the handler of a stream writes to. */
 export interface OpenStream {
-  /** Write `text` as it is. Nothing happens once the stream has ended. */
-  write(text: string): void;
+  /**
+   * Write `chunk` as it is (text as UTF-8). Nothing happens once the stream has ended. A chunk written to many
+   * streams goes best as one Buffer, encoded once.
+   */
+  write(chunk: string | Buffer): void;
   /** Bytes written that the client has not taken yet: the stream's share of memory, bounded by its writer. */
   readonly buffered: number;
   /** Whether the stream has ended: by {@link end}, by the client leaving, or by the server closing. */
@@ -64,10 +67,10 @@ export class ResponseStream implements OpenStream {
     return this.endedValue;
   }
 
-  write(text: string): void {
+  write(chunk: string | Buffer): void {
     if (this.endedValue || this.response.destroyed) return;
-    this.sent(Buffer.byteLength(text));
-    this.response.write(text);
+    this.sent(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length);
+    this.response.write(chunk);
   }
 
   end(): void {

@@ -186,24 +186,29 @@ export class Fanout {
     this.pending = [];
     const first = entries[0]!.number;
     const latest = entries.at(-1)!.number;
-    const shared = new Map<string, string>();
+    // Encoded once for all the readers who see the same: a thousand streams cost a thousand writes, not encodings.
+    const shared = new Map<string, Buffer>();
     for (const reader of this.readers) {
       if (reader.last >= latest) continue;
       if (reader.backlog !== null) {
         this.queue(reader, entries);
         continue;
       }
-      let text: string;
+      let chunk: string | Buffer;
       if (reader.last < first) {
         const key = reader.key;
-        text = shared.get(key) ?? this.textOf(entries, reader.view, reader.filter);
-        shared.set(key, text);
+        let bytes = shared.get(key);
+        if (bytes === undefined) {
+          bytes = Buffer.from(this.textOf(entries, reader.view, reader.filter));
+          shared.set(key, bytes);
+        }
+        chunk = bytes;
       } else {
         // Opened while these waited, and sent some of them with its replay.
-        text = this.textOf(entries, reader.view, reader.filter, reader.last);
+        chunk = this.textOf(entries, reader.view, reader.filter, reader.last);
       }
       reader.last = latest;
-      this.send(reader, text);
+      this.send(reader, chunk);
     }
   }
 
@@ -223,13 +228,13 @@ export class Fanout {
    * Write `text` to `reader`, unless more than it may have waiting waits already: then it is cut off. So what waits
    * for a reader is at most the bound and one turn's events.
    */
-  private send(reader: Reader, text: string): void {
-    if (text === '' || reader.stream.ended) return;
+  private send(reader: Reader, chunk: string | Buffer): void {
+    if (chunk.length === 0 || reader.stream.ended) return;
     if (reader.stream.buffered > this.options.maxBufferedBytes) {
       this.end(reader, 'slow_consumer');
       return;
     }
-    reader.stream.write(text);
+    reader.stream.write(chunk);
   }
 
   /**
@@ -239,12 +244,12 @@ export class Fanout {
    */
   heartbeat(): void {
     this.flush();
-    const texts = new Map<View, string>();
+    const texts = new Map<View, Buffer>();
     for (const reader of this.readers) {
       let text = texts.get(reader.view);
       if (text === undefined) {
         const id = this.options.journal.latestId(reader.view);
-        text = id === null ? ': heartbeat\n\n' : `: heartbeat\nid: ${id}\n\n`;
+        text = Buffer.from(id === null ? ': heartbeat\n\n' : `: heartbeat\nid: ${id}\n\n`);
         texts.set(reader.view, text);
       }
       // One catching up is written to as fast as it reads.

@@ -1,0 +1,105 @@
+/**
+ * The fan-out's bounds, on a stream that stands for a client that does not read: what waits for it never grows
+ * past `max_buffered_kb` and one part (a replay goes out a part at a time, as the client takes it), and a reader
+ * whose backlog outgrows the journal is cut off.
+ */
+import t from 'tap';
+import type { OpenStream } from '../../../lib/http/stream-body.js';
+import { Journal } from '../../../plugins/events/journal.js';
+import { Fanout, Reader } from '../../../plugins/events/streams.js';
+import type { NetworkEvent } from '../../../plugins/stats/contract.js';
+
+/** A stream whose client takes nothing until told to take everything. */
+class StalledStream implements OpenStream {
+  buffered = 0;
+  written = '';
+  ended = false;
+  private readonly drains: (() => void)[] = [];
+  private readonly ends: (() => void)[] = [];
+  write(chunk: string | Buffer): void {
+    if (this.ended) return;
+    this.written += chunk.toString();
+    this.buffered += chunk.length;
+  }
+  end(): void {
+    this.ended = true;
+    for (const listener of this.ends) listener();
+  }
+  abort(): void {
+    this.end();
+  }
+  onEnd(listener: () => void): void {
+    this.ends.push(listener);
+  }
+  onDrain(listener: () => void): void {
+    this.drains.push(listener);
+  }
+  /** The client took everything. */
+  drain(): void {
+    this.buffered = 0;
+    for (const listener of this.drains) listener();
+  }
+}
+
+const topic = (index: number): NetworkEvent => ({
+  type: 'topic',
+  time: 1_700_000_000_000,
+  data: { channel: '#room', topic: `${index} ${'z'.repeat(200)}` },
+  publicData: { channel: '#room', topic: `${index} ${'z'.repeat(200)}` },
+});
+
+function setup(maxBacklog = 10_000) {
+  const journal = new Journal({ events: 10_000, seconds: 600 });
+  const fanout = new Fanout({ journal, fold: (name) => name.toLowerCase(), maxBufferedBytes: 16 * 1024, maxBacklog });
+  const reader = (stream: StalledStream) =>
+    new Reader(
+      stream,
+      'public',
+      { types: null, channel: null, server: null },
+      '127.0.0.1',
+      undefined,
+      undefined,
+      journal.nextNumber - 1,
+    );
+  return { journal, fanout, reader };
+}
+
+t.test('a replay goes out a part at a time, each when the client took the last', async (t) => {
+  const { journal, fanout, reader } = setup();
+  const entries = Array.from({ length: 2000 }, (_, index) => journal.append(topic(index)));
+  const stream = new StalledStream();
+  fanout.add(reader(stream), 'retry: 3000\n\n', entries);
+  t.ok(stream.buffered <= 16 * 1024 + 400, `one part waits (${stream.buffered} bytes), not the whole replay`);
+  // Live events meanwhile wait behind the replay.
+  fanout.publish(journal.append(topic(2000)));
+  fanout.flush();
+  t.ok(stream.buffered <= 16 * 1024 + 400, 'a live event waits behind it too');
+  let parts = 1;
+  while (!stream.written.includes('2000 z')) {
+    stream.drain();
+    parts++;
+    t.ok(stream.buffered <= 16 * 1024 + 400, `part ${parts}: ${stream.buffered} bytes`);
+    if (parts > 100) break;
+  }
+  t.ok(parts > 10, `in ${parts} parts`);
+  const numbers = [...stream.written.matchAll(/"topic":"(\d+) /g)].map((match) => Number(match[1]));
+  t.same(
+    numbers,
+    Array.from({ length: 2001 }, (_, index) => index),
+    'in order, the live event last',
+  );
+});
+
+t.test('a reader whose backlog outgrows the journal is cut off', async (t) => {
+  const { journal, fanout, reader } = setup(500);
+  const entries = Array.from({ length: 400 }, (_, index) => journal.append(topic(index)));
+  const stream = new StalledStream();
+  fanout.add(reader(stream), '', entries);
+  for (let index = 400; index < 1000 && !stream.ended; index++) {
+    fanout.publish(journal.append(topic(index)));
+    fanout.flush();
+  }
+  t.ok(stream.ended, 'ended');
+  t.match(stream.written, /event: end\ndata: \{"reason":"slow_consumer"/);
+  t.equal(fanout.size, 0, 'and no longer counted');
+});
