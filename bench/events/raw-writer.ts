@@ -18,7 +18,7 @@ const open = new Set<http.ServerResponse>();
 function serve(): Promise<string> {
   const server = http.createServer((request, response) => {
     response.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' });
-    response.write(`event: open\ndata: {}\n\n`);
+    response.write(`event: hello\ndata: {}\n\n`);
     open.add(response);
     response.once('close', () => open.delete(response));
   });

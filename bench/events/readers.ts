@@ -32,7 +32,7 @@ export interface ReadersSetup {
 
 export type ReadersRequest =
   | ReadersSetup
-  /** Open `count` streams (to `url`, else the bot's); answered once each has had its `open` event. */
+  /** Open `count` streams (to `url`, else the bot's); answered once each has had its `hello` event. */
   | { kind: 'open'; count: number; url?: string }
   /** Run the markers for `seconds`, whether streams are open or not. */
   | { kind: 'mark'; seconds: number }
@@ -90,7 +90,7 @@ const MAX_MARKS = 8192;
 const MARK_PREFIX = Buffer.from('evmark:', 'latin1');
 const FRAME_START = Buffer.from('\nid: ', 'latin1');
 const END_EVENT = Buffer.from('\nevent: end\n', 'latin1');
-const OPEN_EVENT = Buffer.from('event: open\n', 'latin1');
+const OPEN_EVENT = Buffer.from('event: hello\n', 'latin1');
 const COLON = 58;
 /** Bytes of a chunk kept for the next one: a mark (`evmark:8191:`) or a frame start split between two is found whole. */
 const TAIL = 16;

@@ -151,7 +151,7 @@ export function eventsRoute({ config, journal, fanout, fold }: EventsRouteOption
       const open = (stream: Parameters<StreamBody['open']>[0]) => {
         let replay: readonly JournalEntry[] = [];
         let opening = `retry: ${config.retry_ms}\n\n`;
-        opening += `event: open\ndata: ${JSON.stringify({
+        opening += `event: hello\ndata: ${JSON.stringify({
           view: view === 'public' ? 'public' : 'token',
           identities: view === 'full',
           heartbeat_seconds: config.heartbeat_seconds,

@@ -159,7 +159,7 @@ function frame(event: string, description: string, data: JsonSchema, id: boolean
   };
 }
 
-/** One item of the stream: an event, or one of the stream's own frames (`open`, `gap`, `end`). */
+/** One item of the stream: an event, or one of the stream's own frames (`hello`, `gap`, `end`). */
 export const streamItemSchema: JsonSchema = {
   oneOf: [
     ...Object.entries(dataOf).map(([type, { description, properties, required }]) =>
@@ -171,7 +171,7 @@ export const streamItemSchema: JsonSchema = {
       ),
     ),
     frame(
-      'open',
+      'hello',
       'First, once: what this stream shows.',
       {
         type: 'object',

@@ -211,7 +211,7 @@ t.test('the event stream passes through nginx at once: unbuffered, uncached, unc
     t.equal(reader.headers['x-cache-status'], undefined, "not through nginx's cache");
     t.equal(reader.headers['strict-transport-security'], 'max-age=31536000', "the site's headers as elsewhere");
     // The stream's first lines are a few hundred bytes: a buffering proxy would sit on them.
-    await reader.next((event) => event.event === 'open', 'the open event', PROMPT_MS);
+    await reader.next((event) => event.event === 'hello', 'the hello event', PROMPT_MS);
     const nick = `dj${process.pid % 10000}`;
     const joiner = new IrcClient({ port: network.leafPort, nick });
     try {

@@ -101,7 +101,7 @@ t.test('every event type reaches each view, in order, as the view may see it', a
     t.equal(reader.status, 200, `${name}: 200`);
     t.equal(reader.headers['content-type'], 'text/event-stream; charset=utf-8');
     t.equal(reader.headers['x-accel-buffering'], 'no');
-    const opened = await reader.next(is('open'), `${name}: open`);
+    const opened = await reader.next(is('hello'), `${name}: open`);
     t.same(opened.data, {
       view: name === 'public' ? 'public' : 'token',
       identities: name === 'full',
@@ -290,7 +290,7 @@ t.test('a dropped stream resumes after its last event, with Last-Event-ID or sin
     const reader = await resume;
     await eventually(() => missed(reader).length === 3, 'the three missed events');
     t.same(
-      reader.events.filter((event) => event.event !== 'open').map((event) => [event.data.away, event.data.message]),
+      reader.events.filter((event) => event.event !== 'hello').map((event) => [event.data.away, event.data.message]),
       [
         [false, null],
         [true, `missed ${tag}`],
@@ -317,7 +317,7 @@ t.test('a dropped stream resumes after its last event, with Last-Event-ID or sin
 t.test("a revoked token's stream ends at once; a withdrawn approval ends the wider view", async (t) => {
   const revoked = token(['irc.events']);
   const reader = await stream('', { Authorization: `Token ${revoked.secret}` });
-  await reader.next(is('open', { view: 'token' }), 'open');
+  await reader.next(is('hello', { view: 'token' }), 'open');
   tokens.revoke(tokens.get(revoked.id)!, actor);
   const end = await reader.next(is('end'), 'end on revocation', 3000);
   t.equal(end.data.reason, 'token_revoked');
@@ -328,7 +328,7 @@ t.test("a revoked token's stream ends at once; a withdrawn approval ends the wid
 
   const widened = token(['irc.events']);
   const narrow = await stream('?types=away', { Authorization: `Token ${widened.secret}` });
-  await narrow.next(is('open', { identities: false }), 'open without identities');
+  await narrow.next(is('hello', { identities: false }), 'open without identities');
   tokens.grant(tokens.get(widened.id)!, ['irc.users'], actor);
   alice.send(`AWAY :widened ${tag}`);
   await narrow.next(is('away', { message: `widened ${tag}` }), 'an event after the approval was widened');
@@ -338,7 +338,7 @@ t.test("a revoked token's stream ends at once; a withdrawn approval ends the wid
 
   const narrowed = token(['irc.events', 'irc.users']);
   const wide = await stream('', { Authorization: `Token ${narrowed.secret}` });
-  await wide.next(is('open', { identities: true }), 'open with identities');
+  await wide.next(is('hello', { identities: true }), 'open with identities');
   tokens.deny(tokens.get(narrowed.id)!, ['irc.users'], [], actor);
   const ended = await wide.next(is('end'), 'end on a withdrawn approval', 3000);
   t.equal(ended.data.reason, 'approval_withdrawn');

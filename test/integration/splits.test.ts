@@ -250,7 +250,7 @@ t.test('SQUIT of the leaf: the API equals LUSERS, LINKS and WHO within 3 s; afte
   const link = await events.next(about('server_linked'), 'the link in the event stream', 3000);
   t.equal(link.data.uplink, 'hub.test.net', 'linked to the hub');
   t.same(
-    events.events.filter((event) => event.event !== 'open').map((event) => event.event),
+    events.events.filter((event) => event.event !== 'hello').map((event) => event.event),
     ['server_split', 'server_linked'],
     'a split, then a link, in order',
   );

@@ -38,7 +38,7 @@ t.test('filters by type, channel (a quit by the channels it names) and server', 
   const byChannel = await openEventStream(`${url}?channel=%23ROOM`);
   const byType = await openEventStream(`${url}?types=quit,topic`);
   const byServer = await openEventStream(`${url}?server=LEAF.test.net`);
-  await Promise.all([byChannel, byType, byServer].map((reader) => reader.next(is('open'), 'open')));
+  await Promise.all([byChannel, byType, byServer].map((reader) => reader.next(is('hello'), 'open')));
   irc.receive(
     ':bob!b@h JOIN #other',
     ':bob!b@h TOPIC #other :elsewhere',
@@ -50,7 +50,7 @@ t.test('filters by type, channel (a quit by the channels it names) and server', 
   await byType.next(is('quit'), 'quit');
   await byChannel.next(is('quit'), 'quit of a member of #room');
   const summary = (reader: typeof byChannel) =>
-    reader.events.filter((event) => event.event !== 'open').map((event) => event.event);
+    reader.events.filter((event) => event.event !== 'hello').map((event) => event.event);
   t.same(summary(byChannel), ['join', 'quit'], 'only #room, whatever the case');
   t.same(summary(byType), ['topic', 'quit']);
   t.same(summary(byServer), ['connect']);
@@ -61,7 +61,7 @@ t.test('heartbeats keep quiet streams alive; the bot stopping ends them with an 
   const bot = await start(t, { heartbeat_seconds: 5 });
   joinAs(bot.irc, '#room', 'DataBot');
   const reader = await openEventStream(`${bot.host.url}/api/irc/events/?types=quit`);
-  await reader.next(is('open'), 'open');
+  await reader.next(is('hello'), 'open');
   t.same(reader.comments, []);
   bot.irc.receive(':bob!b@h JOIN #room');
   await bot.clock.advance(5_000);
@@ -71,7 +71,7 @@ t.test('heartbeats keep quiet streams alive; the bot stopping ends them with an 
   const id = /: heartbeat\nid: (\S+)\n\n$/.exec(reader.text())?.[1];
   t.ok(id, `the heartbeat has an id (${id})`);
   const resumed = await openEventStream(`${bot.host.url}/api/irc/events/`, { 'Last-Event-ID': id! });
-  await resumed.next(is('open'), 'open');
+  await resumed.next(is('hello'), 'open');
   bot.irc.receive(':carol!c@h JOIN #room');
   const join = await resumed.next(is('join'), 'the next join');
   t.equal(join.data.nick, 'carol', "nothing replayed: the heartbeat's id was the latest");
@@ -88,7 +88,7 @@ t.test('a reader who stops reading is cut off once more than max_buffered_kb wai
   joinAs(irc, '#room', 'DataBot');
   const reader = await openEventStream(`${host.url}/api/irc/events/`);
   const fast = await openEventStream(`${host.url}/api/irc/events/`);
-  await reader.next(is('open'), 'open');
+  await reader.next(is('hello'), 'open');
   reader.pause();
   const topic = 'x'.repeat(400);
   // Topic after topic, a turn of the event loop between batches, until the reader's socket and its buffers are
@@ -119,7 +119,7 @@ t.test('a long replay goes out a part at a time, in order, with the live events 
   const { irc, host } = await start(t, { max_buffered_kb: 16 });
   joinAs(irc, '#room', 'DataBot');
   const first = await openEventStream(`${host.url}/api/irc/events/?types=topic`);
-  await first.next(is('open'), 'open');
+  await first.next(is('hello'), 'open');
   const topic = 'y'.repeat(300);
   irc.receive(':op!o@h TOPIC #room :0 start');
   const seen = await first.next(is('topic'), 'the first topic');
