@@ -208,13 +208,7 @@ async function measure(size: Sizes, log: (line: string) => void): Promise<Run> {
   let bot: BotProcess | null = null;
   let readers: Readers | null = null;
   try {
-    oracle = await Oracle.connect({
-      host: network.host,
-      port: network.hub.clientPort,
-      nick: 'Truth',
-      operName: network.operName,
-      operPass: network.operPass,
-    });
+    oracle = await Oracle.onHub(network, 'Truth');
     crowd = await startScaleCrowd({
       host: network.host,
       ports: network.leaves.map((leaf) => leaf.clientPort),

@@ -305,13 +305,7 @@ async function waitUntilLinked(network: {
         }
       }
       if (!oracle) {
-        oracle = await Oracle.connect({
-          host: '127.0.0.1',
-          port: network.hub.clientPort,
-          operName: network.operName,
-          operPass: network.operPass,
-          nick: 'ScaleProbe',
-        }).catch(() => null);
+        oracle = await Oracle.onHub(network, 'ScaleProbe').catch(() => null);
       }
       if (oracle) {
         const linked = new Set(await oracle.links());

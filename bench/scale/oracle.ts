@@ -88,6 +88,20 @@ export class Oracle {
     return new Oracle(await Oracle.open(options, options.nick), options);
   }
 
+  /** An operator's connection to `network`'s hub, named `nick`: how every question of the benches is asked. */
+  static onHub(
+    network: { host?: string; hub: { clientPort: number }; operName: string; operPass: string },
+    nick: string,
+  ): Promise<Oracle> {
+    return Oracle.connect({
+      host: network.host ?? '127.0.0.1',
+      port: network.hub.clientPort,
+      nick,
+      operName: network.operName,
+      operPass: network.operPass,
+    });
+  }
+
   private static async open(options: OracleOptions, nick: string): Promise<IrcClient> {
     const client = new IrcClient({
       host: options.host,

@@ -479,13 +479,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
   let rawControl: RawControl | null = null;
   try {
     log(`scale: network up in ${network.runDir}: hub + ${network.leaves.length} leaves + services`);
-    oracle = await Oracle.connect({
-      host: network.host,
-      port: network.hub.clientPort,
-      nick: 'Truth',
-      operName: network.operName,
-      operPass: network.operPass,
-    });
+    oracle = await Oracle.onHub(network, 'Truth');
     let lastShown = 0;
     const serversBefore = Object.fromEntries(Object.entries(network.pids).map(([key, pid]) => [key, cpuSeconds(pid)]));
     crowd = await startScaleCrowd({
@@ -603,13 +597,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     let sendqPeak = 0;
     let watching = true;
     // On a connection of its own, so the other questions never hold it up.
-    const watcher = await Oracle.connect({
-      host: network.host,
-      port: network.hub.clientPort,
-      nick: 'SendqWatch',
-      operName: network.operName,
-      operPass: network.operPass,
-    });
+    const watcher = await Oracle.onHub(network, 'SendqWatch');
     // Caught here: a rejection would otherwise go unhandled until the watch is awaited.
     const sendqWatch = (async (): Promise<unknown> => {
       while (watching) {
@@ -624,14 +612,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     // The counts on a connection of their own, on time: the NAMES of a check ask the hub for a while (at
     // 100,000 users under churn the hub took 2–10 s per answer, so one check's NAMES took over a minute), and on
     // one connection they held up the next check's counts until after the churn.
-    const truthConnection = (nick: string): Promise<Oracle> =>
-      Oracle.connect({
-        host: network.host,
-        port: network.hub.clientPort,
-        nick,
-        operName: network.operName,
-        operPass: network.operPass,
-      });
+    const truthConnection = (nick: string): Promise<Oracle> => Oracle.onHub(network, nick);
     const counter = await truthConnection('TruthCount');
     // How far LUSERS moves, and which channels differ, on a third: five LUSERS took 56 s at 100,000 users.
     const mover = await truthConnection('TruthMove');
