@@ -56,9 +56,8 @@ interface LogFamily {
 
 /** The longest a line for stdout waits to be written with others. */
 const STDOUT_HOLD_MS = 100;
-/** Bytes of lines for stdout held at most: once they would not fit, what is held is written. */
+/** Characters of lines for stdout held at most: once they are reached, what is held is written. */
 const STDOUT_CHUNK = 65_536;
-const NEWLINE = 0x0a;
 
 /**
  * Lines for stdout, written together every {@link STDOUT_HOLD_MS} ms (or once 64 KB wait): an access-log line per
@@ -67,9 +66,9 @@ const NEWLINE = 0x0a;
  * holds, so the two keep their order; and what is held is written before the process exits.
  */
 class StdoutLines {
-  /** The lines held, as UTF-8 with their line ends, in `buffer` up to `used`. */
-  private buffer = Buffer.allocUnsafe(STDOUT_CHUNK);
-  private used = 0;
+  /** The lines held, and their characters in all. */
+  private lines: string[] = [];
+  private chars = 0;
   private timer: NodeJS.Timeout | undefined;
   private hooked = false;
   private readonly flushSoon = (): void => {
@@ -78,15 +77,13 @@ class StdoutLines {
   };
 
   write(line: string): void {
-    // A character is at most 3 bytes of UTF-8 (a surrogate pair, 2 characters, is 4).
-    const most = line.length * 3 + 1;
-    if (this.used + most > this.buffer.length) this.flush();
-    if (most > this.buffer.length) {
-      process.stdout.write(`${line}\n`);
+    // Held as strings and encoded together at the flush: one encoding of many lines costs a line less than one each.
+    this.lines.push(line);
+    this.chars += line.length + 1;
+    if (this.chars >= STDOUT_CHUNK) {
+      this.flush();
       return;
     }
-    this.used += this.buffer.write(line, this.used);
-    this.buffer[this.used++] = NEWLINE;
     if (this.timer === undefined) {
       // Unreferenced: held lines never keep the process alive; exit writes them.
       this.timer = setTimeout(this.flushSoon, STDOUT_HOLD_MS);
@@ -103,11 +100,12 @@ class StdoutLines {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.used === 0) return;
-    // A copy of what is used: a stream that holds the chunk a while holds no more than the lines.
-    const held = Buffer.from(this.buffer.subarray(0, this.used));
-    this.used = 0;
-    process.stdout.write(held);
+    if (this.lines.length === 0) return;
+    const held = this.lines;
+    this.lines = [];
+    this.chars = 0;
+    held.push('');
+    process.stdout.write(held.join('\n'));
   }
 }
 
@@ -147,6 +145,14 @@ function maskSecrets(text: string, secrets: Iterable<string>): string {
 /** Whether a number field holds a secret (a PIN-like one would match its digits); false while there are none. */
 function holdsSecret(value: number | boolean | null, secrets: ReadonlySet<string>): boolean {
   return typeof value === 'number' && secrets.size > 0 && maskSecrets(String(value), secrets) !== String(value);
+}
+
+/** A number, boolean or null field's text, masked where a secret's digits are in it; its text made once. */
+function formatOther(value: number | boolean | null, secrets: ReadonlySet<string>): string {
+  if (typeof value !== 'number') return formatValue(value);
+  const text = String(value);
+  for (const secret of secrets) if (secret.length > 0 && text.includes(secret)) return MASK;
+  return text;
 }
 
 /** Replace secrets and token-shaped strings, and keep the event on one line. */
@@ -227,10 +233,7 @@ class FamilyLogger implements Logger {
       for (const key in fields) {
         const value = fields[key];
         if (value === undefined) continue;
-        line +=
-          typeof value === 'string'
-            ? ` ${key}=${formatValue(maskSecrets(value, secrets))}`
-            : ` ${key}=${holdsSecret(value, secrets) ? MASK : formatValue(value)}`;
+        line += ` ${key}=${typeof value === 'string' ? formatValue(maskSecrets(value, secrets)) : formatOther(value, secrets)}`;
       }
     }
     this.family.sink(line, level);

@@ -69,6 +69,15 @@ function checkedLowerName(name: string): string {
   return lower;
 }
 
+/** The names of the last single set of added headers that could be appended (checked, none the server's, none twice). */
+let lastAppendedNames: readonly string[] = [];
+
+function sameNames(names: readonly string[], last: readonly string[]): boolean {
+  if (names.length !== last.length) return false;
+  for (let index = 0; index < names.length; index++) if (names[index] !== last[index]) return false;
+  return true;
+}
+
 /**
  * An answer's headers, in one flat `writeHead` list. The server's own come first: `default` ones (the
  * cache headers of a success), which a handler may replace, then `set` ones, which always win. Both are
@@ -117,17 +126,30 @@ class Head {
     if (this.status === 304) return undefined;
     const flat = this.flat.slice(0, this.defaultsEnd);
     const firstAdded = flat.length;
-    for (const set of this.added!) {
-      for (const name of Object.keys(set)) {
-        const lower = checkedLowerName(name);
-        if (SERVER_HEADER_NAMES.has(lower)) return undefined;
-        for (let index = firstAdded; index < flat.length; index += 2) {
-          if (checkedLowerName(flat[index]!) === lower) return undefined;
-        }
+    const added = this.added!;
+    // One set of the names appended last time (a rate limit's, on every answer): its names were checked then.
+    const names = added.length === 1 ? Object.keys(added[0]!) : undefined;
+    if (names && sameNames(names, lastAppendedNames)) {
+      const set = added[0]!;
+      for (const name of names) {
         const value = set[name]!;
         http.validateHeaderValue(name, value);
         flat.push(name, value);
       }
+    } else {
+      for (const set of added) {
+        for (const name of Object.keys(set)) {
+          const lower = checkedLowerName(name);
+          if (SERVER_HEADER_NAMES.has(lower)) return undefined;
+          for (let index = firstAdded; index < flat.length; index += 2) {
+            if (checkedLowerName(flat[index]!) === lower) return undefined;
+          }
+          const value = set[name]!;
+          http.validateHeaderValue(name, value);
+          flat.push(name, value);
+        }
+      }
+      if (names) lastAppendedNames = names;
     }
     for (let index = this.defaultsEnd; index < this.flat.length; index++) flat.push(this.flat[index]!);
     return flat;
