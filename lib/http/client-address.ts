@@ -11,6 +11,7 @@
  * `loopback`, `linklocal` and `uniquelocal`), as Express does.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIPv4, isIPv6 } from 'node:net';
 import parseForwarded from 'forwarded-parse';
 import proxyaddr from 'proxy-addr';
 
@@ -133,4 +134,41 @@ export function clientFacts(
     if (index === 0 || !trust(hop.address, distance)) return { ip: hop.address, secure: hop.proto === 'https' };
   }
   return { ip: peer, secure: peerSecure };
+}
+
+/**
+ * The client address `address` as one holder has it, for the limits kept per address: an IPv4 address itself
+ * (written as IPv4-mapped IPv6 too), an IPv6 address its `/prefix` network (a customer's line usually hands out a
+ * whole /64, so a client would otherwise get a fresh allowance per address).
+ */
+export function clientGroup(address: string, ipv6PrefixLength: number): string {
+  // IPv4 (every request of most networks) goes straight through.
+  if (!address.includes(':')) return address;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped !== undefined && isIPv4(mapped)) return mapped;
+  if (!isIPv6(address) || ipv6PrefixLength >= 128) return address;
+  const words = ipv6Words(address);
+  const kept = words.map((word, index) => {
+    const bitsBefore = index * 16;
+    if (bitsBefore >= ipv6PrefixLength) return 0;
+    const keep = Math.min(16, ipv6PrefixLength - bitsBefore);
+    return word & (0xffff << (16 - keep)) & 0xffff;
+  });
+  return `${kept.map((word) => word.toString(16)).join(':')}/${ipv6PrefixLength}`;
+}
+
+/** The eight 16-bit words of an IPv6 address (`::` expanded, a dotted IPv4 tail read as two words). */
+function ipv6Words(address: string): number[] {
+  const zone = address.indexOf('%');
+  let text = (zone === -1 ? address : address.slice(0, zone)).toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
+  return [...left, ...Array<string>(missing).fill('0'), ...right].map((word) => Number.parseInt(word, 16) || 0);
 }

@@ -6,6 +6,7 @@
  */
 import {
   ApiError,
+  clientGroup,
   invalidParameter,
   StreamBody,
   type ApiRequest,
@@ -142,7 +143,8 @@ export function eventsRoute({ config, journal, fanout, fold }: EventsRouteOption
       const view = viewOf(request);
       const tokenId = view === 'public' ? undefined : request.approvals!.tokenId;
       if (fanout.size >= config.max_streams) throw tooMany('on this bot', config.max_streams);
-      if (fanout.openFrom(request.ip) >= config.max_streams_per_address) {
+      const address = clientGroup(request.ip, config.ipv6_prefix_length);
+      if (fanout.openFrom(address) >= config.max_streams_per_address) {
         throw tooMany('from this address', config.max_streams_per_address);
       }
       if (tokenId !== undefined && fanout.openWith(tokenId) >= config.max_streams_per_token) {
@@ -170,7 +172,7 @@ export function eventsRoute({ config, journal, fanout, fold }: EventsRouteOption
           }
         }
         // The replay reaches the latest event kept, published or not: the next flush sends only what follows.
-        const reader = new Reader(stream, view, filter, request.ip, request.approvals, tokenId, journal.nextNumber - 1);
+        const reader = new Reader(stream, view, filter, address, request.approvals, tokenId, journal.nextNumber - 1);
         fanout.add(reader, opening, replay);
       };
       return { body: new StreamBody(EVENT_STREAM_TYPE, open) };

@@ -42,7 +42,8 @@ export class Reader {
     readonly stream: OpenStream,
     readonly view: View,
     readonly filter: EventFilter,
-    readonly ip: string,
+    /** The client's address as `max_streams_per_address` counts it (an IPv6 address by its network). */
+    readonly address: string,
     /** The token the request presented, if any (its revocation ends the stream). */
     readonly approvals: TokenApprovals | undefined,
     /** The token counted against `max_streams_per_token`: one approved for the stream's route. */
@@ -87,8 +88,9 @@ export class Fanout {
     return this.readers.size;
   }
 
-  openFrom(ip: string): number {
-    return this.byAddress.get(ip) ?? 0;
+  /** Streams open from `address` (as {@link Reader.address} has it). */
+  openFrom(address: string): number {
+    return this.byAddress.get(address) ?? 0;
   }
 
   openWith(tokenId: string): number {
@@ -133,7 +135,7 @@ export class Fanout {
   add(reader: Reader, opening: string, replay: readonly JournalEntry[]): void {
     const { stream } = reader;
     this.readers.add(reader);
-    this.byAddress.set(reader.ip, this.openFrom(reader.ip) + 1);
+    this.byAddress.set(reader.address, this.openFrom(reader.address) + 1);
     if (reader.tokenId !== undefined) this.byToken.set(reader.tokenId, this.openWith(reader.tokenId) + 1);
     stream.onEnd(() => this.remove(reader));
     stream.write(opening);
@@ -166,7 +168,7 @@ export class Fanout {
       if (left > 0) map.set(key, left);
       else map.delete(key);
     };
-    decrement(this.byAddress, reader.ip);
+    decrement(this.byAddress, reader.address);
     if (reader.tokenId !== undefined) decrement(this.byToken, reader.tokenId);
   }
 

@@ -6,39 +6,7 @@
  * password right before.
  */
 import { createHash } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
 import type { ModelSlice, Persistence } from '../../lib/sdk.js';
-
-/** The client address `address` as one holder has it: an IPv4 address itself, an IPv6 address's `/prefix` network. */
-export function clientGroup(address: string, ipv6PrefixLength: number): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped !== undefined && isIPv4(mapped)) return mapped;
-  if (!isIPv6(address) || ipv6PrefixLength >= 128) return address;
-  const words = ipv6Words(address);
-  const kept = words.map((word, index) => {
-    const bitsBefore = index * 16;
-    if (bitsBefore >= ipv6PrefixLength) return 0;
-    const keep = Math.min(16, ipv6PrefixLength - bitsBefore);
-    return word & (0xffff << (16 - keep)) & 0xffff;
-  });
-  return `${kept.map((word) => word.toString(16)).join(':')}/${ipv6PrefixLength}`;
-}
-
-/** The eight 16-bit words of an IPv6 address (`::` expanded, a dotted IPv4 tail read as two words). */
-function ipv6Words(address: string): number[] {
-  const zone = address.indexOf('%');
-  let text = (zone === -1 ? address : address.slice(0, zone)).toLowerCase();
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const left = head === '' ? [] : head.split(':');
-  const right = tail === undefined || tail === '' ? [] : tail.split(':');
-  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
-  return [...left, ...Array<string>(missing).fill('0'), ...right].map((word) => Number.parseInt(word, 16) || 0);
-}
 
 /** How long a caller stays known to a nick after a right password. */
 export const KNOWN_FOR_MS = 30 * 24 * 60 * 60 * 1000;

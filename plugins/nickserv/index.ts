@@ -5,13 +5,13 @@
  * backends (SASL, Atheme JSON-RPC, Anope 2.1 JSON-RPC, Anope 2.0 XML-RPC), behind brute-force windows and a bounded pool of connections.
  * It provides the same check to the website's sign-in (`nickserv.credentials`).
  */
-import { definePlugin, isOnline, type HostInfo, type IrcPort } from '../../lib/sdk.js';
+import { clientGroup, definePlugin, isOnline, type HostInfo, type IrcPort } from '../../lib/sdk.js';
 import { anopeBackend } from './backends/anope-rpc.js';
 import { anopeXmlRpcBackend } from './backends/anope-xmlrpc.js';
 import { athemeBackend } from './backends/atheme-jsonrpc.js';
 import type { CredentialBackend } from './backends/backend.js';
 import { saslBackend, type SaslBackendOptions } from './backends/sasl.js';
-import { clientGroup, KnownCallers } from './callers.js';
+import { KnownCallers } from './callers.js';
 import { FailureWindow } from './limiter.js';
 import { TaskPool } from './pool.js';
 import { checkCredentialsRoute, type CheckRouteContext } from './route.js';

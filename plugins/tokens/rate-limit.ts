@@ -36,14 +36,16 @@ export function rateLimited(decision: Decision, who: string): ApiError {
 export function rateLimitHook(
   limiters: { public: RateLimiter; token: RateLimiter },
   onLimited: (bucket: 'public' | 'token') => void = () => undefined,
+  /** The key of a client address's bucket (an IPv6 address's network); the address itself by default. */
+  group: (ip: string) => string = (ip) => ip,
 ) {
   return (request: ApiRequest, route: RouteDefinition): Record<string, string> => {
     if (request.front?.renew) return {};
-    if (request.front && request.front.served > 0) limiters.public.charge(request.ip, request.front.served);
-    // Keyed by the token's id or the client's address as they are: each limiter holds one kind of key.
+    // Keyed by the token's id or the client's address group: each limiter holds one kind of key.
+    if (request.front && request.front.served > 0) limiters.public.charge(group(request.ip), request.front.served);
     const tokenId = route.tier === 'public' && !route.grantable ? undefined : request.tokenId;
     const byToken = tokenId !== undefined;
-    const decision = byToken ? limiters.token.take(tokenId) : limiters.public.take(request.ip);
+    const decision = byToken ? limiters.token.take(tokenId) : limiters.public.take(group(request.ip));
     if (!decision.allowed) {
       onLimited(byToken ? 'token' : 'public');
       throw rateLimited(decision, byToken ? `for token #${request.tokenId}` : 'from this address');

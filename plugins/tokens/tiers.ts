@@ -2,7 +2,7 @@
  * The guards of the token, staff and public tiers (the service `http.guard`), and the rate limits of the
  * whole HTTP API around them, as the plugin installs them.
  */
-import type { PluginContext } from '../../lib/sdk.js';
+import { clientGroup, type PluginContext } from '../../lib/sdk.js';
 import { createGuard, createPublicGuard } from './guard.js';
 import type { TokensSlice } from './model.js';
 import { RateLimiter, rateLimitHeaders, rateLimitHook, rateLimited } from './rate-limit.js';
@@ -28,12 +28,13 @@ export function installTiers(
   });
   const limits = config.rate_limit;
   const limiters = { public: new RateLimiter(limits.public), token: new RateLimiter(limits.token) };
+  const group = (ip: string) => clientGroup(ip, limits.ipv6_prefix_length);
   // Failed authentications draw from the client IP's public bucket, so guessing tokens is throttled too.
   // A revoked token is still told so (401) when the bucket is empty: every use of one is a 401, and a
   // 429 would invite its client to try again later.
   const onUnauthorized = limits.enabled
     ? (request: { ip: string }, { revoked }: { revoked: boolean }) => {
-        const decision = limiters.public.take(request.ip);
+        const decision = limiters.public.take(group(request.ip));
         if (!decision.allowed && !revoked) {
           limited.inc({ bucket: 'public' });
           throw rateLimited(decision, 'from this address');
@@ -57,7 +58,7 @@ export function installTiers(
     public: createPublicGuard(tokens, { onUnauthorized }),
   });
   if (!limits.enabled) return;
-  http.addHook(rateLimitHook(limiters, (bucket) => limited.inc({ bucket })));
+  http.addHook(rateLimitHook(limiters, (bucket) => limited.inc({ bucket }), group));
   timers.every(SWEEP_MS, () => {
     limiters.public.sweep();
     limiters.token.sweep();

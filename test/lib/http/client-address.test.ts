@@ -1,5 +1,5 @@
 import t from 'tap';
-import { clientFacts, compileAddressList, compileTrustProxy } from '../../../lib/http/client-address.js';
+import { clientFacts, clientGroup, compileAddressList, compileTrustProxy } from '../../../lib/http/client-address.js';
 
 const loopback = compileTrustProxy('loopback');
 
@@ -113,4 +113,18 @@ t.test('an address list (who may read the metrics)', async (t) => {
   t.notOk(allowed('192.0.2.1'));
   t.notOk(allowed(''));
   t.notOk(compileAddressList([])('127.0.0.1'), 'an empty list lets nobody in');
+});
+
+t.test('the group an address counts in for per-address limits: IPv4 itself, IPv6 its network', async (t) => {
+  t.equal(clientGroup('192.0.2.7', 64), '192.0.2.7');
+  t.equal(clientGroup('::ffff:192.0.2.7', 64), '192.0.2.7', 'IPv4-mapped IPv6 is its IPv4 address');
+  t.equal(clientGroup('2001:db8:1:2::1', 64), '2001:db8:1:2:0:0:0:0/64');
+  t.equal(clientGroup('2001:DB8:1:2:aaaa:bbbb:cccc:dddd', 64), '2001:db8:1:2:0:0:0:0/64', 'any case, any host part');
+  t.not(clientGroup('2001:db8:1:3::1', 64), clientGroup('2001:db8:1:2::1', 64), 'another /64');
+  t.equal(clientGroup('2001:db8:1:2ff::1', 56), '2001:db8:1:200:0:0:0:0/56', 'a prefix inside a word');
+  t.equal(clientGroup('fe80::1%eth0', 64), 'fe80:0:0:0:0:0:0:0/64', 'a zone is left out');
+  t.equal(clientGroup('::1', 64), '0:0:0:0:0:0:0:0/64');
+  t.equal(clientGroup('64:ff9b::192.0.2.7', 96), '64:ff9b:0:0:0:0:0:0/96', 'a dotted tail is two words');
+  t.equal(clientGroup('2001:db8::1', 128), '2001:db8::1', '/128: each address itself');
+  t.equal(clientGroup('unknown', 64), 'unknown', 'not an address: as it is');
 });

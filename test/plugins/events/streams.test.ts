@@ -11,8 +11,13 @@ import { startHarness } from '../../../testing/harness.js';
 import { joinAs } from '../stats/support.js';
 import { openEventStream, type StreamEvent } from '../../support/event-stream.js';
 
-async function start(t: Parameters<typeof startHarness>[0], config: Record<string, unknown> = {}) {
+async function start(
+  t: Parameters<typeof startHarness>[0],
+  config: Record<string, unknown> = {},
+  hostConfig: Record<string, unknown> = {},
+) {
   const bot = await startHarness(t, {
+    config: hostConfig,
     registry: [stats as PluginDefinition<never>, events as PluginDefinition<never>],
     plugins: { stats: {}, events: config },
     isupport: 'CASEMAPPING=rfc1459 PREFIX=(ov)@+ CHANMODES=b,k,l,MRimnprst WHOX',
@@ -177,3 +182,24 @@ t.test("open streams are capped on the bot, with the contract's 429", async (t) 
 function metricsText(host: { metrics: { registry: { metrics(): Promise<string> } } }): Promise<string> {
   return host.metrics.registry.metrics();
 }
+
+t.test('streams per address: an IPv6 client counts with its /64', async (t) => {
+  // Behind a trusted proxy (loopback), the client is the address X-Forwarded-For names.
+  const { host } = await start(t, { max_streams_per_address: 1 }, { http: { trust_proxy: 'loopback' } });
+  const url = `${host.url}/api/irc/events/`;
+  const from = (ip: string) => openEventStream(url, { 'X-Forwarded-For': ip });
+  const first = await from('2001:db8:1:2::1');
+  t.equal(first.status, 200);
+  const sameNetwork = await from('2001:db8:1:2::abcd');
+  t.equal(sameNetwork.status, 429, 'another address of the same /64');
+  t.match(sameNetwork.refusal, { error: { code: 'rate_limited', message: /from this address \(at most 1\)/ } });
+  const otherNetwork = await from('2001:db8:1:3::1');
+  t.equal(otherNetwork.status, 200, 'another /64');
+  const v4 = [await from('192.0.2.1'), await from('192.0.2.2')];
+  t.same(
+    v4.map((reader) => reader.status),
+    [200, 200],
+    'each IPv4 address counts alone',
+  );
+  for (const reader of [first, otherNetwork, ...v4]) reader.close();
+});

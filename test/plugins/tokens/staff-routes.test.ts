@@ -453,6 +453,29 @@ t.test('rate limits per IP and per token, and failed authentications draw from t
   t.equal((await bot.inject('GET', '/api/irc/stats/')).status, 429, 'and it drew from the bucket all the same');
 });
 
+t.test('an IPv6 client shares the public bucket with its /64 (rate_limit.ipv6_prefix_length)', async (t) => {
+  const bucket = { capacity: 2, refill_per_second: 0.01 };
+  const bot = await startHarness(t, withTokens({ rate_limit: { public: bucket, token: bucket } }));
+  const from = (ip: string) => bot.from({ ip }).inject('GET', '/api/irc/stats/');
+  t.equal((await from('2001:db8:1:2::1')).status, 200);
+  t.equal((await from('2001:db8:1:2::99')).status, 200, 'another address of the /64 draws from the same bucket');
+  t.equal((await from('2001:db8:1:2:ffff::1')).status, 429, 'the /64 has spent its two');
+  t.equal((await from('2001:db8:1:3::1')).status, 200, 'another /64 has its own');
+  t.equal((await from('192.0.2.1')).status, 200);
+  t.equal((await from('192.0.2.2')).status, 200, 'each IPv4 address has its own');
+
+  const each = await startHarness(
+    t,
+    withTokens({ rate_limit: { public: { capacity: 1, refill_per_second: 0.01 }, ipv6_prefix_length: 128 } }),
+  );
+  t.equal((await each.from({ ip: '2001:db8:1:2::1' }).inject('GET', '/api/irc/stats/')).status, 200);
+  t.equal(
+    (await each.from({ ip: '2001:db8:1:2::2' }).inject('GET', '/api/irc/stats/')).status,
+    200,
+    '/128: per address',
+  );
+});
+
 t.test('refusals of a live token (403) draw from its bucket too', async (t) => {
   const bot = await startHarness(
     t,
