@@ -180,5 +180,6 @@ export {
 
 // Small tools for work that must not hold the event loop.
 export { RateLimiter, type BucketConfig, type Decision } from './rate-limiter.js';
+export { describeUrl, postOnce, type PostOptions, type PostSettle } from './post.js';
 export { TimeSlice } from './time-slice.js';
 export { firstInOrder } from './first-in-order.js';

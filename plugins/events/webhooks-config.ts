@@ -4,7 +4,7 @@
  * than failing at its first delivery. A secret may stay out of the file: `IRC_DATA_WEBHOOK_SECRET_<NAME>`, when
  * set and not empty, wins over the endpoint's `secret`, as `IRC_DATA_SASL_PASSWORD` does over the SASL password.
  */
-import type { FromJsonSchema } from '../../lib/sdk.js';
+import { describeUrl, type FromJsonSchema } from '../../lib/sdk.js';
 import type { View } from './journal.js';
 import { EVENT_TYPES, type NetworkEventType } from './service-types.js';
 import { parseSecret } from './webhooks-signature.js';
@@ -114,11 +114,6 @@ const PREFIX = 'config.plugins.events.webhooks';
 /** The environment variable that may hold the secret of the endpoint `name`. */
 export function secretVariable(name: string): string {
   return `IRC_DATA_WEBHOOK_SECRET_${name.toUpperCase().replace(/-/g, '_')}`;
-}
-
-/** The URL for messages: no user name, password or query (they may hold secrets). */
-export function describeUrl(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
 /**

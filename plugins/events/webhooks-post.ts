@@ -1,12 +1,8 @@
 /**
- * One POST of a webhook batch and the answer's status. node:http(s) and not fetch: it never follows a redirect
- * (only the configured URL is called), and it sends a URL's user name and password as Basic authentication,
- * which fetch refuses. Each POST has a connection of its own (`Connection: close`), so that no attempt races a
- * receiver closing an idle kept-alive one; a batch at most every `batch_wait_ms` does not need more.
+ * One POST of a webhook batch and the answer's status (lib/post.ts: no redirect followed, a connection of its own;
+ * a batch at most every `batch_wait_ms` needs no more).
  */
-import http from 'node:http';
-import https from 'node:https';
-import { errorMessage } from '../../lib/sdk.js';
+import { errorMessage, postOnce } from '../../lib/sdk.js';
 
 /** What the receiver answered. */
 export interface PostAnswer {
@@ -39,43 +35,29 @@ export function postBatch(
   timeoutMs: number,
   signal: AbortSignal,
 ): Promise<PostAnswer> {
-  const client = url.protocol === 'https:' ? https : http;
-  const payload = Buffer.from(body, 'utf8');
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const finish = (outcome: () => void): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      outcome();
-    };
-    const fail = (reason: string): void => {
-      finish(() => reject(new Error(reason)));
-      request.destroy();
-    };
-    const onAbort = (): void => fail('the bot is stopping');
-    const timer = setTimeout(() => fail(`no answer within ${timeoutMs / 1000} s`), timeoutMs);
-    signal.addEventListener('abort', onAbort, { once: true });
-    const request = client.request(url, {
-      method: 'POST',
-      agent: false,
-      headers: { ...headers, 'Content-Length': String(payload.length), Connection: 'close' },
-    });
-    request.on('error', (error) => fail(errorMessage(error)));
-    request.on('response', (response) => {
+  return postOnce<PostAnswer>(
+    {
+      url,
+      headers,
+      body: Buffer.from(body, 'utf8'),
+      timeoutMs,
+      signal,
+      reasons: {
+        timedOut: `no answer within ${timeoutMs / 1000} s`,
+        aborted: () => 'the bot is stopping',
+        unreachable: errorMessage,
+      },
+      error: (reason) => new Error(reason),
+    },
+    (response, settle) => {
       response.resume();
       response.on('error', () => undefined);
       const location = response.headers.location;
-      finish(() =>
-        resolve({
-          status: response.statusCode ?? 0,
-          retryAfterMs: retryAfterMs(response.headers['retry-after'], Date.now()),
-          location: location === undefined ? undefined : location.slice(0, SHOWN_LOCATION),
-        }),
-      );
-    });
-    if (signal.aborted) onAbort();
-    else request.end(payload);
-  });
+      settle.resolve({
+        status: response.statusCode ?? 0,
+        retryAfterMs: retryAfterMs(response.headers['retry-after'], Date.now()),
+        location: location === undefined ? undefined : location.slice(0, SHOWN_LOCATION),
+      });
+    },
+  );
 }
