@@ -72,8 +72,8 @@ const follow=(initial,on)=>{
     const here=new EventSource(url);
     source=here;
     on.state('connecting');
-    here.onopen=(event)=>{
-      if(source!==here||event instanceof MessageEvent)return;
+    here.onopen=()=>{
+      if(source!==here)return;
       on.state('open');
       if(!last)resync(true);
     };
