@@ -108,7 +108,7 @@ export { openApiPath } from './http/routes.js';
 export { SerializedJson } from './http/serialized-json.js';
 export { StreamBody, type OpenStream } from './http/stream-body.js';
 export { HtmlDocument, HTML_TYPE, TextDocument, escapeHtml, inlineScriptSource } from './http/html-document.js';
-export { clientGroup, compileAddressList, type ProxyHeader } from './http/client-address.js';
+export { clientGroup, compileAddressList, ipv6PrefixLengthSchema, type ProxyHeader } from './http/client-address.js';
 export type {
   RouteDefinition,
   RouteGuard,

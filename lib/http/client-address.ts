@@ -172,3 +172,8 @@ function ipv6Words(address: string): number[] {
   const missing = tail === undefined ? 0 : 8 - left.length - right.length;
   return [...left, ...Array<string>(missing).fill('0'), ...right].map((word) => Number.parseInt(word, 16) || 0);
 }
+
+/** The config schema of a plugin's `ipv6_prefix_length` (the prefix {@link clientGroup} groups by): 32–128, 64 by default. */
+export function ipv6PrefixLengthSchema<Description extends string>(description: Description) {
+  return { type: 'integer', minimum: 32, maximum: 128, default: 64, description } as const;
+}

@@ -1,5 +1,5 @@
 /** Config slice of the events plugin (`plugins.events`), written once: its type is read off the schema. */
-import type { FromJsonSchema } from '../../lib/sdk.js';
+import { ipv6PrefixLengthSchema, type FromJsonSchema } from '../../lib/sdk.js';
 import { webhooksSchema } from './webhooks-config.js';
 
 const count = (minimum: number, maximum: number, fallback: number, description: string) =>
@@ -23,10 +23,7 @@ export const eventsConfigSchema = {
     ),
     max_streams: count(1, 100_000, 2_000, 'Open event streams at most, over every client.'),
     max_streams_per_address: count(1, 10_000, 10, 'Open event streams at most from one client address.'),
-    ipv6_prefix_length: count(
-      32,
-      128,
-      64,
+    ipv6_prefix_length: ipv6PrefixLengthSchema(
       'IPv6 client addresses count against max_streams_per_address as their network of this prefix length (one holder usually has a whole /64); IPv4 addresses each as itself.',
     ),
     max_streams_per_token: count(1, 10_000, 20, 'Open event streams at most with one API token.'),

@@ -1,5 +1,5 @@
 /** Config slice of the credential checker (`plugins.nickserv`). */
-import type { FromJsonSchema } from '../../lib/sdk.js';
+import { ipv6PrefixLengthSchema, type FromJsonSchema } from '../../lib/sdk.js';
 
 export const BACKENDS = ['sasl', 'atheme-jsonrpc', 'anope-rpc', 'anope-xmlrpc'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -106,15 +106,10 @@ export const nickservConfigSchema = {
           default: 3600,
           description: 'The sliding window of max_failures_per_account, in seconds.',
         },
-        ipv6_prefix_length: {
-          type: 'integer',
-          minimum: 32,
-          maximum: 128,
-          default: 64,
-          description:
-            'IPv6 client addresses count as their network of this prefix length (one holder usually has a whole ' +
+        ipv6_prefix_length: ipv6PrefixLengthSchema(
+          'IPv6 client addresses count as their network of this prefix length (one holder usually has a whole ' +
             '/64); IPv4 addresses each as itself.',
-        },
+        ),
         max_failures_per_token: {
           type: 'integer',
           minimum: 1,

@@ -1,5 +1,5 @@
 /** Config slice of the token plugin (`plugins.tokens`). */
-import type { FromJsonSchema } from '../../lib/sdk.js';
+import { ipv6PrefixLengthSchema, type FromJsonSchema } from '../../lib/sdk.js';
 
 /** A token bucket: `capacity` requests at once, refilled at `refill_per_second`. */
 export type { BucketConfig } from '../../lib/sdk.js';
@@ -87,15 +87,10 @@ export const tokensConfigSchema = {
         enabled: { type: 'boolean', default: true, description: 'Set to false to turn every rate limit off.' },
         public: bucketSchema(60, 1, 'per client IP on public paths (failed token authentications also draw from it)'),
         token: bucketSchema(120, 2, 'per API token on token and staff paths'),
-        ipv6_prefix_length: {
-          type: 'integer',
-          minimum: 32,
-          maximum: 128,
-          default: 64,
-          description:
-            'IPv6 client addresses share the public bucket of their network of this prefix length (one holder ' +
+        ipv6_prefix_length: ipv6PrefixLengthSchema(
+          'IPv6 client addresses share the public bucket of their network of this prefix length (one holder ' +
             'usually has a whole /64); IPv4 addresses each have their own.',
-        },
+        ),
       },
     },
   },
