@@ -12,7 +12,7 @@ import type { Logger } from '../logger.js';
 import { BOT_LINES, SlicedNetTransport } from './irc-framework-socket.js';
 import { parseLine } from './line-parser.js';
 import type { IrcMessage } from './port.js';
-import { BaseTransport, type TransportOptions } from './transport.js';
+import { BaseTransport, DEFAULT_KEEPALIVE, type Keepalive, type TransportOptions } from './transport.js';
 
 /**
  * What the library is not handed on a connection of its own, once the bot has the line: replies it would only
@@ -89,7 +89,15 @@ export class IrcFrameworkTransport extends BaseTransport {
   private ownersClient: IrcFrameworkClient | null = null;
   private closed: Promise<void> = Promise.resolve();
 
-  constructor(options: TransportOptions, logger: Logger) {
+  /** When a line the library was spared last counted as a sign of life for its ping timeout. */
+  private sparedAliveAt = 0;
+
+  /** `keepalive`: the library's PING interval and ping timeout (tests shorten them). */
+  constructor(
+    options: TransportOptions,
+    logger: Logger,
+    private readonly keepalive: Keepalive = DEFAULT_KEEPALIVE,
+  ) {
     super(options, logger);
   }
 
@@ -145,8 +153,8 @@ export class IrcFrameworkTransport extends BaseTransport {
       ...{ [BOT_LINES]: (line: string) => client === this.client && this.takeLine(line) },
       auto_reconnect: false,
       enable_chghost: true,
-      ping_interval: 30,
-      ping_timeout: 120,
+      ping_interval: this.keepalive.pingAfterMs / 1000,
+      ping_timeout: this.keepalive.deadAfterMs / 1000,
       transport: SlicedNetTransport,
     });
   }
@@ -156,7 +164,21 @@ export class IrcFrameworkTransport extends BaseTransport {
     const message = parseLine(line);
     if (!message) return false;
     this.handleMessage(message);
-    return BOT_ONLY.has(message.command);
+    if (!BOT_ONLY.has(message.command)) return false;
+    this.keepLibraryAlive();
+    return true;
+  }
+
+  /**
+   * irc-framework counts only the lines it is handed as signs of life: during a long WHO or LIST, or a server's
+   * penalty that holds back the PONG to its PING, the rows it is spared would otherwise end in its "Ping timeout"
+   * on a connection that is delivering. Told at most a few times per timeout, not per line.
+   */
+  private keepLibraryAlive(): void {
+    const now = Date.now();
+    if (now - this.sparedAliveAt < Math.min(1000, this.keepalive.deadAfterMs / 4)) return;
+    this.sparedAliveAt = now;
+    (this.client as { resetPingTimeoutTimer?: () => void } | null)?.resetPingTimeoutTimer?.();
   }
 
   protected writeLine(line: string): void {

@@ -23,16 +23,10 @@ import { errorMessage } from '../logger.js';
 import { parseLine } from './line-parser.js';
 import { LineReader, LineSlicer } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
-import { BaseTransport, type TransportOptions } from './transport.js';
+import { BaseTransport, DEFAULT_KEEPALIVE, type Keepalive, type TransportOptions } from './transport.js';
+
+export type { Keepalive } from './transport.js';
 import { UNTAGGED_CAPS } from './untagged-caps.js';
-
-/** When a silent server gets a PING, and when it counts as gone (irc-framework's defaults). */
-export interface Keepalive {
-  pingAfterMs: number;
-  deadAfterMs: number;
-}
-
-const DEFAULT_KEEPALIVE: Keepalive = { pingAfterMs: 30000, deadAfterMs: 120000 };
 
 type RawHandler = (message: Message) => void;
 

@@ -17,6 +17,14 @@ import { SessionState } from './session.js';
 import { formatLine, splitText } from './text.js';
 import type { IrcEventName, IrcEvents, IrcMessage, IrcRequest, IrcTransport, Unsubscribe } from './port.js';
 
+/** When a silent server gets a PING, and when it counts as gone (irc-framework's defaults). */
+export interface Keepalive {
+  pingAfterMs: number;
+  deadAfterMs: number;
+}
+
+export const DEFAULT_KEEPALIVE: Keepalive = { pingAfterMs: 30000, deadAfterMs: 120000 };
+
 export interface TransportOptions {
   host: string;
   port: number;

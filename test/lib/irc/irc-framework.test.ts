@@ -61,3 +61,41 @@ t.test('the bot gets WHO, LIST and chat lines; the library caches none of them a
   t.same(libraryEvents, [], 'the library gathered and announced none of them');
   t.same(parsedByLibrary, ['PING :still-there'], 'nor even parsed them: only the PING went to the library');
 });
+
+t.test('rows the library is spared still count as signs of life for its ping timeout', async (t) => {
+  const server = await ScriptedIrcServer.start({ caps: 'multi-prefix' });
+  const transport = new IrcFrameworkTransport(
+    { ...fakeOptions, port: server.port },
+    createLogger({ sink: () => undefined }),
+    { pingAfterMs: 100, deadAfterMs: 400 },
+  );
+  t.teardown(async () => {
+    await transport.quit('test over');
+    await server.close();
+  });
+  const ready = new Promise<void>((resolve) => transport.on('ready', resolve));
+  let disconnectedAt: number | undefined;
+  transport.on('disconnected', () => (disconnectedAt ??= Date.now()));
+  transport.connect();
+  await ready;
+  const connection = await server.connection(0);
+  // A server holding back its PONGs (a penalty for the bot's big requests) while WHO rows come: 1.2 s of rows
+  // is three ping timeouts of the library.
+  connection.silence();
+  const started = Date.now();
+  for (let row = 0; Date.now() - started < 1200; row++) {
+    connection.send(`:irc.test 354 DataBot 101 #c0 ident host${row}.example irc.test u${row} H 0 :User`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  t.equal(disconnectedAt, undefined, 'still connected while rows come');
+  const quiet = Date.now();
+  await new Promise<void>((resolve) => {
+    const check = setInterval(() => {
+      if (disconnectedAt !== undefined || Date.now() - quiet > 3000) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 20);
+  });
+  t.ok(disconnectedAt !== undefined && disconnectedAt - quiet < 1500, 'a server that falls silent is still dropped');
+});
