@@ -8,7 +8,7 @@
  * From the command line, one size, printing as it goes:
  *   node dist/bench/scale.js --users 50000 --channels 10000 --churn-seconds 60
  *     [--refresh-seconds N] [--check-seconds 30] [--sample 20] [--bot-sendq 8M] [--http-rate 200]
- *     [--churn-scale 1] [--no-restart] [--keep-run] [--bot-debug] [--front]
+ *     [--churn-scale 1] [--no-restart] [--keep-run] [--bot-debug] [--front] [--no-oper] [--settle-seconds N]
  *   node dist/bench/scale.js --hold 60 --users 50000 --channels 10000 [--churn-seconds 600]
  *     keeps the network and the crowd up for 60 minutes (Ctrl-C ends it sooner), churning for the
  *     given seconds at the start, and prints how to point a bot started by hand at it.
@@ -522,6 +522,8 @@ async function once(args: Arguments): Promise<void> {
     restart: !args.flags.has('no-restart'),
     botLogLevel: args.flags.has('bot-debug') ? 'debug' : undefined,
     front: args.flags.has('front'),
+    oper: !args.flags.has('no-oper'),
+    settleTimeoutSeconds: args.values.has('settle-seconds') ? numberOption(args, 'settle-seconds', 180) : undefined,
     keepRun: args.flags.has('keep-run'),
     log: (line) => console.log(line),
   };

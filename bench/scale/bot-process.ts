@@ -25,6 +25,8 @@ export interface BotConfigOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** http.front.enabled (default off, as in the bot's own config). */
   front?: boolean;
+  /** Whether the bot opers up (default true). */
+  oper?: boolean;
   /** More plugins and their configs (e.g. `events`), beside the ones below. */
   plugins?: Record<string, Record<string, unknown>>;
 }
@@ -41,7 +43,7 @@ export function writeBotConfig(configPath: string, options: BotConfigOptions): v
       host: network.host,
       port: network.hub.clientPort,
       nick: options.nick,
-      oper: { name: network.botOperName, password: network.botOperPass },
+      ...(options.oper === false ? {} : { oper: { name: network.botOperName, password: network.botOperPass } }),
     },
     http: { host: '127.0.0.1', port: options.httpPort, front: { enabled: options.front ?? false } },
     store: { path: options.storePath },

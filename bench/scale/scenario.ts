@@ -42,6 +42,11 @@ export interface ScaleOptions {
   botLogLevel?: 'debug' | 'info';
   /** The bot's HTTP front (`http.front.enabled`); default off, as in its config's default. */
   front?: boolean;
+  /**
+   * Whether the bot opers up (default true). Without it, as config.example.json runs it, it has no server
+   * notices: a user who quits or changes nick outside its channels waits for the WHO slice of its initial.
+   */
+  oper?: boolean;
   /** A comparison with the truth every this many seconds of churn. */
   checkSeconds: number;
   /** Channels compared with NAMES at each check. */
@@ -542,6 +547,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       refreshSeconds: options.refreshSeconds,
       logLevel: options.botLogLevel,
       front: options.front,
+      oper: options.oper,
     });
     const logPath = path.join(botDir, 'bot.log');
     bot = startBotProcess(configPath, logPath, httpPort);
