@@ -146,8 +146,13 @@ export function clientGroup(address: string, ipv6PrefixLength: number): string {
   if (!address.includes(':')) return address;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   if (mapped !== undefined && isIPv4(mapped)) return mapped;
-  if (!isIPv6(address) || ipv6PrefixLength >= 128) return address;
+  if (!isIPv6(address)) return address;
   const words = ipv6Words(address);
+  // IPv4-mapped in any spelling (`::ffff:c000:207`, `0:0:0:0:0:ffff:192.0.2.7`): its IPv4 address.
+  if (words.slice(0, 5).every((word) => word === 0) && words[5] === 0xffff) {
+    return [words[6]! >> 8, words[6]! & 0xff, words[7]! >> 8, words[7]! & 0xff].join('.');
+  }
+  if (ipv6PrefixLength >= 128) return address;
   const kept = words.map((word, index) => {
     const bitsBefore = index * 16;
     if (bitsBefore >= ipv6PrefixLength) return 0;

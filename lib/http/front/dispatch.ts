@@ -11,6 +11,7 @@
  * request to the bot, for its rate limit) and `X-Front-Renew` (a renewal, for no client).
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { clientGroup } from '../client-address.js';
 import { ApiError } from '../errors.js';
 import { ifNoneMatchMatches } from '../etag.js';
 import type { Exchange } from '../exchange.js';
@@ -99,6 +100,14 @@ export interface FrontDispatchOptions {
   cache?: AnswerCache;
 }
 
+/**
+ * The key of a client's budget: an IPv6 client's /64, as the public rate limit counts it by default
+ * (`plugins.tokens.rate_limit.ipv6_prefix_length`), so that the addresses of one network spend one budget.
+ */
+function budgetKey(ip: string): string {
+  return clientGroup(ip, 64);
+}
+
 export class FrontDispatch {
   readonly cache: AnswerCache;
   readonly budgets = new ClientBudgets();
@@ -123,7 +132,7 @@ export class FrontDispatch {
     if (key !== undefined) {
       const found = this.cache.get(key, now);
       if (found) {
-        const rate = this.budgets.spend(exchange.ip, now);
+        const rate = this.budgets.spend(budgetKey(exchange.ip), now);
         if (found.renew) this.renew(key);
         if (rate) {
           this.serve(exchange, respond, found.answer, rate);
@@ -177,9 +186,10 @@ export class FrontDispatch {
   }
 
   private forward(exchange: Exchange, respond: Respond, key: string | undefined): void {
-    const { raw, response, ip } = exchange;
+    const { raw, response } = exchange;
+    const budget = budgetKey(exchange.ip);
     const headers = this.headersFor(exchange, key);
-    const served = this.budgets.takeServed(ip);
+    const served = this.budgets.takeServed(budget);
     headers[FRONT_SERVED] = String(served);
     const request = http.request({
       socketPath: this.options.socketPath,
@@ -200,7 +210,7 @@ export class FrontDispatch {
     request.on('error', (error) => {
       // Once the bot answered, a failure to send it the rest of a body (it closed after a 413) is no news.
       if (answered) return;
-      this.budgets.putBack(ip, served);
+      this.budgets.putBack(budget, served);
       failed(error);
     });
     // The client went away, or the front answered it itself (its own 408): the request to the bot goes too.
@@ -211,7 +221,7 @@ export class FrontDispatch {
       answered = true;
       const route = answer.headers[FRONT_ROUTE];
       if (typeof route === 'string') exchange.routeName = route;
-      if (answer.headers[FRONT_COUNTED] !== '1') this.budgets.putBack(ip, served);
+      if (answer.headers[FRONT_COUNTED] !== '1') this.budgets.putBack(budget, served);
       // The bot answered without asking for the body: the request to it can never be completed.
       if (exchange.awaitingContinue && !continued) answer.once('end', () => request.destroy());
       const reuseMs = Number(answer.headers[FRONT_REUSE_MS]);
@@ -221,7 +231,7 @@ export class FrontDispatch {
         if (key !== undefined && exchange.method === 'GET' && !CLIENT_STATUSES.has(answer.statusCode ?? 0)) {
           this.cache.drop(key);
         }
-        this.budgets.forget(ip);
+        this.budgets.forget(budget);
         this.pass(exchange, answer, continued, key !== undefined);
         return;
       }
@@ -231,7 +241,7 @@ export class FrontDispatch {
       answer.on('end', () => {
         const kept = stored(answer, Buffer.concat(chunks));
         this.cache.put(key, kept, reuseMs, this.clock(), maxAgeOf(answer));
-        this.budgets.learn(ip, answer.headers, this.clock());
+        this.budgets.learn(budget, answer.headers, this.clock());
         this.serve(exchange, respond, kept, rateHeaders(answer.headers));
       });
     });

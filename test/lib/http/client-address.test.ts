@@ -122,9 +122,11 @@ t.test('the group an address counts in for per-address limits: IPv4 itself, IPv6
   t.equal(clientGroup('2001:DB8:1:2:aaaa:bbbb:cccc:dddd', 64), '2001:db8:1:2:0:0:0:0/64', 'any case, any host part');
   t.not(clientGroup('2001:db8:1:3::1', 64), clientGroup('2001:db8:1:2::1', 64), 'another /64');
   t.equal(clientGroup('2001:db8:1:2ff::1', 56), '2001:db8:1:200:0:0:0:0/56', 'a prefix inside a word');
-  t.equal(clientGroup('fe80::1%eth0', 64), 'fe80:0:0:0:0:0:0:0/64', 'a zone is left out');
+  t.equal(clientGroup('fe80::1:2%eth0', 112), 'fe80:0:0:0:0:0:1:0/112', 'a zone is left out');
   t.equal(clientGroup('::1', 64), '0:0:0:0:0:0:0:0/64');
-  t.equal(clientGroup('64:ff9b::192.0.2.7', 96), '64:ff9b:0:0:0:0:0:0/96', 'a dotted tail is two words');
+  t.equal(clientGroup('64:ff9b::192.0.2.7', 120), '64:ff9b:0:0:0:0:c000:200/120', 'a dotted tail is two words');
+  t.equal(clientGroup('::ffff:c000:207', 64), '192.0.2.7', 'IPv4-mapped in hex');
+  t.equal(clientGroup('0:0:0:0:0:ffff:192.0.2.7', 64), '192.0.2.7', 'IPv4-mapped written out');
   t.equal(clientGroup('2001:db8::1', 128), '2001:db8::1', '/128: each address itself');
   t.equal(clientGroup('unknown', 64), 'unknown', 'not an address: as it is');
 });

@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import t, { type Test } from 'tap';
 import { AnswerCache, type StoredAnswer } from '../../../lib/http/front/answer-cache.js';
 import { ClientBudgets } from '../../../lib/http/front/client-budgets.js';
+import { clientGroup } from '../../../lib/http/client-address.js';
 import { ApiError } from '../../../lib/http/errors.js';
 import { SerializedJson } from '../../../lib/http/serialized-json.js';
 import { HttpServer, type HttpServerOptions } from '../../../lib/http/server.js';
@@ -256,6 +257,34 @@ t.test("the client's rate limit counts the answers the front gave", async (t) =>
   t.same(remaining, ['2', '1', '0', '0']);
   t.equal(seen.length, 1, 'the bot built one answer');
 });
+
+t.test(
+  'the addresses of one IPv6 /64 spend one budget at the front, as they share one bucket at the bot',
+  async (t) => {
+    const limiter = new RateLimiter({ capacity: 3, refill_per_second: 0 });
+    const { url, seen } = await startFront(t, { frontReuseMs: 60_000, trustProxy: 'loopback' }, (server) =>
+      server.addHook((request) => {
+        if (request.front?.renew) return {};
+        const key = clientGroup(request.ip, 64);
+        limiter.charge(key, request.front?.served ?? 0);
+        const decision = limiter.take(key);
+        const headers = {
+          'RateLimit-Limit': String(decision.limit),
+          'RateLimit-Remaining': String(decision.remaining),
+          'RateLimit-Reset': String(decision.resetSeconds),
+        };
+        if (!decision.allowed) throw new ApiError(429, 'rate_limited', 'Too many requests', undefined, headers);
+        return headers;
+      }),
+    );
+    const statuses: number[] = [];
+    for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2::1']) {
+      statuses.push((await fetch(`${url}/api/count/`, { headers: { 'X-Forwarded-For': ip } })).status);
+    }
+    t.same(statuses, [200, 200, 200, 429, 429], 'three answers for the /64, whichever address asks');
+    t.equal(seen.length, 1, 'the bot built one answer');
+  },
+);
 
 t.test('answers the front gave are counted even when the next request to the bot misses its rate limit', async (t) => {
   const limiter = new RateLimiter({ capacity: 3, refill_per_second: 0 });
