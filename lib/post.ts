@@ -61,14 +61,21 @@ export function postOnce<T>(
       finish(() => reject(options.error(reason)));
       request.destroy();
     };
+    let request: http.ClientRequest;
+    try {
+      request = client.request(url, {
+        method: 'POST',
+        agent: false,
+        headers: { ...options.headers, 'Content-Length': String(body.length), Connection: 'close' },
+      });
+    } catch (error) {
+      // A request Node refuses before anything is sent (a header it will not write): no timer or listener yet.
+      reject(options.error(reasons.unreachable(error as Error)));
+      return;
+    }
     const onAbort = (): void => fail(reasons.aborted());
     const timer = setTimeout(() => fail(reasons.timedOut), options.timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
-    const request = client.request(url, {
-      method: 'POST',
-      agent: false,
-      headers: { ...options.headers, 'Content-Length': String(body.length), Connection: 'close' },
-    });
     request.on('error', (error) => fail(reasons.unreachable(error)));
     request.on('response', (response) => read(response, { resolve: (value) => finish(() => resolve(value)), fail }));
     if (signal.aborted) onAbort();
