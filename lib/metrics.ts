@@ -26,7 +26,13 @@ export interface MetricOptions<Label extends string> {
 
 /** What a plugin registers metrics with; they are removed when it stops. */
 export interface PluginMetrics {
-  counter<Label extends string = string>(options: MetricOptions<Label>): Counter<Label>;
+  /**
+   * A counter; `collect` runs each time the metrics are read, to add what was tallied since (a count kept as a
+   * plain number per label value costs an event less than prom-client's hashing of a labels object).
+   */
+  counter<Label extends string = string>(
+    options: MetricOptions<Label> & { collect?: (counter: Counter<Label>) => void },
+  ): Counter<Label>;
   /** A gauge; `collect` sets its value each time the metrics are read (e.g. from the model). */
   gauge<Label extends string = string>(
     options: MetricOptions<Label> & { collect?: (gauge: Gauge<Label>) => void },
@@ -155,6 +161,7 @@ export class HostMetrics {
       help: 'IRC lines received from the server, by command (numerics by number).',
       labelNames: ['command'],
       registers,
+      collect: () => this.countLines(),
     });
     this.reconnects = new Counter({
       name: 'irc_bot_reconnects_total',
@@ -195,10 +202,10 @@ export class HostMetrics {
   }
 
   /**
-   * Each IRC line and HTTP request counts: the labelled series are kept by their label values, so the
-   * count is a map lookup, not prom-client's hashing of a labels object each time.
+   * IRC lines by command since the counter last read them, handed to it when the metrics are read: counting a
+   * line is a number added, not prom-client's hashing of a labels object (a labelled child hashes it too).
    */
-  private readonly lineSeries = new Map<string, Counter.Internal>();
+  private readonly lineTallies = new Map<string, number>();
   /**
    * Requests by route and status since the counter last read them, handed to it when the metrics are read
    * ({@link HostMetrics.countRequests}): counting a request is a number added, not a labelled series found.
@@ -207,9 +214,16 @@ export class HostMetrics {
 
   /** @internal */
   ircLine(command: string): void {
-    let series = this.lineSeries.get(command);
-    if (!series) this.lineSeries.set(command, (series = this.ircLines.labels(command)));
-    series.inc();
+    this.lineTallies.set(command, (this.lineTallies.get(command) ?? 0) + 1);
+  }
+
+  /** The lines counter's `collect`: the lines tallied since it last read them. */
+  private countLines(): void {
+    for (const [command, count] of this.lineTallies) {
+      if (count === 0) continue;
+      this.ircLines.inc({ command }, count);
+      this.lineTallies.set(command, 0);
+    }
   }
 
   /** @internal */
@@ -271,9 +285,21 @@ export class HostMetrics {
       track(() => registry.removeSingleMetric(name));
     };
     return {
-      counter: ({ name, help, labelNames }) => {
+      counter: ({ name, help, labelNames, collect }) => {
         claim(name);
-        return new Counter({ name, help, labelNames: labelNames ?? [], registers });
+        return new Counter({
+          name,
+          help,
+          labelNames: labelNames ?? [],
+          registers,
+          ...(collect
+            ? {
+                collect: function (this: Counter) {
+                  collect(this as never);
+                },
+              }
+            : {}),
+        });
       },
       gauge: ({ name, help, labelNames, collect }) => {
         claim(name);

@@ -34,22 +34,27 @@ export default definePlugin<EventsConfig>({
       maxBacklog: config.buffer_events,
       onEnded: (reason) => ended.inc({ reason }),
     });
-    const published = metrics.counter<'type'>({
+    // Tallied as a number per type, added to the counter when the metrics are read.
+    const seenByType = new Map<string, number>();
+    metrics.counter<'type'>({
       name: 'irc_bot_events_total',
       help: 'Network events the bot saw, by type.',
       labelNames: ['type'],
+      collect: (counter) => {
+        for (const [type, count] of seenByType) {
+          if (count === 0) continue;
+          counter.inc({ type }, count);
+          seenByType.set(type, 0);
+        }
+      },
     });
     metrics.gauge({
       name: 'irc_bot_event_streams',
       help: 'Event streams open now.',
       collect: (gauge) => gauge.set(fanout.size),
     });
-    // A child counter per type: an event counts without hashing a labels object.
-    const publishedByType = new Map<string, { inc(): void }>();
     const unsubscribe = services.get('stats.events').subscribe((event) => {
-      let counter = publishedByType.get(event.type);
-      if (!counter) publishedByType.set(event.type, (counter = published.labels({ type: event.type })));
-      counter.inc();
+      seenByType.set(event.type, (seenByType.get(event.type) ?? 0) + 1);
       const entry = journal.append(event);
       fanout.publish(entry);
       webhooks.publish(entry);

@@ -60,6 +60,9 @@ t.test('filters by type, channel (a quit by the channels it names) and server', 
   t.same(summary(byType), ['topic', 'quit']);
   t.same(summary(byServer), ['connect']);
   for (const reader of [byChannel, byType, byServer]) reader.close();
+  const { text } = await host.metrics.forPlugin('test', () => undefined).exposition();
+  t.match(text, /^irc_bot_events_total\{type="quit"\} 1$/m, 'events counted by type when the metrics are read');
+  t.match(text, /^irc_bot_events_total\{type="join"\} 2$/m);
 });
 
 t.test('heartbeats keep quiet streams alive; the bot stopping ends them with an end event', async (t) => {
