@@ -24,9 +24,9 @@ import { parseLine } from './line-parser.js';
 import { LineReader, LineSlicer } from './line-slicer.js';
 import type { IrcMessage } from './port.js';
 import { BaseTransport, DEFAULT_KEEPALIVE, type Keepalive, type TransportOptions } from './transport.js';
+import { UNTAGGED_CAPS } from './untagged-caps.js';
 
 export type { Keepalive } from './transport.js';
-import { UNTAGGED_CAPS } from './untagged-caps.js';
 
 type RawHandler = (message: Message) => void;
 
