@@ -67,7 +67,7 @@ t.test('rows the library is spared still count as signs of life for its ping tim
   const transport = new IrcFrameworkTransport(
     { ...fakeOptions, port: server.port },
     createLogger({ sink: () => undefined }),
-    { pingAfterMs: 100, deadAfterMs: 400 },
+    { pingAfterMs: 200, deadAfterMs: 800 },
   );
   t.teardown(async () => {
     await transport.quit('test over');
@@ -79,11 +79,11 @@ t.test('rows the library is spared still count as signs of life for its ping tim
   transport.connect();
   await ready;
   const connection = await server.connection(0);
-  // A server holding back its PONGs (a penalty for the bot's big requests) while WHO rows come: 1.2 s of rows
-  // is three ping timeouts of the library.
+  // A server holding back its PONGs (a penalty for the bot's big requests) while WHO rows come: 2 s of rows
+  // is two and a half ping timeouts of the library.
   connection.silence();
   const started = Date.now();
-  for (let row = 0; Date.now() - started < 1200; row++) {
+  for (let row = 0; Date.now() - started < 2000; row++) {
     connection.send(`:irc.test 354 DataBot 101 #c0 ident host${row}.example irc.test u${row} H 0 :User`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -97,5 +97,5 @@ t.test('rows the library is spared still count as signs of life for its ping tim
       }
     }, 20);
   });
-  t.ok(disconnectedAt !== undefined && disconnectedAt - quiet < 1500, 'a server that falls silent is still dropped');
+  t.ok(disconnectedAt !== undefined && disconnectedAt - quiet < 2500, 'a server that falls silent is still dropped');
 });
