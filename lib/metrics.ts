@@ -140,6 +140,16 @@ function omitWhenReset(gauge: Gauge): void {
   };
 }
 
+/** prom-client's `collect` option for a plugin's `collect`, which is handed the metric itself. */
+function collectOption<Metric>(collect: ((metric: Metric) => void) | undefined): { collect?: () => void } {
+  if (!collect) return {};
+  return {
+    collect: function (this: Metric) {
+      collect(this);
+    },
+  };
+}
+
 /**
  * A host's metrics ({@link Host.metrics}): its prom-client `registry` holds the core's own and every plugin's,
  * for an embedding program that serves them itself.
@@ -287,35 +297,11 @@ export class HostMetrics {
     return {
       counter: ({ name, help, labelNames, collect }) => {
         claim(name);
-        return new Counter({
-          name,
-          help,
-          labelNames: labelNames ?? [],
-          registers,
-          ...(collect
-            ? {
-                collect: function (this: Counter) {
-                  collect(this as never);
-                },
-              }
-            : {}),
-        });
+        return new Counter({ name, help, labelNames: labelNames ?? [], registers, ...collectOption(collect) });
       },
       gauge: ({ name, help, labelNames, collect }) => {
         claim(name);
-        const gauge = new Gauge({
-          name,
-          help,
-          labelNames: labelNames ?? [],
-          registers,
-          ...(collect
-            ? {
-                collect: function (this: Gauge) {
-                  collect(this as never);
-                },
-              }
-            : {}),
-        });
+        const gauge = new Gauge({ name, help, labelNames: labelNames ?? [], registers, ...collectOption(collect) });
         if (collect && (labelNames ?? []).length === 0) omitWhenReset(gauge);
         return gauge;
       },

@@ -8,7 +8,7 @@ import { ClientBudgets } from '../../../lib/http/front/client-budgets.js';
 import { clientGroup } from '../../../lib/http/client-address.js';
 import { ApiError } from '../../../lib/http/errors.js';
 import { SerializedJson } from '../../../lib/http/serialized-json.js';
-import { HttpServer, type HttpServerOptions } from '../../../lib/http/server.js';
+import { HttpServer, type HttpServerOptions, type RequestHook } from '../../../lib/http/server.js';
 import type { ApiRequest, RouteGuard } from '../../../lib/http/types.js';
 import { captureLog, route } from '../../support/http.js';
 import { RateLimiter } from '../../../lib/rate-limiter.js';
@@ -229,22 +229,30 @@ t.test('a stale answer is served while one renewal is under way, then the new on
   t.same(await (await fetch(`${url}/api/count/`)).json(), { built: 2 }, 'then the renewed answer');
 });
 
+/**
+ * The bot's own public rate limit as the tokens plugin keeps it: what the front served is charged first, a
+ * renewal is no client's request, and every answer says what is left.
+ */
+function limitHook(limiter: RateLimiter, key: (ip: string) => string): RequestHook {
+  return (request) => {
+    if (request.front?.renew) return {};
+    limiter.charge(key(request.ip), request.front?.served ?? 0);
+    const decision = limiter.take(key(request.ip));
+    const headers = {
+      'RateLimit-Limit': String(decision.limit),
+      'RateLimit-Remaining': String(decision.remaining),
+      'RateLimit-Reset': String(decision.resetSeconds),
+    };
+    if (!decision.allowed) throw new ApiError(429, 'rate_limited', 'Too many requests', undefined, headers);
+    return headers;
+  };
+}
+
 t.test("the client's rate limit counts the answers the front gave", async (t) => {
   // The bot's own limit: 3 public requests and no refill; what the front served is charged first.
   const limiter = new RateLimiter({ capacity: 3, refill_per_second: 0 });
   const { url, seen } = await startFront(t, { frontReuseMs: 60_000 }, (server) =>
-    server.addHook((request) => {
-      if (request.front?.renew) return {};
-      limiter.charge(`ip:${request.ip}`, request.front?.served ?? 0);
-      const decision = limiter.take(`ip:${request.ip}`);
-      const headers = {
-        'RateLimit-Limit': String(decision.limit),
-        'RateLimit-Remaining': String(decision.remaining),
-        'RateLimit-Reset': String(decision.resetSeconds),
-      };
-      if (!decision.allowed) throw new ApiError(429, 'rate_limited', 'Too many requests', undefined, headers);
-      return headers;
-    }),
+    server.addHook(limitHook(limiter, (ip) => `ip:${ip}`)),
   );
   const statuses: number[] = [];
   const remaining: (string | null)[] = [];
@@ -263,19 +271,7 @@ t.test(
   async (t) => {
     const limiter = new RateLimiter({ capacity: 3, refill_per_second: 0 });
     const { url, seen } = await startFront(t, { frontReuseMs: 60_000, trustProxy: 'loopback' }, (server) =>
-      server.addHook((request) => {
-        if (request.front?.renew) return {};
-        const key = clientGroup(request.ip, 64);
-        limiter.charge(key, request.front?.served ?? 0);
-        const decision = limiter.take(key);
-        const headers = {
-          'RateLimit-Limit': String(decision.limit),
-          'RateLimit-Remaining': String(decision.remaining),
-          'RateLimit-Reset': String(decision.resetSeconds),
-        };
-        if (!decision.allowed) throw new ApiError(429, 'rate_limited', 'Too many requests', undefined, headers);
-        return headers;
-      }),
+      server.addHook(limitHook(limiter, (ip) => clientGroup(ip, 64))),
     );
     const statuses: number[] = [];
     for (const ip of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2::1']) {
