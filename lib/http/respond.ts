@@ -23,7 +23,7 @@ import type { Responder } from './stages.js';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 /** How long a stream ended by the server's close has to be taken by its client before its connection is closed. */
-const STREAM_END_GRACE_MS = 1000;
+export const STREAM_END_GRACE_MS = 1000;
 export const API_VERSION = '1';
 const INTERNAL_MESSAGE = 'Internal server error; the failure has been logged';
 const INTERNAL_BODY = Buffer.from(JSON.stringify(new ApiError(500, 'internal', INTERNAL_MESSAGE).toBody()), 'utf8');

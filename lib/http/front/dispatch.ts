@@ -10,12 +10,17 @@
  * client's address), `X-Front-Served` (answers given to that client from the store since its last
  * request to the bot, for its rate limit) and `X-Front-Renew` (a renewal, for no client).
  */
-import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import http, {
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
 import { clientGroup } from '../client-address.js';
 import { ApiError } from '../errors.js';
 import { ifNoneMatchMatches } from '../etag.js';
 import type { Exchange } from '../exchange.js';
-import type { Respond } from '../respond.js';
+import { STREAM_END_GRACE_MS, type Respond } from '../respond.js';
 import { AnswerCache, type StoredAnswer } from './answer-cache.js';
 import { ClientBudgets } from './client-budgets.js';
 import {
@@ -111,6 +116,8 @@ function budgetKey(ip: string): string {
 export class FrontDispatch {
   readonly cache: AnswerCache;
   readonly budgets = new ClientBudgets();
+  /** The streams passed on to clients now ({@link endStreams}). */
+  private readonly streams = new Set<ServerResponse>();
   // No cap on connections to the bot: a cap would let a few slow clients hold up every other request.
   private readonly agent = new http.Agent({ keepAlive: true });
   private readonly clock: () => number;
@@ -144,6 +151,19 @@ export class FrontDispatch {
   }
 
   /** Stop: drop the kept connections to the bot. */
+  /**
+   * The front is closing, after the bot ended its streams: a stream whose client has not taken it all within
+   * `graceMs` is cut off. A paused client's connection never reads the bot's end (nor its closing), so it would
+   * hold the close.
+   */
+  endStreams(graceMs = STREAM_END_GRACE_MS): void {
+    const open = [...this.streams];
+    if (open.length === 0) return;
+    setTimeout(() => {
+      for (const response of open) if (!response.writableFinished) response.destroy();
+    }, graceMs).unref();
+  }
+
   close(): void {
     this.agent.destroy();
   }
@@ -286,6 +306,11 @@ export class FrontDispatch {
     response.writeHead(answer.statusCode ?? 502, answerHeaders(answer));
     answer.on('data', (chunk: Buffer) => (exchange.sentBytes += chunk.length));
     answer.on('error', () => response.destroy());
+    // A stream (the bot marks each for nginx): kept so that closing can cut off a client that does not read it.
+    if (answer.headers['x-accel-buffering'] === 'no') {
+      this.streams.add(response);
+      response.once('close', () => this.streams.delete(response));
+    }
     answer.pipe(response);
   }
 

@@ -59,6 +59,7 @@ const server = new HttpServer({
 
 port.on('message', (order: FrontOrder) => {
   if (order.type !== 'close') return;
+  dispatch.endStreams();
   void server.close().finally(() => {
     dispatch.close();
     post({ type: 'closed' });
