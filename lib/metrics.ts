@@ -140,6 +140,30 @@ function omitWhenReset(gauge: Gauge): void {
   };
 }
 
+/**
+ * Counts by one label's value, kept as plain numbers and added to a counter when the metrics are read ({@link
+ * drainInto} in its `collect`): a count costs a map update, where `counter.inc(labels)` (a labelled child's too)
+ * hashes a labels object every time.
+ */
+export class LabelTally<Label extends string> {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly label: Label) {}
+
+  add(value: string): void {
+    this.counts.set(value, (this.counts.get(value) ?? 0) + 1);
+  }
+
+  /** Add what was counted since the last call to `counter`. */
+  drainInto(counter: Counter<Label>): void {
+    for (const [value, count] of this.counts) {
+      if (count === 0) continue;
+      counter.inc({ [this.label]: value } as Partial<Record<Label, string>>, count);
+      this.counts.set(value, 0);
+    }
+  }
+}
+
 /** prom-client's `collect` option for a plugin's `collect`, which is handed the metric itself. */
 function collectOption<Metric>(collect: ((metric: Metric) => void) | undefined): { collect?: () => void } {
   if (!collect) return {};
@@ -171,7 +195,7 @@ export class HostMetrics {
       help: 'IRC lines received from the server, by command (numerics by number).',
       labelNames: ['command'],
       registers,
-      collect: () => this.countLines(),
+      collect: () => this.lineTallies.drainInto(this.ircLines),
     });
     this.reconnects = new Counter({
       name: 'irc_bot_reconnects_total',
@@ -215,7 +239,7 @@ export class HostMetrics {
    * IRC lines by command since the counter last read them, handed to it when the metrics are read: counting a
    * line is a number added, not prom-client's hashing of a labels object (a labelled child hashes it too).
    */
-  private readonly lineTallies = new Map<string, number>();
+  private readonly lineTallies = new LabelTally('command');
   /**
    * Requests by route and status since the counter last read them, handed to it when the metrics are read
    * ({@link HostMetrics.countRequests}): counting a request is a number added, not a labelled series found.
@@ -224,16 +248,7 @@ export class HostMetrics {
 
   /** @internal */
   ircLine(command: string): void {
-    this.lineTallies.set(command, (this.lineTallies.get(command) ?? 0) + 1);
-  }
-
-  /** The lines counter's `collect`: the lines tallied since it last read them. */
-  private countLines(): void {
-    for (const [command, count] of this.lineTallies) {
-      if (count === 0) continue;
-      this.ircLines.inc({ command }, count);
-      this.lineTallies.set(command, 0);
-    }
+    this.lineTallies.add(command);
   }
 
   /** @internal */

@@ -172,6 +172,7 @@ export {
   Counter,
   Gauge,
   Histogram,
+  LabelTally,
   type HostMetrics,
   type MetricOptions,
   type PluginMetrics,

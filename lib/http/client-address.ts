@@ -11,7 +11,7 @@
  * `loopback`, `linklocal` and `uniquelocal`), as Express does.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv6 } from 'node:net';
 import parseForwarded from 'forwarded-parse';
 import proxyaddr from 'proxy-addr';
 
@@ -144,8 +144,6 @@ export function clientFacts(
 export function clientGroup(address: string, ipv6PrefixLength: number): string {
   // IPv4 (every request of most networks) goes straight through.
   if (!address.includes(':')) return address;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped !== undefined && isIPv4(mapped)) return mapped;
   if (!isIPv6(address)) return address;
   const words = ipv6Words(address);
   // IPv4-mapped in any spelling (`::ffff:c000:207`, `0:0:0:0:0:ffff:192.0.2.7`): its IPv4 address.

@@ -3,7 +3,7 @@
  * `stats.events`, kept for replay (journal.ts) and streamed as Server-Sent Events at `/api/irc/events/`
  * (route.ts, streams.ts), public or by token like the rest of the API.
  */
-import { definePlugin } from '../../lib/sdk.js';
+import { definePlugin, LabelTally } from '../../lib/sdk.js';
 import { Journal } from './journal.js';
 import { eventsRoute, viewOf } from './route.js';
 import { eventsConfigSchema, type EventsConfig } from './schema.js';
@@ -34,19 +34,12 @@ export default definePlugin<EventsConfig>({
       maxBacklog: config.buffer_events,
       onEnded: (reason) => ended.inc({ reason }),
     });
-    // Tallied as a number per type, added to the counter when the metrics are read.
-    const seenByType = new Map<string, number>();
+    const seenByType = new LabelTally('type');
     metrics.counter<'type'>({
       name: 'irc_bot_events_total',
       help: 'Network events the bot saw, by type.',
       labelNames: ['type'],
-      collect: (counter) => {
-        for (const [type, count] of seenByType) {
-          if (count === 0) continue;
-          counter.inc({ type }, count);
-          seenByType.set(type, 0);
-        }
-      },
+      collect: (counter) => seenByType.drainInto(counter),
     });
     metrics.gauge({
       name: 'irc_bot_event_streams',
@@ -54,7 +47,7 @@ export default definePlugin<EventsConfig>({
       collect: (gauge) => gauge.set(fanout.size),
     });
     const unsubscribe = services.get('stats.events').subscribe((event) => {
-      seenByType.set(event.type, (seenByType.get(event.type) ?? 0) + 1);
+      seenByType.add(event.type);
       const entry = journal.append(event);
       fanout.publish(entry);
       webhooks.publish(entry);

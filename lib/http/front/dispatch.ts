@@ -150,7 +150,6 @@ export class FrontDispatch {
     this.forward(exchange, respond, key);
   }
 
-  /** Stop: drop the kept connections to the bot. */
   /**
    * The front is closing, after the bot ended its streams: a stream whose client has not taken it all within
    * `graceMs` is cut off. A paused client's connection never reads the bot's end (nor its closing), so it would
@@ -164,6 +163,7 @@ export class FrontDispatch {
     }, graceMs).unref();
   }
 
+  /** Stop: drop the kept connections to the bot. */
   close(): void {
     this.agent.destroy();
   }
