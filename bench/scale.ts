@@ -332,9 +332,15 @@ function setupText(results: ScaleResult[], churnSeconds: number, rates: ChurnRat
     'docs/scaling-network.md), a crowd of raw connections in worker processes (channel sizes by a power law: ' +
     'the biggest 3,000 per 50,000 users and at most 3,000, a tail of 1–3; 10 % +i, 5 % away), and the bot as its own process ' +
     `(dist/app/main.js run with ${BOT_NODE_ENV_WORDS.join(' ')} and ${BOT_NODE_FLAGS.join(' ')}, as its bin and npm start run it; stats, api, ` +
-    'tokens and metrics with defaults, rate limits off, the metrics read from loopback; an oper of type DataBot on the hub) on a ' +
+    'tokens and metrics with defaults, rate limits off, the metrics read from loopback; ' +
+    (results.some((result) => result.options.oper === false)
+      ? "no OPER: a plain user, under InspIRCd's fake lag) on a "
+      : 'an oper of type DataBot on the hub) on a ') +
     `store holding 24 h of activity and 30 days of history. ${churnSeconds} s of churn: ${churn}; the chat goes to ` +
-    "the 200 biggest channels (the bot's). Truth: an operator on the hub (LUSERS, NAMES, WHOIS, STATS L), LUSERS asked as the API is read (the model's own channel count, hidden ones too, from its metrics). " +
+    "the 200 biggest channels (the bot's). Truth: an operator on the hub (LUSERS, NAMES, WHOIS, STATS L), LUSERS asked as the API is read (the model's own channel count, hidden ones too, from its metrics)" +
+    (results.some((result) => result.options.oper === false)
+      ? "; without OPER, less the users a plain user cannot see (+i and in none of the bot's channels: WHO +i m). "
+      : '. ') +
     'CPU from /proc over the first half of the churn; HTTP by a load generator sending evenly spaced requests at a fixed rate from another process ' +
     'in the third and fourth quarter; the event loop by a 404 probe at 50 req/s and a loop-delay histogram in the bot. ' +
     `The IRC servers, services and crowd run at nice ${networkNiceness()} (they stand for other machines), the bot, ` +

@@ -2,6 +2,7 @@
  * The truth: an IRC operator (NetAdmin: every privilege, no send queue limit) on the hub, asking the
  * network itself. One query at a time, so no reply is mistaken for another's.
  */
+import { casefold } from '../../lib/irc/casemapping.js';
 import { IrcClient, type IrcMessage } from '../../test/support/irc-client.js';
 
 export interface OracleOptions {
@@ -182,20 +183,45 @@ export class Oracle {
     return parseLusers(await this.ask('LUSERS', ['266']));
   }
 
-  /** LUSERS, and the clients of the services server (`WHO <server> s`), which InspIRCd's LUSERS does not count. */
-  async truth(servicesServer: string): Promise<Truth> {
+  /**
+   * LUSERS, and the clients of the services server (`WHO <server> s`), which InspIRCd's LUSERS does not count.
+   * With `plainViewer` (the nick of a bot without OPER), only the users that one can see ({@link hiddenFrom}).
+   */
+  async truth(servicesServer: string, plainViewer?: string): Promise<Truth> {
     const lusers = await this.lusers();
     const services = await this.ask(`WHO ${servicesServer} s`, ['315']);
     const servicesUsers = services.filter((message) => message.command === '352').length;
-    return { ...lusers, servicesUsers, allUsers: lusers.users + servicesUsers };
+    const hidden = plainViewer === undefined ? 0 : (await this.hiddenFrom(plainViewer)).size;
+    return { ...lusers, servicesUsers, allUsers: lusers.users + servicesUsers - hidden };
   }
 
-  /** Every user's nick (WHOX `%n`; an operator sees +i users too). */
-  async nicks(): Promise<string[]> {
+  /**
+   * Every user's nick (WHOX `%n`; an operator sees +i users too); with `plainViewer`, those a plain user of that
+   * nick sees ({@link hiddenFrom}).
+   */
+  async nicks(plainViewer?: string): Promise<string[]> {
     const replies = await this.ask('WHO * %tn,5', ['315'], 300_000);
+    const hidden = plainViewer === undefined ? new Set<string>() : await this.hiddenFrom(plainViewer);
     return replies
       .filter((message) => message.command === '354' && message.params[1] === '5')
-      .map((message) => message.params[2] ?? '');
+      .map((message) => message.params[2] ?? '')
+      .filter((nick) => !hidden.has(casefold(nick)));
+  }
+
+  /**
+   * The users (casefolded nicks) a plain user of nick `viewer` cannot see: invisible (+i, InspIRCd's WHO flag `m`
+   * matches user modes), in none of its channels, and not operators (STATS P lists those to anyone). A WHO by a
+   * user who is not an operator lists no one else.
+   */
+  async hiddenFrom(viewer: string): Promise<Set<string>> {
+    const invisible = (await this.ask('WHO +i-o m%tn,8', ['315'], 300_000))
+      .filter((message) => message.command === '354' && message.params[1] === '8')
+      .map((message) => casefold(message.params[2] ?? ''));
+    const shared = new Set<string>();
+    for (const channel of await this.channelsOf(viewer)) {
+      for (const member of await this.names(channel)) shared.add(casefold(member));
+    }
+    return new Set(invisible.filter((nick) => !shared.has(nick)));
   }
 
   /** The names of every linked server. */

@@ -329,6 +329,8 @@ async function waitForTruth(
   bot: BotProcess,
   sample: () => Promise<string[]>,
   timeoutSeconds: number,
+  /** The bot's nick where it has no OPER: the truth is what it can see (`Oracle.hiddenFrom`). */
+  plainViewer?: string,
 ): Promise<Arrival> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   let last = 'never asked';
@@ -336,7 +338,7 @@ async function waitForTruth(
   while (Date.now() < deadline) {
     const at = Date.now();
     // Both at once, as during the churn (see check below).
-    const [truth, model] = await Promise.all([oracle.truth(SERVICES_SERVER), api.counts()]);
+    const [truth, model] = await Promise.all([oracle.truth(SERVICES_SERVER, plainViewer), api.counts()]);
     last = describeCounts(truth, model);
     if (countsEqual(truth, model)) {
       const channels = await sample();
@@ -365,9 +367,9 @@ async function waitForTruth(
  * that WHO does not list or the other way round, and public channels whose user count is not LIST's (or that
  * LIST does not show). Empty when the model is the network, user by user and channel by channel.
  */
-async function exactDifference(oracle: Oracle, api: BotApi): Promise<string> {
+async function exactDifference(oracle: Oracle, api: BotApi, plainViewer?: string): Promise<string> {
   const [truthNicks, modelNicks, listed, modelChannels] = await Promise.all([
-    oracle.nicks(),
+    oracle.nicks(plainViewer),
     api.nicks(),
     oracle.listed(),
     api.channelCounts(),
@@ -471,6 +473,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
   const { log } = options;
   const random = seededRandom(5);
   const refreshSeconds = options.refreshSeconds ?? 60;
+  // Without OPER the bot sees no invisible user outside its channels: the truth is what it can see.
+  const plainViewer = options.oper === false ? BOT_NICK : undefined;
   log(`scale: starting the network for ${options.users} users`);
   const network = await startScaleNetwork({
     users: options.users,
@@ -558,7 +562,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       ...pick(crowd.plan.channels.slice(options.botChannels), options.sampleChannels / 2, random),
     ];
     const coldTimeout = options.coldTimeoutSeconds ?? Math.max(60, 3 * refreshSeconds, options.users / 500);
-    const cold = await waitForTruth(oracle, api, bot, () => Promise.resolve(coldSample), coldTimeout);
+    const cold = await waitForTruth(oracle, api, bot, () => Promise.resolve(coldSample), coldTimeout, plainViewer);
     log(
       cold.connectMs !== null
         ? `scale: cold start: the model equals the truth ${(cold.connectMs / 1000).toFixed(2)} s after the connect`
@@ -631,16 +635,18 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       // At the same moment: read one after the other (LUSERS, then WHO of the services' server, then the
       // API), the model was read up to a second after the hub counted, and at 5,000 users that second of
       // churn alone was up to 0.6 % of the users or channels.
-      const counted = Promise.all([counter.truth(SERVICES_SERVER), api.counts()]).then(async ([truth, model]) => ({
-        truth,
-        model,
-        moved: await truthMovement(mover),
-        // Channels off by more than the target: which ones, as LIST and the API show them a moment later.
-        apart:
-          model && Math.abs(model.channels - truth.channels) > truth.channels * 0.005
-            ? await channelsApart(mover, api)
-            : '',
-      }));
+      const counted = Promise.all([counter.truth(SERVICES_SERVER, plainViewer), api.counts()]).then(
+        async ([truth, model]) => ({
+          truth,
+          model,
+          moved: await truthMovement(mover),
+          // Channels off by more than the target: which ones, as LIST and the API show them a moment later.
+          apart:
+            model && Math.abs(model.channels - truth.channels) > truth.channels * 0.005
+              ? await channelsApart(mover, api)
+              : '',
+        }),
+      );
       const namesCompared = (async () => {
         const joined = await oracle!.channelsOf(BOT_NICK);
         const sample = pick(joined, options.sampleChannels, random);
@@ -715,7 +721,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     };
     while (Date.now() < churnEnded + settleTimeout * 1000) {
       const at = Date.now();
-      const [truthNow, model] = await Promise.all([oracle.truth(SERVICES_SERVER), api.counts()]);
+      const [truthNow, model] = await Promise.all([oracle.truth(SERVICES_SERVER, plainViewer), api.counts()]);
       settle.last = describeCounts(truthNow, model);
       if (countsEqual(truthNow, model)) {
         const joined = await oracle.channelsOf(BOT_NICK);
@@ -734,7 +740,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       }
       await delay(1000);
     }
-    if (settle.connectMs === null) settle.last += `; ${(await exactDifference(oracle, api)) || 'equal by name'}`;
+    if (settle.connectMs === null)
+      settle.last += `; ${(await exactDifference(oracle, api, plainViewer)) || 'equal by name'}`;
     log(
       settle.connectMs !== null
         ? `scale: the model equals the truth exactly ${(settle.connectMs / 1000).toFixed(1)} s after the churn`
@@ -756,7 +763,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
     // count. After the memory is read: the whole user list this reads costs the bot memory of its own.
     const byName: ByName = { ms: null, last: '' };
     while (Date.now() < churnEnded + settleTimeout * 1000) {
-      const difference = await exactDifference(oracle, api);
+      const difference = await exactDifference(oracle, api, plainViewer);
       if (!difference) {
         byName.ms = Date.now() - churnEnded;
         break;
@@ -864,7 +871,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleResult> {
       const stopMs = performance.now() - stopStarted;
       log(`scale: bot stopped in ${(stopMs / 1000).toFixed(1)} s; starting it again on the same store`);
       bot = startBotProcess(configPath, logPath, httpPort);
-      const arrival = await waitForTruth(oracle, api, bot, () => Promise.resolve(coldSample), coldTimeout);
+      const arrival = await waitForTruth(oracle, api, bot, () => Promise.resolve(coldSample), coldTimeout, plainViewer);
       const after = await api.history();
       restart = {
         ...arrival,

@@ -13,6 +13,11 @@ export interface PacerOptions {
    * {@link penaltyIntervalFor} the server's profile); none by default.
    */
   minIntervalMs?: () => number;
+  /**
+   * Asked before each line: false holds the queue until {@link Pacer.resume} (the transport's `ReadGauge`, while
+   * the server has not read the lines before); always true by default.
+   */
+  mayWrite?: () => boolean;
   write: (line: string) => void;
   now?: () => number;
 }
@@ -89,6 +94,11 @@ export class Pacer {
     this.drain();
   }
 
+  /** Write what may be written now: the gate ({@link PacerOptions.mayWrite}) may have opened. */
+  resume(): void {
+    if (this.pending > 0) this.drain();
+  }
+
   /** Drop everything queued (the connection is gone) and refill the bucket for the next one. */
   clear(): void {
     this.queue.length = 0;
@@ -136,6 +146,8 @@ export class Pacer {
     if (this.timer) return;
     this.refill();
     while (this.pending > 0 && this.tokens > 0) {
+      // Held: resume() goes on, without a timer meanwhile.
+      if (this.options.mayWrite && !this.options.mayWrite()) return;
       const next = this.next();
       if (next.stillWanted && !next.stillWanted()) continue;
       this.tokens--;

@@ -93,13 +93,23 @@ export interface IrcRequest {
   onReply?: (message: IrcMessage) => void;
   /** The line that ends the reply (collected too). */
   end: (message: IrcMessage) => boolean;
-  /** Default 15000 ms. */
+  /**
+   * How long the reply may take from the request's turn (default 15000 ms): when its line is written, or, if a
+   * request written before it is unanswered then, when the one just before it is answered or given up on (a
+   * server answers a client's lines in order, and may hold each behind the penalty of the one before: see
+   * `RequestLane` in requests.ts).
+   */
   timeoutMs?: number;
   /**
    * Runs when the line is written, which may be later than the request was made (requests take turns,
    * see `REQUESTS_IN_FLIGHT` in requests.ts): a round trip is timed from here.
    */
   onSent?: () => void;
+  /**
+   * Runs when the request's turn comes (see {@link timeoutMs}): the time from here to its end is what the
+   * server spent on it, holding it behind its penalties included, without the replies written before it.
+   */
+  onTurn?: () => void;
   /** Goes before other requests, as an answer to a person does ({@link LineOptions.urgent}): a lookup a command waits for. */
   urgent?: boolean;
   /**

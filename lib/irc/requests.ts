@@ -17,13 +17,13 @@ import { UNKNOWN_SERVER, type ServerProfile } from './server-profile.js';
  */
 export const REQUESTS_IN_FLIGHT = 8;
 
-/** The time a request's reply may take from when its line is written, unless it says otherwise. */
+/** The time a request's reply may take from its turn (see {@link RequestLane}), unless it says otherwise. */
 const DEFAULT_TIMEOUT_MS = 15000;
 
 /** How the lane sends requests to a server: how many may be unanswered at once, and their default timeout. */
 export interface RequestLimits {
   inFlight: number;
-  /** The time a request's reply may take from when its line is written, unless the request says otherwise. */
+  /** The time a request's reply may take from its turn, unless the request says otherwise. */
   defaultTimeoutMs: number;
 }
 
@@ -51,6 +51,16 @@ interface PendingRequest {
   resolve: (lines: IrcMessage[]) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout | undefined;
+  /** Whether its turn has come: its clock runs (see {@link RequestLane}). */
+  turn: boolean;
+  /** When its turn came (ms). */
+  turnAt: number;
+  /** The lines written on the connection up to its last line ({@link LaneFlow.written}). */
+  seq: number;
+  /** Whether a line of its reply came yet. */
+  heard: boolean;
+  /** Given up on (timed out) while its late reply is still awaited: the next request's turn has come. */
+  late: boolean;
   /** How many times the server refused it with RPL_TRYAGAIN (263) so far. */
   refused: number;
 }
@@ -79,6 +89,27 @@ export interface TryAgainOptions {
  */
 export const TRY_AGAIN: TryAgainOptions = { firstWaitMs: 2000, times: 4 };
 
+/** What the lane tells of how far the server has read the connection's lines (the transport's `ReadGauge`). */
+export interface LaneFlow {
+  /** How many lines were written on the connection so far, the lane's and others'. */
+  written(): number;
+  /**
+   * The first line of a request's reply came: the server has read the connection's lines up to `seq` (its
+   * {@link written} when the request was written), and held it `holdMs` from its turn before answering (null: it
+   * answered before its turn, a request before it being slower, e.g. answered by a server further away).
+   */
+  heard(seq: number, holdMs: number | null): void;
+}
+
+/**
+ * Requests to one server. A request's clock (its timeout) runs from its turn: when it is written, if no request
+ * written before it is unanswered, else when the one written just before it is answered (or given up on). A
+ * server reads a client's lines in order and answers each before it reads the next, so a request written behind
+ * others waits for their replies, and on a server that penalises commands (InspIRCd's fake lag for anyone
+ * without `users/flood/no-fakelag`: a second per command, 5 ms per WHO row, 5 s per LIST) for their penalties
+ * too: a plain user's LUSERS written behind seven WHO masks was read 14 s later, and a clock run from its writing
+ * gave up on it at 15 s. From its turn, a request waits only for the penalty of the one before it.
+ */
 export class RequestLane {
   /** Requests sent and not yet answered. */
   private readonly pending: PendingRequest[] = [];
@@ -97,6 +128,8 @@ export class RequestLane {
     private readonly tryAgainAdvice: () => string = () => UNKNOWN_SERVER.tryAgainText,
     /** How many requests may be unanswered at once, and their default timeout: {@link requestLimitsFor} the server. */
     private readonly limits: () => RequestLimits = () => GENERIC_LIMITS,
+    /** Told how far the server has read, as replies come. */
+    private readonly flow?: LaneFlow,
   ) {}
 
   /** Send `request` when its turn comes; resolves with its reply, rejects on timeout or {@link rejectAll}. */
@@ -106,7 +139,19 @@ export class RequestLane {
         reject(new Error(`not connected; cannot send ${request.send[0]}`));
         return;
       }
-      const pending: PendingRequest = { request, collected: [], resolve, reject, timer: undefined, refused: 0 };
+      const pending: PendingRequest = {
+        request,
+        collected: [],
+        resolve,
+        reject,
+        timer: undefined,
+        turn: false,
+        turnAt: 0,
+        seq: 0,
+        heard: false,
+        late: false,
+        refused: 0,
+      };
       (request.urgent ? this.waiting.urgent : this.waiting.other).push(pending);
       this.sendWaiting();
     });
@@ -118,8 +163,11 @@ export class RequestLane {
     for (const pending of this.pending.length > 0 ? [...this.pending] : NO_PENDING) {
       const { request } = pending;
       const isEnd = request.end(message);
-      if (isEnd) pending.collected.push(message);
-      else if (request.reply(message)) {
+      if (isEnd) {
+        this.hear(pending);
+        pending.collected.push(message);
+      } else if (request.reply(message)) {
+        this.hear(pending);
         if (request.onReply) request.onReply(message);
         else pending.collected.push(message);
       }
@@ -155,18 +203,48 @@ export class RequestLane {
       const pending = this.takeSendable(this.waiting.urgent) ?? this.takeSendable(this.waiting.other);
       if (!pending) return;
       const { request } = pending;
-      const timeoutMs = request.timeoutMs ?? this.limits().defaultTimeoutMs;
-      // The clock runs from the moment the line is written: a request waiting its turn is not timed out.
-      pending.timer = setTimeout(() => {
-        if (request.serial) this.drainLate(pending, timeoutMs);
-        else this.remove(pending);
-        pending.reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
-      }, timeoutMs);
+      pending.turn = false;
+      pending.heard = false;
       this.pending.push(pending);
       this.write(formatLine(request.send[0]!, request.send.slice(1)));
       for (const line of request.more ?? []) this.write(formatLine(line[0]!, line.slice(1)));
+      pending.seq = this.flow?.written() ?? 0;
       request.onSent?.();
+      // Its turn now if the request written before it was answered or given up on; else once it is.
+      const before = this.pending.at(-2);
+      if (!before || before.late) this.startTurn(pending);
     }
+  }
+
+  /** The first line of `pending`'s reply came. */
+  private hear(pending: PendingRequest): void {
+    if (pending.heard) return;
+    pending.heard = true;
+    this.flow?.heard(pending.seq, pending.turn ? Date.now() - pending.turnAt : null);
+  }
+
+  /** `pending`'s turn has come: its clock starts (a request waiting to be written, or for its turn, is not timed out). */
+  private startTurn(pending: PendingRequest): void {
+    if (pending.turn) return;
+    pending.turn = true;
+    pending.turnAt = Date.now();
+    const { request } = pending;
+    const timeoutMs = request.timeoutMs ?? this.limits().defaultTimeoutMs;
+    pending.timer = setTimeout(() => {
+      // Given up on: the next one's turn.
+      this.passTurn(pending);
+      if (request.serial) this.drainLate(pending, timeoutMs);
+      else this.remove(pending);
+      pending.reject(new Error(`no complete reply to ${request.send[0]} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    request.onTurn?.();
+  }
+
+  /** The request written after `pending` (still unanswered), if any, takes its turn: `pending` was answered or given up on. */
+  private passTurn(pending: PendingRequest): void {
+    const index = this.pending.indexOf(pending);
+    const next = index < 0 ? undefined : this.pending[index + 1];
+    if (next) this.startTurn(next);
   }
 
   /**
@@ -177,6 +255,7 @@ export class RequestLane {
   private drainLate(pending: PendingRequest, timeoutMs: number): void {
     const { onReply: _unused, ...request } = pending.request;
     pending.request = { ...request, reply: () => false };
+    pending.late = true;
     pending.timer = setTimeout(() => this.remove(pending), timeoutMs);
   }
 
@@ -208,6 +287,7 @@ export class RequestLane {
     // Out of the unanswered requests at once: the empty RPL_ENDOFWHO ircd-hybrid sends after refusing a WHO
     // does not end it, and its turn goes to the next request (not to a serial one of its command).
     clearTimeout(pending.timer);
+    this.passTurn(pending);
     this.pending.splice(this.pending.indexOf(pending), 1);
     pending.collected = [];
     const { firstWaitMs, times } = this.tryAgain;
@@ -238,7 +318,10 @@ export class RequestLane {
   private remove(pending: PendingRequest): void {
     clearTimeout(pending.timer);
     const index = this.pending.indexOf(pending);
-    if (index >= 0) this.pending.splice(index, 1);
+    if (index >= 0) {
+      this.passTurn(pending);
+      this.pending.splice(index, 1);
+    }
     this.sendWaiting();
   }
 }

@@ -13,6 +13,7 @@ import { casefold } from './casemapping.js';
 import { Pacer, penaltyIntervalFor, type LineOptions } from './pacer.js';
 import { Reconnector } from './reconnect.js';
 import { RequestLane, requestLimitsFor, TRY_AGAIN, type TryAgainOptions } from './requests.js';
+import { ReadGauge } from './read-gauge.js';
 import { SessionState } from './session.js';
 import { formatLine, splitText } from './text.js';
 import type { IrcEventName, IrcEvents, IrcMessage, IrcRequest, IrcTransport, Unsubscribe } from './port.js';
@@ -56,11 +57,19 @@ const MAX_FALLBACK_NICKS = 5;
  */
 const REGISTRATION_TIMEOUT_MS = 30000;
 
+/**
+ * How long the gauge's PING may wait for its answer from its turn: the server answers it once it has read the lines
+ * before it, seconds later while it holds them; past this the lines are taken as read (read-gauge.ts).
+ */
+const MARKER_TIMEOUT_MS = 60_000;
+
 export abstract class BaseTransport implements IrcTransport {
   readonly state: SessionState;
   protected readonly events = new EventEmitter();
   private readonly pacer: Pacer;
   private readonly requests: RequestLane;
+  /** How far the server has read the bot's lines; holds the paced ones while it lags behind (read-gauge.ts). */
+  private readonly gauge: ReadGauge;
   private readonly reconnector: Reconnector;
   /**
    * Set by adapters that were handed a connection (attach): the embedding bot
@@ -71,6 +80,8 @@ export abstract class BaseTransport implements IrcTransport {
   private registrationTimer: NodeJS.Timeout | null = null;
   private quitting = false;
   private readySent = false;
+  /** When a change of the server's hold on the bot's lines was last logged at info. */
+  private lagLoggedAt = -Infinity;
   /** Counts connections, so a loop started for one connection ends with it. */
   private connectionNumber = 0;
   constructor(
@@ -78,18 +89,25 @@ export abstract class BaseTransport implements IrcTransport {
     protected readonly logger: Logger,
   ) {
     this.state = new SessionState(options.nick);
+    this.gauge = new ReadGauge({
+      mark: () => this.markRead(),
+      opened: () => this.pacer.resume(),
+      changed: (lagged, lagMs) => this.logLag(lagged, lagMs),
+    });
     this.pacer = new Pacer({
       burst: options.pacing.burst,
       intervalMs: options.pacing.intervalMs,
       minIntervalMs: () => penaltyIntervalFor(this.state.profile),
-      write: (line) => this.writeLine(line),
+      mayWrite: () => this.gauge.mayWrite(),
+      write: (line) => this.put(line),
     });
     this.requests = new RequestLane(
-      (line) => this.writeLine(line),
+      (line) => this.put(line),
       () => this.state.connected,
       options.tryAgain ?? TRY_AGAIN,
       () => this.state.profile.tryAgainText,
       () => requestLimitsFor(this.state.profile),
+      this.gauge,
     );
     this.reconnector = new Reconnector(options.reconnect, logger);
     logger.addSecret(options.sasl?.password);
@@ -176,6 +194,39 @@ export abstract class BaseTransport implements IrcTransport {
     return this.requests.add(request);
   }
 
+  /** A paced or requested line, counted as written ({@link ReadGauge}). */
+  private put(line: string): void {
+    this.gauge.wrote();
+    this.writeLine(line);
+  }
+
+  /** A PING whose answer says the server has read every line written before it (the gauge's marker). */
+  private markRead(): Promise<unknown> {
+    if (!this.state.connected) return Promise.reject(new Error('not connected'));
+    const token = `read-${this.connectionNumber}-${this.gauge.written()}`;
+    return this.request({
+      send: ['PING', token],
+      reply: () => false,
+      end: (message) => message.command === 'PONG' && message.params.at(-1) === token,
+      timeoutMs: MARKER_TIMEOUT_MS,
+    });
+  }
+
+  /** When the server starts or stops holding the bot's lines: at most one line at info a minute, the rest at debug. */
+  private logLag(lagged: boolean, lagMs: number): void {
+    const now = Date.now();
+    const level = now - this.lagLoggedAt >= 60_000 ? 'info' : 'debug';
+    if (level === 'info') this.lagLoggedAt = now;
+    if (lagged) {
+      this.logger[level](
+        'the server holds the bot’s lines (a penalty for commands, e.g. fake lag); paced lines wait for it',
+        {
+          held_ms: lagMs,
+        },
+      );
+    } else this.logger[level]('the server reads the bot’s lines at once again', { held_ms: lagMs });
+  }
+
   /** Whether the connection was handed over by another bot (attach), which owns it. */
   get attached(): boolean {
     return this.adopted;
@@ -188,6 +239,7 @@ export abstract class BaseTransport implements IrcTransport {
   /** Adapters call this when the socket is open. */
   protected handleConnected(): void {
     this.connectionNumber++;
+    this.gauge.reset();
     this.fallbacksTried = 0;
     this.state.connected = true;
     this.readySent = false;

@@ -31,6 +31,11 @@ export interface ListState {
   /** When the last LIST of either kind, whole or of the new channels, was asked (ms; 0 before the first). */
   newListedAt: number;
   /**
+   * What the last whole LIST and the last LIST of the new channels cost the server, in ms from their turn to their
+   * end (the request's `onTurn`; 0 before the first): the cadence of each stretches with it (sync.ts).
+   */
+  cost: { whole: number; new: number };
+  /**
    * Which LIST last listed each channel (folded name → the LIST's number, counted up by {@link ListState.lists}).
    * Kept from one LIST to the next rather than a set per LIST: a set of 10,000 names built every 5 s outlived
    * the young generation and was promoted, a seventh of what the bot promoted under churn at 50,000 users.
@@ -52,6 +57,7 @@ export function createListState(): ListState {
     wholeList: Promise.resolve(),
     listedAt: 0,
     newListedAt: 0,
+    cost: { whole: 0, new: 0 },
     listedBy: new Map(),
     lists: 0,
     formedWaiting: new Map(),
@@ -318,6 +324,8 @@ class ListTaker {
   readonly number: number;
   /** Channels listed whose modes LIST does not show, the bot is not in, and it never asked (not `&` ones). */
   readonly unchecked: string[] = [];
+  /** What its LISTs cost the server so far: ms from each one's turn to its end. */
+  costMs = 0;
   private rows = 0;
   private rowsWithModes = 0;
   /** Whether the rows may be secret or private channels: the bot is an operator, and its server lists those to one. */
@@ -399,19 +407,22 @@ class ListTaker {
   }
 
   /** LIST `queries`, one after the other in a single request, their rows taken as they come. */
-  list(...queries: string[][]): Promise<unknown> {
+  async list(...queries: string[][]): Promise<void> {
     let ended = 0;
-    return this.context.irc.request({
+    let turnAt = Date.now();
+    await this.context.irc.request({
       send: queries[0]!,
       more: queries.slice(1),
       // Written again after a 263: its ends are counted again.
       onSent: () => (ended = 0),
+      onTurn: () => (turnAt = Date.now()),
       serial: true,
       reply: (line) => line.command === '322',
       onReply: (line) => this.take(line),
       end: (line) => line.command === '323' && ++ended === queries.length,
       timeoutMs: 120000,
     });
+    this.costMs += Date.now() - turnAt;
   }
 }
 
@@ -466,6 +477,7 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   }
   // What no LIST since this one's start listed is gone, or known otherwise (the bot sits in it).
   for (const [key, number] of state.listedBy) if (number < taker.number) state.listedBy.delete(key);
+  state.cost.whole = taker.costMs;
   if (taker.showsModes || !listsSecretOf(context)) return [];
   const unchecked: string[] = [];
   const rechecks: { name: string; at: number }[] = [];
@@ -495,6 +507,7 @@ export async function syncNewChannels(context: SyncContext, state: ListState): P
   state.newListedAt = Date.now();
   const taker = new ListTaker(context, state);
   await taker.list(NEW_CHANNELS_QUERY);
+  state.cost.new = taker.costMs;
   return taker.showsModes || !listsSecretOf(context) ? [] : taker.unchecked;
 }
 

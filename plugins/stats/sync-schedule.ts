@@ -151,13 +151,13 @@ export function countsUnit(context: CollectorContext): CollectorUnit {
     if (!connection.ready || !model.ready || queues.lists.has('counts') || queues.lists.has('new')) return;
     const now = Date.now();
     const channels = model.channels.size;
-    const { listedAt, newListedAt } = connection.sync.list;
-    if (wholeListDue({ now, listedAt, channels })) {
+    const { listedAt, newListedAt, cost } = connection.sync.list;
+    if (wholeListDue({ now, listedAt, channels, costMs: cost.whole })) {
       void queues.lists.run('counts', () => refreshCounts(context, connection.sync));
       return;
     }
     const listsNewChannels = irc.state.profile.listsNewChannels;
-    if (!newChannelsDue({ now, newListedAt, channels, listsNewChannels })) return;
+    if (!newChannelsDue({ now, newListedAt, channels, listsNewChannels, costMs: cost.new })) return;
     void queues.lists.run('new', () => refreshNewChannels(context, connection.sync));
   };
   return { name: 'counts', timers: [{ everyMs: COUNTS_CHECK_MS, run: check }] };

@@ -40,6 +40,11 @@ export interface SyncState {
   whoNext: number;
   /** Syncs completed on this connection: the first asks every mask. */
   syncs: number;
+  /**
+   * The WHO rows per second the last round of at least {@link WHO_RATE_MIN_ROWS} rows was answered at (null before
+   * one): a refresh's slice is sized by it ({@link whoSliceRows}).
+   */
+  whoRate: number | null;
 }
 
 export function createSyncState(): SyncState {
@@ -50,6 +55,7 @@ export function createSyncState(): SyncState {
     whoRound: null,
     whoNext: 0,
     syncs: 0,
+    whoRate: null,
   };
 }
 
@@ -177,12 +183,14 @@ export async function fullSync(
   step('list_ms');
   const who: WhoResult = { seen: new Set(), operators: new Set() };
   const masks = whoMaskSet(model, whoChunkAbove(context));
-  const slice = planWhoSlice(model, masks, state.whoNext, WHO_SLICE_ROWS, whole);
+  const sliceRows = whoSliceRows(state.whoRate, config.refresh_seconds);
+  const slice = planWhoSlice(model, masks, state.whoNext, sliceRows, whole);
   state.whoRound = who.seen;
   let removed: number;
   try {
     await syncWho(context, who, { masks: slice.masks, rows: masks.rows });
     step('who_ms');
+    if (who.seen.size >= WHO_RATE_MIN_ROWS) state.whoRate = (who.seen.size * 1000) / Math.max(1, steps.who_ms!);
     const statsOperators = await syncOperators(context);
     step('operators_ms');
     for (const nick of statsOperators ?? []) who.operators.add(nick);
@@ -197,7 +205,7 @@ export async function fullSync(
   step('server_users_ms');
   await markServicesServers(context);
   step('services_ms');
-  logger.debug('sync steps', steps);
+  logger.debug('sync steps', { ...steps, who_slice_rows: whole ? null : sliceRows });
   model.markSynced(irc.state.isOperator, Date.now() - started);
   state.syncs++;
   logger.info('synced', {
@@ -219,6 +227,26 @@ export async function fullSync(
   // The pacer sends about one line per refresh second at the default pace: spend at most that many.
   const rest = modesToAsk.filter((name) => !askedFirst.has(name));
   await checkChannelModes(context, state.list, rest, Math.max(10, config.refresh_seconds));
+}
+
+/**
+ * A refresh's WHO slice takes at most about this share of the refresh interval at the rate the last round was
+ * answered at: a server that penalises commands (InspIRCd's fake lag: a second per mask and 5 ms per row for a
+ * plain user) answered a plain user's 20,000-row slice of a 50,000-user network in two minutes, longer than the
+ * refresh interval, and every LIST and LUSERS waited behind it.
+ */
+const WHO_REFRESH_SHARE = 0.5;
+
+/** A round of fewer rows says little of the server's rate (a small network, the first masks of a cycle). */
+export const WHO_RATE_MIN_ROWS = 500;
+
+/**
+ * The rows a refresh's WHO slice asks for: {@link WHO_SLICE_ROWS}, or fewer where the last round's rate would take
+ * longer than {@link WHO_REFRESH_SHARE} of the refresh interval (one mask at least, whatever its size).
+ */
+export function whoSliceRows(rowsPerSecond: number | null, refreshSeconds: number): number {
+  if (rowsPerSecond === null) return WHO_SLICE_ROWS;
+  return Math.max(1, Math.min(WHO_SLICE_ROWS, Math.floor(rowsPerSecond * refreshSeconds * WHO_REFRESH_SHARE)));
 }
 
 /** The masks a round asked, for the log: `all`, or the first and the last and how many of the cycle. */
@@ -253,9 +281,18 @@ const COUNTS_REFRESH_MIN_MS = 250;
  */
 export const NEW_CHANNELS_EVERY_MS = 2_000;
 
-/** Whether the whole LIST (and LUSERS) is due: see {@link COUNTS_REFRESH_MS_PER_CHANNEL}. */
-export function wholeListDue(at: { now: number; listedAt: number; channels: number }): boolean {
-  return at.now - at.listedAt >= wholeListEvery(at.channels);
+/**
+ * A LIST is asked again no sooner than this many times what the last one cost the server (ms from its turn to its
+ * end), so that LISTs take at most about a quarter of its time. An operator exempt from the server's penalties
+ * gets a LIST of 10,000 channels in well under a second, and this changes nothing; a plain user on InspIRCd pays
+ * 5 s of penalty per LIST, and every LIST every 5 s (with the new channels' every 2 s) kept the server holding
+ * each of the bot's lines for seconds: LUSERS and WHO waited behind them, past their timeouts.
+ */
+export const LIST_COST_SHARE = 4;
+
+/** Whether the whole LIST (and LUSERS) is due: see {@link COUNTS_REFRESH_MS_PER_CHANNEL} and {@link LIST_COST_SHARE}. */
+export function wholeListDue(at: { now: number; listedAt: number; channels: number; costMs: number }): boolean {
+  return at.now - at.listedAt >= Math.max(wholeListEvery(at.channels), LIST_COST_SHARE * at.costMs);
 }
 
 function wholeListEvery(channels: number): number {
@@ -274,11 +311,13 @@ export function newChannelsDue(at: {
   newListedAt: number;
   channels: number;
   listsNewChannels: boolean;
+  /** What the last LIST of the new channels cost the server ({@link LIST_COST_SHARE}). */
+  costMs: number;
 }): boolean {
   return (
     wholeListEvery(at.channels) > NEW_CHANNELS_EVERY_MS &&
     at.listsNewChannels &&
-    at.now - at.newListedAt >= NEW_CHANNELS_EVERY_MS
+    at.now - at.newListedAt >= Math.max(NEW_CHANNELS_EVERY_MS, LIST_COST_SHARE * at.costMs)
   );
 }
 
@@ -287,7 +326,11 @@ export async function refreshNewChannels(context: SyncContext, state: SyncState)
   const started = Date.now();
   const fresh = await syncNewChannels(context, state.list);
   await checkChannelModes(context, state.list, fresh, NEW_CHANNEL_MODE_CHECKS);
-  context.logger.debug('new channels listed', { channels: context.model.channels.size, ms: Date.now() - started });
+  context.logger.debug('new channels listed', {
+    channels: context.model.channels.size,
+    list_cost_ms: state.list.cost.new,
+    ms: Date.now() - started,
+  });
 }
 
 /**
@@ -306,6 +349,7 @@ export async function refreshCounts(context: SyncContext, state: SyncState): Pro
   context.logger.debug('counts refreshed', {
     users: context.model.stats.users,
     channels: context.model.channels.size,
+    list_cost_ms: state.list.cost.whole,
     ms: Date.now() - started,
   });
 }

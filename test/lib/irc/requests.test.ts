@@ -399,3 +399,109 @@ t.test(
     await t.rejects(third, /no complete reply to LINKS within 100 ms/, "the lane's default timeout");
   },
 );
+
+t.test('a request written behind others is timed from the answer to the one before it (its turn)', async (t) => {
+  const { requests, sent, receive } = lane();
+  const turns: string[] = [];
+  const first = requests.add(links('a', { timeoutMs: 2000, onTurn: () => turns.push('a') }));
+  const second = requests.add(links('b', { timeoutMs: 100, onTurn: () => turns.push('b') }));
+  const third = requests.add(links('c', { timeoutMs: 100, onTurn: () => turns.push('c') }));
+  t.same(sent, ['LINKS a', 'LINKS b', 'LINKS c'], 'all three written at once');
+  t.same(turns, ['a'], 'only the first has its turn');
+  // The server holds the first 300 ms: the others' 100 ms have not started meanwhile.
+  await wait(300);
+  receive(':hub.test.net 365 DataBot a :End of LINKS list.');
+  t.equal((await first).length, 1);
+  t.same(turns, ['a', 'b'], "the second's turn comes with the first's answer");
+  await wait(50);
+  receive(':hub.test.net 365 DataBot b :End of LINKS list.');
+  t.equal((await second).length, 1, 'answered 350 ms after it was written, 50 ms into its turn');
+  const thirdTurn = Date.now();
+  await t.rejects(third, /no complete reply to LINKS within 100 ms/);
+  t.ok(Date.now() - thirdTurn >= 95, 'the third timed out 100 ms into its own turn');
+});
+
+t.test('a request given up on passes the turn to the one written after it', async (t) => {
+  const { requests, receive } = lane();
+  const started = Date.now();
+  const first = requests.add(links('a', { timeoutMs: 50 }));
+  const second = requests.add(links('b', { timeoutMs: 150 }));
+  await t.rejects(first, /within 50 ms/);
+  await wait(120);
+  receive(':hub.test.net 365 DataBot b :End of LINKS list.');
+  t.equal((await second).length, 1, 'answered 120 ms into its turn, which came with the first given up');
+  t.ok(Date.now() - started >= 165, 'more than its 150 ms after it was written');
+  // A request written behind a serial request given up on (still awaiting its late end) has its turn at once.
+  const late = requests.add({ ...list('', true), timeoutMs: 30 });
+  await t.rejects(late);
+  const after = requests.add(links('c', { timeoutMs: 30 }));
+  await t.rejects(after, /within 30 ms/, 'timed out on its own clock, not after the late LIST');
+});
+
+/**
+ * A server that reads a client's lines as InspIRCd does for anyone without `users/flood/no-fakelag`, in ms
+ * rather than seconds: it reads the next line only while the client's penalty is under a threshold, adds each
+ * command's penalty as it answers it (10 ms a command, 50 for a LIST, 0.05 per WHO row), and takes off 1 ms of
+ * penalty per ms.
+ */
+function fakeLagServer(receive: (...lines: string[]) => void, rowsPerWho: number) {
+  const queue: string[] = [];
+  let penalty = 0;
+  let last = Date.now();
+  const threshold = 100;
+  const timer = setInterval(() => {
+    const now = Date.now();
+    penalty = Math.max(0, penalty - (now - last));
+    last = now;
+    while (queue.length > 0 && penalty < threshold) {
+      const [command, mask] = queue.shift()!.split(' ');
+      if (command === 'WHO') {
+        const initial = mask!.charAt(0);
+        const rows = Array.from(
+          { length: rowsPerWho },
+          (_, row) => `:hub 352 DataBot * i h hub ${initial}${row} H :0 r`,
+        );
+        receive(...rows, `:hub 315 DataBot ${mask} :End of /WHO list.`);
+        penalty += 10 + rowsPerWho * 0.05 * 10;
+      } else if (command === 'LUSERS') {
+        receive(':hub 251 DataBot :There are 5 users and 0 invisible on 1 servers', ':hub 266 DataBot 5 5 :x');
+        penalty += 10;
+      }
+    }
+  }, 2);
+  return { write: (line: string) => queue.push(line), stop: () => clearInterval(timer) };
+}
+
+t.test('behind a server that holds each line for the penalty of those before it, no request times out', async (t) => {
+  const server = fakeLagServer((...lines) => {
+    for (const line of lines) requests.match(toIrcMessage(IrcFramework.ircLineParser(line)));
+  }, 100);
+  const requests = new RequestLane(
+    (line) => server.write(line),
+    () => true,
+  );
+  t.teardown(() => server.stop());
+  const who = (mask: string): IrcRequest => ({
+    send: ['WHO', mask],
+    reply: (message) => message.command === '352' && message.params[5]!.startsWith(mask.charAt(0)),
+    end: (message) => message.command === '315' && message.params[1] === mask,
+    timeoutMs: 200,
+  });
+  // Eight WHO masks of 100 rows (60 ms of penalty each) and a LUSERS written behind them: the server reads the
+  // last WHO and the LUSERS some 400 ms after they were written, past their 200 and 150 ms.
+  const started = Date.now();
+  const masks = 'abcdefgh'.split('').map((initial) => requests.add(who(`${initial}*`)));
+  const lusers = requests.add({
+    send: ['LUSERS'],
+    reply: (message) => message.command === '251',
+    end: (message) => message.command === '266',
+    timeoutMs: 150,
+  });
+  const answers = await Promise.all(masks);
+  t.same(
+    answers.map((lines) => lines.length),
+    Array(8).fill(101),
+  );
+  t.equal((await lusers).length, 2, 'LUSERS answered');
+  t.ok(Date.now() - started > 150, `LUSERS was answered ${Date.now() - started} ms after it was written`);
+});

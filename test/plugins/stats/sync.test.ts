@@ -17,13 +17,21 @@ import {
 import { REQUESTS_IN_FLIGHT } from '../../../lib/irc/requests.js';
 import { parseLinksEntry, parseMapLine } from '../../../plugins/stats/servers.js';
 import {
+  LIST_COST_SHARE,
   NEW_CHANNELS_EVERY_MS,
   newChannelsDue,
   parseLusers,
   removeUnseenUsers,
   wholeListDue,
+  whoSliceRows,
 } from '../../../plugins/stats/sync.js';
-import { parseWhoReply, parseWhoxReply, WHO_MASKS_IN_FLIGHT, whoMasks } from '../../../plugins/stats/who.js';
+import {
+  parseWhoReply,
+  parseWhoxReply,
+  WHO_MASKS_IN_FLIGHT,
+  WHO_SLICE_ROWS,
+  whoMasks,
+} from '../../../plugins/stats/who.js';
 import { fakeNetwork, networkAnswer, type FakeChannel, type FakeUser } from '../../../testing/fake-network.js';
 import { startHarness, type Harness } from '../../../testing/harness.js';
 import { irc2Answer, irc2Received } from '../../support/irc2.js';
@@ -524,6 +532,15 @@ const thousandPerLetter = (suffix: string): FakeUser[] =>
   LETTERS.flatMap((letter) =>
     Array.from({ length: 1000 }, (_, index) => ({ nick: `${letter}${suffix}${index}`, server: 'leaf.test.net' })),
   );
+
+t.test("a refresh's WHO slice takes at most half the refresh interval at the last round's rate", async (t) => {
+  t.equal(whoSliceRows(null, 60), WHO_SLICE_ROWS, 'before any round: the whole slice');
+  t.equal(whoSliceRows(30_000, 60), WHO_SLICE_ROWS, 'an operator exempt from penalties: as ever');
+  // A plain user on InspIRCd: about 100 rows a second (a second of penalty per mask, 5 ms per row).
+  t.equal(whoSliceRows(100, 60), 3000, '3,000 rows: 30 s of the 60');
+  t.equal(whoSliceRows(100, 300), 15_000);
+  t.equal(whoSliceRows(0.01, 60), 1, 'one mask at least, whatever the rate');
+});
 
 t.test('a refresh asks the next slice of the masks and judges only the users those list', async (t) => {
   // Known from the first sync: 26,000 users the network no longer has since, an operator among them.
@@ -1238,27 +1255,43 @@ const manyChannels = (count: number, prefix = '#many'): FakeChannel[] =>
   Array.from({ length: count }, (_, index) => ({ name: `${prefix}${index}`, users: 3, modes: '+nt' }));
 
 t.test('between whole LISTs of a big network, the channels formed in the last minute, every 2 s', async (t) => {
-  t.notOk(wholeListDue({ now: 249, listedAt: 0, channels: 500 }), 'a small network: the whole LIST every 250 ms');
-  t.ok(wholeListDue({ now: 250, listedAt: 0, channels: 500 }));
-  t.notOk(wholeListDue({ now: 249, listedAt: 0, channels: 1000 }), '1,000 channels: 0.25 ms per channel');
-  t.ok(wholeListDue({ now: 250, listedAt: 0, channels: 1000 }));
-  t.notOk(wholeListDue({ now: 1999, listedAt: 0, channels: 4000 }), 'from 2,000 channels on, 0.5 ms per channel');
-  t.ok(wholeListDue({ now: 2000, listedAt: 0, channels: 4000 }));
-  t.notOk(wholeListDue({ now: 999, listedAt: 0, channels: 2000 }));
-  t.ok(wholeListDue({ now: 1000, listedAt: 0, channels: 2000 }));
-  t.notOk(wholeListDue({ now: 4999, listedAt: 0, channels: 10_000 }), '10,000 channels: 0.5 ms per channel');
-  t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000 }));
-  const fresh = (now: number, channels: number, elist: string | undefined, newListedAt = 0) =>
+  t.notOk(
+    wholeListDue({ now: 249, listedAt: 0, channels: 500, costMs: 0 }),
+    'a small network: the whole LIST every 250 ms',
+  );
+  t.ok(wholeListDue({ now: 250, listedAt: 0, channels: 500, costMs: 0 }));
+  t.notOk(wholeListDue({ now: 249, listedAt: 0, channels: 1000, costMs: 0 }), '1,000 channels: 0.25 ms per channel');
+  t.ok(wholeListDue({ now: 250, listedAt: 0, channels: 1000, costMs: 0 }));
+  t.notOk(
+    wholeListDue({ now: 1999, listedAt: 0, channels: 4000, costMs: 0 }),
+    'from 2,000 channels on, 0.5 ms per channel',
+  );
+  t.ok(wholeListDue({ now: 2000, listedAt: 0, channels: 4000, costMs: 0 }));
+  t.notOk(wholeListDue({ now: 999, listedAt: 0, channels: 2000, costMs: 0 }));
+  t.ok(wholeListDue({ now: 1000, listedAt: 0, channels: 2000, costMs: 0 }));
+  t.notOk(wholeListDue({ now: 4999, listedAt: 0, channels: 10_000, costMs: 0 }), '10,000 channels: 0.5 ms per channel');
+  t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000, costMs: 0 }));
+  t.notOk(
+    wholeListDue({ now: 19_999, listedAt: 0, channels: 10_000, costMs: 5000 }),
+    'a LIST that cost the server 5 s (a plain user held behind its penalty) comes after 4 times that',
+  );
+  t.ok(wholeListDue({ now: 20_000, listedAt: 0, channels: 10_000, costMs: 5000 }));
+  t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000, costMs: 600 }), 'a cheap one as often as ever');
+  t.equal(LIST_COST_SHARE, 4);
+  const fresh = (now: number, channels: number, elist: string | undefined, newListedAt = 0, costMs = 0) =>
     newChannelsDue({
       now,
       newListedAt,
       channels,
       listsNewChannels: profileOf(elist === undefined ? [] : [['ELIST', elist]]).listsNewChannels,
+      costMs,
     });
   t.notOk(fresh(5000, 2000, 'CMNTU'), 'not on a network whose whole LIST comes as often');
   t.ok(fresh(NEW_CHANNELS_EVERY_MS, 10_000, 'CMNTU'), '10,000 channels: the new ones every 2 s');
   t.notOk(fresh(2999, 10_000, 'CMNTU', 1000), 'and not again sooner');
   t.ok(fresh(3000, 10_000, 'CMNTU', 1000));
+  t.notOk(fresh(8999, 10_000, 'CMNTU', 1000, 2000), 'one that cost 2 s: after 8 s');
+  t.ok(fresh(9000, 10_000, 'CMNTU', 1000, 2000));
   t.notOk(fresh(5000, 10_000, 'MNTU'), 'a server that cannot list channels by age is not asked');
   t.notOk(fresh(5000, 10_000, undefined));
 
@@ -1285,6 +1318,27 @@ t.test('between whole LISTs of a big network, the channels formed in the last mi
   t.match(model.channels.get('#formed'), { users: 2, topic: 'just formed', hidden: false });
   t.ok(model.channels.get('#public'), 'a channel it does not list stays: only a whole LIST shows what is gone');
   t.equal(model.channels.size, before + 1);
+});
+
+t.test('a whole LIST the server held for 3 s is asked again 4 times that later, not every 250 ms', async (t) => {
+  const bot = await syncedOn(t, { stats: { version_requests_per_second: 0 } });
+  const lists = (): number => bot.irc.sent.filter((line) => line === 'LIST').length;
+  // The next whole LIST is answered 3 s into its turn (a plain user's LIST held behind the server's penalty).
+  bot.server.answer(/^LIST$/, []);
+  bot.irc.sent.length = 0;
+  await bot.clock.advance(250);
+  await bot.until(() => lists() === 1, 'the whole LIST');
+  await bot.clock.advance(3000);
+  bot.irc.receive(END_OF_LIST);
+  await bot.settled();
+  bot.server.answer(/^LIST$/, [END_OF_LIST]);
+  await bot.clock.advance(8500);
+  t.equal(lists(), 1, 'not again 11.5 s after its asking (it cost 3 s: 12 s, 4 times over)');
+  await bot.clock.advance(800);
+  await bot.until(() => lists() >= 2, 'the next whole LIST');
+  // That one cost nothing: the next ones come every 250 ms, as on any small network.
+  await bot.clock.advance(1000);
+  t.ok(lists() >= 4, `and back to every 250 ms (${lists()} LISTs)`);
 });
 
 t.test('many channels a band round missed are asked by name a few lines at a time, not one by one', async (t) => {
