@@ -27,13 +27,21 @@ export interface PacerOptions {
  * five, it reads a client's PRIVMSG or NOTICE 2.2 s after the last, and a client whose unread lines pass its
  * receive queue is closed for `Excess Flood` (400 CTCP VERSION lines written at once were; 80 were not). At the
  * configured pace (a CTCP VERSION a second to users newly seen), the unread lines would grow by one every two
- * seconds; at this one the server keeps up, and the bot's requests wait behind a few lines at most.
+ * seconds; at this one the server keeps up, and the bot's requests wait behind a few lines at most. The same on a
+ * server seen holding the bot's lines (`lagged`: InspIRCd's fake lag reads a plain user's next line a second after
+ * the last): a line a second would take all of the server's reading, and every request would wait behind them.
  */
 export const PENALTY_INTERVAL_MS = 2500;
 
-/** The least interval between lines on a server of `profile`: {@link PENALTY_INTERVAL_MS} where it penalises commands. */
-export function penaltyIntervalFor(profile: { readonly commandPenalty: boolean }): number {
-  return profile.commandPenalty ? PENALTY_INTERVAL_MS : 0;
+/**
+ * The least interval between lines: {@link PENALTY_INTERVAL_MS} where the server's profile says it penalises commands,
+ * or where it is seen holding the bot's lines.
+ */
+export function penaltyIntervalFor(state: {
+  readonly profile: { readonly commandPenalty: boolean };
+  readonly lagged?: boolean;
+}): number {
+  return state.profile.commandPenalty || state.lagged === true ? PENALTY_INTERVAL_MS : 0;
 }
 
 /** How one line is queued. */

@@ -42,6 +42,12 @@ export interface IrcSessionState {
    */
   readonly account: string | null;
   readonly isOperator: boolean;
+  /**
+   * Whether the server holds the bot's lines: a reply came seconds after its request's turn, as InspIRCd's fake
+   * lag holds a plain user's (the transport's read gauge, read-gauge.ts). Optional work that costs the server
+   * (a LIST of the new channels) is then left out.
+   */
+  readonly lagged: boolean;
   /** The server the bot is connected to (from 001/004). */
   readonly server: string;
   /**

@@ -21,6 +21,7 @@ export class SessionState implements IrcSessionState {
   nick: string;
   account: string | null = null;
   isOperator = false;
+  lagged = false;
   server = '';
   serverVersion = '';
   isupport = new Map<string, string>();
@@ -73,6 +74,7 @@ export class SessionState implements IrcSessionState {
     this.nick = nick;
     this.account = null;
     this.isOperator = false;
+    this.lagged = false;
     this.server = '';
     this.serverVersion = '';
     this.isupport.clear();

@@ -92,12 +92,15 @@ export abstract class BaseTransport implements IrcTransport {
     this.gauge = new ReadGauge({
       mark: () => this.markRead(),
       opened: () => this.pacer.resume(),
-      changed: (lagged, lagMs) => this.logLag(lagged, lagMs),
+      changed: (lagged, lagMs) => {
+        this.state.lagged = lagged;
+        this.logLag(lagged, lagMs);
+      },
     });
     this.pacer = new Pacer({
       burst: options.pacing.burst,
       intervalMs: options.pacing.intervalMs,
-      minIntervalMs: () => penaltyIntervalFor(this.state.profile),
+      minIntervalMs: () => penaltyIntervalFor(this.state),
       mayWrite: () => this.gauge.mayWrite(),
       write: (line) => this.put(line),
     });

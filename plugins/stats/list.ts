@@ -112,7 +112,7 @@ export function listQueries(
  * to an operator (the profile's `operatorListsSecret`). Then a channel LIST shows without modes is hidden until a
  * MODE query says it is public.
  */
-function listsSecretOf({ irc }: Pick<SyncContext, 'irc'>): boolean {
+export function listsSecretOf({ irc }: Pick<SyncContext, 'irc'>): boolean {
   return irc.state.isOperator && irc.state.profile.operatorListsSecret;
 }
 

@@ -157,7 +157,8 @@ export function countsUnit(context: CollectorContext): CollectorUnit {
       return;
     }
     const listsNewChannels = irc.state.profile.listsNewChannels;
-    if (!newChannelsDue({ now, newListedAt, channels, listsNewChannels, costMs: cost.new })) return;
+    const { lagged } = irc.state;
+    if (!newChannelsDue({ now, newListedAt, channels, listsNewChannels, costMs: cost.new, lagged })) return;
     void queues.lists.run('new', () => refreshNewChannels(context, connection.sync));
   };
   return { name: 'counts', timers: [{ everyMs: COUNTS_CHECK_MS, run: check }] };

@@ -8,7 +8,14 @@
 import { TimeSlice, type IrcMessage, type NetworkModel } from '../../lib/sdk.js';
 import type { SyncContext } from './context.js';
 import { createJoinState, joinChannels, type JoinState } from './joins.js';
-import { checkChannelModes, createListState, syncList, syncNewChannels, type ListState } from './list.js';
+import {
+  checkChannelModes,
+  createListState,
+  listsSecretOf,
+  syncList,
+  syncNewChannels,
+  type ListState,
+} from './list.js';
 import { markServicesServers, syncLinks, syncServerUsers } from './servers.js';
 import {
   createRealHostState,
@@ -179,7 +186,15 @@ export async function fullSync(
   step('lusers_ms');
   await syncLinks(context);
   step('links_ms');
-  const modesToAsk = await syncList(context, state.list);
+  // A refresh whose LIST would only repeat the last whole LIST between syncs (not due again yet) is spared it,
+  // where no modes are asked from it (listsSecretOf): a plain user on InspIRCd pays 5 s of penalty per LIST, and
+  // a refresh at 50,000 users spent 106 s of its 210 on a LIST the counts had just taken.
+  const { list } = state;
+  const listFresh =
+    !whole &&
+    !listsSecretOf(context) &&
+    !wholeListDue({ now: Date.now(), listedAt: list.listedAt, channels: model.channels.size, costMs: list.cost.whole });
+  const modesToAsk = listFresh ? [] : await syncList(context, list);
   step('list_ms');
   const who: WhoResult = { seen: new Set(), operators: new Set() };
   const masks = whoMaskSet(model, whoChunkAbove(context));
@@ -311,12 +326,19 @@ export function newChannelsDue(at: {
   newListedAt: number;
   channels: number;
   listsNewChannels: boolean;
+  /**
+   * Whether the server holds the bot's lines (`irc.state.lagged`): then never. A LIST costs a plain user on InspIRCd
+   * 5 s of penalty whatever it lists, so the new channels' took as much of the server's reading as a whole one, and
+   * at 50,000 users they took more of it than the whole LISTs did.
+   */
+  lagged: boolean;
   /** What the last LIST of the new channels cost the server ({@link LIST_COST_SHARE}). */
   costMs: number;
 }): boolean {
   return (
     wholeListEvery(at.channels) > NEW_CHANNELS_EVERY_MS &&
     at.listsNewChannels &&
+    !at.lagged &&
     at.now - at.newListedAt >= Math.max(NEW_CHANNELS_EVERY_MS, LIST_COST_SHARE * at.costMs)
   );
 }

@@ -73,8 +73,14 @@ t.test('a line no longer wanted is dropped without using a token', async (t) => 
 t.test("the server's least interval wins over a shorter one configured (ircd 2.11's penalty)", async (t) => {
   const profile = (isupport: [string, string][]) =>
     buildServerProfile({ version: '', isupport: new Map(isupport), caps: new Set(), offeredCaps: new Set() });
-  t.equal(penaltyIntervalFor(profile([['PENALTY', '']])), PENALTY_INTERVAL_MS);
-  t.equal(penaltyIntervalFor(profile([])), 0);
+  t.equal(penaltyIntervalFor({ profile: profile([['PENALTY', '']]) }), PENALTY_INTERVAL_MS);
+  t.equal(penaltyIntervalFor({ profile: profile([]) }), 0);
+  t.equal(
+    penaltyIntervalFor({ profile: profile([]), lagged: true }),
+    PENALTY_INTERVAL_MS,
+    'a server seen holding the bot’s lines (fake lag) is paced as one that says it penalises commands',
+  );
+  t.equal(penaltyIntervalFor({ profile: profile([]), lagged: false }), 0);
   const written: number[] = [];
   const queue = new Pacer({ burst: 2, intervalMs: 1, minIntervalMs: () => 60, write: () => written.push(Date.now()) });
   const alive = setInterval(() => undefined, 1000);

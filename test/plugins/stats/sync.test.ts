@@ -1278,13 +1278,21 @@ t.test('between whole LISTs of a big network, the channels formed in the last mi
   t.ok(wholeListDue({ now: 20_000, listedAt: 0, channels: 10_000, costMs: 5000 }));
   t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000, costMs: 600 }), 'a cheap one as often as ever');
   t.equal(LIST_COST_SHARE, 4);
-  const fresh = (now: number, channels: number, elist: string | undefined, newListedAt = 0, costMs = 0) =>
+  const fresh = (
+    now: number,
+    channels: number,
+    elist: string | undefined,
+    newListedAt = 0,
+    costMs = 0,
+    lagged = false,
+  ) =>
     newChannelsDue({
       now,
       newListedAt,
       channels,
       listsNewChannels: profileOf(elist === undefined ? [] : [['ELIST', elist]]).listsNewChannels,
       costMs,
+      lagged,
     });
   t.notOk(fresh(5000, 2000, 'CMNTU'), 'not on a network whose whole LIST comes as often');
   t.ok(fresh(NEW_CHANNELS_EVERY_MS, 10_000, 'CMNTU'), '10,000 channels: the new ones every 2 s');
@@ -1292,6 +1300,7 @@ t.test('between whole LISTs of a big network, the channels formed in the last mi
   t.ok(fresh(3000, 10_000, 'CMNTU', 1000));
   t.notOk(fresh(8999, 10_000, 'CMNTU', 1000, 2000), 'one that cost 2 s: after 8 s');
   t.ok(fresh(9000, 10_000, 'CMNTU', 1000, 2000));
+  t.notOk(fresh(60_000, 10_000, 'CMNTU', 1000, 0, true), 'never while the server holds the bot’s lines');
   t.notOk(fresh(5000, 10_000, 'MNTU'), 'a server that cannot list channels by age is not asked');
   t.notOk(fresh(5000, 10_000, undefined));
 
@@ -1339,6 +1348,26 @@ t.test('a whole LIST the server held for 3 s is asked again 4 times that later, 
   // That one cost nothing: the next ones come every 250 ms, as on any small network.
   await bot.clock.advance(1000);
   t.ok(lists() >= 4, `and back to every 250 ms (${lists()} LISTs)`);
+});
+
+t.test("a plain user's refresh is spared a whole LIST the counts took moments before", async (t) => {
+  // 10,000 channels: the whole LIST every 5 s between syncs; the refresh comes at 62 s, 2 s after one.
+  const bot = await syncedOn(t, {
+    operator: false,
+    stats: { version_requests_per_second: 0, refresh_seconds: 62 },
+    channels: [...channels(), ...manyChannels(9996)],
+  });
+  bot.server.answer(/^LIST C<1$/, [END_OF_LIST]);
+  await bot.clock.advance(61_000);
+  const wholeLists = (): string[] => bot.irc.sent.filter((line) => line.startsWith('LIST') && line !== 'LIST C<1');
+  t.ok(wholeLists().length > 0, 'the counts took whole LISTs');
+  bot.irc.sent.length = 0;
+  await refresh(bot, 62);
+  t.ok(bot.irc.sent.includes('LUSERS') && bot.irc.sent.some((line) => line.startsWith('WHO')), 'refreshed');
+  t.same(wholeLists(), [], 'with no whole LIST of its own');
+  bot.irc.sent.length = 0;
+  await syncNow(bot);
+  t.ok(wholeLists().length > 0, 'a whole sync (SYNC, a split) still lists');
 });
 
 t.test('many channels a band round missed are asked by name a few lines at a time, not one by one', async (t) => {
