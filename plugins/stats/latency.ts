@@ -78,7 +78,9 @@ export async function measureLatency(context: SyncContext, choice: ProbeChoice, 
     PROBES.findIndex((probe) => probe.command === command),
   );
   for (const server of [...model.servers.all()]) {
-    if (!irc.state.connected) return;
+    // While the server holds the bot's lines behind a penalty (a plain user under InspIRCd's fake lag), a probe's
+    // time is mostly that hold (seconds, not the network's round trip): no probe, and what was measured stays.
+    if (!irc.state.connected || irc.state.lagged) return;
     const key = server.name.toLowerCase();
     const first = choice.get(key);
     const tries = first === undefined ? order : [first, ...order.filter((index) => index !== first)];
@@ -89,7 +91,8 @@ export async function measureLatency(context: SyncContext, choice: ProbeChoice, 
       choice.set(key, index);
       break;
     }
-    model.setServerLatency(server.name, latency);
+    // Held meanwhile: the answer came late for that.
+    if (!irc.state.lagged) model.setServerLatency(server.name, latency);
   }
 }
 

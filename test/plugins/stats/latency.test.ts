@@ -58,6 +58,32 @@ t.test('every server gets a round trip, or null when it answers no probe', async
   );
 });
 
+t.test(
+  'while the server holds the bot’s lines (fake lag), no probe goes out, and what was measured stays',
+  async (t) => {
+    const bot = await startCollector(t, {
+      stats: { latency_seconds: 1 },
+      network: network(),
+      version: 'InspIRCd-3',
+      isupport: INSPIRCD_ISUPPORT,
+    });
+    const rounds = latencyRounds(bot);
+    await bot.synced();
+    await bot.until(() => rounds.get('dead.test.net') === 1, 'the first round');
+    const { model } = bot.host;
+    const before = model.servers.get('hub.test.net')!.measuredAt;
+    bot.irc.state.lagged = true;
+    bot.irc.sent.length = 0;
+    await bot.clock.advance(3000);
+    await bot.settled();
+    t.same(bot.irc.sentMatching(/^(TIME|VERSION) /), [], 'no probe');
+    t.equal(model.servers.get('hub.test.net')!.measuredAt, before, 'the last measure stays, with its time');
+    bot.irc.state.lagged = false;
+    await bot.clock.advance(1000);
+    await bot.until(() => rounds.get('hub.test.net') === 2, 'measured again once the server reads at once');
+  },
+);
+
 t.test('a server that splits off meanwhile (402) is null at once', async (t) => {
   const bot = await startCollector(t, {
     network: fakeNetwork({

@@ -1255,28 +1255,24 @@ const manyChannels = (count: number, prefix = '#many'): FakeChannel[] =>
   Array.from({ length: count }, (_, index) => ({ name: `${prefix}${index}`, users: 3, modes: '+nt' }));
 
 t.test('between whole LISTs of a big network, the channels formed in the last minute, every 2 s', async (t) => {
+  const due = (now: number, channels: number, costMs = 0): boolean =>
+    wholeListDue({ now, listedAt: 0, channels, costMs });
+  t.notOk(due(249, 500), 'a small network: the whole LIST every 250 ms');
+  t.ok(due(250, 500));
+  t.notOk(due(249, 1000), '1,000 channels: 0.25 ms per channel');
+  t.ok(due(250, 1000));
+  t.notOk(due(1999, 4000), 'from 2,000 channels on, 0.5 ms per channel');
+  t.ok(due(2000, 4000));
+  t.notOk(due(999, 2000));
+  t.ok(due(1000, 2000));
+  t.notOk(due(4999, 10_000), '10,000 channels: 0.5 ms per channel');
+  t.ok(due(5000, 10_000));
   t.notOk(
-    wholeListDue({ now: 249, listedAt: 0, channels: 500, costMs: 0 }),
-    'a small network: the whole LIST every 250 ms',
-  );
-  t.ok(wholeListDue({ now: 250, listedAt: 0, channels: 500, costMs: 0 }));
-  t.notOk(wholeListDue({ now: 249, listedAt: 0, channels: 1000, costMs: 0 }), '1,000 channels: 0.25 ms per channel');
-  t.ok(wholeListDue({ now: 250, listedAt: 0, channels: 1000, costMs: 0 }));
-  t.notOk(
-    wholeListDue({ now: 1999, listedAt: 0, channels: 4000, costMs: 0 }),
-    'from 2,000 channels on, 0.5 ms per channel',
-  );
-  t.ok(wholeListDue({ now: 2000, listedAt: 0, channels: 4000, costMs: 0 }));
-  t.notOk(wholeListDue({ now: 999, listedAt: 0, channels: 2000, costMs: 0 }));
-  t.ok(wholeListDue({ now: 1000, listedAt: 0, channels: 2000, costMs: 0 }));
-  t.notOk(wholeListDue({ now: 4999, listedAt: 0, channels: 10_000, costMs: 0 }), '10,000 channels: 0.5 ms per channel');
-  t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000, costMs: 0 }));
-  t.notOk(
-    wholeListDue({ now: 19_999, listedAt: 0, channels: 10_000, costMs: 5000 }),
+    due(19_999, 10_000, 5000),
     'a LIST that cost the server 5 s (a plain user held behind its penalty) comes after 4 times that',
   );
-  t.ok(wholeListDue({ now: 20_000, listedAt: 0, channels: 10_000, costMs: 5000 }));
-  t.ok(wholeListDue({ now: 5000, listedAt: 0, channels: 10_000, costMs: 600 }), 'a cheap one as often as ever');
+  t.ok(due(20_000, 10_000, 5000));
+  t.ok(due(5000, 10_000, 600), 'a cheap one as often as ever');
   t.equal(LIST_COST_SHARE, 4);
   const fresh = (
     now: number,
