@@ -119,6 +119,11 @@ export interface IrcRequest {
   /** Goes before other requests, as an answer to a person does ({@link LineOptions.urgent}): a lookup a command waits for. */
   urgent?: boolean;
   /**
+   * Answered by another server (`TIME <server>`, `WHOIS nick nick`): how long its answer takes says nothing of how
+   * fast the bot's own server reads the bot's lines ({@link IrcSessionState.lagged}).
+   */
+  remote?: boolean;
+  /**
    * Never in flight beside another serial request of the same command. For a command whose reply lines do
    * not say which request they answer (LIST, LUSERS, LINKS, STATS): two such requests out at once would each
    * take both replies' lines, and the first reply's end would end both. One that timed out keeps its turn

@@ -24,6 +24,8 @@ export const UNREAD_LINES = 5;
 export interface ReadGaugeOptions {
   /** Write a line whose answer tells that the server has read every line before it (a PING, as a request). */
   mark: () => Promise<unknown>;
+  /** Whether a request is unanswered: its reply (or its end) tells how far the server has read, and no marker is needed. */
+  busy: () => boolean;
   /** The gate may have opened: paced lines may go on. */
   opened: () => void;
   /** The server started (`true`) or stopped holding the bot's lines; `lagMs` is the hold that told. */
@@ -63,13 +65,18 @@ export class ReadGauge implements LaneFlow {
     this.options.opened();
   }
 
+  idle(): void {
+    this.options.opened();
+  }
+
   /**
    * Whether a paced line may be written now. Not while the server holds the bot's lines and {@link UNREAD_LINES} are
-   * unread: then a marker is written (one at a time), and `opened` is called once it is answered, or given up on.
+   * unread: then, unless a request is unanswered (its reply or end tells), a marker is written (one at a time), and
+   * `opened` is called once it is answered, or given up on.
    */
   mayWrite(): boolean {
     if (!this.isLagged || this.count - this.readUpTo < UNREAD_LINES) return true;
-    if (!this.markerOut) {
+    if (!this.markerOut && !this.options.busy()) {
       this.markerOut = true;
       const upTo = this.count;
       void this.options

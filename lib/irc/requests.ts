@@ -33,8 +33,8 @@ const GENERIC_LIMITS: RequestLimits = { inFlight: REQUESTS_IN_FLIGHT, defaultTim
 /**
  * The limits on a server that penalises commands (its profile's `commandPenalty`, ircd 2.11), which reads a
  * client's next command only seconds after the last (a PRIVMSG 2.2 s, LUSERS or TIME 3 s, a WHO up to 12 s): one
- * request at a time, since the eighth of eight written at once would be read half a minute later, past its
- * timeout, which runs from the moment its line is written. One at a time, each still waits for the penalties of the
+ * request at a time, since the eighth of eight written at once would be read half a minute later (its timeout ran
+ * from the moment its line was written before requests were timed from their turn). One at a time, each still waits for the penalties of the
  * request before it and of the paced lines written meanwhile: a sync's LUSERS written after its WHO and three
  * CTCP VERSION lines was answered after more than 15 s, which the longer default timeout allows.
  */
@@ -99,6 +99,8 @@ export interface LaneFlow {
    * answered before its turn, a request before it being slower, e.g. answered by a server further away).
    */
   heard(seq: number, holdMs: number | null): void;
+  /** No request is unanswered any more (answered, given up on or refused). */
+  idle(): void;
 }
 
 /**
@@ -131,6 +133,11 @@ export class RequestLane {
     /** Told how far the server has read, as replies come. */
     private readonly flow?: LaneFlow,
   ) {}
+
+  /** Whether a request is written and unanswered. */
+  get busy(): boolean {
+    return this.pending.length > 0;
+  }
 
   /** Send `request` when its turn comes; resolves with its reply, rejects on timeout or {@link rejectAll}. */
   add(request: IrcRequest): Promise<IrcMessage[]> {
@@ -191,6 +198,7 @@ export class RequestLane {
       clearTimeout(pending.timer);
       pending.reject(new Error(`disconnected before the reply to ${pending.request.send[0]}: ${reason}`));
     }
+    this.flow?.idle();
   }
 
   /**
@@ -220,7 +228,9 @@ export class RequestLane {
   private hear(pending: PendingRequest): void {
     if (pending.heard) return;
     pending.heard = true;
-    this.flow?.heard(pending.seq, pending.turn ? Date.now() - pending.turnAt : null);
+    // Answered by another server, late (given up on), or before its turn: its wait says nothing of the hold.
+    const told = pending.turn && !pending.late && pending.request.remote !== true;
+    this.flow?.heard(pending.seq, told ? Date.now() - pending.turnAt : null);
   }
 
   /** `pending`'s turn has come: its clock starts (a request waiting to be written, or for its turn, is not timed out). */
@@ -306,6 +316,7 @@ export class RequestLane {
     pending.refused++;
     this.refused.add(pending);
     this.sendWaiting();
+    if (this.pending.length === 0) this.flow?.idle();
     pending.timer = setTimeout(() => {
       if (!this.refused.delete(pending)) return;
       // Back to the head of its queue: it was sent before the requests still waiting.
@@ -323,5 +334,6 @@ export class RequestLane {
       this.pending.splice(index, 1);
     }
     this.sendWaiting();
+    if (this.pending.length === 0) this.flow?.idle();
   }
 }

@@ -91,6 +91,7 @@ export abstract class BaseTransport implements IrcTransport {
     this.state = new SessionState(options.nick);
     this.gauge = new ReadGauge({
       mark: () => this.markRead(),
+      busy: () => this.requests.busy,
       opened: () => this.pacer.resume(),
       changed: (lagged, lagMs) => {
         this.state.lagged = lagged;

@@ -55,6 +55,7 @@ async function probeOnce(
   try {
     const lines = await context.irc.request({
       send: [probe.command, server],
+      remote: true,
       reply: () => false,
       end: (message) => probe.answers(message, server) || isNoSuchServer(message, server),
       timeoutMs,

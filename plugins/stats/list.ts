@@ -31,10 +31,11 @@ export interface ListState {
   /** When the last LIST of either kind, whole or of the new channels, was asked (ms; 0 before the first). */
   newListedAt: number;
   /**
-   * What the last whole LIST and the last LIST of the new channels cost the server, in ms from their turn to their
-   * end (the request's `onTurn`; 0 before the first): the cadence of each stretches with it (sync.ts).
+   * What the last whole LIST cost the server, in ms from its turn to its end (the request's `onTurn`; 0 before the
+   * first), or to its timeout: while the server holds the bot's lines, the next comes no sooner than a few times
+   * that (sync.ts, `LIST_COST_SHARE`).
    */
-  cost: { whole: number; new: number };
+  wholeListCostMs: number;
   /**
    * Which LIST last listed each channel (folded name → the LIST's number, counted up by {@link ListState.lists}).
    * Kept from one LIST to the next rather than a set per LIST: a set of 10,000 names built every 5 s outlived
@@ -57,7 +58,7 @@ export function createListState(): ListState {
     wholeList: Promise.resolve(),
     listedAt: 0,
     newListedAt: 0,
-    cost: { whole: 0, new: 0 },
+    wholeListCostMs: 0,
     listedBy: new Map(),
     lists: 0,
     formedWaiting: new Map(),
@@ -410,19 +411,23 @@ class ListTaker {
   async list(...queries: string[][]): Promise<void> {
     let ended = 0;
     let turnAt = Date.now();
-    await this.context.irc.request({
-      send: queries[0]!,
-      more: queries.slice(1),
-      // Written again after a 263: its ends are counted again.
-      onSent: () => (ended = 0),
-      onTurn: () => (turnAt = Date.now()),
-      serial: true,
-      reply: (line) => line.command === '322',
-      onReply: (line) => this.take(line),
-      end: (line) => line.command === '323' && ++ended === queries.length,
-      timeoutMs: 120000,
-    });
-    this.costMs += Date.now() - turnAt;
+    try {
+      await this.context.irc.request({
+        send: queries[0]!,
+        more: queries.slice(1),
+        // Written again after a 263: its ends are counted again.
+        onSent: () => (ended = 0),
+        onTurn: () => (turnAt = Date.now()),
+        serial: true,
+        reply: (line) => line.command === '322',
+        onReply: (line) => this.take(line),
+        end: (line) => line.command === '323' && ++ended === queries.length,
+        timeoutMs: 120000,
+      });
+    } finally {
+      // A LIST that timed out cost the server at least the wait.
+      this.costMs += Date.now() - turnAt;
+    }
   }
 }
 
@@ -438,10 +443,18 @@ export function syncList(context: SyncContext, state: ListState): Promise<string
 }
 
 async function takeWholeList(context: SyncContext, state: ListState): Promise<string[]> {
-  const { irc, model, config } = context;
   state.listedAt = Date.now();
   state.newListedAt = state.listedAt;
   const taker = new ListTaker(context, state);
+  try {
+    return await listWhole(context, state, taker);
+  } finally {
+    state.wholeListCostMs = taker.costMs;
+  }
+}
+
+async function listWhole(context: SyncContext, state: ListState, taker: ListTaker): Promise<string[]> {
+  const { irc, model, config } = context;
   const { profile } = irc.state;
   const queries = listQueries(
     model.stats.channels,
@@ -477,7 +490,6 @@ async function takeWholeList(context: SyncContext, state: ListState): Promise<st
   }
   // What no LIST since this one's start listed is gone, or known otherwise (the bot sits in it).
   for (const [key, number] of state.listedBy) if (number < taker.number) state.listedBy.delete(key);
-  state.cost.whole = taker.costMs;
   if (taker.showsModes || !listsSecretOf(context)) return [];
   const unchecked: string[] = [];
   const rechecks: { name: string; at: number }[] = [];
@@ -507,7 +519,6 @@ export async function syncNewChannels(context: SyncContext, state: ListState): P
   state.newListedAt = Date.now();
   const taker = new ListTaker(context, state);
   await taker.list(NEW_CHANNELS_QUERY);
-  state.cost.new = taker.costMs;
   return taker.showsModes || !listsSecretOf(context) ? [] : taker.unchecked;
 }
 

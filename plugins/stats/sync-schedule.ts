@@ -151,14 +151,14 @@ export function countsUnit(context: CollectorContext): CollectorUnit {
     if (!connection.ready || !model.ready || queues.lists.has('counts') || queues.lists.has('new')) return;
     const now = Date.now();
     const channels = model.channels.size;
-    const { listedAt, newListedAt, cost } = connection.sync.list;
-    if (wholeListDue({ now, listedAt, channels, costMs: cost.whole })) {
+    const { listedAt, newListedAt, wholeListCostMs } = connection.sync.list;
+    const { lagged } = irc.state;
+    if (wholeListDue({ now, listedAt, channels, costMs: wholeListCostMs, lagged })) {
       void queues.lists.run('counts', () => refreshCounts(context, connection.sync));
       return;
     }
     const listsNewChannels = irc.state.profile.listsNewChannels;
-    const { lagged } = irc.state;
-    if (!newChannelsDue({ now, newListedAt, channels, listsNewChannels, costMs: cost.new, lagged })) return;
+    if (!newChannelsDue({ now, newListedAt, channels, listsNewChannels, lagged })) return;
     void queues.lists.run('new', () => refreshNewChannels(context, connection.sync));
   };
   return { name: 'counts', timers: [{ everyMs: COUNTS_CHECK_MS, run: check }] };

@@ -193,7 +193,13 @@ export async function fullSync(
   const listFresh =
     !whole &&
     !listsSecretOf(context) &&
-    !wholeListDue({ now: Date.now(), listedAt: list.listedAt, channels: model.channels.size, costMs: list.cost.whole });
+    !wholeListDue({
+      now: Date.now(),
+      listedAt: list.listedAt,
+      channels: model.channels.size,
+      costMs: list.wholeListCostMs,
+      lagged: irc.state.lagged,
+    });
   const modesToAsk = listFresh ? [] : await syncList(context, list);
   step('list_ms');
   const who: WhoResult = { seen: new Set(), operators: new Set() };
@@ -205,7 +211,9 @@ export async function fullSync(
   try {
     await syncWho(context, who, { masks: slice.masks, rows: masks.rows });
     step('who_ms');
-    if (who.seen.size >= WHO_RATE_MIN_ROWS) state.whoRate = (who.seen.size * 1000) / Math.max(1, steps.who_ms!);
+    // A round of its whole slice counts, however small, or a slow one would keep the slices small for good.
+    if (who.seen.size >= Math.min(WHO_RATE_MIN_ROWS, sliceRows))
+      state.whoRate = (who.seen.size * 1000) / Math.max(1, steps.who_ms!);
     const statsOperators = await syncOperators(context);
     step('operators_ms');
     for (const nick of statsOperators ?? []) who.operators.add(nick);
@@ -297,17 +305,26 @@ const COUNTS_REFRESH_MIN_MS = 250;
 export const NEW_CHANNELS_EVERY_MS = 2_000;
 
 /**
- * A LIST is asked again no sooner than this many times what the last one cost the server (ms from its turn to its
- * end), so that LISTs take at most about a quarter of its time. An operator exempt from the server's penalties
- * gets a LIST of 10,000 channels in well under a second, and this changes nothing; a plain user on InspIRCd pays
- * 5 s of penalty per LIST, and every LIST every 5 s (with the new channels' every 2 s) kept the server holding
- * each of the bot's lines for seconds: LUSERS and WHO waited behind them, past their timeouts.
+ * While the server holds the bot's lines (`irc.state.lagged`), the whole LIST is asked again no sooner than this many
+ * times what the last one cost the server (ms from its turn to its end), so that LISTs take at most about a quarter
+ * of its reading. A plain user on InspIRCd pays 5 s of penalty per LIST, and a whole LIST every 5 s (with the new
+ * channels' every 2 s) kept the server holding each of the bot's lines for seconds: LUSERS and WHO waited behind
+ * them, past their timeouts. A server that reads every line at once is asked as often as ever.
  */
 export const LIST_COST_SHARE = 4;
 
 /** Whether the whole LIST (and LUSERS) is due: see {@link COUNTS_REFRESH_MS_PER_CHANNEL} and {@link LIST_COST_SHARE}. */
-export function wholeListDue(at: { now: number; listedAt: number; channels: number; costMs: number }): boolean {
-  return at.now - at.listedAt >= Math.max(wholeListEvery(at.channels), LIST_COST_SHARE * at.costMs);
+export function wholeListDue(at: {
+  now: number;
+  listedAt: number;
+  channels: number;
+  /** What the last whole LIST cost the server (ListState's `wholeListCostMs`). */
+  costMs: number;
+  /** Whether the server holds the bot's lines (`irc.state.lagged`). */
+  lagged: boolean;
+}): boolean {
+  const every = wholeListEvery(at.channels);
+  return at.now - at.listedAt >= (at.lagged ? Math.max(every, LIST_COST_SHARE * at.costMs) : every);
 }
 
 function wholeListEvery(channels: number): number {
@@ -332,14 +349,12 @@ export function newChannelsDue(at: {
    * at 50,000 users they took more of it than the whole LISTs did.
    */
   lagged: boolean;
-  /** What the last LIST of the new channels cost the server ({@link LIST_COST_SHARE}). */
-  costMs: number;
 }): boolean {
   return (
     wholeListEvery(at.channels) > NEW_CHANNELS_EVERY_MS &&
     at.listsNewChannels &&
     !at.lagged &&
-    at.now - at.newListedAt >= Math.max(NEW_CHANNELS_EVERY_MS, LIST_COST_SHARE * at.costMs)
+    at.now - at.newListedAt >= NEW_CHANNELS_EVERY_MS
   );
 }
 
@@ -350,7 +365,6 @@ export async function refreshNewChannels(context: SyncContext, state: SyncState)
   await checkChannelModes(context, state.list, fresh, NEW_CHANNEL_MODE_CHECKS);
   context.logger.debug('new channels listed', {
     channels: context.model.channels.size,
-    list_cost_ms: state.list.cost.new,
     ms: Date.now() - started,
   });
 }
@@ -371,7 +385,7 @@ export async function refreshCounts(context: SyncContext, state: SyncState): Pro
   context.logger.debug('counts refreshed', {
     users: context.model.stats.users,
     channels: context.model.channels.size,
-    list_cost_ms: state.list.cost.whole,
+    list_cost_ms: state.list.wholeListCostMs,
     ms: Date.now() - started,
   });
 }

@@ -93,6 +93,7 @@ export class WhoisFiller {
         // Asked of the user's own server (`WHOIS nick nick`): on some servers (ngIRCd) only that one shows an
         // operator the IP.
         send: ['WHOIS', nick, nick],
+        remote: true,
         reply: () => false,
         end: (line) => END_OF_WHOIS.has(line.command) && irc.casefold(line.params[1] ?? '') === key,
         timeoutMs: 15_000,

@@ -12,15 +12,17 @@ function gauge() {
   const marks: { resolve: () => void; reject: (error: Error) => void }[] = [];
   const changes: boolean[] = [];
   let opened = 0;
+  const lane = { busy: false };
   const readGauge = new ReadGauge({
     mark: () => new Promise<void>((resolve, reject) => marks.push({ resolve, reject })),
+    busy: () => lane.busy,
     opened: () => opened++,
     changed: (lagged) => changes.push(lagged),
   });
   const write = (lines: number) => {
     for (let line = 0; line < lines; line++) readGauge.wrote();
   };
-  return { readGauge, marks, changes, write, opened: () => opened };
+  return { readGauge, marks, changes, write, lane, opened: () => opened };
 }
 
 t.test('a server that answers at once: every line may go, and no marker is written', async (t) => {
@@ -60,6 +62,25 @@ t.test('held: paced lines wait while a few are unread, until the marker after th
   t.same(changes, [true, false]);
   write(20);
   t.ok(readGauge.mayWrite());
+});
+
+t.test('no marker while a request is unanswered: its reply tells, or the lane going idle', async (t) => {
+  const { readGauge, marks, write, lane, opened } = gauge();
+  readGauge.heard(0, 5000);
+  lane.busy = true;
+  write(UNREAD_LINES);
+  t.notOk(readGauge.mayWrite(), 'held');
+  t.equal(marks.length, 0, 'no marker: a request is out');
+  readGauge.heard(UNREAD_LINES, 4000);
+  t.ok(readGauge.mayWrite(), "the request's reply said the lines were read");
+  write(UNREAD_LINES);
+  t.notOk(readGauge.mayWrite());
+  lane.busy = false;
+  const before = opened();
+  readGauge.idle();
+  t.ok(opened() > before, 'the lane going idle opens the gate to ask again');
+  t.notOk(readGauge.mayWrite(), 'still unread');
+  t.equal(marks.length, 1, 'now a marker');
 });
 
 t.test('a marker never answered is taken as read: the lines are not held for ever', async (t) => {

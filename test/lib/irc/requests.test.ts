@@ -431,11 +431,14 @@ t.test('a request given up on passes the turn to the one written after it', asyn
   receive(':hub.test.net 365 DataBot b :End of LINKS list.');
   t.equal((await second).length, 1, 'answered 120 ms into its turn, which came with the first given up');
   t.ok(Date.now() - started >= 165, 'more than its 150 ms after it was written');
-  // A request written behind a serial request given up on (still awaiting its late end) has its turn at once.
-  const late = requests.add({ ...list('', true), timeoutMs: 30 });
+  // A request written behind a serial request given up on (still awaiting its late end, as long again) has its
+  // turn at once.
+  const late = requests.add({ ...list('', true), timeoutMs: 300 });
   await t.rejects(late);
+  const written = Date.now();
   const after = requests.add(links('c', { timeoutMs: 30 }));
-  await t.rejects(after, /within 30 ms/, 'timed out on its own clock, not after the late LIST');
+  await t.rejects(after, /within 30 ms/);
+  t.ok(Date.now() - written < 200, 'timed out on its own clock, not 300 ms later when the late LIST is let go');
 });
 
 /**
@@ -504,4 +507,36 @@ t.test('behind a server that holds each line for the penalty of those before it,
   );
   t.equal((await lusers).length, 2, 'LUSERS answered');
   t.ok(Date.now() - started > 150, `LUSERS was answered ${Date.now() - started} ms after it was written`);
+});
+
+t.test('the flow is told how far the server read, and the hold of requests its own server answered', async (t) => {
+  const heard: [number, number | null][] = [];
+  let written = 0;
+  let idle = 0;
+  const requests = new RequestLane(
+    () => written++,
+    () => true,
+    TRY_AGAIN,
+    undefined,
+    undefined,
+    { written: () => written, heard: (seq, holdMs) => heard.push([seq, holdMs]), idle: () => idle++ },
+  );
+  const receive = (line: string) => requests.match(toIrcMessage(IrcFramework.ircLineParser(line)));
+  const local = requests.add(links('a'));
+  const remote = requests.add({
+    send: ['TIME', 'leaf.test.net'],
+    remote: true,
+    reply: () => false,
+    end: (message) => message.command === '391',
+  });
+  receive(':hub.test.net 365 DataBot a :End of LINKS list.');
+  await local;
+  t.equal(idle, 0, 'a request still out');
+  receive(':leaf.test.net 391 DataBot leaf.test.net :Monday');
+  await remote;
+  t.equal(heard.length, 2);
+  t.same(heard[0]![0], 1, 'read up to the first line');
+  t.type(heard[0]![1], 'number', 'its own server: the hold counts');
+  t.same(heard[1], [2, null], 'another server answered: no hold told');
+  t.equal(idle, 1, 'then nothing is out');
 });
