@@ -210,18 +210,22 @@ export class Oracle {
 
   /**
    * The users (casefolded nicks) a plain user of nick `viewer` cannot see: invisible (+i, InspIRCd's WHO flag `m`
-   * matches user modes), in none of its channels, and not operators (STATS P lists those to anyone). A WHO by a
-   * user who is not an operator lists no one else.
+   * matches user modes), in none of its channels, and not listed by STATS P (which shows operators to anyone, and
+   * which the bot asks). A WHO by a user who is not an operator lists no one else.
    */
   async hiddenFrom(viewer: string): Promise<Set<string>> {
-    const invisible = (await this.ask('WHO +i-o m%tn,8', ['315'], 300_000))
+    const invisible = (await this.ask('WHO +i m%tn,8', ['315'], 300_000))
       .filter((message) => message.command === '354' && message.params[1] === '8')
       .map((message) => casefold(message.params[2] ?? ''));
-    const shared = new Set<string>();
-    for (const channel of await this.channelsOf(viewer)) {
-      for (const member of await this.names(channel)) shared.add(casefold(member));
+    const seen = new Set<string>();
+    // RPL_STATS `249 me :<nick> (<host>) ...`, the nick first in the text.
+    for (const line of await this.ask('STATS P', ['219'])) {
+      if (line.command === '249') seen.add(casefold((line.params.at(-1) ?? '').split(' ')[0] ?? ''));
     }
-    return new Set(invisible.filter((nick) => !shared.has(nick)));
+    for (const channel of await this.channelsOf(viewer)) {
+      for (const member of await this.names(channel)) seen.add(casefold(member));
+    }
+    return new Set(invisible.filter((nick) => !seen.has(nick)));
   }
 
   /** The names of every linked server. */
