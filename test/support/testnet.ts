@@ -610,13 +610,16 @@ export async function startTestNetwork(options: TestNetworkOptions = {}): Promis
 
 /**
  * start.sh, serialised through flock while the Debian packages are missing: test files run in
- * parallel, and two concurrent apt-get installs would fight over the dpkg lock.
+ * parallel, and two concurrent apt-get installs would fight over the dpkg lock. `-o`: the lock's descriptor is
+ * closed for start.sh, so the daemons it starts do not inherit it; they did, and an UnrealIRCd left running held
+ * the lock for as long as it lived, every later start of a network built from source waiting on it until its test
+ * timed out.
  */
 function startCommand(kind: NetworkKind): [string, string[]] {
   const startScript = path.join(testnetDir, 'start.sh');
   const { ircd, services } = networkParts(kind);
   // Built by start.sh (build-source.sh) into its cache: serialised like an install while it may build.
-  if (SOURCE_KINDS.includes(kind)) return ['flock', [path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
+  if (SOURCE_KINDS.includes(kind)) return ['flock', ['-o', path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
   const programs: Record<string, string> = {
     inspircd: '/usr/sbin/inspircd',
     hybrid: '/usr/sbin/ircd-hybrid',
@@ -629,7 +632,7 @@ function startCommand(kind: NetworkKind): [string, string[]] {
   };
   const installed = fs.existsSync(programs[ircd]!) && (services === null || fs.existsSync(programs[services]!));
   if (installed) return [startScript, []];
-  return ['flock', [path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
+  return ['flock', ['-o', path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
 }
 
 /** A detached process that runs stop.sh when this process disappears without stop(). */
