@@ -48,8 +48,8 @@ export interface SyncState {
   /** Syncs completed on this connection: the first asks every mask. */
   syncs: number;
   /**
-   * The WHO rows per second the last round of at least {@link WHO_RATE_MIN_ROWS} rows was answered at (null before
-   * one): a refresh's slice is sized by it ({@link whoSliceRows}).
+   * The WHO rows per second the last round was answered at, of rounds of at least {@link WHO_RATE_MIN_ROWS} rows or
+   * of their whole slice (null before one): a refresh's slice is sized by it ({@link whoSliceRows}).
    */
   whoRate: number | null;
 }
