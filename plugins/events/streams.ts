@@ -147,7 +147,10 @@ export class Fanout {
     this.catchUp(reader);
   }
 
-  /** Write the next part of `reader`'s backlog: up to `max_buffered_kb` of frames. */
+  /**
+   * Write the next part of `reader`'s backlog: up to `max_buffered_kb` of frames. The next part follows at the
+   * stream's drain, or on the next turn of the event loop where the connection took this one at once.
+   */
   private catchUp(reader: Reader): void {
     const { backlog, stream } = reader;
     if (backlog === null || stream.ended) return;
@@ -158,7 +161,7 @@ export class Fanout {
     }
     backlog.splice(0, taken);
     if (backlog.length === 0) reader.backlog = null;
-    stream.write(text);
+    if (stream.write(text) && reader.backlog !== null) setImmediate(() => this.catchUp(reader));
   }
 
   private remove(reader: Reader): void {

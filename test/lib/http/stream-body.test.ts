@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import t, { type Test } from 'tap';
 import { HttpServer } from '../../../lib/http/server.js';
 import { StreamBody, type OpenStream } from '../../../lib/http/stream-body.js';
@@ -46,6 +47,16 @@ async function start(t: Test, options: { front?: boolean; requestTimeout?: numbe
       }),
     }),
   );
+  // Answers after `release` is called: a request pipelined behind it waits for its turn.
+  let release: () => void = () => undefined;
+  server.route(
+    'events',
+    route({
+      path: '/api/slow/',
+      name: 'test.slow',
+      handler: () => new Promise((resolve) => (release = () => resolve({ body: { slow: true } }))),
+    }),
+  );
   const { url } = await server.listen();
   let closed = false;
   t.teardown(() => (closed ? undefined : server.close()));
@@ -56,6 +67,7 @@ async function start(t: Test, options: { front?: boolean; requestTimeout?: numbe
     requests,
     opened,
     ended,
+    release: () => release(),
     close: () => {
       closed = true;
       return server.close();
@@ -191,3 +203,116 @@ for (const front of [false, true]) {
     client.request.destroy();
   });
 }
+
+/** A raw connection to `url`'s server: what it sent so far, as text. */
+async function connect(url: string): Promise<{ socket: net.Socket; text: () => string; closed: Promise<void> }> {
+  const { port } = new URL(url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  let text = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => (text += chunk));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return { socket, text: () => text, closed };
+}
+
+t.test(
+  'one Buffer written to many streams reaches each whole, and an ended stream leaves its connection reusable',
+  async (t) => {
+    const { url, opened } = await start(t);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    t.teardown(() => agent.destroy());
+    const clients = [
+      await open(`${url}/api/stream/`),
+      await open(`${url}/api/stream/`),
+      await open(`${url}/api/stream/`),
+    ];
+    await until(() => opened.length === 3, 'the streams to open');
+    // Written straight to each connection, framed as a chunk once for all three.
+    const shared = Buffer.from(`data: ${'é'.repeat(3000)}\n\n`);
+    for (const stream of opened) stream.write(shared);
+    for (const stream of opened) stream.write(shared);
+    const expected = `data: first\n\n${shared.toString('utf8')}${shared.toString('utf8')}`;
+    await until(() => clients.every((client) => client.text() === expected), 'the shared writes at every client');
+    for (const client of clients) client.request.destroy();
+
+    // On a kept-alive connection: the stream's end closes its chunked body, and the next request is answered.
+    const kept = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get(`${url}/api/stream/`, { agent }, resolve).on('error', reject),
+    );
+    const port = kept.socket.localPort;
+    let text = '';
+    kept.setEncoding('utf8');
+    kept.on('data', (chunk: string) => (text += chunk));
+    await until(() => opened.length === 4, 'the kept-alive stream to open');
+    opened[3]!.write(shared);
+    opened[3]!.end();
+    await new Promise((resolve) => kept.on('end', resolve));
+    t.equal(text, `data: first\n\n${shared.toString('utf8')}`, 'the whole body, then its end');
+    const next = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get(`${url}/api/stream/`, { agent }, resolve).on('error', reject),
+    );
+    t.equal(next.statusCode, 200, 'the same connection answers the next request');
+    t.equal(next.socket.localPort, port, 'on the connection the ended stream had');
+    next.destroy();
+  },
+);
+
+t.test('an HTTP/1.0 client gets the stream unframed, ended by the close', async (t) => {
+  const { url, opened } = await start(t);
+  const client = await connect(url);
+  client.socket.write('GET /api/stream/ HTTP/1.0\r\nHost: localhost\r\n\r\n');
+  await until(() => opened.length === 1, 'the stream to open');
+  opened[0]!.write(Buffer.from('data: second\n\n'));
+  opened[0]!.end();
+  await client.closed;
+  const [head, body] = client.text().split('\r\n\r\n');
+  t.notMatch(head!, /Transfer-Encoding/i, 'not chunked');
+  t.equal(body, 'data: first\n\ndata: second\n\n', 'the events as written, nothing around them');
+});
+
+t.test('a stream pipelined behind another answer waits its turn, its writes in order', async (t) => {
+  const { url, opened, release } = await start(t);
+  const client = await connect(url);
+  client.socket.write(
+    'GET /api/slow/ HTTP/1.1\r\nHost: localhost\r\n\r\nGET /api/stream/ HTTP/1.1\r\nHost: localhost\r\n\r\n',
+  );
+  await until(() => opened.length === 1, 'the stream to open behind the slow answer');
+  // Before its turn: held by the response, behind the answer in front.
+  opened[0]!.write(Buffer.from('data: second\n\n'));
+  t.ok(opened[0]!.buffered > 0, 'held while the answer in front is not out');
+  release();
+  await until(() => client.text().includes('second'), 'the stream after the slow answer');
+  opened[0]!.write(Buffer.from('data: third\n\n'));
+  await until(() => client.text().includes('third'), 'a write in its turn');
+  const text = client.text();
+  t.ok(text.indexOf('{"slow":true}') < text.indexOf('text/event-stream'), 'the answer in front first');
+  const body = text.slice(text.indexOf('\r\n\r\n', text.indexOf('text/event-stream')) + 4);
+  t.equal(
+    body,
+    'd\r\ndata: first\n\n\r\ne\r\ndata: second\n\n\r\nd\r\ndata: third\n\n\r\n',
+    'each write a chunk, in order',
+  );
+  client.socket.destroy();
+});
+
+t.test('a reader that stopped reading is told when what waited has gone', async (t) => {
+  const { url, opened } = await start(t);
+  const client = await open(`${url}/api/stream/`);
+  client.response.pause();
+  await until(() => opened.length === 1, 'the stream to open');
+  let drains = 0;
+  opened[0]!.onDrain(() => drains++);
+  const chunk = Buffer.from(`data: ${'x'.repeat(64 * 1024)}\n\n`);
+  for (let index = 0; index < 200 && opened[0]!.buffered === 0; index++) {
+    opened[0]!.write(chunk);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  t.ok(opened[0]!.buffered > 0, 'the connection is full');
+  t.equal(drains, 0);
+  client.response.resume();
+  await until(() => drains > 0, 'the drain');
+  t.equal(drains, 1, 'told once');
+  t.equal(opened[0]!.buffered, 0);
+  client.request.destroy();
+});

@@ -9,17 +9,25 @@ import { Journal } from '../../../plugins/events/journal.js';
 import { Fanout, Reader } from '../../../plugins/events/streams.js';
 import type { NetworkEvent } from '../../../plugins/stats/contract.js';
 
-/** A stream whose client takes nothing until told to take everything. */
+/**
+ * A stream whose client takes nothing until told to take everything; or, `eager`, one whose connection takes each
+ * write at once (as a loopback socket takes a part smaller than its buffer), so no drain ever comes.
+ */
 class StalledStream implements OpenStream {
   buffered = 0;
   written = '';
   ended = false;
+  writes = 0;
   private readonly drains: (() => void)[] = [];
   private readonly ends: (() => void)[] = [];
-  write(chunk: string | Buffer): void {
-    if (this.ended) return;
+  constructor(private readonly eager = false) {}
+  write(chunk: string | Buffer): boolean {
+    if (this.ended) return false;
     this.written += chunk.toString();
+    this.writes++;
+    if (this.eager) return true;
     this.buffered += chunk.length;
+    return false;
   }
   end(): void {
     this.ended = true;
@@ -88,6 +96,25 @@ t.test('a replay goes out a part at a time, each when the client took the last',
     Array.from({ length: 2001 }, (_, index) => index),
     'in order, the live event last',
   );
+});
+
+t.test('a replay to a connection that takes each part at once goes on, a part a turn', async (t) => {
+  const { journal, fanout, reader } = setup();
+  const entries = Array.from({ length: 2000 }, (_, index) => journal.append(topic(index)));
+  const stream = new StalledStream(true);
+  fanout.add(reader(stream), 'retry: 3000\n\n', entries);
+  t.equal(stream.writes, 2, 'the opening and one part in this turn');
+  const deadline = Date.now() + 5000;
+  while (!stream.written.includes('1999 z') && Date.now() < deadline) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const numbers = [...stream.written.matchAll(/"topic":"(\d+) /g)].map((match) => Number(match[1]));
+  t.same(
+    numbers,
+    Array.from({ length: 2000 }, (_, index) => index),
+    'all of it, in order, with no drain',
+  );
+  t.ok(stream.writes > 10, `in ${stream.writes - 1} parts`);
 });
 
 t.test('a reader whose backlog outgrows the journal is cut off', async (t) => {
