@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { IrcClient } from '../test/support/irc-client.js';
+import { NAMES } from './scale-crowd/plan.js';
 
 /** Options of {@link startCrowd}. */
 export interface CrowdOptions {
@@ -108,57 +109,6 @@ export const clientVersions: readonly { client: string; version: string }[] = [
   { client: 'gamja', version: 'gamja' },
 ];
 
-const namePool = [
-  'alice',
-  'bob',
-  'carol',
-  'dave',
-  'erin',
-  'frank',
-  'grace',
-  'heidi',
-  'ivan',
-  'judy',
-  'mallory',
-  'niaj',
-  'olivia',
-  'peggy',
-  'rupert',
-  'sybil',
-  'trent',
-  'victor',
-  'walter',
-  'yuki',
-  'zoe',
-  'amir',
-  'chen',
-  'dmitri',
-  'fatima',
-  'giulia',
-  'hana',
-  'ines',
-  'jonas',
-  'kofi',
-  'lars',
-  'maya',
-  'nils',
-  'omar',
-  'priya',
-  'quentin',
-  'rosa',
-  'sven',
-  'tariq',
-  'ulla',
-  'vera',
-  'wen',
-  'xavier',
-  'yara',
-  'zane',
-  'bruno',
-  'clara',
-  'emil',
-];
-
 const phrases = [
   'good morning everyone',
   'anyone tried the new release?',
@@ -210,7 +160,7 @@ export function planCrowd(options: CrowdOptions): CrowdMember[] {
   if (options.ports.length === 0) throw new Error('crowd options.ports must list at least one port');
   if (options.channels.length === 0) throw new Error('crowd options.channels must list at least one channel');
   const random = randomGenerator(options.seed ?? 1);
-  const names = shuffled(namePool, random);
+  const names = shuffled(NAMES, random);
   const perClient = Math.max(1, Math.min(options.perClient ?? 2, options.channels.length));
   let webircCount = 0;
   let plainCount = 0;

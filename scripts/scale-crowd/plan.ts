@@ -63,7 +63,8 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-const NAMES = [
+/** The names people are given (with a number after them where the network needs more); the demo's crowd too. */
+export const NAMES = [
   'alice',
   'bob',
   'carol',

@@ -6,42 +6,21 @@
  */
 import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { definePlugin, type PluginDefinition } from '../../../lib/plugin.js';
+import type { PluginDefinition } from '../../../lib/plugin.js';
 import api from '../../../plugins/api/index.js';
 import events from '../../../plugins/events/index.js';
 import { ActivitySlice } from '../../../plugins/stats/model/activity.js';
 import { ChannelRecordsSlice } from '../../../plugins/stats/model/channel-records.js';
-import { DAY_MS, HistorySlice } from '../../../plugins/stats/model/history.js';
-import { historyService } from '../../../plugins/stats/services.js';
+import { HistorySlice } from '../../../plugins/stats/model/history.js';
 import { LIVE_LINES, LIVE_TYPES } from '../../../plugins/web/live-page.js';
 import { CHANNEL_SCRIPT, EVENTS_PATH, LIVE_SCRIPT, STATUS_SCRIPT } from '../../../plugins/web/live.js';
 import web from '../../../plugins/web/index.js';
 import { startHarness } from '../../../testing/harness.js';
-import { startApi } from '../api/fixtures/api-host.js';
+import { startApi, statsStandIn } from '../api/fixtures/api-host.js';
 import { fill, NOW } from '../api/fixtures/network-fill.js';
 
-/**
- * Stands in for the stats plugin, as the api plugin's tests do, with `stats.events` too (no event is told: the
- * pages do not depend on any).
- */
-const stats = definePlugin({
-  name: 'stats',
-  description: 'the activity, history and events of the test',
-  provides: ['stats.activity', 'stats.history', 'stats.records', 'stats.events'],
-  configSchema: { type: 'object', properties: {} },
-  start({ model, services }) {
-    const activity = new ActivitySlice({ timeZone: 'UTC', retentionDays: 30, fold: (name) => model.fold(name) });
-    const history = new HistorySlice({ fullMs: 7 * DAY_MS, hourlyMs: 90 * DAY_MS, dailyMs: 730 * DAY_MS });
-    const records = new ChannelRecordsSlice((name) => model.fold(name));
-    model.addSlice(activity);
-    model.addSlice(history);
-    model.addSlice(records);
-    services.provide('stats.activity', activity);
-    services.provide('stats.history', historyService(history));
-    services.provide('stats.records', records);
-    services.provide('stats.events', { subscribe: () => () => undefined });
-  },
-});
+/** Stands in for the stats plugin, as the api plugin's tests do, with `stats.events` too. */
+const stats = statsStandIn({ events: true });
 
 /** The site with the events plugin (`streaming`) or without, on the network the api plugin's tests fill. */
 async function start(t: Test, streaming: boolean) {
