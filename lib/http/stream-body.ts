@@ -51,7 +51,7 @@ const CRLF = Buffer.from('\r\n');
 /** Each Buffer written as an HTTP/1.1 chunk, framed once however many streams it goes to. */
 const chunks = new WeakMap<Buffer, Buffer>();
 
-/** `bytes` as one HTTP/1.1 chunk: its size in hex, CRLF, the bytes, CRLF (RFC 9112 §7.1). */
+/** `bytes` as one HTTP/1.1 chunk: its size in hex, CRLF, the bytes, CRLF (RFC 9112 §7.1); made once per Buffer. */
 function chunkOf(bytes: Buffer): Buffer {
   let chunk = chunks.get(bytes);
   if (chunk === undefined) {
@@ -63,16 +63,19 @@ function chunkOf(bytes: Buffer): Buffer {
 
 /**
  * An open stream over a response. Once the head is out and nothing of the response waits in Node's own buffer,
- * each write goes to the connection itself, framed as a chunk where the response is chunked (a Buffer written to
- * many streams is framed once): a write through the response costs twice the CPU, and a thousand streams are
- * written to about forty times a second each. Where the response still waits its turn (a pipelined request behind
- * another) or holds something, the write goes through it, which keeps the order.
+ * each write goes to the connection itself as one HTTP/1.1 chunk (a Buffer written to many streams is framed
+ * once; a Buffer must not be changed once written): a write through the response costs twice the CPU, and a
+ * thousand streams are written to about forty times a second each. Where the response still waits its turn (a
+ * pipelined request behind another), holds something, or is not chunked (an HTTP/1.0 client, a status without a
+ * body), the write goes through it, which keeps the order and Node's rules.
  */
 export class ResponseStream implements OpenStream {
   private endedValue = false;
   private readonly listeners: (() => void)[] = [];
   private readonly drainListeners: (() => void)[] = [];
-  /** The connection a write went to straight, and is not drained yet: its `drain` is the stream's. */
+  /** A write returned false, and the drain listeners have not been told since. */
+  private needDrain = false;
+  /** The connection whose `drain` the stream waits for, if it does. */
   private waitingOn: Socket | undefined;
   private readonly socketDrained = (): void => {
     this.waitingOn = undefined;
@@ -100,28 +103,44 @@ export class ResponseStream implements OpenStream {
 
   write(chunk: string | Buffer): boolean {
     if (this.endedValue || this.response.destroyed) return false;
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    if (bytes.length === 0) return true;
-    this.sent(bytes.length);
     const socket = this.direct();
-    if (!socket) return this.response.write(bytes);
-    if (socket.write(this.response.chunkedEncoding ? chunkOf(bytes) : bytes)) return true;
-    if (this.waitingOn === undefined) {
-      this.waitingOn = socket;
-      socket.once('drain', this.socketDrained);
+    let written: boolean;
+    if (typeof chunk === 'string') {
+      const length = Buffer.byteLength(chunk);
+      if (length === 0) return true;
+      this.sent(length);
+      // Text is written to one stream (shared text comes as a Buffer): framed as it is encoded, not kept.
+      written = socket ? socket.write(`${length.toString(16)}\r\n${chunk}\r\n`) : this.response.write(chunk);
+    } else {
+      if (chunk.length === 0) return true;
+      this.sent(chunk.length);
+      written = socket ? socket.write(chunkOf(chunk)) : this.response.write(chunk);
     }
-    return false;
+    if (!written) {
+      this.needDrain = true;
+      this.awaitDrain();
+    }
+    return written;
   }
 
   /**
-   * The connection, where a write may go to it straight: the head is out, the connection is this response's
-   * (a pipelined response has none until its turn), and nothing of the response waits in front of it.
+   * The connection, where a write may go to it straight: the head is out (`open` in respond.ts flushes it before
+   * the stream is handed over), the body is chunked, the connection is this response's (a pipelined response has
+   * none until its turn) and takes writes, and nothing of the response waits in front of it.
    */
   private direct(): Socket | undefined {
     const { response } = this;
     const socket = response.socket as Socket | null;
-    if (!socket || !response.headersSent || socket.destroyed) return undefined;
+    if (!socket || !response.headersSent || !response.chunkedEncoding || !socket.writable) return undefined;
     return response.writableLength === socket.writableLength ? socket : undefined;
+  }
+
+  /** Wait for the connection's drain where it owes one; the response's own drain comes by its listener. */
+  private awaitDrain(): void {
+    const socket = this.response.socket as Socket | null;
+    if (this.waitingOn !== undefined || !socket || !socket.writableNeedDrain) return;
+    this.waitingOn = socket;
+    socket.once('drain', this.socketDrained);
   }
 
   end(): void {
@@ -145,10 +164,19 @@ export class ResponseStream implements OpenStream {
     else this.listeners.push(listener);
   }
 
+  /**
+   * A drain of the response or of its connection. The listeners are told once per write that returned false, and
+   * only once neither owes a drain any more (a write would return true): the response's drain may come while the
+   * connection still holds more than it takes, and both may come for one wait.
+   */
   private drained(): void {
-    // Node's drain of the response and the connection's may both come for one wait: the first one's listeners
-    // wrote what they had, and it waits again.
-    if (this.endedValue || this.response.writableLength > 0) return;
+    if (this.endedValue || !this.needDrain) return;
+    const socket = this.response.socket as Socket | null;
+    if (this.response.writableNeedDrain || socket?.writableNeedDrain) {
+      this.awaitDrain();
+      return;
+    }
+    this.needDrain = false;
     for (const listener of this.drainListeners) {
       try {
         listener();

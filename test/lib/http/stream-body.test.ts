@@ -47,6 +47,22 @@ async function start(t: Test, options: { front?: boolean; requestTimeout?: numbe
       }),
     }),
   );
+  // A stream with a status that has no body (a plugin's mistake): what it writes must not reach the connection.
+  server.route(
+    'events',
+    route({
+      path: '/api/nobody/',
+      name: 'test.nobody',
+      handler: () => ({
+        status: 204,
+        body: new StreamBody(TYPE, (stream) => {
+          stream.write(Buffer.from('data: nobody\n\n'));
+          stream.write('data: nobody either\n\n');
+          stream.end();
+        }),
+      }),
+    }),
+  );
   // Answers after `release` is called: a request pipelined behind it waits for its turn.
   let release: () => void = () => undefined;
   server.route(
@@ -257,6 +273,20 @@ t.test(
     next.destroy();
   },
 );
+
+t.test('a stream answered 204 sends nothing after its head, and its connection answers the next request', async (t) => {
+  const { url } = await start(t);
+  const client = await connect(url);
+  client.socket.write('GET /api/nobody/ HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  await until(() => client.text().includes('\r\n\r\n'), 'the 204');
+  client.socket.write('GET /api/stream/ HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  await until(() => client.text().includes('data: first'), 'the next answer');
+  const text = client.text();
+  t.match(text, /^HTTP\/1\.1 204 /, 'the 204 first');
+  t.notMatch(text, /nobody/, "nothing of the 204's writes");
+  t.match(text.slice(text.indexOf('\r\n\r\n') + 4), /^HTTP\/1\.1 200 /, 'the next answer right after its head');
+  client.socket.destroy();
+});
 
 t.test('an HTTP/1.0 client gets the stream unframed, ended by the close', async (t) => {
   const { url, opened } = await start(t);
