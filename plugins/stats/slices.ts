@@ -17,8 +17,18 @@ export interface StatsSlices {
   records: ChannelRecordsSlice;
 }
 
+/** What of the plugin's config the slices are made from. */
+export type SlicesConfig = Pick<
+  StatsConfig,
+  'time_zone' | 'retention_days' | 'history_full_days' | 'history_hourly_days' | 'history_daily_days'
+>;
+
 /** Make the slices, add them to the model and provide their services; a bad `time_zone` is an error of the config. */
-export function addSlices({ model, config, services }: PluginContext<StatsConfig>): StatsSlices {
+export function addSlices({
+  model,
+  config,
+  services,
+}: Pick<PluginContext<SlicesConfig>, 'model' | 'config' | 'services'>): StatsSlices {
   let activity: ActivitySlice;
   try {
     activity = new ActivitySlice({

@@ -619,7 +619,8 @@ function startCommand(kind: NetworkKind): [string, string[]] {
   const startScript = path.join(testnetDir, 'start.sh');
   const { ircd, services } = networkParts(kind);
   // Built by start.sh (build-source.sh) into its cache: serialised like an install while it may build.
-  if (SOURCE_KINDS.includes(kind)) return ['flock', ['-o', path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
+  const serialised: [string, string[]] = ['flock', ['-o', path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
+  if (SOURCE_KINDS.includes(kind)) return serialised;
   const programs: Record<string, string> = {
     inspircd: '/usr/sbin/inspircd',
     hybrid: '/usr/sbin/ircd-hybrid',
@@ -632,7 +633,7 @@ function startCommand(kind: NetworkKind): [string, string[]] {
   };
   const installed = fs.existsSync(programs[ircd]!) && (services === null || fs.existsSync(programs[services]!));
   if (installed) return [startScript, []];
-  return ['flock', ['-o', path.join(os.tmpdir(), 'ircnet-install.lock'), startScript]];
+  return serialised;
 }
 
 /** A detached process that runs stop.sh when this process disappears without stop(). */
