@@ -10,7 +10,8 @@
  *   to the moment each stream read its frame, and, beside it, to the moment a client on the bot's own server read
  *   the line (the network's own share).
  *
- *   node dist/bench/events.js [--smoke]
+ *   node dist/bench/events.js [--smoke] [--write-interval-ms N]
+ * `--write-interval-ms` sets the events plugin's `write_interval_ms` (0, its default, otherwise).
  * The bot can be profiled as the scale bench's: SCALE_BOT_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof";
  * BENCH_EVENTS_KEEP_RUN=1 keeps the network's directory (the bot's config and log) after the run.
  */
@@ -54,6 +55,21 @@ interface Sizes {
   openedMs: number;
   /** Seconds the raw control writes. */
   controlSeconds: number;
+  /** The events plugin's `write_interval_ms`. */
+  writeIntervalMs: number;
+}
+
+/** `--write-interval-ms N` from the command line, else 0 (the plugin's default). */
+function writeIntervalArgument(): number {
+  const at = process.argv.indexOf('--write-interval-ms');
+  if (at === -1) return 0;
+  const value = Number(process.argv[at + 1]);
+  if (!Number.isInteger(value) || value < 0 || value > 10_000) {
+    throw new Error(
+      `--write-interval-ms takes a whole number of milliseconds from 0 to 10000, not ${process.argv[at + 1]}`,
+    );
+  }
+  return value;
 }
 
 function sizes(smoke: boolean): Sizes {
@@ -72,6 +88,7 @@ function sizes(smoke: boolean): Sizes {
         settleMs: 1000,
         openedMs: 500,
         controlSeconds: 2,
+        writeIntervalMs: writeIntervalArgument(),
       }
     : {
         users: 5000,
@@ -85,6 +102,7 @@ function sizes(smoke: boolean): Sizes {
         settleMs: 3000,
         openedMs: 2000,
         controlSeconds: 15,
+        writeIntervalMs: writeIntervalArgument(),
       };
 }
 
@@ -229,7 +247,13 @@ async function measure(size: Sizes, log: (line: string) => void): Promise<Run> {
       httpPort,
       storePath: path.join(botDir, 'store.json'),
       // Every reader comes from the one loopback address: the caps per address and in all let them in.
-      plugins: { events: { max_streams: size.streams + 100, max_streams_per_address: size.streams + 100 } },
+      plugins: {
+        events: {
+          max_streams: size.streams + 100,
+          max_streams_per_address: size.streams + 100,
+          write_interval_ms: size.writeIntervalMs,
+        },
+      },
     });
     bot = startBotProcess(configPath, path.join(botDir, 'bot.log'), httpPort);
     const joined = new Set(
@@ -506,7 +530,9 @@ async function benchmark(): Promise<BenchResult> {
     setup:
       `The scale bench's network of ${formatCount(size.users)} users in ${formatCount(size.channels)} channels (bench/scale/: ` +
       'InspIRCd hub and leaves, Atheme, the crowd in worker processes at nice ' +
-      `${networkNiceness()}, the bot as its own process as its bin runs it, with stats, api, tokens, metrics and events) under its churn (${churn}), ` +
+      `${networkNiceness()}, the bot as its own process as its bin runs it, with stats, api, tokens, metrics and events` +
+      (size.writeIntervalMs > 0 ? `, the events' write_interval_ms ${size.writeIntervalMs}` : '') +
+      `) under its churn (${churn}), ` +
       `in four phases of ${size.phaseSeconds} s: without streams, with ${formatCount(size.streams)}, without, with; ` +
       `${size.warmSeconds} s of churn before them. The streams are public and unfiltered, read from a process of ` +
       'their own (bench/events/readers.ts); they open before their phase, the network quiet, and close after it. Beside the ' +

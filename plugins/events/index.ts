@@ -32,6 +32,7 @@ export default definePlugin<EventsConfig>({
       fold: (name) => model.fold(name),
       maxBufferedBytes: config.max_buffered_kb * 1024,
       maxBacklog: config.buffer_events,
+      writeIntervalMs: config.write_interval_ms,
       onEnded: (reason) => ended.inc({ reason }),
     });
     const seenByType = new LabelTally('type');

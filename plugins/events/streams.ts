@@ -1,8 +1,8 @@
 /**
  * The open event streams, and how each event reaches them. Events are not written one by one as the collector
  * tells them: they are gathered and written once the line that made them is handled (one write per stream per
- * turn of the event loop, whatever the number of events), and readers who see the same (same view, same
- * filters) share the one text made for them. A reader who falls behind by more than `max_buffered_kb` is sent
+ * turn of the event loop, whatever the number of events; with `write_interval_ms`, at most one per interval while
+ * events keep coming), and readers who see the same (same view, same filters) share the one text made for them. A reader who falls behind by more than `max_buffered_kb` is sent
  * an `end` event and disconnected, so that no reader can make the bot hold more than that for it; every
  * `heartbeat_seconds` each stream gets a comment line, which keeps proxies from closing a quiet one.
  */
@@ -66,6 +66,14 @@ export class Reader {
 
 export interface FanoutOptions {
   journal: Journal;
+  /**
+   * The least time between two writes of new events, in milliseconds (`write_interval_ms`): 0 writes once the
+   * work at hand is done. An event after a quiet spell goes out at once either way; under a steady flow the
+   * events of the interval go out together, in fewer and larger writes.
+   */
+  writeIntervalMs?: number;
+  /** Clock for the interval, in milliseconds; tests pin it. */
+  now?: () => number;
   /** Folds a channel name the way the network does. */
   fold: (name: string) => string;
   maxBufferedBytes: number;
@@ -78,11 +86,17 @@ export interface FanoutOptions {
 export class Fanout {
   private readonly readers = new Set<Reader>();
   private pending: JournalEntry[] = [];
-  private scheduled = false;
+  /** The flush to come, where one is set: on the next turn, or at the end of the write interval. */
+  private scheduled: { immediate: NodeJS.Immediate } | { timeout: NodeJS.Timeout } | null = null;
+  /** When new events were last written, on {@link FanoutOptions.now}'s clock. */
+  private lastWrite = -Infinity;
+  private readonly now: () => number;
   private readonly byAddress = new Map<string, number>();
   private readonly byToken = new Map<string, number>();
 
-  constructor(private readonly options: FanoutOptions) {}
+  constructor(private readonly options: FanoutOptions) {
+    this.now = options.now ?? (() => performance.now());
+  }
 
   get size(): number {
     return this.readers.size;
@@ -175,20 +189,36 @@ export class Fanout {
     if (reader.tokenId !== undefined) decrement(this.byToken, reader.tokenId);
   }
 
-  /** A new event: written to the streams that want it once the work at hand is done. */
+  /**
+   * A new event: written to the streams that want it once the work at hand is done, and no sooner than the write
+   * interval after the last write.
+   */
   publish(entry: JournalEntry): void {
     this.pending.push(entry);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+    if (this.scheduled !== null) return;
+    const wait = this.lastWrite + (this.options.writeIntervalMs ?? 0) - this.now();
+    if (wait > 0) {
+      const timeout = setTimeout(() => this.flush(), wait);
+      // The plugin's stop writes what waits: the timer alone never keeps the process alive.
+      timeout.unref();
+      this.scheduled = { timeout };
+    } else {
+      this.scheduled = { immediate: setImmediate(() => this.flush()) };
+    }
   }
 
   /** Write what was published since the last flush; readers with the same key share one text. */
   flush(): void {
-    this.scheduled = false;
+    const { scheduled } = this;
+    if (scheduled !== null) {
+      if ('timeout' in scheduled) clearTimeout(scheduled.timeout);
+      else clearImmediate(scheduled.immediate);
+      this.scheduled = null;
+    }
     const entries = this.pending;
     if (entries.length === 0) return;
     this.pending = [];
+    this.lastWrite = this.now();
     const first = entries[0]!.number;
     const latest = entries.at(-1)!.number;
     // Encoded once for all the readers who see the same: a thousand streams cost a thousand writes, not encodings.

@@ -130,3 +130,56 @@ t.test('a reader whose backlog outgrows the journal is cut off', async (t) => {
   t.match(stream.written, /event: end\ndata: \{"reason":"slow_consumer"/);
   t.equal(fanout.size, 0, 'and no longer counted');
 });
+
+t.test('write_interval_ms: events within the interval wait for its end and go out in one write', async (t) => {
+  const journal = new Journal({ events: 10_000, seconds: 600 });
+  let now = 10_000;
+  const fanout = new Fanout({
+    journal,
+    fold: (name) => name.toLowerCase(),
+    maxBufferedBytes: 64 * 1024,
+    maxBacklog: 10_000,
+    writeIntervalMs: 1000,
+    now: () => now,
+  });
+  const stream = new StalledStream(true);
+  const filter = { types: null, channel: null, server: null };
+  fanout.add(new Reader(stream, 'public', filter, '127.0.0.1', undefined, undefined, journal.nextNumber - 1), '', []);
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const numbers = () => [...stream.written.matchAll(/"topic":"(\d+) /g)].map((match) => Number(match[1]));
+
+  // After a quiet spell an event goes out on the next turn, as without the interval.
+  fanout.publish(journal.append(topic(0)));
+  await turn();
+  t.same(numbers(), [0], 'the first event at once');
+  t.equal(stream.writes, 2, 'the opening and one write');
+
+  // 10 ms later, three more, each in a turn of its own: they wait for the rest of the interval (990 ms).
+  now += 10;
+  const published = performance.now();
+  for (const index of [1, 2, 3]) {
+    fanout.publish(journal.append(topic(index)));
+    await turn();
+  }
+  t.same(numbers(), [0], 'not yet: the interval is not over');
+  while (numbers().length < 4 && performance.now() - published < 5000) await new Promise((r) => setTimeout(r, 20));
+  const waited = performance.now() - published;
+  t.same(numbers(), [0, 1, 2, 3], 'in order');
+  t.equal(stream.writes, 3, 'the three in one write');
+  t.ok(waited >= 950, `written at the interval's end (${Math.round(waited)} ms after they came)`);
+
+  // Once an interval has passed since that write, the next goes out at once again.
+  now += 1000;
+  fanout.publish(journal.append(topic(4)));
+  await turn();
+  t.same(numbers(), [0, 1, 2, 3, 4], 'after the interval, at once');
+
+  // A flush (the plugin's stop, a heartbeat) writes what waits at once, and the interval's timer then writes nothing.
+  now += 1;
+  fanout.publish(journal.append(topic(5)));
+  fanout.flush();
+  t.same(numbers(), [0, 1, 2, 3, 4, 5], 'flushed');
+  const writes = stream.writes;
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  t.equal(stream.writes, writes, 'no write after it');
+});

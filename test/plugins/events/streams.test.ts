@@ -123,6 +123,30 @@ t.test('a reader who stops reading is cut off once more than max_buffered_kb wai
   fast.close();
 });
 
+t.test('write_interval_ms holds events that follow a write until the interval is over', async (t) => {
+  const { irc, host } = await start(t, { write_interval_ms: 1500 });
+  joinAs(irc, '#room', 'DataBot');
+  const reader = await openEventStream(`${host.url}/api/irc/events/?types=topic`);
+  await reader.next(is('hello'), 'open');
+  const topicNumbered = (number: number) => (event: StreamEvent) =>
+    event.event === 'topic' && String(event.data.topic) === String(number);
+  irc.receive(':op!o@h TOPIC #room :1');
+  await reader.next(topicNumbered(1), 'the first topic, at once');
+  const after = performance.now();
+  irc.receive(':op!o@h TOPIC #room :2');
+  await new Promise((resolve) => setImmediate(resolve));
+  irc.receive(':op!o@h TOPIC #room :3');
+  await reader.next(topicNumbered(3), 'the next two, after the interval', 10_000);
+  const waited = performance.now() - after;
+  t.ok(waited >= 1300, `they came ${Math.round(waited)} ms after the first write, not at once`);
+  t.same(
+    reader.events.filter(is('topic')).map((event) => event.data.topic),
+    ['1', '2', '3'],
+    'in order',
+  );
+  reader.close();
+});
+
 t.test('a long replay goes out a part at a time, in order, with the live events behind it', async (t) => {
   const { irc, host } = await start(t, { max_buffered_kb: 16 });
   joinAs(irc, '#room', 'DataBot');
