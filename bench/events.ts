@@ -11,7 +11,7 @@
  *   the line (the network's own share).
  *
  *   node dist/bench/events.js [--smoke] [--write-interval-ms N]
- * `--write-interval-ms` sets the events plugin's `write_interval_ms` (0, its default, otherwise).
+ * `--write-interval-ms` sets the events plugin's `write_interval_ms` (else it has its default).
  * The bot can be profiled as the scale bench's: SCALE_BOT_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof";
  * BENCH_EVENTS_KEEP_RUN=1 keeps the network's directory (the bot's config and log) after the run.
  */
@@ -24,12 +24,13 @@ import { casefold } from '../lib/irc/casemapping.js';
 import { DEFAULT_CHURN, startScaleCrowd, type ChurnRates, type ScaleCrowd } from '../scripts/scale-crowd/crowd.js';
 import { freePorts } from '../test/support/testnet.js';
 import { formatBytes, formatCount, formatMs, isSmoke, runBench, type BenchResult, type Figure } from './common.js';
+import { eventsConfigSchema } from '../plugins/events/schema.js';
 import type { RawWriterAnswer, RawWriterRequest } from './events/raw-writer.js';
 import type { ReadersAnswer, ReadersRequest, SessionResult, Spread } from './events/readers.js';
 import { startBotProcess, writeBotConfig, type BotProcess } from './scale/bot-process.js';
 import { startScaleNetwork, type ScaleNetwork } from './scale/network.js';
 import { Oracle, type Truth } from './scale/oracle.js';
-import { CpuMeter, networkNiceness } from './scale/proc.js';
+import { CpuMeter, MachineMeter, networkNiceness, RunQueueMeter } from './scale/proc.js';
 
 const TITLE = 'Event streams: 1,000 readers on a network that never stops moving';
 const BOT_NICK = 'DataBot';
@@ -59,10 +60,10 @@ interface Sizes {
   writeIntervalMs: number;
 }
 
-/** `--write-interval-ms N` from the command line, else 0 (the plugin's default). */
+/** `--write-interval-ms N` from the command line, else the plugin's default. */
 function writeIntervalArgument(): number {
   const at = process.argv.indexOf('--write-interval-ms');
-  if (at === -1) return 0;
+  if (at === -1) return eventsConfigSchema.properties.write_interval_ms.default;
   const value = Number(process.argv[at + 1]);
   if (!Number.isInteger(value) || value < 0 || value > 10_000) {
     throw new Error(
@@ -181,6 +182,9 @@ interface Phase {
   streams: boolean;
   cpu: number;
   readersCpu: number;
+  /** The machine's CPUs busy (percent of all of them), and the bot's main thread waiting for one (percent of the time). */
+  machineBusy: number;
+  botWaiting: number;
   rss: number;
   witness: Spread;
   /** The bot's event loop: how late its 10 ms timer fired at the 99th percentile, and at most (ms). */
@@ -309,13 +313,19 @@ async function measure(size: Sizes, log: (line: string) => void): Promise<Run> {
       await bot.loopDelay(true);
       const cpu = new CpuMeter(bot.pid);
       const readersCpu = new CpuMeter(readers.child.pid!);
+      const machine = new MachineMeter();
+      const waiting = new RunQueueMeter(bot.pid);
       const [, marked] = await churn(size.phaseSeconds);
       const percentOfCore = cpu.percent();
+      const machineBusy = machine.percent();
+      const botWaiting = waiting.percent();
       const loop = await bot.loopDelay(false);
       const phase: Phase = {
         streams,
         cpu: percentOfCore,
         readersCpu: readersCpu.percent(),
+        machineBusy,
+        botWaiting,
         rss: bot.rssBytes(),
         witness: marked.witness,
         loop: { p99: loop.p99Ms, max: loop.maxMs },
@@ -415,6 +425,14 @@ export function figuresOf(run: Run): Figure[] {
     value:
       `${percent(cpuWithout)} / ${percent(cpuWith)} of a core (phases in order: ` +
       `${phases.map((phase) => `${phase.cpu.toFixed(1)}${phase.streams ? ' with' : ''}`).join(', ')})`,
+  });
+  const busy = (phase: Phase) => `${phase.machineBusy.toFixed(0)} %`;
+  const waits = (phase: Phase) => `${phase.botWaiting.toFixed(1)} %`;
+  figures.push({
+    name: "the machine's CPUs busy during the churn, and the bot waiting for one, without / with streams",
+    value:
+      `busy ${without.map(busy).join(', ')} / ${withStreams.map(busy).join(', ')} of all ${os.cpus().length}; ` +
+      `the bot's main thread waiting ${without.map(waits).join(', ')} / ${withStreams.map(waits).join(', ')} of the time`,
   });
   const added = cpuWith - cpuWithout;
   figures.push({
@@ -531,7 +549,8 @@ async function benchmark(): Promise<BenchResult> {
       `The scale bench's network of ${formatCount(size.users)} users in ${formatCount(size.channels)} channels (bench/scale/: ` +
       'InspIRCd hub and leaves, Atheme, the crowd in worker processes at nice ' +
       `${networkNiceness()}, the bot as its own process as its bin runs it, with stats, api, tokens, metrics and events` +
-      (size.writeIntervalMs > 0 ? `, the events' write_interval_ms ${size.writeIntervalMs}` : '') +
+      `, the events' write_interval_ms ${size.writeIntervalMs}` +
+      (size.writeIntervalMs === eventsConfigSchema.properties.write_interval_ms.default ? ' (its default)' : '') +
       `) under its churn (${churn}), ` +
       `in four phases of ${size.phaseSeconds} s: without streams, with ${formatCount(size.streams)}, without, with; ` +
       `${size.warmSeconds} s of churn before them. The streams are public and unfiltered, read from a process of ` +

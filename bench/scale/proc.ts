@@ -1,6 +1,7 @@
 /** CPU time and memory of other processes, from /proc (Linux). */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 
 let ticksPerSecond: number | null = null;
 
@@ -97,6 +98,28 @@ export function runQueueSeconds(pid: number): number {
 export class RunQueueMeter extends SecondsMeter {
   constructor(pid: number) {
     super(() => runQueueSeconds(pid));
+  }
+}
+
+/**
+ * CPU seconds the whole machine has been busy so far, over all its CPUs, divided by their number (/proc/stat's
+ * first line: everything but idle and I/O wait); NaN where unknown.
+ */
+export function machineBusySeconds(): number {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
+    const busy = user! + nice! + system! + irq! + softirq! + (steal ?? 0);
+    return busy / clockTicks() / os.cpus().length;
+  } catch {
+    return NaN;
+  }
+}
+
+/** How busy the machine's CPUs were between two moments, as a share of all of them. */
+export class MachineMeter extends SecondsMeter {
+  constructor() {
+    super(machineBusySeconds);
   }
 }
 

@@ -42,7 +42,7 @@ export const eventsConfigSchema = {
     write_interval_ms: count(
       0,
       10_000,
-      0,
+      25,
       'The least time between two writes of new events to the streams, in milliseconds: 0 writes them once the line that made them is handled. Under a steady flow of events a larger value means fewer, larger writes (less CPU with many streams) and up to that much more latency; an event after a quiet spell goes out at once.',
     ),
     retry_ms: count(
