@@ -2,9 +2,10 @@
  * The open event streams, and how each event reaches them. Events are not written one by one as the collector
  * tells them: they are gathered and written once the line that made them is handled (one write per stream per
  * turn of the event loop, whatever the number of events; with `write_interval_ms`, at most one per interval while
- * events keep coming), and readers who see the same (same view, same filters) share the one text made for them. A reader who falls behind by more than `max_buffered_kb` is sent
- * an `end` event and disconnected, so that no reader can make the bot hold more than that for it; every
- * `heartbeat_seconds` each stream gets a comment line, which keeps proxies from closing a quiet one.
+ * events keep coming), and readers who see the same (same view, same filters) share the one text made for them. A
+ * reader who falls behind by more than `max_buffered_kb` is sent an `end` event and disconnected, so that no reader
+ * can make the bot hold more than that for it; every `heartbeat_seconds` each stream gets a comment line, which
+ * keeps proxies from closing a quiet one.
  */
 import type { OpenStream, TokenApprovals } from '../../lib/sdk.js';
 import type { Journal, JournalEntry, View } from './journal.js';
@@ -218,7 +219,7 @@ export class Fanout {
     const entries = this.pending;
     if (entries.length === 0) return;
     this.pending = [];
-    this.lastWrite = this.now();
+    let wrote = false;
     const first = entries[0]!.number;
     const latest = entries.at(-1)!.number;
     // Encoded once for all the readers who see the same: a thousand streams cost a thousand writes, not encodings.
@@ -243,8 +244,10 @@ export class Fanout {
         chunk = this.textOf(entries, reader.view, reader.filter, reader.last);
       }
       reader.last = latest;
-      this.send(reader, chunk);
+      if (this.send(reader, chunk)) wrote = true;
     }
+    // The interval runs from a write: events no stream took (none open, or every filter left them out) start none.
+    if (wrote) this.lastWrite = this.now();
   }
 
   /**
@@ -261,15 +264,17 @@ export class Fanout {
 
   /**
    * Write `text` to `reader`, unless more than it may have waiting waits already: then it is cut off. So what waits
-   * for a reader is at most the bound and one turn's events.
+   * for a reader is at most the bound and one flush's events (one turn's, or one write interval's). Whether it was
+   * written.
    */
-  private send(reader: Reader, chunk: string | Buffer): void {
-    if (chunk.length === 0 || reader.stream.ended) return;
+  private send(reader: Reader, chunk: string | Buffer): boolean {
+    if (chunk.length === 0 || reader.stream.ended) return false;
     if (reader.stream.buffered > this.options.maxBufferedBytes) {
       this.end(reader, 'slow_consumer');
-      return;
+      return false;
     }
     reader.stream.write(chunk);
+    return true;
   }
 
   /**
