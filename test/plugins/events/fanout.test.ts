@@ -56,9 +56,18 @@ const topic = (index: number): NetworkEvent => ({
   publicData: { channel: '#room', topic: `${index} ${'z'.repeat(200)}` },
 });
 
-function setup(maxBacklog = 10_000) {
+/** A journal and a fan-out; `writeIntervalMs` on a clock the test moves (`clock.now`). */
+function setup(maxBacklog = 10_000, writeIntervalMs = 0) {
   const journal = new Journal({ events: 10_000, seconds: 600 });
-  const fanout = new Fanout({ journal, fold: (name) => name.toLowerCase(), maxBufferedBytes: 16 * 1024, maxBacklog });
+  const clock = { now: 10_000 };
+  const fanout = new Fanout({
+    journal,
+    fold: (name) => name.toLowerCase(),
+    maxBufferedBytes: 16 * 1024,
+    maxBacklog,
+    writeIntervalMs,
+    now: () => clock.now,
+  });
   const reader = (stream: StalledStream) =>
     new Reader(
       stream,
@@ -69,8 +78,10 @@ function setup(maxBacklog = 10_000) {
       undefined,
       journal.nextNumber - 1,
     );
-  return { journal, fanout, reader };
+  return { journal, fanout, reader, clock };
 }
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 t.test('a replay goes out a part at a time, each when the client took the last', async (t) => {
   const { journal, fanout, reader } = setup();
@@ -132,20 +143,9 @@ t.test('a reader whose backlog outgrows the journal is cut off', async (t) => {
 });
 
 t.test('write_interval_ms: events within the interval wait for its end and go out in one write', async (t) => {
-  const journal = new Journal({ events: 10_000, seconds: 600 });
-  let now = 10_000;
-  const fanout = new Fanout({
-    journal,
-    fold: (name) => name.toLowerCase(),
-    maxBufferedBytes: 64 * 1024,
-    maxBacklog: 10_000,
-    writeIntervalMs: 1000,
-    now: () => now,
-  });
+  const { journal, fanout, reader, clock } = setup(10_000, 1000);
   const stream = new StalledStream(true);
-  const filter = { types: null, channel: null, server: null };
-  fanout.add(new Reader(stream, 'public', filter, '127.0.0.1', undefined, undefined, journal.nextNumber - 1), '', []);
-  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  fanout.add(reader(stream), '', []);
   const numbers = () => [...stream.written.matchAll(/"topic":"(\d+) /g)].map((match) => Number(match[1]));
 
   // After a quiet spell an event goes out on the next turn, as without the interval.
@@ -155,7 +155,7 @@ t.test('write_interval_ms: events within the interval wait for its end and go ou
   t.equal(stream.writes, 2, 'the opening and one write');
 
   // 10 ms later, three more, each in a turn of its own: they wait for the rest of the interval (990 ms).
-  now += 10;
+  clock.now += 10;
   const published = performance.now();
   for (const index of [1, 2, 3]) {
     fanout.publish(journal.append(topic(index)));
@@ -169,19 +169,19 @@ t.test('write_interval_ms: events within the interval wait for its end and go ou
   t.ok(waited >= 950, `written at the interval's end (${Math.round(waited)} ms after they came)`);
 
   // Once an interval has passed since that write, the next goes out at once again.
-  now += 1000;
+  clock.now += 1000;
   fanout.publish(journal.append(topic(4)));
   await turn();
   t.same(numbers(), [0, 1, 2, 3, 4], 'after the interval, at once');
 
   // A flush (the plugin's stop, a heartbeat) writes what waits at once, and puts the interval's timer away: an event
   // that follows waits a whole interval from that write, not for the old timer (due 999 ms after event 5 came).
-  now += 1;
+  clock.now += 1;
   fanout.publish(journal.append(topic(5)));
   await new Promise((resolve) => setTimeout(resolve, 500));
   fanout.flush();
   t.same(numbers(), [0, 1, 2, 3, 4, 5], 'flushed');
-  now += 1;
+  clock.now += 1;
   fanout.publish(journal.append(topic(6)));
   await new Promise((resolve) => setTimeout(resolve, 700));
   t.same(numbers(), [0, 1, 2, 3, 4, 5], 'the next event waits for its own interval');
@@ -190,24 +190,13 @@ t.test('write_interval_ms: events within the interval wait for its end and go ou
 });
 
 t.test('write_interval_ms runs from a write: events no stream took start no interval', async (t) => {
-  const journal = new Journal({ events: 10_000, seconds: 600 });
-  let now = 10_000;
-  const fanout = new Fanout({
-    journal,
-    fold: (name) => name.toLowerCase(),
-    maxBufferedBytes: 64 * 1024,
-    maxBacklog: 10_000,
-    writeIntervalMs: 60_000,
-    now: () => now,
-  });
-  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const { journal, fanout, reader, clock } = setup(10_000, 60_000);
   // No stream open: an event is published and flushed, and written nowhere.
   fanout.publish(journal.append(topic(0)));
   await turn();
   const stream = new StalledStream(true);
-  const filter = { types: null, channel: null, server: null };
-  fanout.add(new Reader(stream, 'public', filter, '127.0.0.1', undefined, undefined, journal.nextNumber - 1), '', []);
-  now += 10;
+  fanout.add(reader(stream), '', []);
+  clock.now += 10;
   fanout.publish(journal.append(topic(1)));
   await turn();
   t.match(stream.written, /"topic":"1 /, 'the first write goes out at once, whatever came before it that no one took');
