@@ -16,6 +16,7 @@ import { listSlice } from './fixtures/journal-slice.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/journal-kill-child.js', import.meta.url));
 const ROUNDS = 10;
+const NO_COMPACTION_MS = 10_000;
 
 interface RoundResult {
   lastConfirmed: number;
@@ -24,20 +25,33 @@ interface RoundResult {
   stderr: string;
 }
 
-/** Start the child and SIGKILL it `delayMs` after its first confirmed change. */
+/**
+ * Start the child and SIGKILL it `delayMs` after its first compaction of the round, so that every round sees
+ * one however slow the machine is, and the kill lands at a moment of the cycle that the delay picks. A child
+ * that confirms changes but never compacts is killed after NO_COMPACTION_MS, and the test's count fails.
+ */
 function runAndKill(file: string, delayMs: number): Promise<RoundResult> {
   const child = spawn(process.execPath, [CHILD, file], { stdio: ['ignore', 'pipe', 'pipe'] });
   const result: RoundResult = { lastConfirmed: -1, compactions: 0, signal: null, stderr: '' };
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (result.stderr += chunk));
   let armed = false;
+  let fallback: NodeJS.Timeout | undefined;
+  const arm = (ms: number) => {
+    if (armed) return;
+    armed = true;
+    clearTimeout(fallback);
+    setTimeout(() => child.kill('SIGKILL'), ms);
+  };
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
-    if (line === 'compacted') result.compactions++;
+    if (line === 'compacted') {
+      result.compactions++;
+      arm(delayMs);
+      return;
+    }
     const match = /^confirmed (\d+)$/.exec(line);
     if (!match) return;
     result.lastConfirmed = Number(match[1]);
-    if (armed) return;
-    armed = true;
-    setTimeout(() => child.kill('SIGKILL'), delayMs);
+    fallback ??= setTimeout(() => arm(0), NO_COMPACTION_MS);
   });
   return new Promise((resolve) => {
     child.on('close', (_code, signal) => {
