@@ -10,8 +10,10 @@
  *   to the moment each stream read its frame, and, beside it, to the moment a client on the bot's own server read
  *   the line (the network's own share).
  *
- *   node dist/bench/events.js [--smoke] [--write-interval-ms N]
- * `--write-interval-ms` sets the events plugin's `write_interval_ms` (else it has its default).
+ *   node dist/bench/events.js [--smoke] [--write-interval-ms N] [--channel-filter]
+ * `--write-interval-ms` sets the events plugin's `write_interval_ms` (else it has its default). `--channel-filter`
+ * opens every stream with `?channel=` the markers' channel, as a channel page of the website does, instead of
+ * unfiltered, as the Live page does.
  * The bot can be profiled as the scale bench's: SCALE_BOT_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof";
  * BENCH_EVENTS_KEEP_RUN=1 keeps the network's directory (the bot's config and log) after the run.
  */
@@ -58,6 +60,8 @@ interface Sizes {
   controlSeconds: number;
   /** The events plugin's `write_interval_ms`. */
   writeIntervalMs: number;
+  /** Whether each stream asks only for the markers' channel's events (`--channel-filter`). */
+  channelFilter: boolean;
 }
 
 /** `--write-interval-ms N` from the command line, else the plugin's default. */
@@ -90,6 +94,7 @@ function sizes(smoke: boolean): Sizes {
         openedMs: 500,
         controlSeconds: 2,
         writeIntervalMs: writeIntervalArgument(),
+        channelFilter: process.argv.includes('--channel-filter'),
       }
     : {
         users: 5000,
@@ -104,7 +109,13 @@ function sizes(smoke: boolean): Sizes {
         openedMs: 2000,
         controlSeconds: 15,
         writeIntervalMs: writeIntervalArgument(),
+        channelFilter: process.argv.includes('--channel-filter'),
       };
+}
+
+/** How the streams are filtered, for the page. */
+function streamsFilter(size: Sizes): string {
+  return size.channelFilter ? "each filtered to the markers' channel (channel=)" : 'unfiltered';
 }
 
 function delay(ms: number): Promise<void> {
@@ -282,6 +293,7 @@ async function measure(size: Sizes, log: (line: string) => void): Promise<Run> {
         channel,
         markers: size.markers,
         rate: size.markRate,
+        query: size.channelFilter ? `channel=${encodeURIComponent(channel)}` : '',
       },
       'ready',
     );
@@ -415,7 +427,7 @@ export function figuresOf(run: Run): Figure[] {
     name: 'network (LUSERS), streams',
     value:
       `${formatCount(run.truth.users)} users, ${formatCount(run.truth.channels)} channels; ${streamsLabel} public ` +
-      `streams, unfiltered, from one address, opened in ${withStreams.map((phase) => formatMs(phase.openMs)).join(' and ')}`,
+      `streams, ${streamsFilter(size)}, from one address, opened in ${withStreams.map((phase) => formatMs(phase.openMs)).join(' and ')}`,
   });
   figures.push({ name: 'machine load before the run (1-minute average)', value: run.loadBefore.toFixed(2) });
   const cpuWithout = mean(without.map((phase) => phase.cpu));
@@ -553,7 +565,7 @@ async function benchmark(): Promise<BenchResult> {
       (size.writeIntervalMs === eventsConfigSchema.properties.write_interval_ms.default ? ' (its default)' : '') +
       `) under its churn (${churn}), ` +
       `in four phases of ${size.phaseSeconds} s: without streams, with ${formatCount(size.streams)}, without, with; ` +
-      `${size.warmSeconds} s of churn before them. The streams are public and unfiltered, read from a process of ` +
+      `${size.warmSeconds} s of churn before them. The streams are public and ${streamsFilter(size)}, read from a process of ` +
       'their own (bench/events/readers.ts); they open before their phase, the network quiet, and close after it. Beside the ' +
       `churn, ${size.markers} clients on the leaves take turns to JOIN one of the bot's channels and PART it with a ` +
       `numbered reason, ${size.markRate} PARTs a second; a PART's latency is from its line written to each stream's read of ` +

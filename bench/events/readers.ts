@@ -2,7 +2,7 @@
  * The other side of the events bench (bench/events.ts), in a process of its own (forked), so that what a thousand
  * sockets cost their reader is not counted as the bot's:
  *
- * - the streams: `GET /api/irc/events/` over raw HTTP/1.1 sockets, public, unfiltered; each chunk that arrives is
+ * - the streams: `GET /api/irc/events/` over raw HTTP/1.1 sockets, public, unfiltered or with the setup's query; each chunk that arrives is
  *   only searched (natively, on the Buffer) for the marks below, frame starts and an `end` event, never parsed;
  * - the markers: ordinary clients on the leaves, as the crowd is, that take turns to JOIN a channel the bot sits in
  *   and PART it with a marked reason (`evmark:<n>:`), at a steady rate over all of them (each one slowly: a
@@ -28,6 +28,8 @@ export interface ReadersSetup {
   /** Marker clients, and marked PARTs a second over all of them (as many JOINs go between). */
   markers: number;
   rate: number;
+  /** The streams' query string without its `?` (`channel=%23x`), or empty for unfiltered streams. */
+  query: string;
 }
 
 export type ReadersRequest =
@@ -217,7 +219,9 @@ function openStream(url: URL): Promise<Stream> {
     });
     stream.socket.setNoDelay(true);
     stream.socket.on('connect', () =>
-      stream.socket.write(`GET /api/irc/events/ HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`),
+      stream.socket.write(
+        `GET /api/irc/events/${setup!.query ? `?${setup!.query}` : ''} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`,
+      ),
     );
     stream.socket.on('error', () => undefined);
     stream.socket.on('close', () => {
