@@ -4,7 +4,7 @@
  * witness, and the raw control all start, run and stop; every marked event reaches every stream, and every figure
  * is there in its form. The figures themselves are measured by `npm run bench` only.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -12,13 +12,47 @@ import { RESULT_PREFIX, type BenchResult } from '../../bench/common.js';
 
 const benchFile = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'events.js');
 
+interface Run {
+  status: number | null;
+  stderr: string;
+  /** A figure's value by name, empty when the run gave no such figure (or no result). */
+  figure(name: string): string;
+  result: BenchResult | undefined;
+}
+
+/** Run the bench at its smoke size with `args`; killed after 110 s. */
+function runBench(args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [benchFile, '--smoke', ...args], { timeout: 110_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('close', (status) => {
+      const line = stdout.split('\n').find((candidate) => candidate.startsWith(RESULT_PREFIX));
+      const result = line ? (JSON.parse(line.slice(RESULT_PREFIX.length)) as BenchResult) : undefined;
+      const figure = (name: string) => result?.figures.find((candidate) => candidate.name === name)?.value ?? '';
+      resolve({ status, stderr, figure, result });
+    });
+  });
+}
+
+/** Each stream's events a second in each phase with streams (`what a stream read during the churn`). */
+function eventsPerSecond(run: Run): number[] {
+  return [...run.figure('what a stream read during the churn').matchAll(/([\d,.]+) events\/s/g)].map((match) =>
+    Number(match[1]!.replace(/,/g, '')),
+  );
+}
+
+// Both at once, on their own networks and ports: the test waits for the longer one only.
+const unfiltered = runBench([]);
+const filtered = runBench(['--channel-filter']);
+
 t.test('events: streams open, marked events reach each of them, and every figure is measured', async (t) => {
-  const run = spawnSync(process.execPath, [benchFile, '--smoke'], { encoding: 'utf8', timeout: 110_000 });
-  const line = run.stdout.split('\n').find((candidate) => candidate.startsWith(RESULT_PREFIX));
+  const run = await unfiltered;
   t.equal(run.status, 0, `the bench exits cleanly${run.status === 0 ? '' : `: ${run.stderr.slice(-2000)}`}`);
-  if (!line) return t.fail('no result line');
-  const result = JSON.parse(line.slice(RESULT_PREFIX.length)) as BenchResult;
-  const figure = (name: string): string => result.figures.find((candidate) => candidate.name === name)?.value ?? '';
+  if (!run.result) return t.fail('no result line');
+  const { figure } = run;
 
   const ms = '\\d+\\.\\d+ ms';
   const spread = `p50 ${ms}, p99 ${ms}, max ${ms}`;
@@ -67,5 +101,24 @@ t.test('events: streams open, marked events reach each of them, and every figure
   t.match(
     figure('raw node:http beside it: 20 streams written to as often, as much each time'),
     /^\d+\.\d % of a core \([\d,.]+ writes\/s of [\d,]+ bytes to each/,
+  );
+});
+
+t.test("events --channel-filter: each stream reads only the markers' channel, every mark included", async (t) => {
+  const [run, whole] = await Promise.all([filtered, unfiltered]);
+  t.equal(run.status, 0, `the bench exits cleanly${run.status === 0 ? '' : `: ${run.stderr.slice(-2000)}`}`);
+  if (!run.result) return t.fail('no result line');
+  t.match(
+    run.figure('network (LUSERS), streams'),
+    /20 public streams, each filtered to the markers' channel \(channel=\)/,
+  );
+  const delivered = /^([\d,]+) of ([\d,]+);/.exec(run.figure('marked events delivered to every stream'));
+  t.ok(delivered && delivered[1] === delivered[2] && delivered[2] !== '0', 'every marked event reached every stream');
+  // The other channels' joins, parts and the network's connects and quits are left out by the filter.
+  const [mine, all] = [eventsPerSecond(run), eventsPerSecond(whole)];
+  t.equal(mine.length, 2, 'events a second in both phases with streams');
+  t.ok(
+    Math.max(...mine) < Math.min(...all),
+    `a filtered stream read fewer events a second (${mine.join(', ')}) than an unfiltered one (${all.join(', ')})`,
   );
 });
