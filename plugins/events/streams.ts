@@ -2,7 +2,9 @@
  * The open event streams, and how each event reaches them. Events are not written one by one as the collector
  * tells them: they are gathered and written once the line that made them is handled (one write per stream per
  * turn of the event loop, whatever the number of events; with `write_interval_ms`, at most one per interval while
- * events keep coming), and readers who see the same (same view, same filters) share the one text made for them. A
+ * events keep coming), and readers who see the same (same view, same filters) share the one text made for them.
+ * Many readers are written to a slice a turn, so that the bot's other work (HTTP answers, IRC lines) goes on
+ * between the slices rather than waiting for a thousand writes. A
  * reader who falls behind by more than `max_buffered_kb` is sent an `end` event and disconnected, so that no reader
  * can make the bot hold more than that for it; every `heartbeat_seconds` each stream gets a comment line, which
  * keeps proxies from closing a quiet one.
@@ -75,6 +77,8 @@ export interface FanoutOptions {
   writeIntervalMs?: number;
   /** Clock for the interval, in milliseconds; tests pin it. */
   now?: () => number;
+  /** Readers written to in one turn of the event loop ({@link READERS_PER_TURN} by default); tests make it small. */
+  readersPerTurn?: number;
   /** Folds a channel name the way the network does. */
   fold: (name: string) => string;
   maxBufferedBytes: number;
@@ -84,11 +88,35 @@ export interface FanoutOptions {
   onEnded?: (reason: EndReason) => void;
 }
 
+/**
+ * Readers written to in one turn of the event loop. A write costs the bot about 10 µs (most of it the kernel's), so
+ * a thousand readers would hold its event loop for 10 ms an event; a hundred hold it about a millisecond.
+ */
+export const READERS_PER_TURN = 100;
+
+/** A flush under way: what it writes, and the readers (as they were when it began) still to be written to. */
+interface Writing {
+  entries: JournalEntry[];
+  first: number;
+  latest: number;
+  /** The text made for each reader key, encoded once. */
+  shared: Map<string, Buffer>;
+  readers: Reader[];
+  next: number;
+  /** The next slice, on the next turn. */
+  immediate: NodeJS.Immediate | null;
+}
+
 export class Fanout {
   private readonly readers = new Set<Reader>();
   private pending: JournalEntry[] = [];
   /** The flush to come, where one is set: on the next turn, or at the end of the write interval. */
   private scheduled: { immediate: NodeJS.Immediate } | { timeout: NodeJS.Timeout } | null = null;
+  /** The flush being written, a slice of readers a turn; null when none is. */
+  private writing: Writing | null = null;
+  /** A flush came due while one was being written: it begins once that one is done, so each reader keeps its order. */
+  private dueAfterWriting = false;
+  private readonly readersPerTurn: number;
   /** When new events were last written, on {@link FanoutOptions.now}'s clock. */
   private lastWrite = -Infinity;
   private readonly now: () => number;
@@ -97,6 +125,7 @@ export class Fanout {
 
   constructor(private readonly options: FanoutOptions) {
     this.now = options.now ?? (() => performance.now());
+    this.readersPerTurn = options.readersPerTurn ?? READERS_PER_TURN;
   }
 
   get size(): number {
@@ -196,19 +225,29 @@ export class Fanout {
    */
   publish(entry: JournalEntry): void {
     this.pending.push(entry);
-    if (this.scheduled !== null) return;
+    if (this.scheduled !== null || this.dueAfterWriting) return;
     const wait = this.lastWrite + (this.options.writeIntervalMs ?? 0) - this.now();
     if (wait > 0) {
-      const timeout = setTimeout(() => this.flush(), wait);
+      const timeout = setTimeout(() => this.due(), wait);
       // The plugin's stop writes what waits: the timer alone never keeps the process alive.
       timeout.unref();
       this.scheduled = { timeout };
     } else {
-      this.scheduled = { immediate: setImmediate(() => this.flush()) };
+      this.scheduled = { immediate: setImmediate(() => this.due()) };
     }
   }
 
-  /** Write what was published since the last flush; readers with the same key share one text. */
+  /** The scheduled flush: it begins now, or once the flush being written is done. */
+  private due(): void {
+    this.scheduled = null;
+    if (this.writing !== null) this.dueAfterWriting = true;
+    else this.begin(this.readersPerTurn);
+  }
+
+  /**
+   * Write what was published since the last flush, to every reader now (a heartbeat, the plugin's stop), after what
+   * a flush under way had still to write; readers with the same key share one text.
+   */
   flush(): void {
     const { scheduled } = this;
     if (scheduled !== null) {
@@ -216,16 +255,42 @@ export class Fanout {
       else clearImmediate(scheduled.immediate);
       this.scheduled = null;
     }
+    this.dueAfterWriting = false;
+    if (this.writing !== null) this.writeSlice(Infinity);
+    this.begin(Infinity);
+  }
+
+  /** Begin writing what was published, to up to `perTurn` readers a turn. */
+  private begin(perTurn: number): void {
     const entries = this.pending;
     if (entries.length === 0) return;
     this.pending = [];
+    this.writing = {
+      entries,
+      first: entries[0]!.number,
+      latest: entries.at(-1)!.number,
+      // Encoded once for all the readers who see the same: a thousand streams cost a thousand writes, not encodings.
+      shared: new Map(),
+      // A reader opened from now on starts after these events (its `last`), so it is not among them.
+      readers: [...this.readers],
+      next: 0,
+      immediate: null,
+    };
+    this.writeSlice(perTurn);
+  }
+
+  /** Write the flush under way to its next `count` readers; the rest at the next turn. */
+  private writeSlice(count: number): void {
+    const writing = this.writing!;
+    if (writing.immediate !== null) clearImmediate(writing.immediate);
+    writing.immediate = null;
+    const { entries, first, latest, shared, readers } = writing;
+    const end = Math.min(readers.length, writing.next + count);
     let wrote = false;
-    const first = entries[0]!.number;
-    const latest = entries.at(-1)!.number;
-    // Encoded once for all the readers who see the same: a thousand streams cost a thousand writes, not encodings.
-    const shared = new Map<string, Buffer>();
-    for (const reader of this.readers) {
-      if (reader.last >= latest) continue;
+    for (; writing.next < end; writing.next++) {
+      const reader = readers[writing.next]!;
+      // Ended meanwhile.
+      if (!this.readers.has(reader) || reader.last >= latest) continue;
       if (reader.backlog !== null) {
         this.queue(reader, entries);
         continue;
@@ -248,6 +313,15 @@ export class Fanout {
     }
     // The interval runs from a write: events no stream took (none open, or every filter left them out) start none.
     if (wrote) this.lastWrite = this.now();
+    if (writing.next < readers.length) {
+      writing.immediate = setImmediate(() => this.writeSlice(this.readersPerTurn));
+      return;
+    }
+    this.writing = null;
+    if (this.dueAfterWriting) {
+      this.dueAfterWriting = false;
+      this.begin(this.readersPerTurn);
+    }
   }
 
   /**

@@ -57,7 +57,7 @@ const topic = (index: number): NetworkEvent => ({
 });
 
 /** A journal and a fan-out; `writeIntervalMs` on a clock the test moves (`clock.now`). */
-function setup(maxBacklog = 10_000, writeIntervalMs = 0) {
+function setup(maxBacklog = 10_000, writeIntervalMs = 0, readersPerTurn?: number) {
   const journal = new Journal({ events: 10_000, seconds: 600 });
   const clock = { now: 10_000 };
   const fanout = new Fanout({
@@ -67,6 +67,7 @@ function setup(maxBacklog = 10_000, writeIntervalMs = 0) {
     maxBacklog,
     writeIntervalMs,
     now: () => clock.now,
+    readersPerTurn,
   });
   const reader = (stream: StalledStream) =>
     new Reader(
@@ -200,4 +201,52 @@ t.test('write_interval_ms runs from a write: events no stream took start no inte
   fanout.publish(journal.append(topic(1)));
   await turn();
   t.match(stream.written, /"topic":"1 /, 'the first write goes out at once, whatever came before it that no one took');
+});
+
+/** The topics' numbers in what `stream` was written, in order. */
+const numbersIn = (stream: StalledStream) =>
+  [...stream.written.matchAll(/"topic":"(\d+) /g)].map((match) => Number(match[1]));
+
+t.test('many readers are written to a slice a turn; events that come meanwhile follow, in order', async (t) => {
+  const { journal, fanout, reader } = setup(10_000, 0, 2);
+  const streams = Array.from({ length: 5 }, () => new StalledStream(true));
+  for (const stream of streams) fanout.add(reader(stream), '', []);
+
+  fanout.publish(journal.append(topic(0)));
+  await turn();
+  t.same(
+    streams.map((stream) => numbersIn(stream)),
+    [[0], [0], [], [], []],
+    'the first turn writes to two readers',
+  );
+  // Published while the first is still going out to the other three: each reader still gets 0 before 1, once.
+  fanout.publish(journal.append(topic(1)));
+  for (let index = 0; index < 10; index++) await turn();
+  t.same(
+    streams.map((stream) => numbersIn(stream)),
+    streams.map(() => [0, 1]),
+    'every reader, both events, in order, once',
+  );
+});
+
+t.test('a flush while one is going out a slice a turn writes its rest, then what waits, at once', async (t) => {
+  const { journal, fanout, reader } = setup(10_000, 0, 2);
+  const streams = Array.from({ length: 5 }, () => new StalledStream(true));
+  for (const stream of streams) fanout.add(reader(stream), '', []);
+  fanout.publish(journal.append(topic(0)));
+  await turn();
+  fanout.publish(journal.append(topic(1)));
+  fanout.flush();
+  t.same(
+    streams.map((stream) => numbersIn(stream)),
+    streams.map(() => [0, 1]),
+    'every reader has both, in order, before the flush returns',
+  );
+  const writes = streams.map((stream) => stream.writes);
+  for (let index = 0; index < 5; index++) await turn();
+  t.same(
+    streams.map((stream) => stream.writes),
+    writes,
+    'and nothing is written again afterwards',
+  );
 });
