@@ -1,13 +1,13 @@
 /**
  * The open event streams, and how each event reaches them. Events are not written one by one as the collector
  * tells them: they are gathered and written once the line that made them is handled (one write per stream per
- * turn of the event loop, whatever the number of events; with `write_interval_ms`, at most one per interval while
- * events keep coming), and readers who see the same (same view, same filters) share the one text made for them.
- * Many readers are written to a slice a turn, so that the bot's other work (HTTP answers, IRC lines) goes on
- * between the slices rather than waiting for a thousand writes. A
- * reader who falls behind by more than `max_buffered_kb` is sent an `end` event and disconnected, so that no reader
- * can make the bot hold more than that for it; every `heartbeat_seconds` each stream gets a comment line, which
- * keeps proxies from closing a quiet one.
+ * flush, whatever the number of events; with `write_interval_ms`, at most one per interval while events keep
+ * coming), and readers who see the same (same view, same filters) share the one text made for them. A flush is
+ * written to a hundred readers a turn of the event loop, so that the bot's other work (HTTP answers, IRC lines)
+ * goes on between rather than waiting for a thousand writes; events that come meanwhile go out in the next flush,
+ * once this one is done. A reader who falls behind by more than `max_buffered_kb` is sent an `end` event and
+ * disconnected, so that no reader can make the bot hold more than that for it; every `heartbeat_seconds` each
+ * stream gets a comment line, which keeps proxies from closing a quiet one.
  */
 import type { OpenStream, TokenApprovals } from '../../lib/sdk.js';
 import type { Journal, JournalEntry, View } from './journal.js';
@@ -90,11 +90,11 @@ export interface FanoutOptions {
 
 /**
  * Readers written to in one turn of the event loop. A write costs the bot about 10 µs (most of it the kernel's), so
- * a thousand readers would hold its event loop for 10 ms an event; a hundred hold it about a millisecond.
+ * a flush to a thousand readers would hold its event loop for 10 ms; a hundred hold it about a millisecond.
  */
 export const READERS_PER_TURN = 100;
 
-/** A flush under way: what it writes, and the readers (as they were when it began) still to be written to. */
+/** A flush under way: what it writes, the readers as they were when it began, and the next of them to write to. */
 interface Writing {
   entries: JournalEntry[];
   first: number;
@@ -220,12 +220,21 @@ export class Fanout {
   }
 
   /**
-   * A new event: written to the streams that want it once the work at hand is done, and no sooner than the write
-   * interval after the last write.
+   * A new event: written to the streams that want it once the work at hand is done (and the flush under way, if
+   * one is), and no sooner than the write interval after the last write.
    */
   publish(entry: JournalEntry): void {
     this.pending.push(entry);
-    if (this.scheduled !== null || this.dueAfterWriting) return;
+    if (this.writing !== null) {
+      this.dueAfterWriting = true;
+      return;
+    }
+    this.schedule();
+  }
+
+  /** Set the next flush for what is pending: on the next turn, or at the end of the write interval. */
+  private schedule(): void {
+    if (this.scheduled !== null || this.pending.length === 0) return;
     const wait = this.lastWrite + (this.options.writeIntervalMs ?? 0) - this.now();
     if (wait > 0) {
       const timeout = setTimeout(() => this.due(), wait);
@@ -287,8 +296,9 @@ export class Fanout {
     const { entries, first, latest, shared, readers } = writing;
     const end = Math.min(readers.length, writing.next + count);
     let wrote = false;
-    for (; writing.next < end; writing.next++) {
-      const reader = readers[writing.next]!;
+    while (writing.next < end) {
+      // Counted before it is written to: a write that throws does not leave the flush stuck on its reader.
+      const reader = readers[writing.next++]!;
       // Ended meanwhile.
       if (!this.readers.has(reader) || reader.last >= latest) continue;
       if (reader.backlog !== null) {
@@ -320,7 +330,8 @@ export class Fanout {
     this.writing = null;
     if (this.dueAfterWriting) {
       this.dueAfterWriting = false;
-      this.begin(this.readersPerTurn);
+      // Events that came meanwhile wait for the interval from this flush's writes, as any others would.
+      this.schedule();
     }
   }
 
@@ -338,8 +349,8 @@ export class Fanout {
 
   /**
    * Write `text` to `reader`, unless more than it may have waiting waits already: then it is cut off. So what waits
-   * for a reader is at most the bound and one flush's events (one turn's, or one write interval's). Whether it was
-   * written.
+   * for a reader is at most the bound and one flush's events (those that came while the last flush was going out, or
+   * within one write interval). Whether it was written.
    */
   private send(reader: Reader, chunk: string | Buffer): boolean {
     if (chunk.length === 0 || reader.stream.ended) return false;

@@ -1,7 +1,8 @@
 /**
  * The fan-out's bounds, on a stream that stands for a client that does not read: what waits for it never grows
  * past `max_buffered_kb` and one part (a replay goes out a part at a time, as the client takes it), and a reader
- * whose backlog outgrows the journal is cut off.
+ * whose backlog outgrows the journal is cut off. Then its timing: the write interval, and a flush written to many
+ * readers a slice a turn, with events and readers that come meanwhile.
  */
 import t from 'tap';
 import type { OpenStream } from '../../../lib/http/stream-body.js';
@@ -49,11 +50,11 @@ class StalledStream implements OpenStream {
   }
 }
 
-const topic = (index: number): NetworkEvent => ({
+const topic = (index: number, channel = '#room'): NetworkEvent => ({
   type: 'topic',
   time: 1_700_000_000_000,
-  data: { channel: '#room', topic: `${index} ${'z'.repeat(200)}` },
-  publicData: { channel: '#room', topic: `${index} ${'z'.repeat(200)}` },
+  data: { channel, topic: `${index} ${'z'.repeat(200)}` },
+  publicData: { channel, topic: `${index} ${'z'.repeat(200)}` },
 });
 
 /** A journal and a fan-out; `writeIntervalMs` on a clock the test moves (`clock.now`). */
@@ -69,11 +70,11 @@ function setup(maxBacklog = 10_000, writeIntervalMs = 0, readersPerTurn?: number
     now: () => clock.now,
     readersPerTurn,
   });
-  const reader = (stream: StalledStream) =>
+  const reader = (stream: StalledStream, channel: string | null = null) =>
     new Reader(
       stream,
       'public',
-      { types: null, channel: null, server: null },
+      { types: null, channel, server: null },
       '127.0.0.1',
       undefined,
       undefined,
@@ -243,10 +244,57 @@ t.test('a flush while one is going out a slice a turn writes its rest, then what
     'every reader has both, in order, before the flush returns',
   );
   const writes = streams.map((stream) => stream.writes);
-  for (let index = 0; index < 5; index++) await turn();
+  await new Promise((resolve) => setTimeout(resolve, 50));
   t.same(
     streams.map((stream) => stream.writes),
     writes,
     'and nothing is written again afterwards',
   );
 });
+
+t.test('a reader opened while a flush goes out a slice a turn gets what comes after it, once', async (t) => {
+  const { journal, fanout, reader } = setup(10_000, 0, 2);
+  const streams = Array.from({ length: 5 }, () => new StalledStream(true));
+  for (const stream of streams) fanout.add(reader(stream), '', []);
+  fanout.publish(journal.append(topic(0)));
+  await turn();
+  // Opened now: it starts after event 0 (as a reader without Last-Event-ID does), and is not among its readers.
+  const late = new StalledStream(true);
+  fanout.add(reader(late), '', []);
+  fanout.publish(journal.append(topic(1)));
+  for (let index = 0; index < 10; index++) await turn();
+  t.same(numbersIn(late), [1], 'only what came after it opened');
+  t.same(
+    streams.map((stream) => numbersIn(stream)),
+    streams.map(() => [0, 1]),
+    'the others, both',
+  );
+});
+
+t.test(
+  'write_interval_ms holds for events that come while a flush goes out, even where its first slices wrote nothing',
+  async (t) => {
+    const { journal, fanout, reader } = setup(10_000, 1000, 2);
+    // The first slices' readers want another channel: they take nothing of #b's events.
+    const others = Array.from({ length: 4 }, () => new StalledStream(true));
+    for (const stream of others) fanout.add(reader(stream, '#a'), '', []);
+    const stream = new StalledStream(true);
+    fanout.add(reader(stream, '#b'), '', []);
+
+    fanout.publish(journal.append(topic(0, '#b')));
+    await turn();
+    t.same(numbersIn(stream), [], 'the first slice wrote to no one');
+    fanout.publish(journal.append(topic(1, '#b')));
+    for (let index = 0; index < 10; index++) await turn();
+    t.same(numbersIn(stream), [0], 'event 0 came with the last slice');
+    t.same(
+      others.map((other) => other.writes),
+      [1, 1, 1, 1],
+      'the others were written only their opening',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.same(numbersIn(stream), [0], 'event 1 waits for the interval from that write');
+    fanout.flush();
+    t.same(numbersIn(stream), [0, 1]);
+  },
+);
