@@ -4,7 +4,7 @@
  * whose backlog outgrows the journal is cut off. Then its timing: the write interval, and a flush written to many
  * readers a slice a turn, with events and readers that come meanwhile.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { OpenStream } from '../../../lib/http/stream-body.js';
 import { Journal } from '../../../plugins/events/journal.js';
 import { Fanout, Reader } from '../../../plugins/events/streams.js';
@@ -208,13 +208,25 @@ t.test('write_interval_ms runs from a write: events no stream took start no inte
 const numbersIn = (stream: StalledStream) =>
   [...stream.written.matchAll(/"topic":"(\d+) /g)].map((match) => Number(match[1]));
 
-t.test('many readers are written to a slice a turn; events that come meanwhile follow, in order', async (t) => {
-  const { journal, fanout, reader } = setup(10_000, 0, 2);
+/** Five readers, two written to a turn, and event 0 published a turn ago: its flush is still going out. */
+async function midFlush() {
+  const context = setup(10_000, 0, 2);
   const streams = Array.from({ length: 5 }, () => new StalledStream(true));
-  for (const stream of streams) fanout.add(reader(stream), '', []);
-
-  fanout.publish(journal.append(topic(0)));
+  for (const stream of streams) context.fanout.add(context.reader(stream), '', []);
+  context.fanout.publish(context.journal.append(topic(0)));
   await turn();
+  /** Every one of the five has events 0 and 1, in order, once. */
+  const haveBoth = (t: Test, message: string) =>
+    t.same(
+      streams.map((stream) => numbersIn(stream)),
+      streams.map(() => [0, 1]),
+      message,
+    );
+  return { ...context, streams, haveBoth };
+}
+
+t.test('many readers are written to a slice a turn; events that come meanwhile follow, in order', async (t) => {
+  const { journal, fanout, streams, haveBoth } = await midFlush();
   t.same(
     streams.map((stream) => numbersIn(stream)),
     [[0], [0], [], [], []],
@@ -223,26 +235,14 @@ t.test('many readers are written to a slice a turn; events that come meanwhile f
   // Published while the first is still going out to the other three: each reader still gets 0 before 1, once.
   fanout.publish(journal.append(topic(1)));
   for (let index = 0; index < 10; index++) await turn();
-  t.same(
-    streams.map((stream) => numbersIn(stream)),
-    streams.map(() => [0, 1]),
-    'every reader, both events, in order, once',
-  );
+  haveBoth(t, 'every reader, both events, in order, once');
 });
 
 t.test('a flush while one is going out a slice a turn writes its rest, then what waits, at once', async (t) => {
-  const { journal, fanout, reader } = setup(10_000, 0, 2);
-  const streams = Array.from({ length: 5 }, () => new StalledStream(true));
-  for (const stream of streams) fanout.add(reader(stream), '', []);
-  fanout.publish(journal.append(topic(0)));
-  await turn();
+  const { journal, fanout, streams, haveBoth } = await midFlush();
   fanout.publish(journal.append(topic(1)));
   fanout.flush();
-  t.same(
-    streams.map((stream) => numbersIn(stream)),
-    streams.map(() => [0, 1]),
-    'every reader has both, in order, before the flush returns',
-  );
+  haveBoth(t, 'every reader has both, in order, before the flush returns');
   const writes = streams.map((stream) => stream.writes);
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.same(
@@ -253,22 +253,14 @@ t.test('a flush while one is going out a slice a turn writes its rest, then what
 });
 
 t.test('a reader opened while a flush goes out a slice a turn gets what comes after it, once', async (t) => {
-  const { journal, fanout, reader } = setup(10_000, 0, 2);
-  const streams = Array.from({ length: 5 }, () => new StalledStream(true));
-  for (const stream of streams) fanout.add(reader(stream), '', []);
-  fanout.publish(journal.append(topic(0)));
-  await turn();
+  const { journal, fanout, reader, haveBoth } = await midFlush();
   // Opened now: it starts after event 0 (as a reader without Last-Event-ID does), and is not among its readers.
   const late = new StalledStream(true);
   fanout.add(reader(late), '', []);
   fanout.publish(journal.append(topic(1)));
   for (let index = 0; index < 10; index++) await turn();
   t.same(numbersIn(late), [1], 'only what came after it opened');
-  t.same(
-    streams.map((stream) => numbersIn(stream)),
-    streams.map(() => [0, 1]),
-    'the others, both',
-  );
+  haveBoth(t, 'the others, both');
 });
 
 t.test(
