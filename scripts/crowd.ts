@@ -1,6 +1,6 @@
 // The crowd: simulated people on the loopback test network, for the demo and integration tests.
 // CLI: node dist/scripts/crowd.js --clients 40 --ports 26667,26668 [--channels 6 | --channels '#a,#b']
-//        [--per-client 2] [--chat-interval 15000] [--webirc-every 4] [--webirc-pass webircpass]
+//        [--per-client 2] [--chat-interval 15000] [--move-interval 0] [--webirc-every 4] [--webirc-pass webircpass]
 //        [--prefix ''] [--seed 1] [--host 127.0.0.1]
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +18,11 @@ export interface CrowdOptions {
   perClient?: number;
   /** Mean time between two lines of one member; 0 = silent (default 20000). */
   chatIntervalMs?: number;
+  /**
+   * Mean time between two comings and goings of one member: it leaves one of its channels and joins it again a few
+   * seconds later, or sets or clears its away message; 0 = none (default).
+   */
+  moveIntervalMs?: number;
   /** Every k-th member (0, k, 2k, ...) connects through WEBIRC with a public IP; 0 = none (default). */
   webircEvery?: number;
   webircPass?: string;
@@ -108,6 +113,10 @@ export const clientVersions: readonly { client: string; version: string }[] = [
   { client: 'senpai', version: 'senpai v0.3.0' },
   { client: 'gamja', version: 'gamja' },
 ];
+
+/** A member's reasons for leaving a channel a while, and its away messages. */
+const partings = ['brb', 'back in a bit', 'rejoining', 'client restart', 'switching networks'];
+const aways = ['lunch', 'in a meeting', 'away from keyboard', 'walking the dog', 'asleep'];
 
 const phrases = [
   'good morning everyone',
@@ -288,6 +297,35 @@ export async function startCrowd(options: CrowdOptions): Promise<Crowd> {
     });
   }
 
+  const moves = options.moveIntervalMs ?? 0;
+  if (moves > 0) {
+    members.forEach((member, index) => {
+      const random = randomGenerator((options.seed ?? 1) * 104_729 + index);
+      let away = false;
+      const later = (ms: number, act: () => void): void => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          if (!stopping) act();
+        }, ms);
+        timers.add(timer);
+      };
+      const move = (): void => {
+        const client = connections.get(member);
+        if (client && random() < 0.5) {
+          // Back within 8 s: with a mean of 16 s or more between moves, before its next one.
+          const channel = pick(member.channels, random);
+          client.send(`PART ${channel} :${pick(partings, random)}`);
+          later(3000 + 5000 * random(), () => client.send(`JOIN ${channel}`));
+        } else if (client) {
+          away = !away;
+          client.send(away ? `AWAY :${pick(aways, random)}` : 'AWAY');
+        }
+        later(moves * (0.5 + random()), move);
+      };
+      later(moves * (0.5 + random()), move);
+    });
+  }
+
   return {
     clients: members,
     say(nick, channel, text) {
@@ -329,6 +367,7 @@ async function main(): Promise<void> {
     channels,
     perClient: Number(args.get('per-client') ?? 2),
     chatIntervalMs: Number(args.get('chat-interval') ?? 15000),
+    moveIntervalMs: Number(args.get('move-interval') ?? 0),
     webircEvery: Number(args.get('webirc-every') ?? 4),
     webircPass: args.get('webirc-pass') ?? env.IRC_WEBIRC_PASS ?? 'webircpass',
     nickPrefix: args.get('prefix') ?? '',

@@ -135,6 +135,8 @@ async function main(): Promise<number> {
       channels: ['#lobby', '#help', '#dev', '#random', '#music', '#games'],
       perClient: 2,
       chatIntervalMs: 15000,
+      // A member leaves a channel a while or goes away every two minutes or so: something for the Live page to show.
+      moveIntervalMs: 120_000,
       webircEvery: 4,
       webircPass: network.webircPass,
       seed: 1,

@@ -60,8 +60,38 @@ t.test('the harness runs a linked network with services, and restarts and stops 
   const version = observer.waitFor((message) => message.command === 'NOTICE' && message.nick === remote.nick);
   observer.send(`PRIVMSG ${remote.nick} :\x01VERSION\x01`);
   t.equal((await version).params[1], `\x01VERSION ${remote.version}\x01`, 'a crowd member answers CTCP VERSION');
-  await observer.quit();
   await crowd.stop();
+
+  // Comings and goings (the demo's): a member leaves its channel with a reason and joins it again, or goes away.
+  observer.send('JOIN #moves');
+  await observer.waitFor((message) => message.command === '366', { what: '366 #moves', timeout: 5000 });
+  const movers = await startCrowd({
+    host: network.host,
+    ports: [network.hubPort, network.leafPort],
+    clients: 2,
+    channels: ['#moves'],
+    chatIntervalMs: 0,
+    moveIntervalMs: 500,
+    nickPrefix: 'mv',
+  });
+  const parted = await observer.waitFor((message) => message.command === 'PART', { what: 'a PART', timeout: 10_000 });
+  t.match(parted.params[1], /\S/, `${parted.nick ?? '?'} left #moves with a reason`);
+  await observer.waitFor((message) => message.command === 'JOIN' && message.nick === parted.nick, {
+    what: `${parted.nick ?? '?'} joining again`,
+    timeout: 10_000,
+  });
+  t.pass(`${parted.nick ?? '?'} joined #moves again`);
+  let awayMessage: string | undefined;
+  for (let attempt = 0; attempt < 40 && awayMessage === undefined; attempt++) {
+    for (const member of movers.clients) {
+      const replies = await observer.request(`WHOIS ${member.nick}`, '318');
+      awayMessage ??= replies.find((message) => message.command === '301')?.params[2];
+    }
+    if (awayMessage === undefined) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  t.ok(awayMessage, `a member went away (${awayMessage ?? 'never'})`);
+  await movers.stop();
+  await observer.quit();
 
   const hubBefore = network.pids().hub;
   await network.restartServer('hub');
