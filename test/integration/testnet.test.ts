@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startCrowd } from '../../scripts/crowd.js';
+import { startCrowd, type CrowdOptions } from '../../scripts/crowd.js';
 import { IrcClient } from '../support/irc-client.js';
 import { isAlive, registerAccount, startTestNetwork, type TestNetwork } from '../support/testnet.js';
 
@@ -10,6 +10,11 @@ async function connect(port: number, nick: string, sasl?: { account: string; pas
   await client.connect();
   const result = await client.register();
   return { client, result };
+}
+
+/** A silent crowd on both of `network`'s servers, with `options` laid over. */
+function crowdOn(network: TestNetwork, options: Partial<CrowdOptions> & Pick<CrowdOptions, 'clients' | 'channels'>) {
+  return startCrowd({ host: network.host, ports: [network.hubPort, network.leafPort], chatIntervalMs: 0, ...options });
 }
 
 async function links(port: number, nick: string): Promise<string[]> {
@@ -39,12 +44,9 @@ t.test('the harness runs a linked network with services, and restarts and stops 
   t.equal(bad.result.sasl, '904', 'SASL PLAIN with a wrong password');
   await bad.client.quit();
 
-  const crowd = await startCrowd({
-    host: network.host,
-    ports: [network.hubPort, network.leafPort],
+  const crowd = await crowdOn(network, {
     clients: 4,
     channels: ['#crowd'],
-    chatIntervalMs: 0,
     webircEvery: 2,
     webircPass: network.webircPass,
   });
@@ -65,15 +67,7 @@ t.test('the harness runs a linked network with services, and restarts and stops 
   // Comings and goings (the demo's): a member leaves its channel with a reason and joins it again, or goes away.
   observer.send('JOIN #moves');
   await observer.waitFor((message) => message.command === '366', { what: '366 #moves', timeout: 5000 });
-  const movers = await startCrowd({
-    host: network.host,
-    ports: [network.hubPort, network.leafPort],
-    clients: 2,
-    channels: ['#moves'],
-    chatIntervalMs: 0,
-    moveIntervalMs: 500,
-    nickPrefix: 'mv',
-  });
+  const movers = await crowdOn(network, { clients: 2, channels: ['#moves'], moveIntervalMs: 500, nickPrefix: 'mv' });
   const parted = await observer.waitFor((message) => message.command === 'PART', { what: 'a PART', timeout: 10_000 });
   t.match(parted.params[1], /\S/, `${parted.nick ?? '?'} left #moves with a reason`);
   await observer.waitFor((message) => message.command === 'JOIN' && message.nick === parted.nick, {
