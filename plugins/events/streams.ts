@@ -97,8 +97,6 @@ export const READERS_PER_TURN = 100;
 /** A flush under way: what it writes, the readers as they were when it began, and the next of them to write to. */
 interface Writing {
   entries: JournalEntry[];
-  first: number;
-  latest: number;
   /** The text made for each reader key, encoded once. */
   shared: Map<string, Buffer>;
   readers: Reader[];
@@ -112,10 +110,11 @@ export class Fanout {
   private pending: JournalEntry[] = [];
   /** The flush to come, where one is set: on the next turn, or at the end of the write interval. */
   private scheduled: { immediate: NodeJS.Immediate } | { timeout: NodeJS.Timeout } | null = null;
-  /** The flush being written, a slice of readers a turn; null when none is. */
+  /**
+   * The flush being written, a slice of readers a turn; null when none is. While it is, nothing is scheduled: what
+   * is published meanwhile is scheduled once it is done, so that each reader keeps its order.
+   */
   private writing: Writing | null = null;
-  /** A flush came due while one was being written: it begins once that one is done, so each reader keeps its order. */
-  private dueAfterWriting = false;
   private readonly readersPerTurn: number;
   /** When new events were last written, on {@link FanoutOptions.now}'s clock. */
   private lastWrite = -Infinity;
@@ -225,11 +224,7 @@ export class Fanout {
    */
   publish(entry: JournalEntry): void {
     this.pending.push(entry);
-    if (this.writing !== null) {
-      this.dueAfterWriting = true;
-      return;
-    }
-    this.schedule();
+    if (this.writing === null) this.schedule();
   }
 
   /** Set the next flush for what is pending: on the next turn, or at the end of the write interval. */
@@ -246,11 +241,10 @@ export class Fanout {
     }
   }
 
-  /** The scheduled flush: it begins now, or once the flush being written is done. */
+  /** The scheduled flush (none is while one is being written). */
   private due(): void {
     this.scheduled = null;
-    if (this.writing !== null) this.dueAfterWriting = true;
-    else this.begin(this.readersPerTurn);
+    this.begin(this.readersPerTurn);
   }
 
   /**
@@ -258,14 +252,14 @@ export class Fanout {
    * a flush under way had still to write; readers with the same key share one text.
    */
   flush(): void {
+    // Its end schedules what waits; that is written here instead.
+    if (this.writing !== null) this.writeSlice(Infinity);
     const { scheduled } = this;
     if (scheduled !== null) {
       if ('timeout' in scheduled) clearTimeout(scheduled.timeout);
       else clearImmediate(scheduled.immediate);
       this.scheduled = null;
     }
-    this.dueAfterWriting = false;
-    if (this.writing !== null) this.writeSlice(Infinity);
     this.begin(Infinity);
   }
 
@@ -276,8 +270,6 @@ export class Fanout {
     this.pending = [];
     this.writing = {
       entries,
-      first: entries[0]!.number,
-      latest: entries.at(-1)!.number,
       // Encoded once for all the readers who see the same: a thousand streams cost a thousand writes, not encodings.
       shared: new Map(),
       // A reader opened from now on starts after these events (its `last`), so it is not among them.
@@ -293,7 +285,9 @@ export class Fanout {
     const writing = this.writing!;
     if (writing.immediate !== null) clearImmediate(writing.immediate);
     writing.immediate = null;
-    const { entries, first, latest, shared, readers } = writing;
+    const { entries, shared, readers } = writing;
+    const first = entries[0]!.number;
+    const latest = entries.at(-1)!.number;
     const end = Math.min(readers.length, writing.next + count);
     let wrote = false;
     while (writing.next < end) {
@@ -328,11 +322,8 @@ export class Fanout {
       return;
     }
     this.writing = null;
-    if (this.dueAfterWriting) {
-      this.dueAfterWriting = false;
-      // Events that came meanwhile wait for the interval from this flush's writes, as any others would.
-      this.schedule();
-    }
+    // Events that came meanwhile wait for the interval from this flush's writes, as any others would.
+    this.schedule();
   }
 
   /**
