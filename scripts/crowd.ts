@@ -277,23 +277,24 @@ export async function startCrowd(options: CrowdOptions): Promise<Crowd> {
     throw error;
   }
 
+  /** Run `act` in `ms`, unless the crowd stops first. */
+  const later = (ms: number, act: () => void): void => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!stopping) act();
+    }, ms);
+    timers.add(timer);
+  };
+
   const interval = options.chatIntervalMs ?? 20000;
   if (interval > 0) {
     members.forEach((member, index) => {
       const random = randomGenerator((options.seed ?? 1) * 7919 + index);
-      const schedule = (): void => {
-        const timer = setTimeout(
-          () => {
-            timers.delete(timer);
-            if (stopping) return;
-            connections.get(member)?.send(`PRIVMSG ${pick(member.channels, random)} :${pick(phrases, random)}`);
-            schedule();
-          },
-          interval * (0.5 + random()),
-        );
-        timers.add(timer);
+      const chat = (): void => {
+        connections.get(member)?.send(`PRIVMSG ${pick(member.channels, random)} :${pick(phrases, random)}`);
+        later(interval * (0.5 + random()), chat);
       };
-      schedule();
+      later(interval * (0.5 + random()), chat);
     });
   }
 
@@ -302,23 +303,18 @@ export async function startCrowd(options: CrowdOptions): Promise<Crowd> {
     members.forEach((member, index) => {
       const random = randomGenerator((options.seed ?? 1) * 104_729 + index);
       let away = false;
-      const later = (ms: number, act: () => void): void => {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          if (!stopping) act();
-        }, ms);
-        timers.add(timer);
-      };
       const move = (): void => {
         const client = connections.get(member);
-        if (client && random() < 0.5) {
-          // Back within 8 s: with a mean of 16 s or more between moves, before its next one.
-          const channel = pick(member.channels, random);
-          client.send(`PART ${channel} :${pick(partings, random)}`);
-          later(3000 + 5000 * random(), () => client.send(`JOIN ${channel}`));
-        } else if (client) {
-          away = !away;
-          client.send(away ? `AWAY :${pick(aways, random)}` : 'AWAY');
+        if (client) {
+          if (random() < 0.5) {
+            // Back within 8 s: with a mean of 16 s or more between moves, before its next one.
+            const channel = pick(member.channels, random);
+            client.send(`PART ${channel} :${pick(partings, random)}`);
+            later(3000 + 5000 * random(), () => client.send(`JOIN ${channel}`));
+          } else {
+            away = !away;
+            client.send(away ? `AWAY :${pick(aways, random)}` : 'AWAY');
+          }
         }
         later(moves * (0.5 + random()), move);
       };
