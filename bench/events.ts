@@ -78,6 +78,11 @@ function writeIntervalArgument(): number {
 }
 
 function sizes(smoke: boolean): Sizes {
+  // The command line's, at either size.
+  const options = {
+    writeIntervalMs: writeIntervalArgument(),
+    channelFilter: process.argv.includes('--channel-filter'),
+  };
   return smoke
     ? {
         users: 300,
@@ -93,8 +98,7 @@ function sizes(smoke: boolean): Sizes {
         settleMs: 1000,
         openedMs: 500,
         controlSeconds: 2,
-        writeIntervalMs: writeIntervalArgument(),
-        channelFilter: process.argv.includes('--channel-filter'),
+        ...options,
       }
     : {
         users: 5000,
@@ -108,8 +112,7 @@ function sizes(smoke: boolean): Sizes {
         settleMs: 3000,
         openedMs: 2000,
         controlSeconds: 15,
-        writeIntervalMs: writeIntervalArgument(),
-        channelFilter: process.argv.includes('--channel-filter'),
+        ...options,
       };
 }
 

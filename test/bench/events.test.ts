@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { RESULT_PREFIX, type BenchResult } from '../../bench/common.js';
 
 const benchFile = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'events.js');
@@ -37,6 +37,12 @@ function runBench(args: string[]): Promise<Run> {
   });
 }
 
+/** Whether `run` exited cleanly with a result line (each is asserted). */
+function ranWell(t: Test, run: Run): boolean {
+  t.equal(run.status, 0, `the bench exits cleanly${run.status === 0 ? '' : `: ${run.stderr.slice(-2000)}`}`);
+  return t.ok(run.result, 'a result line');
+}
+
 /** Each stream's events a second in each phase with streams (`what a stream read during the churn`). */
 function eventsPerSecond(run: Run): number[] {
   return [...run.figure('what a stream read during the churn').matchAll(/([\d,.]+) events\/s/g)].map((match) =>
@@ -50,8 +56,7 @@ const filtered = runBench(['--channel-filter']);
 
 t.test('events: streams open, marked events reach each of them, and every figure is measured', async (t) => {
   const run = await unfiltered;
-  t.equal(run.status, 0, `the bench exits cleanly${run.status === 0 ? '' : `: ${run.stderr.slice(-2000)}`}`);
-  if (!run.result) return t.fail('no result line');
+  if (!ranWell(t, run)) return;
   const { figure } = run;
 
   const ms = '\\d+\\.\\d+ ms';
@@ -106,8 +111,7 @@ t.test('events: streams open, marked events reach each of them, and every figure
 
 t.test("events --channel-filter: each stream reads only the markers' channel, every mark included", async (t) => {
   const [run, whole] = await Promise.all([filtered, unfiltered]);
-  t.equal(run.status, 0, `the bench exits cleanly${run.status === 0 ? '' : `: ${run.stderr.slice(-2000)}`}`);
-  if (!run.result) return t.fail('no result line');
+  if (!ranWell(t, run)) return;
   t.match(
     run.figure('network (LUSERS), streams'),
     /20 public streams, each filtered to the markers' channel \(channel=\)/,
