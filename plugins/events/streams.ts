@@ -268,6 +268,8 @@ export class Fanout {
     const entries = this.pending;
     if (entries.length === 0) return;
     this.pending = [];
+    // No stream open (the usual case): nothing to write, nor to keep for a next turn.
+    if (this.readers.size === 0) return;
     this.writing = {
       entries,
       // Encoded once for all the readers who see the same: a thousand streams cost a thousand writes, not encodings.
